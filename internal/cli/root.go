@@ -47,6 +47,8 @@ an operator that keeps disruption budgets and per-node companions right.`,
 	}
 	flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(NewVersionCommand(streams))
+	root.AddCommand(NewAuditCommand(streams, flags))
+	root.AddCommand(NewOperatorCommand(flags, streams))
 	return root
 }
 

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/holdfast-dev/holdfast/internal/operator"
+)
+
+// OperatorOptions holds the flags of `holdfast operator`.
+type OperatorOptions struct {
+	ConfigFlags             *genericclioptions.ConfigFlags
+	MetricsAddr             string
+	ProbeAddr               string
+	LeaderElection          bool
+	LeaderElectionNamespace string
+
+	config *rest.Config
+	genericiooptions.IOStreams
+}
+
+// NewOperatorCommand returns `holdfast operator`.
+func NewOperatorCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &OperatorOptions{ConfigFlags: flags, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "operator",
+		Short: "Run holdfast's controllers (NodeCompanion) until stopped",
+		Long: `Run holdfast's controllers. Several replicas may run: with leader election (the
+default) only the leader reconciles. SIGTERM or SIGINT stops it gracefully and hands the
+leader Lease over at once.`,
+		Example: "  holdfast operator\n  holdfast operator --leader-elect=false --metrics-bind-address=0",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 turns it off")
+	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
+	cmd.Flags().BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica reconciles")
+	cmd.Flags().StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader Lease; empty means the operator's own namespace")
+	return cmd
+}
+
+// Complete loads the Kubernetes client configuration.
+func (o *OperatorOptions) Complete() error {
+	cfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	o.config = cfg
+	return nil
+}
+
+// Validate checks the flags.
+func (o *OperatorOptions) Validate() error {
+	if o.MetricsAddr == "" || o.ProbeAddr == "" {
+		return fmt.Errorf("--metrics-bind-address and --health-probe-bind-address need an address, or 0 to turn them off")
+	}
+	return nil
+}
+
+// Run runs the operator until SIGINT or SIGTERM.
+func (o *OperatorOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	// controller-runtime logs through a process-wide logger; this is the process.
+	ctrl.SetLogger(klog.NewKlogr())
+	mgr, err := operator.New(o.config, operator.Options{
+		MetricsAddr:             o.MetricsAddr,
+		ProbeAddr:               o.ProbeAddr,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running the operator: %w", err)
+	}
+	return nil
+}

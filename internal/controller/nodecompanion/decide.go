@@ -1,0 +1,484 @@
+package nodecompanion
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+const (
+	// degradedAfter is how long a node may lack its companion, other than through a
+	// drain, before the NodeCompanion reports Degraded: long enough for a scheduling and
+	// start-up, short enough for a human to notice a companion that cannot run.
+	degradedAfter = 2 * time.Minute
+	// maxListedNodes caps the node lists in status, which must stay small on big clusters;
+	// the counts stay exact.
+	maxListedNodes = 20
+	// specHashAnnotation records the hash of the Deployment spec holdfast last wrote, so
+	// that a reconcile compares its intent rather than a spec the apiserver has defaulted.
+	specHashAnnotation = "holdfast.dev/spec-hash"
+	// managedByLabel marks the objects holdfast owns.
+	managedByLabel = "app.kubernetes.io/managed-by"
+	managedByValue = "holdfast"
+	// evictionReason is the DisruptionTarget reason the Eviction API sets on a pod before
+	// deleting it: the trace a drain leaves on a companion.
+	evictionReason = "EvictionByEvictionAPI"
+)
+
+// Reasons of the Ready and Degraded conditions and of the node gaps.
+const (
+	ReasonAllNodesCovered   = "AllNodesCovered"
+	ReasonBudgetHeld        = "BudgetHeld"
+	ReasonCompanionsMissing = "CompanionsMissing"
+	ReasonTargetNotFound    = "TargetNotFound"
+	ReasonAsExpected        = "AsExpected"
+
+	GapDrained  = "Drained"
+	GapPending  = "Pending"
+	GapNotReady = "NotReady"
+	GapCordoned = "Cordoned"
+)
+
+// Observed is what a reconcile gathered: the NodeCompanion, its target, the nodes and the
+// companion pods, and the evictions seen on the pod watch since the last status write.
+type Observed struct {
+	Companion *holdfastv1alpha1.NodeCompanion
+	// DaemonSet is the target; nil for a node selector target or when it is not found.
+	DaemonSet *appsv1.DaemonSet
+	// TargetMissing is true when spec.daemonSet names a DaemonSet that does not exist.
+	TargetMissing bool
+	Nodes         []corev1.Node
+	Pods          []corev1.Pod
+	// Evictions maps a node to when its companion was evicted.
+	Evictions map[string]time.Time
+	Now       time.Time
+}
+
+// Decision is what the controller should make true.
+type Decision struct {
+	// Deployment is nil when the owned Deployment must be left as it is (target missing).
+	Deployment *appsv1.Deployment
+	// Budget is nil when the budgets must be left as they are (target missing).
+	Budget *policyv1.PodDisruptionBudget
+	// GuardBudget is nil when no guard budget should exist.
+	GuardBudget *policyv1.PodDisruptionBudget
+	// StalePods are companion pods bound to nodes that no longer exist.
+	StalePods []*corev1.Pod
+	Status    holdfastv1alpha1.NodeCompanionStatus
+	// RequeueAfter is when the status would change with no event: a gap turning Degraded.
+	RequeueAfter time.Duration
+}
+
+type nodeState struct {
+	node      *corev1.Node
+	companion *corev1.Pod // a non-terminating companion pod bound to the node
+}
+
+// Decide computes the owned objects and the status of a NodeCompanion. It is pure: the
+// same Observed always gives the same Decision.
+//
+// Which nodes count (and so hold the budget when their companion is down) is the heart
+// of it. An eligible node counts unless it is cordoned and has no companion, because the
+// scheduler never places a companion on a cordoned node: such a node would hold one unit
+// of the budget forever and block every other drain. The exception is a cordoned node
+// whose companion was evicted (a drain): it keeps counting until it is uncordoned or
+// deleted, which is the protection itself, one node at a time. A companion that left a
+// cordoned node any other way (a rollout, a crash, a deletion) does not hold the budget.
+func Decide(o Observed) Decision {
+	nc := o.Companion
+	old := nc.Status
+	var d Decision
+
+	ds := o.DaemonSet
+	if nc.Spec.DaemonSet == nil {
+		ds = nil
+	}
+	p := placementOf(nc, ds)
+	nodes := map[string]*nodeState{}
+	var eligibleNodes []*corev1.Node
+	for i := range o.Nodes {
+		n := &o.Nodes[i]
+		if o.TargetMissing || !p.eligible(n) {
+			continue
+		}
+		nodes[n.Name] = &nodeState{node: n}
+		eligibleNodes = append(eligibleNodes, n)
+	}
+	existing := map[string]bool{}
+	for i := range o.Nodes {
+		existing[o.Nodes[i].Name] = true
+	}
+
+	seen := maps.Clone(o.Evictions)
+	if seen == nil {
+		seen = map[string]time.Time{}
+	}
+	var ready int32
+	guarded := map[string]bool{}
+	for i := range o.Pods {
+		pod := &o.Pods[i]
+		if node, at, ok := evictedFrom(pod); ok {
+			// Being evicted: it no longer covers its node, which is now drained.
+			if prev, dup := seen[node]; !dup || at.Before(prev) {
+				seen[node] = at
+			}
+			continue
+		}
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		if podReady(pod) {
+			ready++
+		}
+		if pod.Spec.NodeName == "" {
+			continue
+		}
+		if !existing[pod.Spec.NodeName] {
+			d.StalePods = append(d.StalePods, pod)
+			continue
+		}
+		if s := nodes[pod.Spec.NodeName]; s != nil && (s.companion == nil || podReady(pod)) {
+			s.companion = pod
+		}
+		if nc.Spec.Guard != nil && nc.Spec.Guard.Enabled && pod.Labels[holdfastv1alpha1.GuardLabel] == holdfastv1alpha1.GuardHold {
+			guarded[pod.Spec.NodeName] = true
+		}
+	}
+
+	drained := drainedNodes(old.Drained, seen, nodes)
+
+	oldMissing := gapsByNode(old.Missing)
+	oldExcluded := gapsByNode(old.Excluded)
+	var desired []string
+	var missing, excluded []holdfastv1alpha1.NodeGap
+	var covered int32
+	for _, name := range slices.Sorted(maps.Keys(nodes)) {
+		s := nodes[name]
+		_, wasDrained := drained[name]
+		if s.node.Spec.Unschedulable && s.companion == nil && !wasDrained {
+			excluded = append(excluded, gap(oldExcluded, name, GapCordoned,
+				"cordoned and its companion went away without a drain: left out so that it does not hold the budget; uncordon it to get a companion back", o.Now))
+			continue
+		}
+		desired = append(desired, name)
+		switch {
+		case s.companion != nil && podReady(s.companion):
+			covered++
+		case wasDrained:
+			missing = append(missing, gap(oldMissing, name, GapDrained,
+				fmt.Sprintf("drained and still cordoned: holds the disruption budget since %s; uncordon or delete the node to release it", drained[name].UTC().Format(time.RFC3339)), drained[name]))
+		case s.companion != nil:
+			missing = append(missing, gap(oldMissing, name, GapNotReady, "companion "+s.companion.Name+" is not Ready", o.Now))
+		default:
+			missing = append(missing, gap(oldMissing, name, GapPending, "no companion scheduled yet", o.Now))
+		}
+	}
+
+	st := holdfastv1alpha1.NodeCompanionStatus{
+		ObservedGeneration: nc.Generation,
+		Desired:            int32(len(desired)),
+		Ready:              ready,
+		NodesCovered:       covered,
+		NodesMissing:       int32(len(missing)),
+		Missing:            capGaps(missing),
+		Excluded:           capGaps(excluded),
+		Guarded:            slices.Sorted(maps.Keys(guarded)),
+		Conditions:         slices.Clone(old.Conditions),
+	}
+	for _, name := range slices.Sorted(maps.Keys(drained)) {
+		st.Drained = append(st.Drained, holdfastv1alpha1.DrainedNode{Node: name, Since: metav1.NewTime(drained[name])})
+	}
+
+	if !o.TargetMissing {
+		d.Deployment = deployment(nc, ds, eligibleNodes, int32(len(desired)))
+		d.Budget, d.GuardBudget = budgets(nc, int32(len(desired)), int32(len(guarded)))
+	}
+	d.RequeueAfter = setConditions(&st, nc, o.TargetMissing, missing, o.Now)
+	d.Status = st
+	return d
+}
+
+// drainedNodes merges the evictions remembered in status with those just seen, keeping a
+// node only while it is eligible, cordoned and without a companion: once it is uncordoned,
+// deleted or has a companion again, the drain is over.
+func drainedNodes(remembered []holdfastv1alpha1.DrainedNode, seen map[string]time.Time, nodes map[string]*nodeState) map[string]time.Time {
+	out := map[string]time.Time{}
+	add := func(node string, at time.Time) {
+		s := nodes[node]
+		if s == nil || !s.node.Spec.Unschedulable || s.companion != nil {
+			return
+		}
+		if prev, ok := out[node]; !ok || at.Before(prev) {
+			out[node] = at
+		}
+	}
+	for _, r := range remembered {
+		add(r.Node, r.Since.Time)
+	}
+	for node, at := range seen {
+		add(node, at)
+	}
+	return out
+}
+
+func gapsByNode(gaps []holdfastv1alpha1.NodeGap) map[string]holdfastv1alpha1.NodeGap {
+	m := make(map[string]holdfastv1alpha1.NodeGap, len(gaps))
+	for _, g := range gaps {
+		m[g.Node] = g
+	}
+	return m
+}
+
+// gap builds a NodeGap, keeping the time it was first seen when it is the same gap as
+// before, so that status does not change on every pass.
+func gap(old map[string]holdfastv1alpha1.NodeGap, node, reason, message string, since time.Time) holdfastv1alpha1.NodeGap {
+	if prev, ok := old[node]; ok && prev.Reason == reason {
+		since = prev.Since.Time
+	}
+	return holdfastv1alpha1.NodeGap{Node: node, Reason: reason, Message: message, Since: metav1.NewTime(since)}
+}
+
+func capGaps(gaps []holdfastv1alpha1.NodeGap) []holdfastv1alpha1.NodeGap {
+	if len(gaps) > maxListedNodes {
+		return gaps[:maxListedNodes]
+	}
+	return gaps
+}
+
+// setConditions sets Ready and Degraded and returns when Degraded would next change.
+func setConditions(st *holdfastv1alpha1.NodeCompanionStatus, nc *holdfastv1alpha1.NodeCompanion, targetMissing bool, missing []holdfastv1alpha1.NodeGap, now time.Time) time.Duration {
+	readyC := metav1.Condition{Type: holdfastv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAllNodesCovered,
+		Message: fmt.Sprintf("%d of %d nodes have a Ready companion", st.NodesCovered, st.Desired)}
+	degradedC := metav1.Condition{Type: holdfastv1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: ReasonAsExpected, Message: "no node lacks its companion for long"}
+	var requeue time.Duration
+
+	var drained, late []string
+	for _, g := range missing {
+		switch {
+		case g.Reason == GapDrained:
+			drained = append(drained, g.Node+" (since "+g.Since.UTC().Format(time.RFC3339)+")")
+		case now.Sub(g.Since.Time) >= degradedAfter:
+			late = append(late, g.Node+" ("+g.Reason+")")
+		default:
+			if wait := degradedAfter - now.Sub(g.Since.Time); requeue == 0 || wait < requeue {
+				requeue = wait
+			}
+		}
+	}
+	switch {
+	case targetMissing:
+		msg := fmt.Sprintf("DaemonSet %s/%s not found: the companions are left as they are; delete the NodeCompanion to remove them", targetNamespace(nc), nc.Spec.DaemonSet.Name)
+		readyC.Status, readyC.Reason, readyC.Message = metav1.ConditionFalse, ReasonTargetNotFound, msg
+		degradedC.Status, degradedC.Reason, degradedC.Message = metav1.ConditionTrue, ReasonTargetNotFound, msg
+		requeue = 0
+	case len(drained) > 0:
+		readyC.Status, readyC.Reason = metav1.ConditionFalse, ReasonBudgetHeld
+		readyC.Message = "drained and still cordoned, holding the disruption budget: " + strings.Join(drained, ", ") + "; uncordon or delete to release it"
+	case len(missing) > 0:
+		readyC.Status, readyC.Reason = metav1.ConditionFalse, ReasonCompanionsMissing
+		readyC.Message = fmt.Sprintf("%d of %d nodes lack a Ready companion", len(missing), st.Desired)
+	}
+	if !targetMissing && len(late) > 0 {
+		degradedC.Status, degradedC.Reason = metav1.ConditionTrue, ReasonCompanionsMissing
+		degradedC.Message = fmt.Sprintf("without a Ready companion for over %s: %s", degradedAfter, strings.Join(late, ", "))
+	}
+	for _, c := range []metav1.Condition{readyC, degradedC} {
+		c.ObservedGeneration = nc.Generation
+		// meta.SetStatusCondition keeps the old transition time when the status is
+		// unchanged; setting it here keeps the clock injected.
+		c.LastTransitionTime = metav1.NewTime(now)
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
+	return requeue
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// evictedFrom returns the node a pod was evicted from through the Eviction API, and when.
+func evictedFrom(pod *corev1.Pod) (string, time.Time, bool) {
+	if pod.Spec.NodeName == "" {
+		return "", time.Time{}, false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == evictionReason {
+			return pod.Spec.NodeName, c.LastTransitionTime.Time, true
+		}
+	}
+	return "", time.Time{}, false
+}
+
+func targetNamespace(nc *holdfastv1alpha1.NodeCompanion) string {
+	if nc.Spec.DaemonSet != nil && nc.Spec.DaemonSet.Namespace != "" {
+		return nc.Spec.DaemonSet.Namespace
+	}
+	return nc.Namespace
+}
+
+// selectorLabels are the labels that tie pods, the Deployment and the budgets to one
+// NodeCompanion.
+func selectorLabels(nc *holdfastv1alpha1.NodeCompanion) map[string]string {
+	return map[string]string{holdfastv1alpha1.CompanionLabel: nc.Name}
+}
+
+func ownedMeta(nc *holdfastv1alpha1.NodeCompanion, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:      name,
+		Namespace: nc.Namespace,
+		Labels:    map[string]string{holdfastv1alpha1.CompanionLabel: nc.Name, managedByLabel: managedByValue},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(nc, holdfastv1alpha1.GroupVersion.WithKind("NodeCompanion"))},
+	}
+}
+
+// deployment builds the companion Deployment: one pod per node through required hostname
+// anti-affinity, and maxSurge 0 so that a rollout frees a node before it fills it again
+// (with a surge, the new pod has nowhere to go and the rollout hangs Pending).
+func deployment(nc *holdfastv1alpha1.NodeCompanion, ds *appsv1.DaemonSet, eligibleNodes []*corev1.Node, replicas int32) *appsv1.Deployment {
+	tmpl := *nc.Spec.Template.DeepCopy()
+	tmpl.Labels = maps.Clone(tmpl.Labels)
+	if tmpl.Labels == nil {
+		tmpl.Labels = map[string]string{}
+	}
+	maps.Copy(tmpl.Labels, selectorLabels(nc))
+
+	spec := &tmpl.Spec
+	if ds != nil {
+		spec.NodeSelector = maps.Clone(spec.NodeSelector)
+		if len(ds.Spec.Template.Spec.NodeSelector) > 0 && spec.NodeSelector == nil {
+			spec.NodeSelector = map[string]string{}
+		}
+		maps.Copy(spec.NodeSelector, ds.Spec.Template.Spec.NodeSelector)
+		if a := ds.Spec.Template.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			if spec.Affinity == nil {
+				spec.Affinity = &corev1.Affinity{}
+			}
+			spec.Affinity.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.DeepCopy()}
+		}
+	} else if len(nc.Spec.NodeSelector) > 0 {
+		spec.NodeSelector = maps.Clone(spec.NodeSelector)
+		if spec.NodeSelector == nil {
+			spec.NodeSelector = map[string]string{}
+		}
+		maps.Copy(spec.NodeSelector, nc.Spec.NodeSelector)
+	}
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
+	}
+	spec.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: selectorLabels(nc)},
+			TopologyKey:   corev1.LabelHostname,
+		}},
+	}
+	spec.Tolerations = companionTolerations(nc, ds, eligibleNodes)
+	if nc.Spec.PriorityClassName != "" {
+		spec.PriorityClassName = nc.Spec.PriorityClassName
+	}
+
+	one := intstr.FromInt32(1)
+	zero := intstr.FromInt32(0)
+	dep := &appsv1.Deployment{
+		ObjectMeta: ownedMeta(nc, nc.Name),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(nc)},
+			Template: tmpl,
+			Strategy: appsv1.DeploymentStrategy{
+				Type:          appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &zero, MaxUnavailable: &one},
+			},
+		},
+	}
+	dep.Annotations = map[string]string{specHashAnnotation: hashOf(dep.Spec)}
+	return dep
+}
+
+// budgets builds the disruption budgets. Without a guard, one budget with the spec's
+// maxUnavailable covers every companion and follows the Deployment's scale by itself.
+//
+// With a guard, a companion that labels itself holdfast.dev/guard=hold must become
+// unevictable without touching any other node. A pod covered by two budgets cannot be
+// evicted at all (the Eviction API answers 500), so the two budgets split the pods:
+//   - the guard budget selects the held pods and allows no disruption (maxUnavailable 0),
+//     so `kubectl drain` of a held node retries until the label goes;
+//   - the main budget selects every other companion. Its maxUnavailable would be taken
+//     against the Deployment's full scale, so every held pod would also use up one unit
+//     of it; it gets instead an integer minAvailable computed from the nodes that are not
+//     held: desired - held - maxUnavailable.
+//
+// The pod sets the label itself, so a guard takes effect at once even if the operator is
+// down. Clearing it moves the pod back under the main budget before the operator raises
+// minAvailable, which allows one extra disruption for that moment.
+func budgets(nc *holdfastv1alpha1.NodeCompanion, desired, held int32) (*policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget) {
+	maxUnavailable := intstr.FromInt32(1)
+	if nc.Spec.MaxUnavailable != nil {
+		maxUnavailable = *nc.Spec.MaxUnavailable
+	}
+	main := &policyv1.PodDisruptionBudget{
+		ObjectMeta: ownedMeta(nc, nc.Name),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			Selector:       &metav1.LabelSelector{MatchLabels: selectorLabels(nc)},
+			MaxUnavailable: &maxUnavailable,
+		},
+	}
+	if nc.Spec.Guard == nil || !nc.Spec.Guard.Enabled {
+		return main, nil
+	}
+	unheld := desired - held
+	allowed, err := intstr.GetScaledValueFromIntOrPercent(&maxUnavailable, int(desired), true)
+	if err != nil {
+		allowed = 1
+	}
+	minAvailable := intstr.FromInt32(max(unheld-int32(allowed), 0))
+	main.Spec.MaxUnavailable = nil
+	main.Spec.MinAvailable = &minAvailable
+	main.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{
+		Key: holdfastv1alpha1.GuardLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{holdfastv1alpha1.GuardHold},
+	}}
+
+	zero := intstr.FromInt32(0)
+	guard := &policyv1.PodDisruptionBudget{
+		ObjectMeta: ownedMeta(nc, nc.Name+"-guard"),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			Selector: &metav1.LabelSelector{
+				MatchLabels: selectorLabels(nc),
+				MatchExpressions: []metav1.LabelSelectorRequirement{{
+					Key: holdfastv1alpha1.GuardLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{holdfastv1alpha1.GuardHold},
+				}},
+			},
+			MaxUnavailable: &zero,
+		},
+	}
+	return main, guard
+}
+
+func hashOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// A Deployment spec always marshals; an empty hash forces an update.
+		return ""
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	return fmt.Sprintf("%016x", h.Sum64())
+}
