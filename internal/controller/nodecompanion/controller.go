@@ -330,9 +330,15 @@ func (r *Reconciler) podHandler() handler.EventHandler {
 		q.Add(reconcile.Request{NamespacedName: key})
 	}
 	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) { enqueue(e.Object, q) },
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) { enqueue(e.ObjectNew, q) },
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) { enqueue(e.Object, q) },
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.Object, q)
+		},
 	}
 }
 
@@ -386,4 +392,3 @@ func (l *evictionLog) forget(key types.NamespacedName, done map[string]time.Time
 		delete(l.seen, key)
 	}
 }
-

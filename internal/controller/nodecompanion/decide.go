@@ -343,9 +343,9 @@ func selectorLabels(nc *holdfastv1alpha1.NodeCompanion) map[string]string {
 
 func ownedMeta(nc *holdfastv1alpha1.NodeCompanion, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
-		Name:      name,
-		Namespace: nc.Namespace,
-		Labels:    map[string]string{holdfastv1alpha1.CompanionLabel: nc.Name, managedByLabel: managedByValue},
+		Name:            name,
+		Namespace:       nc.Namespace,
+		Labels:          map[string]string{holdfastv1alpha1.CompanionLabel: nc.Name, managedByLabel: managedByValue},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(nc, holdfastv1alpha1.GroupVersion.WithKind("NodeCompanion"))},
 	}
 }
