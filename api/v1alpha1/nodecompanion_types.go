@@ -29,7 +29,7 @@ const (
 // NodeCompanionSpec is what a NodeCompanion asks for: one pod from Template on every node
 // where Target's pods can run, evicted at most MaxUnavailable nodes at a time.
 // +kubebuilder:validation:XValidation:rule="has(self.daemonSet) != has(self.nodeSelector)",message="set exactly one target: spec.daemonSet or spec.nodeSelector"
-// +kubebuilder:validation:XValidation:rule="!has(self.template.spec.nodeName) || self.template.spec.nodeName == ”",message="spec.template.spec.nodeName must be empty: holdfast places one companion on every eligible node"
+// +kubebuilder:validation:XValidation:rule="!has(self.template.spec.nodeName) || size(self.template.spec.nodeName) == 0",message="spec.template.spec.nodeName must be empty: holdfast places one companion on every eligible node"
 // +kubebuilder:validation:XValidation:rule="!has(self.template.spec.affinity) || !has(self.template.spec.affinity.podAntiAffinity)",message="spec.template.spec.affinity.podAntiAffinity must be empty: holdfast sets the one-per-node anti-affinity itself"
 // +kubebuilder:validation:XValidation:rule="!has(self.daemonSet) || !has(self.template.spec.affinity) || !has(self.template.spec.affinity.nodeAffinity)",message="spec.template.spec.affinity.nodeAffinity must be empty when spec.daemonSet is set: holdfast copies the DaemonSet's node affinity"
 type NodeCompanionSpec struct {
