@@ -1,0 +1,617 @@
+package audit
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+)
+
+// rules is the catalogue. IDs are stable: never renumber, only append.
+var rules = []Rule{
+	{
+		ID: "HF001", Name: "budget-never-allows", Severity: Error,
+		Summary: "PodDisruptionBudget allows no disruption even with every pod healthy",
+		Rationale: `A PodDisruptionBudget whose floor equals the pods it covers can never allow an
+eviction: one replica with minAvailable 1 (or 50%, which rounds up to 1), minAvailable equal
+to replicas, minAvailable 100%, or maxUnavailable 0. kubectl drain, managed node upgrades and
+autoscalers call the Eviction API, get 429 forever, and the node never empties: the drain
+deadlock of article 003. Allow one pod to go (maxUnavailable: 1) and run enough replicas for
+the service to survive that.`,
+		Budget: budgetNeverAllows,
+	},
+	{
+		ID: "HF002", Name: "no-budget", Severity: Warning,
+		Summary: "workload with several replicas and no PodDisruptionBudget",
+		Rationale: `Replicas only protect a service if they are not all evicted at once. Without a
+PodDisruptionBudget nothing stops a script draining every node in parallel (article 004's
+loop), a surge of autoscaler consolidations (article 001) or an upgrade from evicting every
+replica together. A budget with maxUnavailable: 1 makes every voluntary disruption wait for
+the replacement before taking the next pod.`,
+		Workload: noBudget,
+	},
+	{
+		ID: "HF003", Name: "budget-matches-nothing", Severity: Warning,
+		Summary: "PodDisruptionBudget selector matches no pod",
+		Rationale: `A PodDisruptionBudget protects only the pods its selector matches in its own
+namespace. A selector with a typo, labels that changed, an invalid expression or the wrong
+namespace protects nothing, and the workload it was written for can be evicted freely. In
+policy/v1 an empty selector matches every pod of the namespace; in the retired
+policy/v1beta1 it matched none.`,
+		Budget: budgetMatchesNothing,
+	},
+	{
+		ID: "HF004", Name: "overlapping-budgets", Severity: Error,
+		Summary: "two PodDisruptionBudgets select the same pod",
+		Rationale: `The Eviction API refuses to evict a pod covered by more than one
+PodDisruptionBudget: it answers 500 "This pod has more than one PodDisruptionBudget, which
+the eviction subresource does not support". Every drain of a node running such a pod fails
+until one of the budgets is removed or narrowed.`,
+		Budget: overlappingBudgets,
+	},
+	{
+		ID: "HF005", Name: "budget-uncomputable", Severity: Error,
+		Summary: "maxUnavailable or a percentage over pods without a scalable controller",
+		Rationale: `For maxUnavailable and percentage minAvailable, the disruption controller needs
+the scale of every covered pod's controller. DaemonSets have no scale subresource, and bare
+pods have no controller: the controller cannot compute the budget, sets disruptionsAllowed
+to 0 (with a SyncFailed condition for DaemonSets) and every eviction is refused. Only an
+integer minAvailable works for them, and it must follow the pod count (article 000).`,
+		Budget: budgetUncomputable,
+	},
+	{
+		ID: "HF006", Name: "no-spread", Severity: Warning,
+		Summary: "replicas with nothing spreading them across nodes",
+		Rationale: `The scheduler scores nodes; it does not promise to spread replicas. After a node
+is replaced, the new idle node scores best and every replica can land on it (article 002);
+its drain or crash then takes the whole service down. A topology spread constraint on
+kubernetes.io/hostname with whenUnsatisfiable: DoNotSchedule (or required pod anti-affinity)
+keeps replicas on different nodes.`,
+		Workload: noSpread,
+	},
+	{
+		ID: "HF007", Name: "preferred-spread-only", Severity: Info,
+		Summary: "spread across nodes is only preferred",
+		Rationale: `preferredDuringSchedulingIgnoredDuringExecution anti-affinity and
+whenUnsatisfiable: ScheduleAnyway are scores the scheduler trades against resource balance:
+on a cluster with one idle node all replicas can still land together (article 002). Use
+DoNotSchedule, or required anti-affinity when there are always more nodes than replicas.`,
+		Workload: preferredSpreadOnly,
+	},
+	{
+		ID: "HF008", Name: "concentrated-on-node", Severity: Warning, LiveOnly: true,
+		Summary: "more than half of the replicas run on one node",
+		Rationale: `Kubernetes never moves running pods to rebalance. After a node loss or a
+drain, replicas pile onto the remaining nodes and stay there (article 002); a node-by-node
+upgrade then loses most of the capacity at once (article 004: 2 of 3 replicas on one node
+means 2/3 lost). Spread constraints act only at scheduling: restart the rollout once the
+constraint is in place, or opt the workload into holdfast's rebalancing.`,
+		Workload: concentratedOnNode,
+	},
+	{
+		ID: "HF009", Name: "concentrated-in-zone", Severity: Warning, LiveOnly: true,
+		Summary: "every replica runs in one zone of a multi-zone cluster",
+		Rationale: `A zone outage, or a zonal upgrade, takes down every replica at once when they
+all run in one zone, although the cluster has others. Spread over
+topology.kubernetes.io/zone, then restart the rollout to move existing pods.`,
+		Workload: concentratedInZone,
+	},
+	{
+		ID: "HF010", Name: "surge-with-one-per-node", Severity: Warning,
+		Summary: "one-per-node anti-affinity with a rollout that surges",
+		Rationale: `With required pod anti-affinity on kubernetes.io/hostname, at most one replica
+runs per node. When replicas reach the number of eligible nodes, the extra pod a surging
+rollout creates (maxSurge > 0, and the default is 25%) has no node to go to: it stays
+Pending and the rollout hangs (article 000). Roll one node at a time instead: maxSurge 0,
+maxUnavailable 1.`,
+		Workload: surgeWithOnePerNode,
+	},
+	{
+		ID: "HF011", Name: "no-readiness-probe", Severity: Warning,
+		Summary: "container without a readiness probe",
+		Rationale: `Without a readiness probe a pod is Ready as soon as its containers start. During a
+drain or upgrade the budget counts the replacement as healthy before it can serve and lets
+the next pod go, and Services send it traffic too early (article 004: give Kubernetes
+insight into your pods).`,
+		Workload: noReadinessProbe,
+	},
+	{
+		ID: "HF012", Name: "no-liveness-probe", Severity: Info,
+		Summary: "container without a liveness probe",
+		Rationale: `Without a liveness probe a hung process is never restarted: the pod keeps
+running, and may keep counting as healthy in its budget, while serving errors (article 004).`,
+		Workload: noLivenessProbe,
+	},
+	{
+		ID: "HF013", Name: "single-replica-no-strategy", Severity: Warning,
+		Summary: "single replica with no strategy for disruptions",
+		Rationale: `A single replica goes down on every drain, upgrade and autoscaler consolidation
+(article 001): the eviction kills it before the replacement is Ready. Either run two
+replicas with a budget of maxUnavailable 1, or declare that it must not be disrupted
+(karpenter.sh/do-not-disrupt: "true" on the pod template, or a holdfast DisruptionPolicy),
+and plan its moves.`,
+		Workload: singleReplicaNoStrategy,
+	},
+	{
+		ID: "HF014", Name: "budget-above-hpa-minimum", Severity: Error,
+		Summary: "PodDisruptionBudget minAvailable not below the HPA's minReplicas",
+		Rationale: `A HorizontalPodAutoscaler scales the workload down to minReplicas when traffic is
+low. A budget that requires that many healthy pods (or more) then allows no disruption, and
+drains block exactly when the cluster is quiet enough to do maintenance.`,
+		Budget: budgetAboveHPAMinimum,
+	},
+	{
+		ID: "HF015", Name: "critical-daemonset-unprotected", Severity: Warning,
+		Summary: "critical DaemonSet that drains may take down everywhere at once",
+		Rationale: `Managed drains run with --ignore-daemonsets: DaemonSet pods are not evicted
+through the Eviction API and no PodDisruptionBudget stops them going down on every drained
+node together (article 000). For a DaemonSet marked holdfast.dev/critical: "true", run a
+holdfast NodeCompanion next to it: one pod per node, owned by a Deployment with a budget of
+maxUnavailable 1, so that drains take its nodes one at a time.`,
+		Workload: criticalDaemonSetUnprotected,
+	},
+	{
+		ID: "HF016", Name: "budget-blocked-now", Severity: Warning, LiveOnly: true,
+		Summary: "PodDisruptionBudget allows no disruption right now",
+		Rationale: `A budget can allow disruptions in principle and none at the moment: pods are
+unready, pending or being replaced. Every drain touching its pods waits until they recover.
+Unready pods also stay unevictable under the default unhealthyPodEvictionPolicy
+IfHealthyBudget, so a crash-looping pod can hold a drain; AlwaysAllow lets it go.`,
+		Budget: budgetBlockedNow,
+	},
+	{
+		ID: "HF017", Name: "budget-status-stale", Severity: Error, LiveOnly: true,
+		Summary: "PodDisruptionBudget status is stale or failed to sync",
+		Rationale: `The Eviction API trusts the budget's status. When the status is older than the
+spec (observedGeneration behind generation) it refuses every eviction as "still being
+processed"; when the disruption controller could not compute it (condition DisruptionAllowed
+False, reason SyncFailed) it keeps disruptionsAllowed at 0. Either way no pod of the budget
+can be evicted until the cause is fixed.`,
+		Budget: budgetStatusStale,
+	},
+}
+
+func describe(w *availability.Workload) string { return w.Kind + " " + w.Name }
+
+func plural(n int32, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// snippet renders a fix as YAML under a comment naming what to edit.
+func snippet(comment string, v any) string {
+	out, err := yaml.Marshal(v)
+	if err != nil {
+		// Fix values are maps of strings and numbers built here; they always marshal.
+		panic(err)
+	}
+	return "# " + comment + "\n" + strings.TrimSpace(string(out))
+}
+
+type obj = map[string]any
+
+// podLabels are the labels that pick the workload's pods in a fix: its own selector when
+// it is plain matchLabels, else its template's labels.
+func podLabels(w *availability.Workload) map[string]string {
+	if s := w.LabelSelector; s != nil && len(s.MatchExpressions) == 0 && len(s.MatchLabels) > 0 {
+		return s.MatchLabels
+	}
+	l := maps.Clone(w.Template.Labels)
+	delete(l, appsv1.DefaultDeploymentUniqueLabelKey)
+	return l
+}
+
+func budgetFix(w *availability.Workload) string {
+	return snippet("add a PodDisruptionBudget that lets one pod go at a time", obj{
+		"apiVersion": "policy/v1",
+		"kind":       "PodDisruptionBudget",
+		"metadata":   obj{"name": w.Name, "namespace": w.Namespace},
+		"spec":       obj{"maxUnavailable": 1, "selector": obj{"matchLabels": podLabels(w)}},
+	})
+}
+
+func spreadFix(w *availability.Workload, comment string) string {
+	return snippet(comment, obj{"spec": obj{"template": obj{"spec": obj{
+		"topologySpreadConstraints": []obj{
+			{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
+				"labelSelector": obj{"matchLabels": podLabels(w)}},
+			{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
+				"labelSelector": obj{"matchLabels": podLabels(w)}},
+		},
+	}}}})
+}
+
+func budgetSpec(b *availability.Budget) string {
+	s := b.PDB.Spec
+	switch {
+	case s.MaxUnavailable != nil:
+		return "maxUnavailable: " + s.MaxUnavailable.String()
+	case s.MinAvailable != nil:
+		return "minAvailable: " + s.MinAvailable.String()
+	}
+	return "neither minAvailable nor maxUnavailable"
+}
+
+func workloadNames(ws []*availability.Workload) string {
+	names := make([]string, len(ws))
+	for i, w := range ws {
+		names[i] = describe(w)
+	}
+	return strings.Join(names, ", ")
+}
+
+// covered is the pods a budget covers when every controller is at its scale.
+func covered(b *availability.Budget) int32 {
+	var n int32
+	for _, m := range b.Members {
+		n += m.Count
+	}
+	return n
+}
+
+func budgetNeverAllows(_ *availability.Model, b *availability.Budget) *Result {
+	if b.SyncError != "" || len(b.Members) == 0 || b.Status.ExpectedPods <= 0 || b.AtFullHealth > 0 {
+		return nil
+	}
+	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s (%s) requires %d of its %s to stay healthy, so it allows no eviction even when every pod is ready: every drain, upgrade or autoscaler consolidation of a node running %s blocks forever.",
+		b.Name, budgetSpec(b), b.Status.DesiredHealthy, plural(b.Status.ExpectedPods, "pod"), workloadNames(b.Workloads))}
+	fixBudget := obj{"spec": obj{"maxUnavailable": 1, "minAvailable": nil}}
+	res.Fix = snippet(fmt.Sprintf("PodDisruptionBudget %s: replace %s with maxUnavailable: 1", b.Name, budgetSpec(b)), fixBudget)
+	if covered(b) < 2 {
+		res.Fix += "\n---\n" + snippet("and run a second replica so that a drain leaves one serving", obj{"spec": obj{"replicas": 2}})
+	}
+	return res
+}
+
+func noBudget(_ *availability.Model, w *availability.Workload) *Result {
+	if w.Kind == snapshot.KindDaemonSet || w.Desired < 2 || len(w.Budgets) > 0 {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s runs %d replicas and no PodDisruptionBudget covers them: draining several nodes at once (a kubectl drain loop, a cluster upgrade, autoscaler consolidation) can evict all of them together.", describe(w), w.Desired),
+		Fix:     budgetFix(w),
+	}
+}
+
+func budgetMatchesNothing(m *availability.Model, b *availability.Budget) *Result {
+	if len(b.Members) > 0 {
+		return nil
+	}
+	var why string
+	switch {
+	case b.SelectorErr != nil:
+		why = fmt.Sprintf("has an invalid selector (%v)", b.SelectorErr)
+	case b.PDB.Spec.Selector == nil:
+		why = "has no selector"
+	case m.Source == snapshot.SourceLive:
+		why = fmt.Sprintf("selects %q and no pod in namespace %s has those labels", b.Selector.String(), b.Namespace)
+	default:
+		why = fmt.Sprintf("selects %q and no workload of namespace %s in the manifests has those labels", b.Selector.String(), b.Namespace)
+	}
+	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s %s: it protects nothing, so the pods it was written for can all be evicted at once.", b.Name, why)}
+	// Point at the one unprotected workload of the namespace when there is exactly one.
+	var orphans []*availability.Workload
+	for _, w := range m.Workloads {
+		if w.Namespace == b.Namespace && len(w.Budgets) == 0 && w.Kind != snapshot.KindDaemonSet {
+			orphans = append(orphans, w)
+		}
+	}
+	if len(orphans) == 1 {
+		res.Fix = snippet(fmt.Sprintf("PodDisruptionBudget %s: select the pods of %s", b.Name, describe(orphans[0])),
+			obj{"spec": obj{"selector": obj{"matchLabels": podLabels(orphans[0])}}})
+	} else {
+		res.Fix = snippet(fmt.Sprintf("PodDisruptionBudget %s: select the labels of the pods to protect (kubectl get pods -n %s --show-labels)", b.Name, b.Namespace),
+			obj{"spec": obj{"selector": obj{"matchLabels": obj{"app": "<app>"}}}})
+	}
+	return res
+}
+
+func overlappingBudgets(_ *availability.Model, b *availability.Budget) *Result {
+	shared := map[*availability.Budget]int32{}
+	example := map[*availability.Budget]string{}
+	for _, p := range b.Members {
+		for _, o := range p.Budgets {
+			// Report each pair once, on the budget that sorts first.
+			if o == b || o.Name < b.Name {
+				continue
+			}
+			shared[o] += p.Count
+			if _, ok := example[o]; !ok {
+				example[o] = p.Name
+			}
+		}
+	}
+	if len(shared) == 0 {
+		return nil
+	}
+	others := slices.SortedFunc(maps.Keys(shared), func(x, y *availability.Budget) int { return strings.Compare(x.Name, y.Name) })
+	var parts []string
+	for _, o := range others {
+		parts = append(parts, fmt.Sprintf("%s (%s, e.g. %s)", o.Name, plural(shared[o], "pod"), example[o]))
+	}
+	return &Result{
+		Message: fmt.Sprintf("PodDisruptionBudget %s covers the same pods as %s: the Eviction API answers 500 for a pod with more than one budget, so every drain of their nodes fails.", b.Name, strings.Join(parts, ", ")),
+		Fix: snippet(fmt.Sprintf("keep one budget per pod: delete %s, or narrow the selectors so they no longer overlap", others[0].Name),
+			obj{"spec": obj{"selector": obj{"matchLabels": b.PDB.Spec.Selector.MatchLabels}}}),
+	}
+}
+
+func budgetUncomputable(_ *availability.Model, b *availability.Budget) *Result {
+	unmanaged := b.UsesScale() && len(b.UnmanagedPods) > 0
+	if b.SelectorErr != nil || (b.SyncError == "" && !unmanaged) {
+		return nil
+	}
+	var over, cause string
+	switch {
+	case b.SyncError != "":
+		over, cause = workloadNames(b.Workloads), b.SyncError
+		if over == "" {
+			over = "its pods"
+		}
+	default:
+		over = "pods with no controller (" + strings.Join(firstN(b.UnmanagedPods, 3), ", ") + ")"
+		cause = "pods without a controller have no scale to count"
+	}
+	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s uses %s over %s, which the disruption controller cannot compute (%s): it keeps disruptionsAllowed at 0 and every eviction of these pods is refused.",
+		b.Name, budgetSpec(b), over, cause)}
+	floor := any("<number of pods - 1>")
+	if n := covered(b); n >= 2 {
+		floor = n - 1
+	}
+	res.Fix = snippet(fmt.Sprintf("PodDisruptionBudget %s: an integer minAvailable, the only form computed for DaemonSet and bare pods; keep it one below the pod count as nodes come and go (a holdfast DisruptionPolicy does)", b.Name),
+		obj{"spec": obj{"maxUnavailable": nil, "minAvailable": floor}})
+	return res
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(slices.Clone(s[:n]), fmt.Sprintf("and %d more", len(s)-n))
+	}
+	return s
+}
+
+func noSpread(_ *availability.Model, w *availability.Workload) *Result {
+	if w.Kind == snapshot.KindDaemonSet || w.Desired < 2 || w.Facts.NodeSpread != availability.SpreadNone {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s runs %d replicas with nothing spreading them across nodes: the scheduler may put them all on one node (a fresh idle node scores best), and that node's drain or crash takes the whole service down.", describe(w), w.Desired),
+		Fix:     spreadFix(w, describe(w)+": keep replicas on different nodes, and prefer different zones"),
+	}
+}
+
+func preferredSpreadOnly(_ *availability.Model, w *availability.Workload) *Result {
+	if w.Kind == snapshot.KindDaemonSet || w.Desired < 2 || w.Facts.NodeSpread != availability.SpreadPreferred {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s spreads its %d replicas across nodes only as a preference (preferred anti-affinity or ScheduleAnyway): when nodes are busy the scheduler trades it away and all of them can land on one node.", describe(w), w.Desired),
+		Fix:     spreadFix(w, describe(w)+": make the spread across nodes a requirement"),
+	}
+}
+
+func concentratedOnNode(m *availability.Model, w *availability.Workload) *Result {
+	p := w.Placement
+	if len(m.Nodes) < 2 || p.Scheduled < 2 || p.OnBusiestNode*2 <= p.Scheduled {
+		return nil
+	}
+	loss := "more than half of its capacity"
+	if p.OnBusiestNode == p.Scheduled {
+		loss = "the whole service"
+	}
+	res := &Result{Message: fmt.Sprintf("%d of the %d running pods of %s are on node %s: draining, upgrading or losing that node takes down %s at once.",
+		p.OnBusiestNode, p.Scheduled, describe(w), p.BusiestNode, loss)}
+	restart := fmt.Sprintf("then move the pods: kubectl rollout restart %s/%s -n %s", strings.ToLower(w.Kind), w.Name, w.Namespace)
+	if w.Facts.NodeSpread == availability.SpreadRequired {
+		res.Fix = "# " + restart
+	} else {
+		res.Fix = spreadFix(w, describe(w)+": require spread across nodes, "+restart)
+	}
+	return res
+}
+
+func concentratedInZone(m *availability.Model, w *availability.Workload) *Result {
+	p := w.Placement
+	zones := m.Zones()
+	if len(zones) < 2 || p.Scheduled < 2 || p.InBusiestZone < p.Scheduled {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("all %d running pods of %s are in zone %s of a cluster with %d zones: an outage or upgrade of that zone takes the whole service down.", p.Scheduled, describe(w), p.BusiestZone, len(zones)),
+		Fix: snippet(fmt.Sprintf("%s: spread across zones, then kubectl rollout restart %s/%s -n %s", describe(w), strings.ToLower(w.Kind), w.Name, w.Namespace),
+			obj{"spec": obj{"template": obj{"spec": obj{"topologySpreadConstraints": []obj{
+				{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+					"labelSelector": obj{"matchLabels": podLabels(w)}},
+			}}}}}),
+	}
+}
+
+func surgeWithOnePerNode(m *availability.Model, w *availability.Workload) *Result {
+	if w.Kind != snapshot.KindDeployment || !w.Facts.OnePerNode || w.Facts.Strategy.MaxSurge == 0 || w.Desired < 1 {
+		return nil
+	}
+	eligible := m.EligibleNodes(w.Template)
+	var nodes string
+	switch {
+	case eligible < 0:
+		nodes = fmt.Sprintf("on a cluster with %d or fewer eligible nodes", w.Desired)
+	case int(w.Desired) >= eligible:
+		nodes = fmt.Sprintf("and %s fit on the %s", plural(w.Desired, "replica"), plural(int32(eligible), "eligible node"))
+	default:
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s allows one pod per node (required anti-affinity on kubernetes.io/hostname) and its rollout surges %s, %s: the surge pod has no node to go to, stays Pending, and the rollout hangs.",
+			describe(w), plural(w.Facts.Strategy.MaxSurge, "extra pod"), nodes),
+		Fix: snippet(describe(w)+": replace one pod at a time instead of surging",
+			obj{"spec": obj{"strategy": obj{"type": "RollingUpdate", "rollingUpdate": obj{"maxSurge": 0, "maxUnavailable": 1}}}}),
+	}
+}
+
+func probeFix(w *availability.Workload, containers []string, field string) string {
+	var list []obj
+	for _, name := range containers {
+		probe := obj{"periodSeconds": 5}
+		if port := firstPort(w, name); port > 0 {
+			probe["tcpSocket"] = obj{"port": port}
+		} else {
+			probe["exec"] = obj{"command": []string{"<command that succeeds when the container is healthy>"}}
+		}
+		list = append(list, obj{"name": name, field: probe})
+	}
+	return snippet(fmt.Sprintf("%s: add a %s (an httpGet on a health endpoint is better when there is one)", describe(w), field),
+		obj{"spec": obj{"template": obj{"spec": obj{"containers": list}}}})
+}
+
+func firstPort(w *availability.Workload, container string) int32 {
+	for _, c := range w.Template.Spec.Containers {
+		if c.Name == container && len(c.Ports) > 0 {
+			return c.Ports[0].ContainerPort
+		}
+	}
+	return 0
+}
+
+func noReadinessProbe(_ *availability.Model, w *availability.Workload) *Result {
+	if len(w.Facts.NoReadiness) == 0 {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s: container %s has no readinessProbe, so a replacement pod counts as ready the moment it starts: during a drain or rollout the budget lets the next pod go before the new one can serve.",
+			describe(w), strings.Join(w.Facts.NoReadiness, ", ")),
+		Fix: probeFix(w, w.Facts.NoReadiness, "readinessProbe"),
+	}
+}
+
+func noLivenessProbe(_ *availability.Model, w *availability.Workload) *Result {
+	if len(w.Facts.NoLiveness) == 0 {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s: container %s has no livenessProbe, so a hung process is never restarted and keeps its pod in service while it fails.",
+			describe(w), strings.Join(w.Facts.NoLiveness, ", ")),
+		Fix: probeFix(w, w.Facts.NoLiveness, "livenessProbe"),
+	}
+}
+
+func singleReplicaNoStrategy(_ *availability.Model, w *availability.Workload) *Result {
+	if w.Kind == snapshot.KindDaemonSet || w.Desired != 1 || w.Facts.DoNotDisrupt {
+		return nil
+	}
+	if w.HPA != nil && w.HPA.Spec.MinReplicas != nil && *w.HPA.Spec.MinReplicas >= 2 {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s runs a single replica and declares no strategy for disruptions: every drain, upgrade or autoscaler consolidation of its node takes it down until the replacement is ready.", describe(w)),
+		Fix: snippet(describe(w)+": run two replicas (and add a PodDisruptionBudget with maxUnavailable: 1)", obj{"spec": obj{"replicas": 2}}) +
+			"\n---\n" + snippet("or, if it must stay single, tell autoscalers not to disrupt it and move it yourself",
+			obj{"spec": obj{"template": obj{"metadata": obj{"annotations": obj{availability.AnnotationKarpenterDoNotDisrupt: "true"}}}}}),
+	}
+}
+
+func budgetAboveHPAMinimum(_ *availability.Model, b *availability.Budget) *Result {
+	minAvailable := b.PDB.Spec.MinAvailable
+	if minAvailable == nil || b.AtFullHealth == 0 || b.SyncError != "" {
+		return nil
+	}
+	var atMinimum int32
+	var hpa *availability.Workload
+	for _, w := range b.Workloads {
+		n := w.Desired
+		if w.HPA != nil {
+			n = 1
+			if w.HPA.Spec.MinReplicas != nil {
+				n = *w.HPA.Spec.MinReplicas
+			}
+			hpa = w
+		}
+		atMinimum += n
+	}
+	if hpa == nil {
+		return nil
+	}
+	desired, err := intstr.GetScaledValueFromIntOrPercent(minAvailable, int(atMinimum), true)
+	if err != nil || int32(desired) < atMinimum {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("PodDisruptionBudget %s requires %d healthy pods (minAvailable: %s) but HorizontalPodAutoscaler %s scales %s down to %s: whenever traffic is low the budget allows no eviction and drains block.",
+			b.Name, desired, minAvailable.String(), hpa.HPA.Name, describe(hpa), plural(atMinimum, "replica")),
+		Fix: snippet(fmt.Sprintf("PodDisruptionBudget %s: a floor that follows the scale", b.Name), obj{"spec": obj{"maxUnavailable": 1, "minAvailable": nil}}),
+	}
+}
+
+func criticalDaemonSetUnprotected(_ *availability.Model, w *availability.Workload) *Result {
+	if w.Kind != snapshot.KindDaemonSet || !w.Facts.Critical || w.Companion {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s is marked critical but drains run with --ignore-daemonsets: no budget stops its pods going down on every drained node at once, and no NodeCompanion guards its nodes.", describe(w)),
+		Fix: snippet("add a NodeCompanion: one pod per node of the DaemonSet, drained one node at a time", obj{
+			"apiVersion": "holdfast.dev/v1alpha1",
+			"kind":       "NodeCompanion",
+			"metadata":   obj{"name": w.Name + "-companion", "namespace": w.Namespace},
+			"spec": obj{
+				"daemonSet":      obj{"name": w.Name},
+				"maxUnavailable": 1,
+				"template":       obj{"spec": obj{"containers": []obj{{"name": "guard", "image": "<image that reports whether the node's data is safe>"}}}},
+			},
+		}),
+	}
+}
+
+func budgetBlockedNow(_ *availability.Model, b *availability.Budget) *Result {
+	if b.SyncError != "" || len(b.Members) == 0 || b.AtFullHealth == 0 || b.Status.DisruptionsAllowed > 0 {
+		return nil
+	}
+	var unready []string
+	for _, p := range b.Members {
+		if p.Pod != nil && !p.Ready {
+			unready = append(unready, p.Name)
+		}
+	}
+	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s allows no eviction right now: it needs %d healthy pods and has %d",
+		b.Name, b.Status.DesiredHealthy, b.Status.CurrentHealthy)}
+	if len(unready) > 0 {
+		res.Message += " (not ready: " + strings.Join(firstN(unready, 3), ", ") + ")"
+	}
+	res.Message += "; every drain of a node running its pods waits until they recover."
+	policy := b.PDB.Spec.UnhealthyPodEvictionPolicy
+	if len(unready) > 0 && (policy == nil || *policy != policyv1.AlwaysAllow) {
+		res.Fix = snippet(fmt.Sprintf("PodDisruptionBudget %s: let drains evict pods that are not ready anyway", b.Name),
+			obj{"spec": obj{"unhealthyPodEvictionPolicy": string(policyv1.AlwaysAllow)}})
+	} else {
+		res.Fix = fmt.Sprintf("# find why its pods are not ready: kubectl describe pods -n %s -l %s", b.Namespace, b.Selector.String())
+	}
+	return res
+}
+
+func budgetStatusStale(_ *availability.Model, b *availability.Budget) *Result {
+	pdb := b.PDB
+	if c := meta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition); c != nil &&
+		c.Status == metav1.ConditionFalse && c.Reason == policyv1.SyncFailedReason {
+		return &Result{
+			Message: fmt.Sprintf("PodDisruptionBudget %s failed to sync (%s): the disruption controller keeps disruptionsAllowed at 0 and every eviction of its pods is refused.", b.Name, c.Message),
+			Fix:     "# fix the cause above; for DaemonSet or bare pods use an integer minAvailable (see HF005)",
+		}
+	}
+	if pdb.Status.ObservedGeneration < pdb.Generation {
+		return &Result{
+			Message: fmt.Sprintf("PodDisruptionBudget %s has status for generation %d but its spec is at generation %d: the Eviction API refuses every eviction of its pods until the disruption controller catches up.", b.Name, pdb.Status.ObservedGeneration, pdb.Generation),
+			Fix:     "# check that kube-controller-manager runs the disruption controller: kubectl get --raw /readyz and its logs",
+		}
+	}
+	return nil
+}

@@ -1,0 +1,286 @@
+package availability
+
+import (
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+)
+
+// Spread is how strongly a pod template keeps its replicas apart over one topology.
+type Spread int
+
+const (
+	// SpreadNone: nothing keeps the replicas apart; the scheduler may pack them.
+	SpreadNone Spread = iota
+	// SpreadPreferred: preferred anti-affinity or a ScheduleAnyway spread constraint,
+	// which the scheduler trades away against other scores.
+	SpreadPreferred
+	// SpreadRequired: required anti-affinity or a DoNotSchedule spread constraint.
+	SpreadRequired
+)
+
+// String names the spread for messages.
+func (s Spread) String() string {
+	return [...]string{"none", "preferred", "required"}[s]
+}
+
+// Annotations that tell autoscalers and holdfast how to treat a pod.
+const (
+	// AnnotationKarpenterDoNotDisrupt stops Karpenter from voluntarily disrupting the pod.
+	AnnotationKarpenterDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+	// AnnotationKarpenterDoNotEvict is the pre-v1beta1 name of do-not-disrupt.
+	AnnotationKarpenterDoNotEvict = "karpenter.sh/do-not-evict"
+	// AnnotationSafeToEvict set to "false" stops cluster-autoscaler scaling the node down.
+	AnnotationSafeToEvict = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+	// AnnotationCritical marks a workload, typically a DaemonSet holding per-node data,
+	// whose pods must not all go down together even in --ignore-daemonsets drains.
+	AnnotationCritical = "holdfast.dev/critical"
+)
+
+// TemplateFacts is what a pod template says about availability, readable from manifests.
+type TemplateFacts struct {
+	// NodeSpread is the strongest rule keeping replicas off a single node; a zone rule
+	// counts, since pods in different zones are on different nodes.
+	NodeSpread Spread
+	ZoneSpread Spread
+	// OnePerNode is true with required pod anti-affinity on the hostname against the
+	// template's own labels: never two replicas on one node (article 000's companion).
+	OnePerNode bool
+	Strategy   Strategy
+	// NoReadiness and NoLiveness name the containers without that probe.
+	NoReadiness []string
+	NoLiveness  []string
+	// DoNotDisrupt is true when the template asks autoscalers not to evict its pods.
+	DoNotDisrupt bool
+	// Critical is true when the workload or its template carries holdfast.dev/critical.
+	Critical bool
+}
+
+// Strategy is a rollout strategy with its surge and unavailability resolved to pod counts.
+type Strategy struct {
+	Type           string
+	MaxSurge       int32
+	MaxUnavailable int32
+}
+
+func templateFacts(kind string, obj metav1.Object, t *corev1.PodTemplateSpec) TemplateFacts {
+	host := spread(t, corev1.LabelHostname)
+	zone := max(spread(t, corev1.LabelTopologyZone), spread(t, corev1.LabelFailureDomainBetaZone))
+	f := TemplateFacts{
+		NodeSpread: max(host, zone),
+		ZoneSpread: zone,
+		OnePerNode: requiredAntiAffinity(t, corev1.LabelHostname),
+	}
+	for _, c := range t.Spec.Containers {
+		if c.ReadinessProbe == nil {
+			f.NoReadiness = append(f.NoReadiness, c.Name)
+		}
+		if c.LivenessProbe == nil {
+			f.NoLiveness = append(f.NoLiveness, c.Name)
+		}
+	}
+	a := t.Annotations
+	f.DoNotDisrupt = a[AnnotationKarpenterDoNotDisrupt] == "true" || a[AnnotationKarpenterDoNotEvict] == "true" ||
+		a[AnnotationSafeToEvict] == "false"
+	f.Critical = a[AnnotationCritical] == "true" || obj.GetAnnotations()[AnnotationCritical] == "true"
+	if kind == snapshot.KindStatefulSet {
+		// A StatefulSet replaces pods one at a time and never surges.
+		f.Strategy = Strategy{Type: string(appsv1.RollingUpdateStatefulSetStrategyType), MaxUnavailable: 1}
+	}
+	return f
+}
+
+func selects(sel *metav1.LabelSelector, own map[string]string) bool {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	return err == nil && !s.Empty() && s.Matches(labels.Set(own))
+}
+
+func requiredAntiAffinity(t *corev1.PodTemplateSpec, key string) bool {
+	a := t.Spec.Affinity
+	if a == nil || a.PodAntiAffinity == nil {
+		return false
+	}
+	for _, term := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+		if term.TopologyKey == key && selects(term.LabelSelector, t.Labels) {
+			return true
+		}
+	}
+	return false
+}
+
+func spread(t *corev1.PodTemplateSpec, key string) Spread {
+	if requiredAntiAffinity(t, key) {
+		return SpreadRequired
+	}
+	s := SpreadNone
+	for _, c := range t.Spec.TopologySpreadConstraints {
+		if c.TopologyKey != key || !selects(c.LabelSelector, t.Labels) {
+			continue
+		}
+		if c.WhenUnsatisfiable == corev1.DoNotSchedule {
+			return SpreadRequired
+		}
+		s = SpreadPreferred
+	}
+	if a := t.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		for _, w := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			if w.PodAffinityTerm.TopologyKey == key && selects(w.PodAffinityTerm.LabelSelector, t.Labels) {
+				s = SpreadPreferred
+			}
+		}
+	}
+	return s
+}
+
+// deploymentStrategy resolves a Deployment's rollout as the deployment controller does:
+// surge rounds up, unavailability rounds down, and both zero means one unavailable.
+func deploymentStrategy(d *appsv1.Deployment, replicas int32) Strategy {
+	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		return Strategy{Type: string(appsv1.RecreateDeploymentStrategyType)}
+	}
+	defaultQuarter := intstr.FromString("25%")
+	surge, unavailable := &defaultQuarter, &defaultQuarter
+	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
+		if ru.MaxSurge != nil {
+			surge = ru.MaxSurge
+		}
+		if ru.MaxUnavailable != nil {
+			unavailable = ru.MaxUnavailable
+		}
+	}
+	s := Strategy{Type: string(appsv1.RollingUpdateDeploymentStrategyType)}
+	// Invalid values are the API server's to reject; they resolve to zero here.
+	ms, _ := intstr.GetScaledValueFromIntOrPercent(surge, int(replicas), true)
+	mu, _ := intstr.GetScaledValueFromIntOrPercent(unavailable, int(replicas), false)
+	s.MaxSurge, s.MaxUnavailable = int32(ms), int32(mu)
+	if s.MaxSurge == 0 && s.MaxUnavailable == 0 {
+		s.MaxUnavailable = 1
+	}
+	return s
+}
+
+// daemonSetStrategy resolves a DaemonSet's rollout; by default one node at a time, no surge.
+func daemonSetStrategy(ds *appsv1.DaemonSet, nodes int32) Strategy {
+	if ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType {
+		return Strategy{Type: string(appsv1.OnDeleteDaemonSetStrategyType)}
+	}
+	one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+	surge, unavailable := &zero, &one
+	if ru := ds.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+		if ru.MaxSurge != nil {
+			surge = ru.MaxSurge
+		}
+		if ru.MaxUnavailable != nil {
+			unavailable = ru.MaxUnavailable
+		}
+	}
+	ms, _ := intstr.GetScaledValueFromIntOrPercent(surge, int(nodes), true)
+	mu, _ := intstr.GetScaledValueFromIntOrPercent(unavailable, int(nodes), true)
+	return Strategy{Type: string(appsv1.RollingUpdateDaemonSetStrategyType), MaxSurge: int32(ms), MaxUnavailable: int32(mu)}
+}
+
+// EligibleNodes counts the schedulable nodes a pod of the template could run on: node
+// selector, required node affinity, and NoSchedule/NoExecute taints it does not tolerate.
+// It returns -1 when the snapshot has no nodes (manifests without a nodes file).
+func (m *Model) EligibleNodes(t *corev1.PodTemplateSpec) int {
+	if len(m.Nodes) == 0 {
+		return -1
+	}
+	pod := &corev1.Pod{Spec: t.Spec}
+	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
+	n := 0
+	for _, node := range m.Nodes {
+		if node.Node.Spec.Unschedulable {
+			continue
+		}
+		if ok, err := affinity.Match(node.Node); err != nil || !ok {
+			continue
+		}
+		if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Node.Spec.Taints, t.Spec.Tolerations,
+			func(t *corev1.Taint) bool {
+				return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+			}, false); untolerated {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// labelIndex finds the members a selector matches without testing every member: members
+// are indexed by namespace and by each label, and a selector is tested only against the
+// members of its most selective equality requirement.
+type labelIndex map[string]*namespaceIndex
+
+type namespaceIndex struct {
+	all     []int32
+	byLabel map[string]map[string][]int32
+}
+
+func newLabelIndex(members []Member) labelIndex {
+	idx := labelIndex{}
+	for i := range members {
+		p := &members[i]
+		ns := idx[p.Namespace]
+		if ns == nil {
+			ns = &namespaceIndex{byLabel: map[string]map[string][]int32{}}
+			idx[p.Namespace] = ns
+		}
+		ns.all = append(ns.all, int32(i))
+		for k, v := range p.Labels {
+			values := ns.byLabel[k]
+			if values == nil {
+				values = map[string][]int32{}
+				ns.byLabel[k] = values
+			}
+			values[v] = append(values[v], int32(i))
+		}
+	}
+	return idx
+}
+
+// matching returns the indexes of the members of namespace that sel matches, in order.
+func (idx labelIndex) matching(namespace string, sel labels.Selector, members []Member) []int32 {
+	ns := idx[namespace]
+	if ns == nil {
+		return nil
+	}
+	candidates := ns.all
+	reqs, _ := sel.Requirements()
+	for _, r := range reqs {
+		switch r.Operator() {
+		case selection.In, selection.Equals, selection.DoubleEquals:
+		default:
+			continue
+		}
+		var c []int32
+		for _, v := range r.Values().List() {
+			c = append(c, ns.byLabel[r.Key()][v]...)
+		}
+		if r.Values().Len() > 1 {
+			// One label has one value per member, so the lists are disjoint; only order is lost.
+			slices.Sort(c)
+		}
+		if len(c) < len(candidates) {
+			candidates = c
+		}
+	}
+	var out []int32
+	for _, i := range candidates {
+		if sel.Matches(members[i].Labels) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// pageSize keeps each list response small enough for the API server to serve from its
+// watch cache without holding a large response in memory on either side.
+const pageSize = 500
+
+// LoadLive lists every object holdfast reads from the cluster. Namespaced kinds are listed
+// in namespace, or in every namespace when namespace is metav1.NamespaceAll; nodes and
+// priority classes are cluster-scoped and always listed. holdfast's own resources are
+// listed through dyn, when given.
+func LoadLive(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, namespace string) (*Snapshot, error) {
+	s := &Snapshot{Source: SourceLive}
+	core, apps := client.CoreV1(), client.AppsV1()
+	lists := []struct {
+		what string
+		list func(context.Context, metav1.ListOptions) (runtime.Object, error)
+		add  func(runtime.Object) error
+	}{
+		{"nodes", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return core.Nodes().List(ctx, o)
+		}, collect(&s.Nodes)},
+		{"pods", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return core.Pods(namespace).List(ctx, o)
+		}, collect(&s.Pods)},
+		{"deployments", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return apps.Deployments(namespace).List(ctx, o)
+		}, collect(&s.Deployments)},
+		{"replicasets", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return apps.ReplicaSets(namespace).List(ctx, o)
+		}, collect(&s.ReplicaSets)},
+		{"statefulsets", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return apps.StatefulSets(namespace).List(ctx, o)
+		}, collect(&s.StatefulSets)},
+		{"daemonsets", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return apps.DaemonSets(namespace).List(ctx, o)
+		}, collect(&s.DaemonSets)},
+		{"poddisruptionbudgets", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return client.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, o)
+		}, collect(&s.PodDisruptionBudgets)},
+		{"horizontalpodautoscalers", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return client.AutoscalingV2().HorizontalPodAutoscalers(namespace).List(ctx, o)
+		}, collect(&s.HorizontalPodAutoscalers)},
+		{"priorityclasses", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return client.SchedulingV1().PriorityClasses().List(ctx, o)
+		}, collect(&s.PriorityClasses)},
+	}
+	for _, l := range lists {
+		p := pager.New(l.list)
+		p.PageSize = pageSize
+		if err := p.EachListItem(ctx, metav1.ListOptions{}, l.add); err != nil {
+			return nil, fmt.Errorf("listing %s: %w", l.what, err)
+		}
+	}
+	if dyn == nil {
+		return s, nil
+	}
+	companions, err := listCompanions(ctx, dyn, namespace)
+	if err != nil {
+		return nil, err
+	}
+	s.NodeCompanions = companions
+	return s, nil
+}
+
+// listCompanions lists holdfast's NodeCompanions; a cluster without the CRD has none.
+func listCompanions(ctx context.Context, dyn dynamic.Interface, namespace string) ([]holdfastv1alpha1.NodeCompanion, error) {
+	gvr := holdfastv1alpha1.GroupVersion.WithResource("nodecompanions")
+	var out []holdfastv1alpha1.NodeCompanion
+	p := pager.New(func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return dyn.Resource(gvr).Namespace(namespace).List(ctx, o)
+	})
+	p.PageSize = pageSize
+	err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("unexpected %T in list", obj)
+		}
+		var nc holdfastv1alpha1.NodeCompanion
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &nc); err != nil {
+			return fmt.Errorf("reading NodeCompanion %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		}
+		out = append(out, nc)
+		return nil
+	})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing nodecompanions: %w", err)
+	}
+	return out, nil
+}
+
+// collect appends each listed item to the slice; the pager hands out pointers into its page.
+func collect[T any, PT interface {
+	*T
+	runtime.Object
+}](slice *[]T) func(runtime.Object) error {
+	return func(obj runtime.Object) error {
+		item, ok := obj.(PT)
+		if !ok {
+			return fmt.Errorf("unexpected %T in list", obj)
+		}
+		*slice = append(*slice, *item)
+		return nil
+	}
+}

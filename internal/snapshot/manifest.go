@@ -1,0 +1,542 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// StdinPath is the path that stands for standard input, as in kubectl apply -f -.
+const StdinPath = "-"
+
+// DefaultMaxFileSize bounds one manifest file. Real manifests, even a whole cluster's
+// `kubectl get -o yaml`, stay far below it; a larger file is more likely a mistake (a
+// binary, a log) that would otherwise cost gigabytes of memory to parse.
+const DefaultMaxFileSize = 64 << 20
+
+// ManifestOptions controls how manifests are read.
+type ManifestOptions struct {
+	// DefaultNamespace is given to namespaced objects that name none, as kubectl does with
+	// the context's namespace. Empty means "default".
+	DefaultNamespace string
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+	// MaxFileSize bounds each file in bytes; zero means DefaultMaxFileSize.
+	MaxFileSize int64
+}
+
+// Problem is one piece of input that could not be read. Loading goes on past it, so one
+// bad document never hides the findings of the others.
+type Problem struct {
+	File   string
+	Line   int    // 1-based; 0 when the problem is with the whole file
+	Object string // kind/namespace/name when known
+	Field  string // JSON path of the offending field when known, e.g. spec.replicas
+	Err    error
+}
+
+// Error renders the problem as file:line: object: field: cause.
+func (p Problem) Error() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(p.Line))
+	}
+	if p.Object != "" {
+		b.WriteString(": " + p.Object)
+	}
+	if p.Field != "" {
+		b.WriteString(": field " + p.Field)
+	}
+	b.WriteString(": " + p.Err.Error())
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (p Problem) Unwrap() error { return p.Err }
+
+// LoadManifests reads every path (a file, a folder read recursively for .yaml, .yml and
+// .json files, or "-" for stdin) into one Snapshot. It returns the objects it could read
+// together with one Problem for each piece of input it could not.
+func LoadManifests(paths []string, opts ManifestOptions) (*Snapshot, []Problem) {
+	l := newLoader(opts)
+	for _, p := range paths {
+		l.loadPath(p)
+	}
+	return l.snap, l.problems
+}
+
+// LoadManifestBytes reads one file's content as if it had been read from name.
+func LoadManifestBytes(name string, data []byte, opts ManifestOptions) (*Snapshot, []Problem) {
+	l := newLoader(opts)
+	l.loadBytes(name, data)
+	return l.snap, l.problems
+}
+
+type loader struct {
+	opts     ManifestOptions
+	snap     *Snapshot
+	problems []Problem
+}
+
+func newLoader(opts ManifestOptions) *loader {
+	if opts.DefaultNamespace == "" {
+		opts.DefaultNamespace = metav1.NamespaceDefault
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = DefaultMaxFileSize
+	}
+	return &loader{
+		opts: opts,
+		snap: &Snapshot{
+			Source:             SourceManifests,
+			Origins:            map[ObjectRef]Origin{},
+			LegacySelectorPDBs: map[ObjectRef]bool{},
+		},
+	}
+}
+
+func (l *loader) problem(p Problem) { l.problems = append(l.problems, p) }
+
+func (l *loader) loadPath(path string) {
+	if path == StdinPath {
+		if l.opts.Stdin == nil {
+			l.problem(Problem{File: path, Err: errors.New("no standard input to read")})
+			return
+		}
+		l.loadReader(path, l.opts.Stdin)
+		return
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		l.problem(Problem{File: path, Err: err})
+		return
+	}
+	if !info.IsDir() {
+		l.loadFile(path)
+		return
+	}
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			l.problem(Problem{File: p, Err: err})
+			return nil
+		}
+		// Hidden folders hold VCS data and editor state, never manifests.
+		if d.IsDir() && p != path && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && isManifestFile(p) {
+			l.loadFile(p)
+		}
+		return nil
+	})
+	if err != nil {
+		l.problem(Problem{File: path, Err: err})
+	}
+}
+
+func isManifestFile(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+func (l *loader) loadFile(path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		l.problem(Problem{File: path, Err: err})
+		return
+	}
+	defer f.Close()
+	l.loadReader(path, f)
+}
+
+func (l *loader) loadReader(name string, r io.Reader) {
+	// Read one byte past the limit to tell "exactly at the limit" from "over it".
+	data, err := io.ReadAll(io.LimitReader(r, l.opts.MaxFileSize+1))
+	if err != nil {
+		l.problem(Problem{File: name, Err: fmt.Errorf("reading: %w", err)})
+		return
+	}
+	if int64(len(data)) > l.opts.MaxFileSize {
+		l.problem(Problem{File: name, Err: fmt.Errorf("larger than the %d-byte limit for one manifest file", l.opts.MaxFileSize)})
+		return
+	}
+	l.loadBytes(name, data)
+}
+
+// document is one YAML or JSON document of a file and the line it starts on.
+type document struct {
+	data []byte
+	line int
+}
+
+func (l *loader) loadBytes(name string, data []byte) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	var docs []document
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		var err error
+		docs, err = splitJSON(data)
+		if err != nil {
+			l.problem(Problem{File: name, Line: lineAt(data, len(data)-len(trimmed)), Err: err})
+		}
+	} else {
+		docs = splitYAML(data)
+	}
+	for _, d := range docs {
+		l.loadDocument(name, d)
+	}
+}
+
+// splitYAML cuts a stream at its "---" document markers. Cutting by hand, rather than
+// letting a YAML decoder walk the stream, keeps a syntax error in one document from
+// losing the documents after it.
+func splitYAML(data []byte) []document {
+	var docs []document
+	start, startLine, line := 0, 1, 1
+	for pos := 0; pos < len(data); {
+		end := bytes.IndexByte(data[pos:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = pos + end + 1
+		}
+		text := data[pos:next]
+		if bytes.HasPrefix(text, []byte("---")) && (len(bytes.TrimRight(text, "\r\n")) == 3 || text[3] == ' ' || text[3] == '\t') {
+			docs = append(docs, document{data: data[start:pos], line: startLine})
+			// What follows the marker on its line ("--- # comment") belongs to the next document.
+			start, startLine = pos+3, line
+		}
+		pos = next
+		line++
+	}
+	return append(docs, document{data: data[start:], line: startLine})
+}
+
+// splitJSON cuts a stream of concatenated JSON values, as `jq -c` writes them.
+func splitJSON(data []byte) ([]document, error) {
+	var docs []document
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		var raw json.RawMessage
+		before := dec.InputOffset()
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				return docs, nil
+			}
+			return docs, fmt.Errorf("parsing JSON: %w", err)
+		}
+		// InputOffset before Decode may point at the whitespace ahead of the value.
+		skip := len(data[before:]) - len(bytes.TrimLeft(data[before:], " \t\r\n"))
+		docs = append(docs, document{data: raw, line: lineAt(data, int(before)+skip)})
+	}
+}
+
+func lineAt(data []byte, offset int) int {
+	return bytes.Count(data[:offset], []byte("\n")) + 1
+}
+
+// yamlLine matches the line numbers YAML parsers put in their errors, which count from the
+// start of the document rather than of the file.
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+func shiftLines(err error, first int) (string, int) {
+	line := first
+	msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		line = first + n - 1
+		return "line " + strconv.Itoa(line)
+	})
+	return msg, line
+}
+
+// header is the part of every object read before its kind is known.
+type header struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Items []json.RawMessage `json:"items"`
+}
+
+func (l *loader) loadDocument(file string, d document) {
+	if isBlank(d.data) {
+		return
+	}
+	js, err := yaml.YAMLToJSON(d.data)
+	if err != nil {
+		msg, line := shiftLines(err, d.line)
+		l.problem(Problem{File: file, Line: line, Err: errors.New(msg)})
+		return
+	}
+	js = bytes.TrimSpace(js)
+	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
+		return
+	}
+	if js[0] != '{' {
+		l.problem(Problem{File: file, Line: d.line, Err: errors.New("document is not an object with apiVersion and kind")})
+		return
+	}
+	var h header
+	if err := json.Unmarshal(js, &h); err != nil {
+		l.problem(Problem{File: file, Line: d.line, Err: fmt.Errorf("reading apiVersion, kind and metadata: %w", err)})
+		return
+	}
+	if strings.HasSuffix(h.Kind, "List") && h.Items != nil {
+		lines := itemLines(d)
+		for i, item := range h.Items {
+			line := d.line
+			if i < len(lines) {
+				line = lines[i]
+			}
+			l.loadObject(file, document{data: d.data, line: line}, item, i, true)
+		}
+		return
+	}
+	l.loadObject(file, d, js, 0, false)
+}
+
+func isBlank(data []byte) bool {
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' && !bytes.Equal(line, []byte("...")) {
+			return false
+		}
+	}
+	return true
+}
+
+// loadObject decodes one object. doc is the document it came from, used to find the line
+// of a bad field; for List items, item is the index in items.
+func (l *loader) loadObject(file string, doc document, js []byte, item int, inList bool) {
+	var h header
+	if err := json.Unmarshal(js, &h); err != nil {
+		l.problem(Problem{File: file, Line: doc.line, Err: fmt.Errorf("reading apiVersion, kind and metadata: %w", err)})
+		return
+	}
+	p := Problem{File: file, Line: doc.line}
+	if h.Kind == "" || h.APIVersion == "" {
+		p.Err = errors.New("object has no apiVersion or no kind")
+		l.problem(p)
+		return
+	}
+	gvk := schema.FromAPIVersionAndKind(h.APIVersion, h.Kind)
+	decode, known := decoders[gvk]
+	if !known {
+		// A kind of a built-in group that client-go does not know is a typo ("Deploymnet"),
+		// not a custom resource: say so rather than skip it silently.
+		if scheme.Scheme.IsVersionRegistered(gvk.GroupVersion()) && !scheme.Scheme.Recognizes(gvk) {
+			p.Err = fmt.Errorf("unknown kind %q in %s", h.Kind, h.APIVersion)
+			l.problem(p)
+		}
+		return
+	}
+	ref := ObjectRef{Kind: h.Kind, Name: h.Metadata.Name}
+	if namespaced[h.Kind] {
+		ref.Namespace = h.Metadata.Namespace
+		if ref.Namespace == "" {
+			ref.Namespace = l.opts.DefaultNamespace
+		}
+	}
+	p.Object = ref.String()
+	if ref.Name == "" {
+		p.Err = errors.New("object has no metadata.name")
+		l.problem(p)
+		return
+	}
+	if _, dup := l.snap.Origins[ref]; dup {
+		p.Err = fmt.Errorf("defined again; first defined at %s", l.snap.Origins[ref].String())
+		l.problem(p)
+		return
+	}
+	if err := decode(l.snap, js, ref.Namespace, gvk); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			p.Field = typeErr.Field
+			prefix := ""
+			if inList {
+				prefix = "items." + strconv.Itoa(item) + "."
+			}
+			if line := fieldLine(doc, prefix+typeErr.Field); line > 0 {
+				p.Line = line
+			}
+			err = fmt.Errorf("cannot read a JSON %s as %s", typeErr.Value, typeErr.Type)
+		}
+		p.Err = err
+		l.problem(p)
+		return
+	}
+	l.snap.Origins[ref] = Origin{File: file, Line: doc.line}
+	if gvk.Group == "policy" && gvk.Version == "v1beta1" {
+		l.snap.LegacySelectorPDBs[ref] = true
+	}
+}
+
+// String renders the origin as file:line.
+func (o Origin) String() string { return o.File + ":" + strconv.Itoa(o.Line) }
+
+var namespaced = map[string]bool{
+	KindPod: true, KindDeployment: true, KindReplicaSet: true, KindStatefulSet: true,
+	KindDaemonSet: true, KindPodDisruptionBudget: true, KindHorizontalPodAutoscaler: true,
+	KindNodeCompanion: true,
+}
+
+type decodeFunc func(s *Snapshot, js []byte, namespace string, gvk schema.GroupVersionKind) error
+
+// decodeInto appends the object to the snapshot's slice. Retired API versions (policy/v1beta1,
+// extensions/v1beta1, apps/v1beta2, autoscaling/v1...) share the fields holdfast reads with
+// the current ones, so the articles' manifests, written for them, are read into the current
+// types rather than rejected.
+func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectMeta, fix func(*T, schema.GroupVersionKind)) decodeFunc {
+	return func(s *Snapshot, js []byte, namespace string, gvk schema.GroupVersionKind) error {
+		var obj T
+		if err := json.Unmarshal(js, &obj); err != nil {
+			return err
+		}
+		if namespace != "" {
+			meta(&obj).Namespace = namespace
+		}
+		if fix != nil {
+			fix(&obj, gvk)
+		}
+		*slice(s) = append(*slice(s), obj)
+		return nil
+	}
+}
+
+// defaultLegacySelector fills a selector from the template labels, as the extensions/v1beta1
+// API defaulted it; apps/v1 requires it.
+func defaultLegacySelector(sel **metav1.LabelSelector, template *corev1.PodTemplateSpec, gvk schema.GroupVersionKind) {
+	if *sel == nil && gvk.Group == "extensions" && len(template.Labels) > 0 {
+		*sel = &metav1.LabelSelector{MatchLabels: template.Labels}
+	}
+}
+
+var decoders = map[schema.GroupVersionKind]decodeFunc{}
+
+func register(d decodeFunc, kind string, apiVersions ...string) {
+	for _, v := range apiVersions {
+		decoders[schema.FromAPIVersionAndKind(v, kind)] = d
+	}
+}
+
+func init() {
+	register(decodeInto(func(s *Snapshot) *[]corev1.Node { return &s.Nodes },
+		func(o *corev1.Node) *metav1.ObjectMeta { return &o.ObjectMeta }, nil), KindNode, "v1")
+	register(decodeInto(func(s *Snapshot) *[]corev1.Pod { return &s.Pods },
+		func(o *corev1.Pod) *metav1.ObjectMeta { return &o.ObjectMeta }, nil), KindPod, "v1")
+	register(decodeInto(func(s *Snapshot) *[]appsv1.Deployment { return &s.Deployments },
+		func(o *appsv1.Deployment) *metav1.ObjectMeta { return &o.ObjectMeta },
+		func(o *appsv1.Deployment, gvk schema.GroupVersionKind) {
+			defaultLegacySelector(&o.Spec.Selector, &o.Spec.Template, gvk)
+		}), KindDeployment, "apps/v1", "apps/v1beta1", "apps/v1beta2", "extensions/v1beta1")
+	register(decodeInto(func(s *Snapshot) *[]appsv1.ReplicaSet { return &s.ReplicaSets },
+		func(o *appsv1.ReplicaSet) *metav1.ObjectMeta { return &o.ObjectMeta },
+		func(o *appsv1.ReplicaSet, gvk schema.GroupVersionKind) {
+			defaultLegacySelector(&o.Spec.Selector, &o.Spec.Template, gvk)
+		}), KindReplicaSet, "apps/v1", "apps/v1beta2", "extensions/v1beta1")
+	register(decodeInto(func(s *Snapshot) *[]appsv1.StatefulSet { return &s.StatefulSets },
+		func(o *appsv1.StatefulSet) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
+		KindStatefulSet, "apps/v1", "apps/v1beta1", "apps/v1beta2")
+	register(decodeInto(func(s *Snapshot) *[]appsv1.DaemonSet { return &s.DaemonSets },
+		func(o *appsv1.DaemonSet) *metav1.ObjectMeta { return &o.ObjectMeta },
+		func(o *appsv1.DaemonSet, gvk schema.GroupVersionKind) {
+			defaultLegacySelector(&o.Spec.Selector, &o.Spec.Template, gvk)
+		}), KindDaemonSet, "apps/v1", "apps/v1beta2", "extensions/v1beta1")
+	register(decodeInto(func(s *Snapshot) *[]policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets },
+		func(o *policyv1.PodDisruptionBudget) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
+		KindPodDisruptionBudget, "policy/v1", "policy/v1beta1")
+	register(decodeInto(func(s *Snapshot) *[]autoscalingv2.HorizontalPodAutoscaler { return &s.HorizontalPodAutoscalers },
+		func(o *autoscalingv2.HorizontalPodAutoscaler) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
+		KindHorizontalPodAutoscaler, "autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v2beta1", "autoscaling/v1")
+	register(decodeInto(func(s *Snapshot) *[]schedulingv1.PriorityClass { return &s.PriorityClasses },
+		func(o *schedulingv1.PriorityClass) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
+		KindPriorityClass, "scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1")
+	register(decodeInto(func(s *Snapshot) *[]holdfastv1alpha1.NodeCompanion { return &s.NodeCompanions },
+		func(o *holdfastv1alpha1.NodeCompanion) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
+		KindNodeCompanion, holdfastv1alpha1.GroupVersion.String())
+}
+
+// itemLines finds the line of each element of a List's items, parsing the document again
+// with a parser that keeps positions. Lists are rare enough that the second parse is cheap.
+func itemLines(d document) []int {
+	var root yamlv3.Node
+	if err := yamlv3.Unmarshal(d.data, &root); err != nil {
+		return nil
+	}
+	items := lookup(&root, []string{"items"})
+	if items == nil || items.Kind != yamlv3.SequenceNode {
+		return nil
+	}
+	lines := make([]int, len(items.Content))
+	for i, n := range items.Content {
+		lines[i] = d.line + n.Line - 1
+	}
+	return lines
+}
+
+// fieldLine finds the line of a dotted JSON path such as spec.template.spec.containers.0.image
+// (encoding/json reports paths without indexes, so the first element is taken for arrays).
+func fieldLine(d document, path string) int {
+	var root yamlv3.Node
+	if err := yamlv3.Unmarshal(d.data, &root); err != nil {
+		return 0
+	}
+	n := lookup(&root, strings.Split(path, "."))
+	if n == nil {
+		return 0
+	}
+	return d.line + n.Line - 1
+}
+
+func lookup(n *yamlv3.Node, path []string) *yamlv3.Node {
+	for n != nil && n.Kind == yamlv3.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	if len(path) == 0 || n == nil {
+		return n
+	}
+	switch n.Kind {
+	case yamlv3.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == path[0] {
+				return lookup(n.Content[i+1], path[1:])
+			}
+		}
+	case yamlv3.SequenceNode:
+		if len(n.Content) == 0 {
+			return nil
+		}
+		if i, err := strconv.Atoi(path[0]); err == nil {
+			if i < len(n.Content) {
+				return lookup(n.Content[i], path[1:])
+			}
+			return nil
+		}
+		return lookup(n.Content[0], path)
+	}
+	return nil
+}

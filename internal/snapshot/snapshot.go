@@ -1,0 +1,92 @@
+// Package snapshot gathers the objects holdfast reasons about into one plain value, read
+// either from a live cluster or from manifests. The packages that decide (availability,
+// audit, plan) take a Snapshot and never know where it came from.
+package snapshot
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// Source says where a Snapshot came from. Live snapshots carry pods and status that can be
+// trusted; manifest snapshots carry intent only, so the model reasons from pod templates.
+type Source string
+
+const (
+	// SourceLive marks a snapshot listed from a cluster's API server.
+	SourceLive Source = "live"
+	// SourceManifests marks a snapshot read from files or stdin.
+	SourceManifests Source = "manifests"
+)
+
+// Kinds holdfast reads. Other kinds in manifests are skipped without an error: a folder of
+// manifests holds Services and ConfigMaps too.
+const (
+	KindNode                    = "Node"
+	KindPod                     = "Pod"
+	KindDeployment              = "Deployment"
+	KindReplicaSet              = "ReplicaSet"
+	KindStatefulSet             = "StatefulSet"
+	KindDaemonSet               = "DaemonSet"
+	KindPodDisruptionBudget     = "PodDisruptionBudget"
+	KindHorizontalPodAutoscaler = "HorizontalPodAutoscaler"
+	KindPriorityClass           = "PriorityClass"
+	KindNodeCompanion           = "NodeCompanion"
+)
+
+// Snapshot is every object holdfast reasons about at one moment. It is a plain value: the
+// deciding packages read it and never change it.
+type Snapshot struct {
+	Source Source
+
+	Nodes                    []corev1.Node
+	Pods                     []corev1.Pod
+	Deployments              []appsv1.Deployment
+	ReplicaSets              []appsv1.ReplicaSet
+	StatefulSets             []appsv1.StatefulSet
+	DaemonSets               []appsv1.DaemonSet
+	PodDisruptionBudgets     []policyv1.PodDisruptionBudget
+	HorizontalPodAutoscalers []autoscalingv2.HorizontalPodAutoscaler
+	PriorityClasses          []schedulingv1.PriorityClass
+	NodeCompanions           []holdfastv1alpha1.NodeCompanion
+
+	// Origins says where each object read from manifests was written, so that findings and
+	// SARIF results can point at a file and line. Live objects have no origin.
+	Origins map[ObjectRef]Origin
+
+	// LegacySelectorPDBs names the budgets read as policy/v1beta1, whose empty selector
+	// matches no pod where policy/v1's matches every pod of the namespace.
+	LegacySelectorPDBs map[ObjectRef]bool
+}
+
+// ObjectRef names one object of a kind.
+type ObjectRef struct {
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// String renders the reference as kind/namespace/name, or kind/name when cluster-scoped.
+func (r ObjectRef) String() string {
+	if r.Namespace == "" {
+		return r.Kind + "/" + r.Name
+	}
+	return r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// Origin is where an object was written: a file (or "-" for stdin) and a 1-based line.
+type Origin struct {
+	File string
+	Line int
+}
+
+// Origin returns where the object was read from, and false for live objects.
+func (s *Snapshot) Origin(kind, namespace, name string) (Origin, bool) {
+	o, ok := s.Origins[ObjectRef{Kind: kind, Namespace: namespace, Name: name}]
+	return o, ok
+}
