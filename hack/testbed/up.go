@@ -1,0 +1,332 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+type upOptions struct {
+	dir           string
+	bins          binaries
+	nodes, zones  int
+	podReadyDelay time.Duration
+	timeout       time.Duration
+}
+
+// ZoneName is the topology.kubernetes.io/zone of the i-th zone: zone-a, zone-b, ...
+func zoneName(i int) string { return "zone-" + string(rune('a'+i%26)) }
+
+// freePorts asks the kernel for n unused loopback ports, so that two testbeds can run
+// side by side.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func up(ctx context.Context, o upOptions) error {
+	if _, err := os.Stat(statePath(o.dir)); err == nil {
+		return fmt.Errorf("a testbed is already in %s: run testbed down --dir %s first", o.dir, o.dir)
+	}
+	for _, sub := range []string{"pki", "etcd", "logs"} {
+		if err := os.MkdirAll(filepath.Join(o.dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	pki := filepath.Join(o.dir, "pki")
+	creds, err := generateCredentials(pki)
+	if err != nil {
+		return fmt.Errorf("generating certificates: %w", err)
+	}
+	ports, err := freePorts(6)
+	if err != nil {
+		return fmt.Errorf("choosing ports: %w", err)
+	}
+	etcdClient, etcdPeer, apiPort, cmPort, schedPort, kwokPort := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
+	server := "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	kubeconfig := filepath.Join(o.dir, "kubeconfig")
+	if err := writeKubeconfig(kubeconfig, server, creds); err != nil {
+		return err
+	}
+	stages := o.bins.stages()
+	if o.podReadyDelay > 0 {
+		if stages, err = delayPodReady(o.bins.stages(), filepath.Join(o.dir, "kwok-stages.yaml"), o.podReadyDelay); err != nil {
+			return err
+		}
+	}
+	p := func(name string) string { return filepath.Join(pki, name) }
+	loopback := func(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
+	clientFlags := []string{"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1"}
+	comps := []component{
+		{Name: "etcd", Binary: o.bins.etcd(), Args: []string{
+			"--name=testbed", "--data-dir=" + filepath.Join(o.dir, "etcd"),
+			"--listen-client-urls=" + loopback(etcdClient), "--advertise-client-urls=" + loopback(etcdClient),
+			"--listen-peer-urls=" + loopback(etcdPeer), "--initial-advertise-peer-urls=" + loopback(etcdPeer),
+			"--initial-cluster=testbed=" + loopback(etcdPeer),
+			// A test cluster's data is thrown away: skipping fsync keeps a slow disk from
+			// stalling every write.
+			"--unsafe-no-fsync", "--log-level=warn",
+		}},
+		{Name: "kube-apiserver", Binary: o.bins.kube(), Args: []string{
+			"apiserver", "--etcd-servers=" + loopback(etcdClient),
+			"--secure-port=" + strconv.Itoa(apiPort), "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+			"--tls-cert-file=" + p("apiserver.crt"), "--tls-private-key-file=" + p("apiserver.key"),
+			"--service-account-key-file=" + p("sa.pub"), "--service-account-signing-key-file=" + p("sa.key"),
+			"--service-account-issuer=https://kubernetes.default.svc", "--token-auth-file=" + p("tokens.csv"),
+			"--authorization-mode=RBAC", "--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
+			// Endpoints may not hold a loopback address, so the API server cannot
+			// publish itself in the kubernetes Service here.
+			"--endpoint-reconciler-type=none",
+		}},
+		{Name: "kube-controller-manager", Binary: o.bins.kube(), Args: append([]string{
+			"controller-manager", "--secure-port=" + strconv.Itoa(cmPort),
+			"--service-account-private-key-file=" + p("sa.key"), "--root-ca-file=" + p("ca.crt"),
+			"--controllers=*,-nodeipam", "--kube-api-qps=200", "--kube-api-burst=400",
+		}, clientFlags...)},
+		{Name: "kube-scheduler", Binary: o.bins.kube(), Args: append([]string{
+			"scheduler", "--secure-port=" + strconv.Itoa(schedPort),
+		}, clientFlags...)},
+		{Name: "kwok", Binary: o.bins.kwok(), Args: []string{
+			"--kubeconfig=" + kubeconfig, "--config=" + stages, "--manage-all-nodes=true",
+			// Without node Leases the node lifecycle controller marks every node
+			// NotReady about a minute after start.
+			"--node-lease-duration-seconds=40",
+			"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", "--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
+		}},
+	}
+	st := state{Kubeconfig: kubeconfig, Server: server}
+	exited := map[string]<-chan struct{}{}
+	// Whatever happens next, down must be able to stop what has started.
+	save := func() error { return st.save(o.dir) }
+	checkAlive := func() error {
+		for _, c := range st.Components {
+			select {
+			case <-exited[c.Name]:
+				return crashReport(c)
+			default:
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	healthy := map[string]func(context.Context) error{
+		"etcd":                    httpOK(loopback(etcdClient)+"/health", nil),
+		"kube-apiserver":          httpOK(server+"/readyz", &creds),
+		"kube-controller-manager": httpOK("https://127.0.0.1:"+strconv.Itoa(cmPort)+"/healthz", nil),
+		"kube-scheduler":          httpOK("https://127.0.0.1:"+strconv.Itoa(schedPort)+"/healthz", nil),
+		"kwok":                    httpOK("http://127.0.0.1:"+strconv.Itoa(kwokPort)+"/healthz", nil),
+	}
+	for i := range comps {
+		c := &comps[i]
+		c.Binary, _ = filepath.Abs(c.Binary)
+		c.Log = filepath.Join(o.dir, "logs", c.Name+".log")
+		ch, err := start(c)
+		if err != nil {
+			return err
+		}
+		exited[c.Name] = ch
+		st.Components = append(st.Components, *c)
+		if err := save(); err != nil {
+			return err
+		}
+		if err := waitFor(ctx, c.Name+" to be healthy", checkAlive, healthy[c.Name]); err != nil {
+			return err
+		}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := createNodes(ctx, cs, o.nodes, o.zones); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, fmt.Sprintf("%d nodes to be Ready", o.nodes), checkAlive, nodesReady(cs, o.nodes)); err != nil {
+		return err
+	}
+	// Pods need the default ServiceAccount, which a controller creates shortly after start.
+	if err := waitFor(ctx, "the default ServiceAccount", checkAlive, func(ctx context.Context) error {
+		_, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	fmt.Printf("testbed: %s is up with %d nodes in %d zones\n", server, o.nodes, o.zones)
+	fmt.Printf("testbed: export KUBECONFIG=%s\n", kubeconfig)
+	fmt.Printf("testbed: kubectl of the same release is %s\n", o.bins.kubectl())
+	return nil
+}
+
+// waitFor polls ready until it succeeds, a component dies, or ctx ends.
+func waitFor(ctx context.Context, what string, checkAlive func() error, ready func(context.Context) error) error {
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if err := checkAlive(); err != nil {
+			return false, err
+		}
+		last = ready(ctx)
+		return last == nil, nil
+	})
+	if err != nil && last != nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("waiting for %s: %w (last: %v)", what, err, last)
+	}
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return nil
+}
+
+// httpOK returns a check that url answers 200. Component health endpoints are served
+// over TLS with self-signed certificates, except for the API server, whose CA we made.
+func httpOK(url string, creds *credentials) func(context.Context) error {
+	tlsConfig := &tls.Config{InsecureSkipVerify: true} // #nosec: loopback health checks of self-signed components
+	var token string
+	if creds != nil {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(creds.caPEM)
+		tlsConfig = &tls.Config{RootCAs: pool}
+		token = creds.token
+	}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answered %s", url, resp.Status)
+		}
+		return nil
+	}
+}
+
+func writeKubeconfig(path, server string, creds credentials) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["testbed"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: creds.caPEM}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: creds.token}
+	cfg.Contexts["testbed"] = &clientcmdapi.Context{Cluster: "testbed", AuthInfo: "admin", Namespace: "default"}
+	cfg.CurrentContext = "testbed"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// delayPodReady writes a copy of the stages in which kwok waits d before marking a
+// pod Running and Ready, like an application that takes d to start.
+func delayPodReady(from, to string, d time.Duration) (string, error) {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return "", err
+	}
+	docs := strings.Split(string(data), "\n---\n")
+	found := false
+	for i, doc := range docs {
+		if strings.Contains(doc, "\n  name: pod-ready\n") {
+			docs[i] = strings.Replace(doc, "\nspec:\n", fmt.Sprintf("\nspec:\n  delay:\n    durationMilliseconds: %d\n", d.Milliseconds()), 1)
+			found = true
+		}
+	}
+	if !found {
+		return "", fmt.Errorf("no pod-ready stage in %s", from)
+	}
+	return to, os.WriteFile(to, []byte(strings.Join(docs, "\n---\n")), 0o644)
+}
+
+// createNodes registers n kwok nodes spread round-robin over the zones.
+func createNodes(ctx context.Context, cs kubernetes.Interface, n, zones int) error {
+	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("node-%d", i)
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        name,
+				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+				Labels: map[string]string{
+					"kubernetes.io/hostname":      name,
+					"kubernetes.io/os":            "linux",
+					"kubernetes.io/arch":          "amd64",
+					"topology.kubernetes.io/zone": zoneName((i - 1) % zones),
+					"type":                        "kwok",
+				},
+			},
+			Status: corev1.NodeStatus{
+				Capacity:    nodeResources(),
+				Allocatable: nodeResources(),
+			},
+		}
+		if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating node %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func nodeResources() corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+}
+
+func nodesReady(cs kubernetes.Interface, want int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, n := range nodes.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		if ready < want {
+			return fmt.Errorf("%d of %d nodes Ready", ready, want)
+		}
+		return nil
+	}
+}
