@@ -312,11 +312,25 @@ func (l *loader) loadDocument(file string, d document) {
 			if i < len(lines) {
 				line = lines[i]
 			}
-			l.loadObject(file, document{data: d.data, line: line}, item, i, true)
+			l.loadObject(file, d, line, item, i, true)
 		}
 		return
 	}
-	l.loadObject(file, d, js, 0, false)
+	l.loadObject(file, d, contentLine(d), js, 0, false)
+}
+
+// contentLine is the line of the first thing in the document that is not a comment or
+// blank, where an object's origin should point (Helm puts "# Source:" lines first).
+func contentLine(d document) int {
+	line := d.line
+	for _, text := range bytes.Split(d.data, []byte("\n")) {
+		text = bytes.TrimSpace(text)
+		if len(text) > 0 && text[0] != '#' {
+			return line
+		}
+		line++
+	}
+	return d.line
 }
 
 func isBlank(data []byte) bool {
@@ -329,15 +343,15 @@ func isBlank(data []byte) bool {
 	return true
 }
 
-// loadObject decodes one object. doc is the document it came from, used to find the line
-// of a bad field; for List items, item is the index in items.
-func (l *loader) loadObject(file string, doc document, js []byte, item int, inList bool) {
+// loadObject decodes one object starting at line. doc is the document it came from, used
+// to find the line of a bad field; for List items, item is the index in items.
+func (l *loader) loadObject(file string, doc document, line int, js []byte, item int, inList bool) {
 	var h header
 	if err := json.Unmarshal(js, &h); err != nil {
-		l.problem(Problem{File: file, Line: doc.line, Err: fmt.Errorf("reading apiVersion, kind and metadata: %w", err)})
+		l.problem(Problem{File: file, Line: line, Err: fmt.Errorf("reading apiVersion, kind and metadata: %w", err)})
 		return
 	}
-	p := Problem{File: file, Line: doc.line}
+	p := Problem{File: file, Line: line}
 	if h.Kind == "" || h.APIVersion == "" {
 		p.Err = errors.New("object has no apiVersion or no kind")
 		l.problem(p)
@@ -389,7 +403,7 @@ func (l *loader) loadObject(file string, doc document, js []byte, item int, inLi
 		l.problem(p)
 		return
 	}
-	l.snap.Origins[ref] = Origin{File: file, Line: doc.line}
+	l.snap.Origins[ref] = Origin{File: file, Line: line}
 	if gvk.Group == "policy" && gvk.Version == "v1beta1" {
 		l.snap.LegacySelectorPDBs[ref] = true
 	}

@@ -1,0 +1,444 @@
+package audit_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/audit"
+	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
+)
+
+var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+var (
+	web    = map[string]string{"app": "web"}
+	nodes3 = []string{"n1", "n2", "n3"}
+	one    = intstr.FromInt32(1)
+)
+
+// spread keeps the Deployment's replicas on different nodes.
+func spread(d *appsv1.Deployment) {
+	d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+		MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: d.Spec.Selector,
+	}}
+}
+
+func antiAffinity(required bool) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) {
+		term := corev1.PodAffinityTerm{LabelSelector: d.Spec.Selector, TopologyKey: corev1.LabelHostname}
+		aa := &corev1.PodAntiAffinity{}
+		if required {
+			aa.RequiredDuringSchedulingIgnoredDuringExecution = []corev1.PodAffinityTerm{term}
+		} else {
+			aa.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: term}}
+		}
+		d.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: aa}
+	}
+}
+
+func replicas(n int32) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(n) }
+}
+
+// healthy is a well-configured Deployment: three spread replicas with a budget of one.
+func healthy(c *snapshottest.Cluster) {
+	c.Deployment("ns", "web", web, nodes3, spread)
+	c.PDB("ns", "web", web, snapshottest.MaxUnavailable(one))
+}
+
+func cluster(zones ...string) *snapshottest.Cluster {
+	c := snapshottest.New()
+	for i, n := range nodes3 {
+		zone := ""
+		if len(zones) > 0 {
+			zone = zones[i%len(zones)]
+		}
+		c.Node(n, zone)
+	}
+	return c
+}
+
+func TestRules(t *testing.T) {
+	tests := map[string]struct {
+		rule  string
+		build func(c *snapshottest.Cluster)
+		// manifests, when set, replaces the live cluster with these documents.
+		manifests string
+		want      []string
+	}{
+		"HF001 single replica with minAvailable 1": {
+			rule: "HF001",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1"})
+				c.PDB("ns", "web", web, snapshottest.MinAvailable(one))
+			},
+			want: []string{"PodDisruptionBudget/ns/web"},
+		},
+		"HF001 minAvailable 100%": {
+			rule: "HF001",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread)
+				c.PDB("ns", "web", web, snapshottest.MinAvailable(intstr.FromString("100%")))
+			},
+			want: []string{"PodDisruptionBudget/ns/web"},
+		},
+		"HF001 passes with a budget that lets one go": {rule: "HF001", build: healthy},
+		"HF001 does not blame a budget whose pods are only unready now": {
+			rule: "HF001",
+			build: func(c *snapshottest.Cluster) {
+				healthy(c)
+				c.SetReady("ns", "web-rs-0", false)
+			},
+		},
+		"HF002 three replicas without a budget": {
+			rule:  "HF002",
+			build: func(c *snapshottest.Cluster) { c.Deployment("ns", "web", web, nodes3, spread) },
+			want:  []string{"Deployment/ns/web"},
+		},
+		"HF002 passes with a budget": {rule: "HF002", build: healthy},
+		"HF002 passes for one replica": {
+			rule:  "HF002",
+			build: func(c *snapshottest.Cluster) { c.Deployment("ns", "web", web, []string{"n1"}) },
+		},
+		"HF003 selector with a typo": {
+			rule: "HF003",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread)
+				c.PDB("ns", "web", map[string]string{"app": "wbe"}, snapshottest.MaxUnavailable(one))
+			},
+			want: []string{"PodDisruptionBudget/ns/web"},
+		},
+		"HF003 invalid selector": {
+			rule: "HF003",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread)
+				c.PDB("ns", "web", nil, snapshottest.MaxUnavailable(one), func(p *policyv1.PodDisruptionBudget) {
+					p.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}}
+				})
+			},
+			want: []string{"PodDisruptionBudget/ns/web"},
+		},
+		"HF003 budget in another namespace than its pods": {
+			rule: "HF003",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread)
+				c.PDB("other", "web", web, snapshottest.MaxUnavailable(one))
+			},
+			want: []string{"PodDisruptionBudget/other/web"},
+		},
+		"HF003 passes when the selector matches": {rule: "HF003", build: healthy},
+		"HF004 two budgets over the same pods": {
+			rule: "HF004",
+			build: func(c *snapshottest.Cluster) {
+				healthy(c)
+				c.PDB("ns", "web-too", web, snapshottest.MinAvailable(one))
+			},
+			want: []string{"PodDisruptionBudget/ns/web"},
+		},
+		"HF004 passes with one budget per pod": {
+			rule: "HF004",
+			build: func(c *snapshottest.Cluster) {
+				healthy(c)
+				c.Deployment("ns", "api", map[string]string{"app": "api"}, nodes3, spread)
+				c.PDB("ns", "api", map[string]string{"app": "api"}, snapshottest.MaxUnavailable(one))
+			},
+		},
+		"HF005 maxUnavailable over a DaemonSet": {
+			rule: "HF005",
+			build: func(c *snapshottest.Cluster) {
+				c.DaemonSet("ns", "agent", web, nodes3)
+				c.PDB("ns", "agent", web, snapshottest.MaxUnavailable(one))
+			},
+			want: []string{"PodDisruptionBudget/ns/agent"},
+		},
+		"HF005 percentage over bare pods": {
+			rule: "HF005",
+			build: func(c *snapshottest.Cluster) {
+				c.Pod("ns", "a", web, "n1")
+				c.Pod("ns", "b", web, "n2")
+				c.PDB("ns", "bare", web, snapshottest.MinAvailable(intstr.FromString("50%")))
+			},
+			want: []string{"PodDisruptionBudget/ns/bare"},
+		},
+		"HF005 passes with an integer minAvailable over a DaemonSet": {
+			rule: "HF005",
+			build: func(c *snapshottest.Cluster) {
+				c.DaemonSet("ns", "agent", web, nodes3)
+				c.PDB("ns", "agent", web, snapshottest.MinAvailable(intstr.FromInt32(2)))
+			},
+		},
+		"HF006 replicas with nothing spreading them": {
+			rule: "HF006",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3)
+				c.PDB("ns", "web", web, snapshottest.MaxUnavailable(one))
+			},
+			want: []string{"Deployment/ns/web"},
+		},
+		"HF006 passes with required anti-affinity": {
+			rule:  "HF006",
+			build: func(c *snapshottest.Cluster) { c.Deployment("ns", "web", web, nodes3, antiAffinity(true)) },
+		},
+		"HF007 preferred anti-affinity only": {
+			rule:  "HF007",
+			build: func(c *snapshottest.Cluster) { c.Deployment("ns", "web", web, nodes3, antiAffinity(false)) },
+			want:  []string{"Deployment/ns/web"},
+		},
+		"HF007 passes with a DoNotSchedule spread": {rule: "HF007", build: healthy},
+		"HF008 two of three replicas on one node": {
+			rule:  "HF008",
+			build: func(c *snapshottest.Cluster) { c.Deployment("ns", "web", web, []string{"n1", "n1", "n2"}, spread) },
+			want:  []string{"Deployment/ns/web"},
+		},
+		"HF008 passes when spread out": {rule: "HF008", build: healthy},
+		"HF008 is live only": {
+			rule:      "HF008",
+			manifests: deploymentYAML("replicas: 3", ""),
+		},
+		"HF009 every replica in one zone": {
+			rule: "HF009",
+			build: func(c *snapshottest.Cluster) {
+				c.Snapshot.Nodes[1].Labels[corev1.LabelTopologyZone] = "a"
+				c.Deployment("ns", "web", web, []string{"n1", "n2"}, spread)
+			},
+			want: []string{"Deployment/ns/web"},
+		},
+		"HF009 passes across zones": {
+			rule:  "HF009",
+			build: func(c *snapshottest.Cluster) { c.Deployment("ns", "web", web, []string{"n1", "n3"}, spread) },
+		},
+		"HF010 one pod per node on every node with a surging rollout": {
+			rule:  "HF010",
+			build: func(c *snapshottest.Cluster) { c.Deployment("ns", "web", web, nodes3, antiAffinity(true)) },
+			want:  []string{"Deployment/ns/web"},
+		},
+		"HF010 from manifests, nodes unknown": {
+			rule:      "HF010",
+			manifests: deploymentYAML("replicas: 3", requiredAntiAffinityYAML),
+			want:      []string{"Deployment/ns/web"},
+		},
+		"HF010 passes with fewer replicas than nodes": {
+			rule: "HF010",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1", "n2"}, antiAffinity(true))
+			},
+		},
+		"HF010 passes without surge": {
+			rule: "HF010",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, antiAffinity(true), func(d *appsv1.Deployment) {
+					zero := intstr.FromInt32(0)
+					d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: &zero, MaxUnavailable: &one}
+				})
+			},
+		},
+		"HF011 container without readiness probe": {
+			rule: "HF011",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread, func(d *appsv1.Deployment) {
+					d.Spec.Template.Spec.Containers[0].ReadinessProbe = nil
+				})
+			},
+			want: []string{"Deployment/ns/web"},
+		},
+		"HF011 passes with probes": {rule: "HF011", build: healthy},
+		"HF012 container without liveness probe": {
+			rule: "HF012",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread, func(d *appsv1.Deployment) {
+					d.Spec.Template.Spec.Containers[0].LivenessProbe = nil
+				})
+			},
+			want: []string{"Deployment/ns/web"},
+		},
+		"HF012 passes with probes": {rule: "HF012", build: healthy},
+		"HF013 single replica, no strategy": {
+			rule:  "HF013",
+			build: func(c *snapshottest.Cluster) { c.Deployment("ns", "web", web, []string{"n1"}) },
+			want:  []string{"Deployment/ns/web"},
+		},
+		"HF013 passes with do-not-disrupt": {
+			rule: "HF013",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1"}, func(d *appsv1.Deployment) {
+					d.Spec.Template.Annotations = map[string]string{availability.AnnotationKarpenterDoNotDisrupt: "true"}
+				})
+			},
+		},
+		"HF013 passes when an HPA keeps two": {
+			rule: "HF013",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1"})
+				c.Snapshot.HorizontalPodAutoscalers = append(c.Snapshot.HorizontalPodAutoscalers, hpa(2))
+			},
+		},
+		"HF014 minAvailable equal to the HPA minimum": {
+			rule: "HF014",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread)
+				c.PDB("ns", "web", web, snapshottest.MinAvailable(intstr.FromInt32(2)))
+				c.Snapshot.HorizontalPodAutoscalers = append(c.Snapshot.HorizontalPodAutoscalers, hpa(2))
+			},
+			want: []string{"PodDisruptionBudget/ns/web"},
+		},
+		"HF014 passes with minAvailable below the HPA minimum": {
+			rule: "HF014",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread)
+				c.PDB("ns", "web", web, snapshottest.MinAvailable(intstr.FromInt32(2)))
+				c.Snapshot.HorizontalPodAutoscalers = append(c.Snapshot.HorizontalPodAutoscalers, hpa(3))
+			},
+		},
+		"HF015 critical DaemonSet without a companion": {
+			rule: "HF015",
+			build: func(c *snapshottest.Cluster) {
+				c.DaemonSet("ns", "agent", web, nodes3, critical)
+			},
+			want: []string{"DaemonSet/ns/agent"},
+		},
+		"HF015 passes with a NodeCompanion": {
+			rule: "HF015",
+			build: func(c *snapshottest.Cluster) {
+				c.DaemonSet("ns", "agent", web, nodes3, critical)
+				nc := holdfastv1alpha1.NodeCompanion{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "guard"}}
+				nc.Spec.DaemonSet = &holdfastv1alpha1.DaemonSetReference{Name: "agent"}
+				c.Snapshot.NodeCompanions = append(c.Snapshot.NodeCompanions, nc)
+			},
+		},
+		"HF015 passes for a DaemonSet not marked critical": {
+			rule:  "HF015",
+			build: func(c *snapshottest.Cluster) { c.DaemonSet("ns", "agent", web, nodes3) },
+		},
+		"HF016 budget with an unready pod has nothing to give now": {
+			rule: "HF016",
+			build: func(c *snapshottest.Cluster) {
+				healthy(c)
+				c.SetReady("ns", "web-rs-2", false)
+			},
+			want: []string{"PodDisruptionBudget/ns/web"},
+		},
+		"HF016 passes with every pod ready": {rule: "HF016", build: healthy},
+		"HF017 status behind the spec": {
+			rule: "HF017",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread)
+				c.PDB("ns", "web", web, snapshottest.MaxUnavailable(one), func(p *policyv1.PodDisruptionBudget) { p.Generation = 2 })
+			},
+			want: []string{"PodDisruptionBudget/ns/web"},
+		},
+		"HF017 sync failed": {
+			rule: "HF017",
+			build: func(c *snapshottest.Cluster) {
+				c.DaemonSet("ns", "agent", web, nodes3)
+				c.PDB("ns", "agent", web, snapshottest.MaxUnavailable(one), func(p *policyv1.PodDisruptionBudget) {
+					p.Status.Conditions = []metav1.Condition{{Type: policyv1.DisruptionAllowedCondition, Status: metav1.ConditionFalse,
+						Reason: policyv1.SyncFailedReason, Message: "daemonsets.apps does not implement the scale subresource"}}
+				})
+			},
+			want: []string{"PodDisruptionBudget/ns/agent"},
+		},
+		"HF017 passes with a current status": {rule: "HF017", build: healthy},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, ok := audit.Lookup(tc.rule); !ok {
+				t.Fatalf("no rule %s", tc.rule)
+			}
+			var s *snapshot.Snapshot
+			if tc.manifests != "" {
+				var problems []snapshot.Problem
+				s, problems = snapshot.LoadManifestBytes("test.yaml", []byte(tc.manifests), snapshot.ManifestOptions{})
+				if len(problems) > 0 {
+					t.Fatalf("manifests: %v", problems)
+				}
+			} else {
+				c := cluster("a", "b", "c")
+				tc.build(c)
+				s = c.Snapshot
+			}
+			var got []string
+			for _, f := range audit.Run(availability.Build(s, now), s.Origins) {
+				if f.Rule != tc.rule {
+					continue
+				}
+				got = append(got, f.Kind+"/"+f.Namespace+"/"+f.Name)
+				if f.Message == "" || f.Fix == "" {
+					t.Errorf("finding %+v lacks a message or a fix", f)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s findings (-want +got):\n%s", tc.rule, diff)
+			}
+		})
+	}
+}
+
+// TestEveryRuleIsTested keeps the catalogue and the table above in step.
+func TestEveryRuleIsTested(t *testing.T) {
+	for i, r := range audit.Rules() {
+		if want := fmt.Sprintf("HF%03d", i+1); r.ID != want {
+			t.Errorf("rule %d has ID %s, want %s: IDs are stable and in order", i, r.ID, want)
+		}
+		if r.Summary == "" || r.Rationale == "" || (r.Workload == nil) == (r.Budget == nil) {
+			t.Errorf("rule %s is incomplete", r.ID)
+		}
+	}
+}
+
+func critical(ds *appsv1.DaemonSet) {
+	ds.Annotations = map[string]string{availability.AnnotationCritical: "true"}
+}
+
+func hpa(min int32) autoscalingv2.HorizontalPodAutoscaler {
+	return autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas:    ptr.To(min), MaxReplicas: 10,
+		},
+	}
+}
+
+const requiredAntiAffinityYAML = `
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            - labelSelector:
+                matchLabels:
+                  app: web
+              topologyKey: kubernetes.io/hostname`
+
+func deploymentYAML(replicas, podSpec string) string {
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: ns
+spec:
+  ` + replicas + `
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:` + podSpec + `
+      containers:
+        - name: web
+          image: web:1
+`
+}

@@ -1,0 +1,225 @@
+package snapshot_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+)
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+        - name: web
+          image: web:1
+`
+
+const pdb = `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: web
+  namespace: prod
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels:
+      app: web
+`
+
+// loaded is what the tests compare: where each object came from, and the problems.
+type loaded struct {
+	Origins  map[string]string
+	Problems []string
+}
+
+func summarize(s *snapshot.Snapshot, problems []snapshot.Problem) loaded {
+	out := loaded{Origins: map[string]string{}}
+	for ref, o := range s.Origins {
+		out.Origins[ref.String()] = o.String()
+	}
+	for _, p := range problems {
+		out.Problems = append(out.Problems, p.Error())
+	}
+	return out
+}
+
+func TestLoadManifestBytes(t *testing.T) {
+	tests := map[string]struct {
+		input string
+		want  loaded
+	}{
+		"multi-document YAML with comments and empty documents": {
+			input: "# leading comment\n---\n" + deployment + "---\n---\n# Source: chart/templates/pdb.yaml\n" + pdb + "...\n",
+			want: loaded{Origins: map[string]string{
+				"Deployment/default/web":       "f.yaml:3",
+				"PodDisruptionBudget/prod/web": "f.yaml:23",
+			}},
+		},
+		"JSON object": {
+			input: `{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}`,
+			want:  loaded{Origins: map[string]string{"Node/n1": "f.yaml:1"}},
+		},
+		"stream of JSON objects": {
+			input: "{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": \"n1\"}}\n\n{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": \"n2\"}}\n",
+			want:  loaded{Origins: map[string]string{"Node/n1": "f.yaml:1", "Node/n2": "f.yaml:3"}},
+		},
+		"List kind, as kubectl get -o yaml writes": {
+			input: "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n2\n",
+			want:  loaded{Origins: map[string]string{"Node/n1": "f.yaml:4", "Node/n2": "f.yaml:8"}},
+		},
+		"other kinds are skipped quietly": {
+			input: "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
+			want:  loaded{Origins: map[string]string{}},
+		},
+		"malformed YAML in one document, the next still read": {
+			input: "apiVersion: v1\nkind: Node\nmetadata:\n  name: [n1\n---\n" + pdb,
+			want: loaded{
+				Origins:  map[string]string{"PodDisruptionBudget/prod/web": "f.yaml:6"},
+				Problems: []string{"f.yaml:4: yaml: line 4: did not find expected ',' or ']'"},
+			},
+		},
+		"unknown kind of a built-in group": {
+			input: strings.Replace(deployment, "kind: Deployment", "kind: Deploymnet", 1),
+			want: loaded{
+				Origins:  map[string]string{},
+				Problems: []string{`f.yaml:1: unknown kind "Deploymnet" in apps/v1`},
+			},
+		},
+		"object without a name": {
+			input: strings.Replace(pdb, "  name: web\n", "", 1),
+			want: loaded{
+				Origins:  map[string]string{},
+				Problems: []string{"f.yaml:1: PodDisruptionBudget/prod/: object has no metadata.name"},
+			},
+		},
+		"document without kind": {
+			input: "metadata:\n  name: x\n",
+			want:  loaded{Origins: map[string]string{}, Problems: []string{"f.yaml:1: object has no apiVersion or no kind"}},
+		},
+		"field of the wrong type names the field and its line": {
+			input: strings.Replace(deployment, "replicas: 2", `replicas: "two"`, 1),
+			want: loaded{
+				Origins:  map[string]string{},
+				Problems: []string{"f.yaml:6: Deployment/default/web: field spec.replicas: cannot read a JSON string as int32"},
+			},
+		},
+		"same object twice": {
+			input: pdb + "---\n" + pdb,
+			want: loaded{
+				Origins:  map[string]string{"PodDisruptionBudget/prod/web": "f.yaml:1"},
+				Problems: []string{"f.yaml:12: PodDisruptionBudget/prod/web: defined again; first defined at f.yaml:1"},
+			},
+		},
+		"a scalar is not an object": {
+			input: "just text\n",
+			want:  loaded{Origins: map[string]string{}, Problems: []string{"f.yaml:1: document is not an object with apiVersion and kind"}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, problems := snapshot.LoadManifestBytes("f.yaml", []byte(tc.input), snapshot.ManifestOptions{})
+			if diff := cmp.Diff(tc.want, summarize(s, problems)); diff != "" {
+				t.Errorf("loaded (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLegacyAPIVersions(t *testing.T) {
+	input := `apiVersion: extensions/v1beta1
+kind: Deployment
+metadata:
+  name: platform
+spec:
+  template:
+    metadata:
+      labels:
+        app: platform
+    spec:
+      containers:
+        - name: platform
+          image: platform:v1
+---
+apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata:
+  name: platform-pdb
+spec:
+  minAvailable: 2
+  selector: {}
+`
+	s, problems := snapshot.LoadManifestBytes("f.yaml", []byte(input), snapshot.ManifestOptions{DefaultNamespace: "team"})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	d := s.Deployments[0]
+	if d.Namespace != "team" || d.Spec.Selector == nil || d.Spec.Selector.MatchLabels["app"] != "platform" {
+		t.Errorf("extensions/v1beta1 Deployment read as %s/%s with selector %v, want team/platform selecting app=platform", d.Namespace, d.Name, d.Spec.Selector)
+	}
+	ref := snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: "team", Name: "platform-pdb"}
+	if !s.LegacySelectorPDBs[ref] {
+		t.Errorf("policy/v1beta1 budget not marked as having legacy selector semantics")
+	}
+}
+
+func TestLoadManifests(t *testing.T) {
+	dir := t.TempDir()
+	write := func(path, content string) {
+		t.Helper()
+		full := filepath.Join(dir, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("app/deploy.yaml", deployment)
+	write("app/nested/pdb.yml", pdb)
+	write("app/README.md", "not a manifest")
+	write("app/.git/config.yaml", "not: [valid")
+	write("huge.yaml", pdb+strings.Repeat("# padding\n", 100))
+
+	stdin := strings.NewReader(strings.Replace(pdb, "name: web", "name: from-stdin", 1))
+	s, problems := snapshot.LoadManifests(
+		[]string{filepath.Join(dir, "app"), "-", filepath.Join(dir, "huge.yaml"), filepath.Join(dir, "missing.yaml")},
+		snapshot.ManifestOptions{Stdin: stdin, MaxFileSize: 512},
+	)
+	got := summarize(s, problems)
+	for i, p := range got.Problems {
+		got.Problems[i] = strings.ReplaceAll(p, dir, "DIR")
+	}
+	for k, v := range got.Origins {
+		got.Origins[k] = strings.ReplaceAll(v, dir, "DIR")
+	}
+	want := loaded{
+		Origins: map[string]string{
+			"Deployment/default/web":              "DIR/app/deploy.yaml:1",
+			"PodDisruptionBudget/prod/web":        "DIR/app/nested/pdb.yml:1",
+			"PodDisruptionBudget/prod/from-stdin": "-:1",
+		},
+		Problems: []string{
+			"DIR/huge.yaml: larger than the 512-byte limit for one manifest file",
+			"DIR/missing.yaml: stat DIR/missing.yaml: no such file or directory",
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("loaded (-want +got):\n%s", diff)
+	}
+}
