@@ -33,6 +33,13 @@ func (s Severity) String() string { return severityNames[s] }
 // MarshalText renders the severity by name in JSON and YAML.
 func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText reads a severity by name.
+func (s *Severity) UnmarshalText(text []byte) error {
+	v, err := ParseSeverity(string(text))
+	*s = v
+	return err
+}
+
 // ParseSeverity reads info, warning or error.
 func ParseSeverity(name string) (Severity, error) {
 	if i := slices.Index(severityNames[:], name); i >= 0 {

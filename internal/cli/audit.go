@@ -237,7 +237,7 @@ func (o *AuditOptions) printTable(m *availability.Model, findings []audit.Findin
 		if o.Colour {
 			label = severityColour[f.Severity] + label + colourReset
 		}
-		const indent = "                " // two spaces, severity, rule
+		const indent, fixIndent = "                 ", "    " // under the message; under the object
 		for i, line := range wrap(f.Message, tableWidth-len(indent)) {
 			if i == 0 {
 				w.println(fmt.Sprintf("  %s %s  %s", label, f.Rule, line))
@@ -246,14 +246,24 @@ func (o *AuditOptions) printTable(m *availability.Model, findings []audit.Findin
 			}
 		}
 		for _, line := range strings.Split(f.Fix, "\n") {
-			w.println(indent + "  " + line)
+			// Fixes are indented less than messages so that nested YAML stays within the
+			// width; long comment lines are wrapped as comments.
+			comment, isComment := strings.CutPrefix(line, "# ")
+			if !isComment || len(fixIndent)+len(line) <= tableWidth {
+				w.println(fixIndent + line)
+				continue
+			}
+			for _, part := range wrap(comment, tableWidth-len(fixIndent)-2) {
+				w.println(fixIndent + "# " + part)
+			}
 		}
 	}
 	if len(findings) > 0 {
 		w.println("")
 	}
-	w.println(fmt.Sprintf("%d error(s), %d warning(s), %d info in %d object(s); %d budget(s) computed (%s).",
-		counts[audit.Error], counts[audit.Warning], counts[audit.Info], objects, len(m.Budgets), m.Source))
+	w.println(fmt.Sprintf("%s, %s, %d info in %s; %s computed from %s.",
+		count(counts[audit.Error], "error"), count(counts[audit.Warning], "warning"), counts[audit.Info],
+		count(objects, "object"), count(len(m.Budgets), "budget"), m.Source))
 	if len(findings) > 0 {
 		w.println("Run holdfast audit --explain RULE for why a rule matters.")
 	}
@@ -273,6 +283,13 @@ func (o *AuditOptions) printTable(m *availability.Model, findings []audit.Findin
 		}
 	}
 	return w.err
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // wrap breaks text into lines of at most width characters at spaces.

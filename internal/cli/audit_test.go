@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/holdfast-dev/holdfast/internal/audit"
+	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+)
+
+const singleReplica = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+        - name: web
+          image: web:1
+          readinessProbe:
+            httpGet: {path: /, port: 80}
+          livenessProbe:
+            httpGet: {path: /, port: 80}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: web
+  namespace: shop
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels:
+      app: web
+`
+
+// runAudit runs holdfast with args and stdin as the binary would, returning its output
+// and exit code.
+func runAudit(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}
+	cmd := NewRootCommand(streams)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	var coded *ExitCodeError
+	switch {
+	case err == nil:
+		code = ExitOK
+	case errors.As(err, &coded):
+		code = coded.Code
+	default:
+		code = ExitError
+		errOut.WriteString(err.Error())
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestAuditTable(t *testing.T) {
+	stdout, stderr, code := runAudit(t, singleReplica, "audit", "-f", "-")
+	want := `Deployment/shop/web  (-:1)
+  WARNING HF013  Deployment web runs a single replica and declares no strategy
+                 for disruptions: every drain, upgrade or autoscaler
+                 consolidation of its node takes it down until the replacement
+                 is ready.
+    # Deployment web: run two replicas (and add a PodDisruptionBudget with
+    # maxUnavailable: 1)
+    spec:
+      replicas: 2
+    ---
+    # or, if it must stay single, tell autoscalers not to disrupt it and move it
+    # yourself
+    spec:
+      template:
+        metadata:
+          annotations:
+            karpenter.sh/do-not-disrupt: "true"
+
+PodDisruptionBudget/shop/web  (-:24)
+  ERROR   HF001  PodDisruptionBudget web (minAvailable: 1) requires 1 of its 1
+                 pod to stay healthy, so it allows no eviction even when every
+                 pod is ready: every drain, upgrade or autoscaler consolidation
+                 of a node running Deployment web blocks forever.
+    # PodDisruptionBudget web: replace minAvailable: 1 with maxUnavailable: 1
+    spec:
+      maxUnavailable: 1
+      minAvailable: null
+    ---
+    # and run a second replica so that a drain leaves one serving
+    spec:
+      replicas: 2
+
+1 error, 1 warning, 0 info in 2 objects; 1 budget computed from manifests.
+Run holdfast audit --explain RULE for why a rule matters.
+
+BUDGET    EXPECTED  DESIRED  HEALTHY  ALLOWED
+shop/web  1         1        1        0
+`
+	if diff := cmp.Diff(want, stdout); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if len(line) > tableWidth {
+			t.Errorf("line wider than %d columns: %q", tableWidth, line)
+		}
+	}
+	if stderr != "" || code != ExitFindings {
+		t.Errorf("stderr %q, exit %d; want no stderr, exit %d", stderr, code, ExitFindings)
+	}
+}
+
+func TestAuditColourOnlyWhenAsked(t *testing.T) {
+	s, _ := snapshot.LoadManifestBytes("app.yaml", []byte(singleReplica), snapshot.ManifestOptions{})
+	m := availability.Build(s, time.Time{})
+	findings := audit.Run(m, s.Origins)
+	for _, colour := range []bool{false, true} {
+		var out bytes.Buffer
+		o := &AuditOptions{Colour: colour, IOStreams: genericiooptions.IOStreams{Out: &out}}
+		if err := o.printTable(m, findings); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out.String(), "\x1b[31mERROR  \x1b[0m"); got != colour {
+			t.Errorf("colour %v: coloured severity present = %v", colour, got)
+		}
+	}
+}
+
+func TestAuditJSON(t *testing.T) {
+	stdout, _, code := runAudit(t, singleReplica, "audit", "-f", "-", "-o", "json", "--fail-on", "error")
+	var got audit.Report
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	var rules []string
+	for _, f := range got.Findings {
+		rules = append(rules, f.Rule+" "+f.Kind+"/"+f.Namespace+"/"+f.Name)
+	}
+	if diff := cmp.Diff([]string{"HF013 Deployment/shop/web", "HF001 PodDisruptionBudget/shop/web"}, rules); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	wantBudgets := []audit.BudgetReport{{
+		Namespace: "shop", Name: "web", Projected: true,
+		Status: availability.Status{ExpectedPods: 1, DesiredHealthy: 1, CurrentHealthy: 1},
+	}}
+	if diff := cmp.Diff(wantBudgets, got.Budgets); diff != "" {
+		t.Errorf("budgets (-want +got):\n%s", diff)
+	}
+	// The JSON keys are part of the interface.
+	for _, key := range []string{`"rule"`, `"severity": "error"`, `"kind"`, `"namespace"`, `"name"`, `"message"`, `"fix"`,
+		`"expectedPods"`, `"desiredHealthy"`, `"currentHealthy"`, `"disruptionsAllowed"`} {
+		if !strings.Contains(stdout, key) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+	if code != ExitFindings {
+		t.Errorf("exit %d, want %d", code, ExitFindings)
+	}
+}
+
+func TestAuditSARIF(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.yaml")
+	if err := os.WriteFile(path, []byte(singleReplica), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, _ := runAudit(t, "", "audit", "-f", path, "-o", "sarif")
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct{ ID string } `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				Level     string `json:"level"`
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }    `json:"artifactLocation"`
+						Region           struct{ StartLine int } `json:"region"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &log); err != nil {
+		t.Fatalf("output is not JSON: %v", err)
+	}
+	if log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Tool.Driver.Rules) != len(audit.Rules()) {
+		t.Fatalf("SARIF header: version %q, %d runs", log.Version, len(log.Runs))
+	}
+	var got []string
+	for _, r := range log.Runs[0].Results {
+		loc := r.Locations[0].PhysicalLocation
+		got = append(got, r.RuleID+" "+r.Level+" "+strings.TrimPrefix(loc.ArtifactLocation.URI, filepath.ToSlash(dir))+":"+strconv.Itoa(loc.Region.StartLine))
+	}
+	if diff := cmp.Diff([]string{"HF013 warning /app.yaml:1", "HF001 error /app.yaml:24"}, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+}
+
+func TestAuditExitCodes(t *testing.T) {
+	clean := strings.Replace(singleReplica, "minAvailable: 1", "maxUnavailable: 1", 1)
+	clean = strings.Replace(clean, "replicas: 1", "replicas: 2", 1)
+	clean = strings.Replace(clean, "      containers:", `      topologySpreadConstraints:
+        - maxSkew: 1
+          topologyKey: kubernetes.io/hostname
+          whenUnsatisfiable: DoNotSchedule
+          labelSelector: {matchLabels: {app: web}}
+      containers:`, 1)
+	tests := map[string]struct {
+		stdin string
+		args  []string
+		want  int
+	}{
+		"error finding at fail-on error":           {stdin: singleReplica, args: []string{"--fail-on", "error"}, want: ExitFindings},
+		"warnings only, fail-on error":             {stdin: strings.Replace(singleReplica, "minAvailable: 1", "maxUnavailable: 1", 1), want: ExitOK},
+		"warnings only, fail-on warning":           {stdin: strings.Replace(singleReplica, "minAvailable: 1", "maxUnavailable: 1", 1), args: []string{"--fail-on", "warning"}, want: ExitFindings},
+		"unreadable document is an error":          {stdin: clean + "---\nkind: [\n", want: ExitError},
+		"unknown output format":                    {stdin: clean, args: []string{"-o", "xml"}, want: ExitError},
+		"unknown severity":                         {stdin: clean, args: []string{"--fail-on", "fatal"}, want: ExitError},
+		"all namespaces do not apply to manifests": {stdin: clean, args: []string{"-A"}, want: ExitError},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, stderr, code := runAudit(t, tc.stdin, append([]string{"audit", "-f", "-"}, tc.args...)...)
+			if code != tc.want {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.want, stderr)
+			}
+		})
+	}
+	_, _, code := runAudit(t, clean, "audit", "-f", "-", "--fail-on", "info")
+	if code != ExitOK {
+		t.Errorf("clean manifests: exit %d, want %d", code, ExitOK)
+	}
+}
+
+func TestAuditExplain(t *testing.T) {
+	stdout, _, code := runAudit(t, "", "audit", "--explain", "hf004")
+	r, _ := audit.Lookup("HF004")
+	want := "HF004 overlapping-budgets (error)\n" + r.Summary + "\n\n" + r.Rationale + "\n"
+	if diff := cmp.Diff(want, stdout); diff != "" || code != ExitOK {
+		t.Errorf("explain (-want +got):\n%s\nexit %d", diff, code)
+	}
+	if _, _, code := runAudit(t, "", "audit", "--explain", "HF999"); code != ExitError {
+		t.Errorf("unknown rule: exit %d, want %d", code, ExitError)
+	}
+}
