@@ -582,8 +582,8 @@ func budgetBlockedNow(_ *availability.Model, b *availability.Budget) *Result {
 			unready = append(unready, p.Name)
 		}
 	}
-	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s allows no eviction right now: it needs %d healthy pods and has %d",
-		b.Name, b.Status.DesiredHealthy, b.Status.CurrentHealthy)}
+	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s allows no eviction right now: it needs %s and has %d",
+		b.Name, plural(b.Status.DesiredHealthy, "healthy pod"), b.Status.CurrentHealthy)}
 	if len(unready) > 0 {
 		res.Message += " (not ready: " + strings.Join(firstN(unready, 3), ", ") + ")"
 	}

@@ -167,3 +167,58 @@ func MaxUnavailable(v intstr.IntOrString) func(*policyv1.PodDisruptionBudget) {
 func controllerRef(kind, name string, uid types.UID) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: ptr.To(true)}
 }
+
+// Scale describes a generated cluster.
+type Scale struct {
+	Nodes, Zones, Namespaces, Workloads, PodsPerWorkload int
+}
+
+// ScaleFor returns the shape benchmarks use for a given pod count: 15 pods per workload,
+// one node per 30 pods, 20 workloads per namespace, 3 zones. 150,000 pods gives
+// Kubernetes' published limits: 5,000 nodes and 150,000 pods, with 10,000 workloads.
+func ScaleFor(pods int) Scale {
+	return Scale{Nodes: max(3, pods/30), Zones: 3, Namespaces: max(1, pods/300), Workloads: max(1, pods/15), PodsPerWorkload: 15}
+}
+
+// Generate builds a live cluster of that scale. Every workload gets a budget; the
+// budgets vary in form (minAvailable, maxUnavailable, percentages, expressions), and some
+// workloads lack spread or probes, so that the audit has work to do on every path.
+func Generate(s Scale) *snapshot.Snapshot {
+	c := New()
+	for i := range s.Nodes {
+		c.Node(fmt.Sprintf("node-%d", i), fmt.Sprintf("zone-%c", 'a'+i%s.Zones))
+	}
+	c.Snapshot.Pods = make([]corev1.Pod, 0, s.Workloads*s.PodsPerWorkload)
+	node := 0
+	for w := range s.Workloads {
+		ns := fmt.Sprintf("ns-%d", w%s.Namespaces)
+		name := fmt.Sprintf("app-%d", w)
+		labels := map[string]string{"app": name, "tier": fmt.Sprintf("tier-%d", w%4)}
+		nodes := make([]string, s.PodsPerWorkload)
+		for p := range nodes {
+			nodes[p] = c.Snapshot.Nodes[node%s.Nodes].Name
+			node++
+		}
+		c.Deployment(ns, name, labels, nodes, func(d *appsv1.Deployment) {
+			if w%7 == 0 {
+				d.Spec.Template.Spec.Containers[0].ReadinessProbe = nil
+			}
+		})
+		switch w % 4 {
+		case 0:
+			c.PDB(ns, name, map[string]string{"app": name}, MaxUnavailable(intstr.FromInt32(1)))
+		case 1:
+			c.PDB(ns, name, map[string]string{"app": name}, MinAvailable(intstr.FromString("80%")))
+		case 2:
+			c.PDB(ns, name, map[string]string{"app": name}, MinAvailable(intstr.FromInt32(int32(s.PodsPerWorkload-1))))
+		default:
+			c.PDB(ns, name, nil, MaxUnavailable(intstr.FromString("10%")), func(p *policyv1.PodDisruptionBudget) {
+				p.Spec.Selector = &metav1.LabelSelector{
+					MatchLabels:      map[string]string{"tier": labels["tier"]},
+					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{name}}},
+				}
+			})
+		}
+	}
+	return c.Snapshot
+}
