@@ -98,7 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	nc := &holdfastv1alpha1.NodeCompanion{}
 	if err := r.Client.Get(ctx, req.NamespacedName, nc); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.evictions.forget(req.NamespacedName, nil)
+			r.evictions.replace(req.NamespacedName, nil, nil)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting NodeCompanion %s: %w", req.NamespacedName, err)
@@ -151,8 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		logger.V(1).Info("Status updated", "desired", d.Status.Desired, "ready", d.Status.Ready, "missing", d.Status.NodesMissing)
 		evs = append(evs, statusEvents(nc.Status, d.Status)...)
 	}
-	// The evictions are now in status, which remembers the ones that still matter.
-	r.evictions.forget(req.NamespacedName, obs.Evictions)
+	r.evictions.replace(req.NamespacedName, obs.Evictions, d.OpenEvictions)
 	for _, e := range evs {
 		r.Recorder.Eventf(nc, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
@@ -210,7 +209,9 @@ func (r *Reconciler) applyDeployment(ctx context.Context, want *appsv1.Deploymen
 	updated.Annotations = want.Annotations
 	updated.OwnerReferences = want.OwnerReferences
 	updated.Spec = want.Spec
-	if err := r.Client.Update(ctx, updated); err != nil {
+	// A merge patch rather than an update: the cached Deployment is often one status
+	// write behind, and an update would fail on the resourceVersion for nothing.
+	if err := r.Client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
 		return nil, fmt.Errorf("updating Deployment %s: %w", klog.KObj(want), err)
 	}
 	return &from, nil
@@ -236,7 +237,7 @@ func (r *Reconciler) applyBudget(ctx context.Context, want *policyv1.PodDisrupti
 	updated.Labels = want.Labels
 	updated.OwnerReferences = want.OwnerReferences
 	updated.Spec = want.Spec
-	if err := r.Client.Update(ctx, updated); err != nil {
+	if err := r.Client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
 		return fmt.Errorf("updating PodDisruptionBudget %s: %w", klog.KObj(want), err)
 	}
 	return nil
@@ -374,18 +375,22 @@ func (l *evictionLog) get(key types.NamespacedName) map[string]time.Time {
 	return out
 }
 
-// forget drops the given evictions of key (all of them when done is nil), keeping any
-// seen since they were read.
-func (l *evictionLog) forget(key types.NamespacedName, done map[string]time.Time) {
+// replace swaps the evictions of key that a reconcile read for those it left open,
+// keeping any noted since the read.
+func (l *evictionLog) replace(key types.NamespacedName, read, open map[string]time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if done == nil {
-		delete(l.seen, key)
-		return
-	}
-	for n, t := range done {
+	for n, t := range read {
 		if l.seen[key][n].Equal(t) {
 			delete(l.seen[key], n)
+		}
+	}
+	for n, t := range open {
+		if l.seen[key] == nil {
+			l.seen[key] = map[string]time.Time{}
+		}
+		if prev, ok := l.seen[key][n]; !ok || t.Before(prev) {
+			l.seen[key][n] = t
 		}
 	}
 	if len(l.seen[key]) == 0 {

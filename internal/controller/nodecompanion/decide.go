@@ -79,6 +79,9 @@ type Decision struct {
 	// StalePods are companion pods bound to nodes that no longer exist.
 	StalePods []*corev1.Pod
 	Status    holdfastv1alpha1.NodeCompanionStatus
+	// OpenEvictions are the evictions whose drain is not over, for the controller to keep
+	// in memory: status only records those of nodes that are cordoned.
+	OpenEvictions map[string]time.Time
 	// RequeueAfter is when the status would change with no event: a gap turning Degraded.
 	RequeueAfter time.Duration
 }
@@ -131,6 +134,11 @@ func Decide(o Observed) Decision {
 	guarded := map[string]bool{}
 	for i := range o.Pods {
 		pod := &o.Pods[i]
+		if pod.Spec.NodeName != "" && !existing[pod.Spec.NodeName] {
+			// Terminating or not, no kubelet will ever confirm its end.
+			d.StalePods = append(d.StalePods, pod)
+			continue
+		}
 		if node, at, ok := evictedFrom(pod); ok {
 			// Being evicted: it no longer covers its node, which is now drained.
 			if prev, dup := seen[node]; !dup || at.Before(prev) {
@@ -147,10 +155,6 @@ func Decide(o Observed) Decision {
 		if pod.Spec.NodeName == "" {
 			continue
 		}
-		if !existing[pod.Spec.NodeName] {
-			d.StalePods = append(d.StalePods, pod)
-			continue
-		}
 		if s := nodes[pod.Spec.NodeName]; s != nil && (s.companion == nil || podReady(pod)) {
 			s.companion = pod
 		}
@@ -159,7 +163,8 @@ func Decide(o Observed) Decision {
 		}
 	}
 
-	drained := drainedNodes(old.Drained, seen, nodes)
+	var drained map[string]time.Time
+	d.OpenEvictions, drained = drainedNodes(old.Drained, seen, nodes)
 
 	oldMissing := gapsByNode(old.Missing)
 	oldExcluded := gapsByNode(old.Excluded)
@@ -207,23 +212,31 @@ func Decide(o Observed) Decision {
 		d.Deployment = deployment(nc, ds, eligibleNodes, int32(len(desired)))
 		d.Budget, d.GuardBudget = budgets(nc, int32(len(desired)), int32(len(guarded)))
 	}
+	if o.TargetMissing {
+		// The companions are left as they are, and so is the count they were made for.
+		st.Desired = old.Desired
+		st.NodesCovered = ready
+	}
 	d.RequeueAfter = setConditions(&st, nc, o.TargetMissing, missing, o.Now)
 	d.Status = st
 	return d
 }
 
-// drainedNodes merges the evictions remembered in status with those just seen, keeping a
-// node only while it is eligible, cordoned and without a companion: once it is uncordoned,
-// deleted or has a companion again, the drain is over.
-func drainedNodes(remembered []holdfastv1alpha1.DrainedNode, seen map[string]time.Time, nodes map[string]*nodeState) map[string]time.Time {
-	out := map[string]time.Time{}
+// drainedNodes merges the evictions remembered in status with those just seen. An
+// eviction stays open until its node is deleted or leaves the target, or a companion
+// created after it runs there: the drain is then over. The informers of nodes and pods
+// are separate streams, so the eviction can be seen before the cordon that preceded it;
+// an open eviction on a node that is not (yet) cordoned is kept, not dropped. Of the open
+// evictions, those on nodes that are cordoned and have no companion are drained nodes.
+func drainedNodes(remembered []holdfastv1alpha1.DrainedNode, seen map[string]time.Time, nodes map[string]*nodeState) (open, drained map[string]time.Time) {
+	open = map[string]time.Time{}
 	add := func(node string, at time.Time) {
 		s := nodes[node]
-		if s == nil || !s.node.Spec.Unschedulable || s.companion != nil {
+		if s == nil || (s.companion != nil && !s.companion.CreationTimestamp.Time.Before(at)) {
 			return
 		}
-		if prev, ok := out[node]; !ok || at.Before(prev) {
-			out[node] = at
+		if prev, ok := open[node]; !ok || at.Before(prev) {
+			open[node] = at
 		}
 	}
 	for _, r := range remembered {
@@ -232,7 +245,13 @@ func drainedNodes(remembered []holdfastv1alpha1.DrainedNode, seen map[string]tim
 	for node, at := range seen {
 		add(node, at)
 	}
-	return out
+	drained = map[string]time.Time{}
+	for node, at := range open {
+		if s := nodes[node]; s.node.Spec.Unschedulable && s.companion == nil {
+			drained[node] = at
+		}
+	}
+	return open, drained
 }
 
 func gapsByNode(gaps []holdfastv1alpha1.NodeGap) map[string]holdfastv1alpha1.NodeGap {

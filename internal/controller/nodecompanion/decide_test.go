@@ -192,6 +192,17 @@ func TestDecideReplicasAndGaps(t *testing.T) {
 			},
 			want: want{replicas: 5, missing: []string{"node-2=Drained"}, drained: []string{"node-2"}, ready: ReasonBudgetHeld},
 		},
+		"companion back after the drain, node still cordoned: the drain is over": {
+			nc: companion(func(nc *holdfastv1alpha1.NodeCompanion) {
+				nc.Status.Drained = []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(now.Add(-time.Hour))}}
+			}),
+			edit: func(n []corev1.Node, p []corev1.Pod) ([]corev1.Node, []corev1.Pod) {
+				cordoned(&n[1])
+				p[1].CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
+				return n, p
+			},
+			want: want{replicas: 5, ready: ReasonAllNodesCovered},
+		},
 		"drained node deleted: replicas drop and the memory goes": {
 			nc: companion(func(nc *holdfastv1alpha1.NodeCompanion) {
 				nc.Status.Drained = []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(now.Add(-time.Hour))}}
@@ -508,5 +519,24 @@ func TestStatusEvents(t *testing.T) {
 	}
 	if evs := statusEvents(cur, cur); len(evs) != 0 {
 		t.Errorf("events without a change: %v", evs)
+	}
+}
+
+// The pod and node informers are separate streams: the operator can see a drain's
+// eviction before the cordon that came first. The eviction must not be dropped then.
+func TestDecideEvictionSeenBeforeTheCordon(t *testing.T) {
+	nodes, pods := fiveNodes()
+	pods = append(pods[:1:1], pods[2:]...)
+	evictedAt := now.Add(-time.Second)
+	nc := companion()
+	first := Decide(Observed{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Evictions: map[string]time.Time{"node-2": evictedAt}, Now: now})
+	if diff := cmp.Diff(map[string]time.Time{"node-2": evictedAt}, first.OpenEvictions); diff != "" {
+		t.Fatalf("open evictions (-want +got):\n%s", diff)
+	}
+	nc.Status = first.Status
+	cordoned(&nodes[1])
+	second := Decide(Observed{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Evictions: first.OpenEvictions, Now: now})
+	if *second.Deployment.Spec.Replicas != 5 || len(second.Status.Drained) != 1 {
+		t.Errorf("replicas %d, drained %v; want 5 and node-2 holding the budget", *second.Deployment.Spec.Replicas, second.Status.Drained)
 	}
 }
