@@ -3,9 +3,11 @@ package audit_test
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
@@ -56,6 +58,12 @@ func rulesOf(t *testing.T, path string) []string {
 	var ids []string
 	for _, f := range audit.Run(availability.Build(s, now), s.Origins) {
 		ids = append(ids, f.Rule)
+		// A fix is pasted into manifests: every document of it must be YAML.
+		for _, doc := range strings.Split(f.Fix, "\n---\n") {
+			if js, err := yaml.YAMLToJSON([]byte(doc)); err != nil || string(js) == "null" {
+				t.Errorf("%s fix for %s is not YAML (%v):\n%s", f.Rule, f.Name, err, doc)
+			}
+		}
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids)

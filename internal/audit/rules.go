@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -192,12 +191,10 @@ func plural(n int32, one string) string {
 
 // snippet renders a fix as YAML under a comment naming what to edit.
 func snippet(comment string, v any) string {
-	out, err := yaml.Marshal(v)
-	if err != nil {
-		// Fix values are maps of strings and numbers built here; they always marshal.
-		panic(err)
-	}
-	return "# " + comment + "\n" + strings.TrimSpace(string(out))
+	var b strings.Builder
+	b.WriteString("# " + comment + "\n")
+	renderYAML(&b, v, 0)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 type obj = map[string]any

@@ -35,6 +35,7 @@ type Model struct {
 	Nodes []*Node
 
 	nodes     map[string]*Node
+	zones     []string
 	workloads map[WorkloadRef]*Workload
 	pods      map[podKey]*Member
 }
@@ -166,16 +167,7 @@ func (m *Model) Node(name string) (*Node, bool) {
 }
 
 // Zones returns the zones the nodes are in, sorted, without the empty zone.
-func (m *Model) Zones() []string {
-	var zones []string
-	for _, n := range m.Nodes {
-		if n.Zone != "" {
-			zones = append(zones, n.Zone)
-		}
-	}
-	slices.Sort(zones)
-	return slices.Compact(zones)
-}
+func (m *Model) Zones() []string { return m.zones }
 
 // Build models the snapshot at time now (used for budgets' recently evicted pods).
 func Build(s *snapshot.Snapshot, now time.Time) *Model {
@@ -206,6 +198,13 @@ func (m *Model) addNodes(s *snapshot.Snapshot) {
 		m.nodes[n.Name] = m.Nodes[i]
 	}
 	slices.SortFunc(m.Nodes, func(a, b *Node) int { return cmp.Compare(a.Name, b.Name) })
+	for _, n := range m.Nodes {
+		if n.Zone != "" {
+			m.zones = append(m.zones, n.Zone)
+		}
+	}
+	slices.Sort(m.zones)
+	m.zones = slices.Compact(m.zones)
 }
 
 func zoneOf(l map[string]string) string {

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
@@ -78,68 +80,111 @@ func (p Problem) Unwrap() error { return p.Err }
 
 // LoadManifests reads every path (a file, a folder read recursively for .yaml, .yml and
 // .json files, or "-" for stdin) into one Snapshot. It returns the objects it could read
-// together with one Problem for each piece of input it could not.
+// together with one Problem for each piece of input it could not. Files are parsed in
+// parallel, but objects and problems keep the order of the paths and files.
 func LoadManifests(paths []string, opts ManifestOptions) (*Snapshot, []Problem) {
-	l := newLoader(opts)
+	opts = opts.withDefaults()
+	var files []fileJob
 	for _, p := range paths {
-		l.loadPath(p)
+		files = append(files, listFiles(p, opts)...)
 	}
-	return l.snap, l.problems
+	results := make([]fileResult, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for i := range next {
+				results[i] = parseFile(files[i], opts)
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return merge(results)
 }
 
 // LoadManifestBytes reads one file's content as if it had been read from name.
 func LoadManifestBytes(name string, data []byte, opts ManifestOptions) (*Snapshot, []Problem) {
-	l := newLoader(opts)
-	l.loadBytes(name, data)
-	return l.snap, l.problems
+	job := fileJob{name: name, read: func() ([]byte, error) { return data, nil }}
+	return merge([]fileResult{parseFile(job, opts.withDefaults())})
 }
 
-type loader struct {
-	opts     ManifestOptions
-	snap     *Snapshot
+func (o ManifestOptions) withDefaults() ManifestOptions {
+	if o.DefaultNamespace == "" {
+		o.DefaultNamespace = metav1.NamespaceDefault
+	}
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	return o
+}
+
+// fileJob is one file to parse: read returns its content, or err says why it cannot be.
+type fileJob struct {
+	name string
+	err  error
+	read func() ([]byte, error)
+}
+
+// fileResult is what one file holds, in order.
+type fileResult struct {
+	objects  []decoded
 	problems []Problem
 }
 
-func newLoader(opts ManifestOptions) *loader {
-	if opts.DefaultNamespace == "" {
-		opts.DefaultNamespace = metav1.NamespaceDefault
-	}
-	if opts.MaxFileSize <= 0 {
-		opts.MaxFileSize = DefaultMaxFileSize
-	}
-	return &loader{
-		opts: opts,
-		snap: &Snapshot{
-			Source:             SourceManifests,
-			Origins:            map[ObjectRef]Origin{},
-			LegacySelectorPDBs: map[ObjectRef]bool{},
-		},
-	}
+// decoded is one object read from a file, with the function that adds it to a snapshot.
+type decoded struct {
+	ref    ObjectRef
+	origin Origin
+	legacy bool
+	add    func(*Snapshot)
 }
 
-func (l *loader) problem(p Problem) { l.problems = append(l.problems, p) }
-
-func (l *loader) loadPath(path string) {
-	if path == StdinPath {
-		if l.opts.Stdin == nil {
-			l.problem(Problem{File: path, Err: errors.New("no standard input to read")})
-			return
+// merge builds the snapshot from the files' results in order; an object defined in two
+// places is kept where it is first defined.
+func merge(results []fileResult) (*Snapshot, []Problem) {
+	s := &Snapshot{Source: SourceManifests, Origins: map[ObjectRef]Origin{}, LegacySelectorPDBs: map[ObjectRef]bool{}}
+	var problems []Problem
+	for _, r := range results {
+		problems = append(problems, r.problems...)
+		for _, o := range r.objects {
+			if first, dup := s.Origins[o.ref]; dup {
+				problems = append(problems, Problem{File: o.origin.File, Line: o.origin.Line, Object: o.ref.String(),
+					Err: fmt.Errorf("defined again; first defined at %s", first)})
+				continue
+			}
+			s.Origins[o.ref] = o.origin
+			if o.legacy {
+				s.LegacySelectorPDBs[o.ref] = true
+			}
+			o.add(s)
 		}
-		l.loadReader(path, l.opts.Stdin)
-		return
+	}
+	return s, problems
+}
+
+// listFiles expands a path into the files to parse.
+func listFiles(path string, opts ManifestOptions) []fileJob {
+	if path == StdinPath {
+		if opts.Stdin == nil {
+			return []fileJob{{name: path, err: errors.New("no standard input to read")}}
+		}
+		return []fileJob{{name: path, read: func() ([]byte, error) { return readLimited(opts.Stdin, opts.MaxFileSize) }}}
 	}
 	info, err := os.Stat(path)
 	if err != nil {
-		l.problem(Problem{File: path, Err: err})
-		return
+		return []fileJob{{name: path, err: err}}
 	}
 	if !info.IsDir() {
-		l.loadFile(path)
-		return
+		return []fileJob{fileAt(path, opts)}
 	}
+	var jobs []fileJob
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			l.problem(Problem{File: p, Err: err})
+			jobs = append(jobs, fileJob{name: p, err: err})
 			return nil
 		}
 		// Hidden folders hold VCS data and editor state, never manifests.
@@ -147,13 +192,14 @@ func (l *loader) loadPath(path string) {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && isManifestFile(p) {
-			l.loadFile(p)
+			jobs = append(jobs, fileAt(p, opts))
 		}
 		return nil
 	})
 	if err != nil {
-		l.problem(Problem{File: path, Err: err})
+		jobs = append(jobs, fileJob{name: path, err: err})
 	}
+	return jobs
 }
 
 func isManifestFile(path string) bool {
@@ -164,37 +210,64 @@ func isManifestFile(path string) bool {
 	return false
 }
 
-func (l *loader) loadFile(path string) {
-	f, err := os.Open(path)
-	if err != nil {
-		l.problem(Problem{File: path, Err: err})
-		return
-	}
-	defer f.Close()
-	l.loadReader(path, f)
+func fileAt(path string, opts ManifestOptions) fileJob {
+	return fileJob{name: path, read: func() ([]byte, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readLimited(f, opts.MaxFileSize)
+	}}
 }
 
-func (l *loader) loadReader(name string, r io.Reader) {
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
 	// Read one byte past the limit to tell "exactly at the limit" from "over it".
-	data, err := io.ReadAll(io.LimitReader(r, l.opts.MaxFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		l.problem(Problem{File: name, Err: fmt.Errorf("reading: %w", err)})
-		return
+		return nil, fmt.Errorf("reading: %w", err)
 	}
-	if int64(len(data)) > l.opts.MaxFileSize {
-		l.problem(Problem{File: name, Err: fmt.Errorf("larger than the %d-byte limit for one manifest file", l.opts.MaxFileSize)})
-		return
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than the %d-byte limit for one manifest file", limit)
 	}
-	l.loadBytes(name, data)
+	return data, nil
+}
+
+// parser reads one file; it shares nothing, so that files are parsed in parallel.
+type parser struct {
+	opts   ManifestOptions
+	result fileResult
+}
+
+func (l *parser) problem(p Problem) { l.result.problems = append(l.result.problems, p) }
+
+func parseFile(job fileJob, opts ManifestOptions) fileResult {
+	l := &parser{opts: opts}
+	data, err := job.data()
+	if err != nil {
+		l.problem(Problem{File: job.name, Err: err})
+		return l.result
+	}
+	l.loadBytes(job.name, data)
+	return l.result
+}
+
+func (j fileJob) data() ([]byte, error) {
+	if j.err != nil {
+		return nil, j.err
+	}
+	return j.read()
 }
 
 // document is one YAML or JSON document of a file and the line it starts on.
 type document struct {
 	data []byte
 	line int
+	// root is the parsed document, for the lines of its items and fields.
+	root *yamlv3.Node
 }
 
-func (l *loader) loadBytes(name string, data []byte) {
+func (l *parser) loadBytes(name string, data []byte) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	var docs []document
 	if len(trimmed) > 0 && trimmed[0] == '{' {
@@ -282,17 +355,27 @@ type header struct {
 	Items []json.RawMessage `json:"items"`
 }
 
-func (l *loader) loadDocument(file string, d document) {
+func (l *parser) loadDocument(file string, d document) {
 	if isBlank(d.data) {
 		return
 	}
-	js, err := yaml.YAMLToJSON(d.data)
-	if err != nil {
+	d.root = &yamlv3.Node{}
+	if err := yamlv3.Unmarshal(d.data, d.root); err != nil {
+		// Some of this parser's errors name the line before the fault; the YAML 1.1
+		// parser kubectl uses names the right one, and bad input is rare enough to
+		// parse twice.
+		if _, err2 := yaml.YAMLToJSON(d.data); err2 != nil {
+			err = err2
+		}
 		msg, line := shiftLines(err, d.line)
 		l.problem(Problem{File: file, Line: line, Err: errors.New(msg)})
 		return
 	}
-	js = bytes.TrimSpace(js)
+	js, err := toJSON(d.root)
+	if err != nil {
+		l.problem(Problem{File: file, Line: d.line, Err: err})
+		return
+	}
 	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
 		return
 	}
@@ -345,7 +428,7 @@ func isBlank(data []byte) bool {
 
 // loadObject decodes one object starting at line. doc is the document it came from, used
 // to find the line of a bad field; for List items, item is the index in items.
-func (l *loader) loadObject(file string, doc document, line int, js []byte, item int, inList bool) {
+func (l *parser) loadObject(file string, doc document, line int, js []byte, item int, inList bool) {
 	var h header
 	if err := json.Unmarshal(js, &h); err != nil {
 		l.problem(Problem{File: file, Line: line, Err: fmt.Errorf("reading apiVersion, kind and metadata: %w", err)})
@@ -381,12 +464,8 @@ func (l *loader) loadObject(file string, doc document, line int, js []byte, item
 		l.problem(p)
 		return
 	}
-	if _, dup := l.snap.Origins[ref]; dup {
-		p.Err = fmt.Errorf("defined again; first defined at %s", l.snap.Origins[ref].String())
-		l.problem(p)
-		return
-	}
-	if err := decode(l.snap, js, ref.Namespace, gvk); err != nil {
+	add, err := decode(js, ref.Namespace, gvk)
+	if err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
 			p.Field = typeErr.Field
@@ -403,10 +482,10 @@ func (l *loader) loadObject(file string, doc document, line int, js []byte, item
 		l.problem(p)
 		return
 	}
-	l.snap.Origins[ref] = Origin{File: file, Line: line}
-	if gvk.Group == "policy" && gvk.Version == "v1beta1" {
-		l.snap.LegacySelectorPDBs[ref] = true
-	}
+	l.result.objects = append(l.result.objects, decoded{
+		ref: ref, origin: Origin{File: file, Line: line}, add: add,
+		legacy: gvk.Group == "policy" && gvk.Version == "v1beta1",
+	})
 }
 
 // String renders the origin as file:line.
@@ -418,17 +497,18 @@ var namespaced = map[string]bool{
 	KindNodeCompanion: true,
 }
 
-type decodeFunc func(s *Snapshot, js []byte, namespace string, gvk schema.GroupVersionKind) error
+// decodeFunc decodes one object and returns the function that adds it to a snapshot.
+type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot), error)
 
 // decodeInto appends the object to the snapshot's slice. Retired API versions (policy/v1beta1,
 // extensions/v1beta1, apps/v1beta2, autoscaling/v1...) share the fields holdfast reads with
 // the current ones, so the articles' manifests, written for them, are read into the current
 // types rather than rejected.
 func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectMeta, fix func(*T, schema.GroupVersionKind)) decodeFunc {
-	return func(s *Snapshot, js []byte, namespace string, gvk schema.GroupVersionKind) error {
+	return func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot), error) {
 		var obj T
 		if err := json.Unmarshal(js, &obj); err != nil {
-			return err
+			return nil, err
 		}
 		if namespace != "" {
 			meta(&obj).Namespace = namespace
@@ -436,8 +516,7 @@ func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectM
 		if fix != nil {
 			fix(&obj, gvk)
 		}
-		*slice(s) = append(*slice(s), obj)
-		return nil
+		return func(s *Snapshot) { *slice(s) = append(*slice(s), obj) }, nil
 	}
 }
 
@@ -494,14 +573,9 @@ func init() {
 		KindNodeCompanion, holdfastv1alpha1.GroupVersion.String())
 }
 
-// itemLines finds the line of each element of a List's items, parsing the document again
-// with a parser that keeps positions. Lists are rare enough that the second parse is cheap.
+// itemLines finds the line of each element of a List's items.
 func itemLines(d document) []int {
-	var root yamlv3.Node
-	if err := yamlv3.Unmarshal(d.data, &root); err != nil {
-		return nil
-	}
-	items := lookup(&root, []string{"items"})
+	items := lookup(d.root, []string{"items"})
 	if items == nil || items.Kind != yamlv3.SequenceNode {
 		return nil
 	}
@@ -515,11 +589,7 @@ func itemLines(d document) []int {
 // fieldLine finds the line of a dotted JSON path such as spec.template.spec.containers.0.image
 // (encoding/json reports paths without indexes, so the first element is taken for arrays).
 func fieldLine(d document, path string) int {
-	var root yamlv3.Node
-	if err := yamlv3.Unmarshal(d.data, &root); err != nil {
-		return 0
-	}
-	n := lookup(&root, strings.Split(path, "."))
+	n := lookup(d.root, strings.Split(path, "."))
 	if n == nil {
 		return 0
 	}

@@ -1,0 +1,107 @@
+package audit
+
+import (
+	"cmp"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The fixes are small trees of maps, lists, strings and numbers built in this package.
+// Rendering them here, in the block style kubectl users read, costs a fraction of a
+// generic YAML marshaller, which dominated the audit of large clusters.
+
+// plainScalar matches strings that YAML reads back as the same string without quotes.
+var plainScalar = regexp.MustCompile(`^[A-Za-z_/][A-Za-z0-9_./-]*$`)
+
+// reserved are plain-looking words that YAML 1.1 readers take as booleans or null.
+var reserved = map[string]bool{
+	"true": true, "false": true, "yes": true, "no": true, "on": true, "off": true,
+	"y": true, "n": true, "null": true, "~": true,
+}
+
+func scalar(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		if plainScalar.MatchString(v) && !reserved[strings.ToLower(v)] {
+			return v
+		}
+		return strconv.Quote(v)
+	case int:
+		return strconv.Itoa(v)
+	case int32:
+		return strconv.Itoa(int(v))
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	panic("audit: cannot render a fix value of this type")
+}
+
+// renderYAML writes v at the given indentation. Maps have their keys sorted; list items
+// sit at their key's indentation, as kubectl prints them.
+func renderYAML(b *strings.Builder, v any, indent int) {
+	switch v := v.(type) {
+	case obj:
+		renderMap(b, v, indent, "")
+	case map[string]string:
+		m := make(obj, len(v))
+		for k, s := range v {
+			m[k] = s
+		}
+		renderMap(b, m, indent, "")
+	case []obj:
+		for _, item := range v {
+			renderMap(b, item, indent+2, strings.Repeat(" ", indent)+"- ")
+		}
+	case []string:
+		for _, item := range v {
+			b.WriteString(strings.Repeat(" ", indent) + "- " + scalar(item) + "\n")
+		}
+	default:
+		b.WriteString(strings.Repeat(" ", indent) + scalar(v) + "\n")
+	}
+}
+
+// renderMap writes a map's entries at indent; first, when set, replaces the indentation
+// of the first entry (a list item's "- ").
+func renderMap(b *strings.Builder, m obj, indent int, first string) {
+	if len(m) == 0 {
+		b.WriteString(cmp.Or(first, strings.Repeat(" ", indent)) + "{}\n")
+		return
+	}
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		prefix := strings.Repeat(" ", indent)
+		if i == 0 && first != "" {
+			prefix = first
+		}
+		b.WriteString(prefix + scalar(k) + ":")
+		switch v := m[k].(type) {
+		case obj, map[string]string:
+			if isEmpty(v) {
+				b.WriteString(" {}\n")
+				continue
+			}
+			b.WriteString("\n")
+			renderYAML(b, v, indent+2)
+		case []obj, []string:
+			b.WriteString("\n")
+			renderYAML(b, v, indent)
+		default:
+			b.WriteString(" " + scalar(v) + "\n")
+		}
+	}
+}
+
+func isEmpty(v any) bool {
+	switch v := v.(type) {
+	case obj:
+		return len(v) == 0
+	case map[string]string:
+		return len(v) == 0
+	}
+	return false
+}
