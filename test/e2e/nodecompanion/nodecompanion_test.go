@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,9 +37,29 @@ func TestCompanionOnEveryNodeAndDrainsOneAtATime(t *testing.T) {
 	t.Logf("kubectl get nodecompanions:\n%s", e.kubectlGet("nodecompanions"))
 	t.Logf("kubectl get deployment,pdb:\n%s", e.kubectlGet("deployment,pdb"))
 
+	// Two drains at the same time, as two `kubectl drain --ignore-daemonsets` would:
+	// both nodes cordoned, both companions evicted at once. One eviction goes through.
+	e.setUnschedulable(e.Nodes[0], true)
+	e.setUnschedulable(e.Nodes[1], true)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = e.evictCompanion(e.Ctx, nc, e.Nodes[i])
+		}()
+	}
+	wg.Wait()
 	first, second := e.Nodes[0], e.Nodes[1]
-	e.drain(nc, first)
-	e.setUnschedulable(second, true)
+	switch {
+	case errs[0] == nil && apierrors.IsTooManyRequests(errs[1]):
+	case errs[1] == nil && apierrors.IsTooManyRequests(errs[0]):
+		first, second = second, first
+	default:
+		t.Fatalf("concurrent evictions: %v and %v; want one through and one refused with 429", errs[0], errs[1])
+	}
+	t.Logf("concurrent drains: %s went first, %s was refused", first, second)
 	e.waitAllowed(nc, 0)
 	e.refused(nc, second)
 

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# operator-memory.sh measures the operator's resident memory on a testbed with NODES nodes
+# and about PODS pods: a DaemonSet on every node, a NodeCompanion following it, and a
+# Deployment filling up the rest. It prints VmRSS and VmHWM of the operator process and
+# the Go heap from its metrics endpoint.
+#
+#   hack/operator-memory.sh            # 200 nodes, 5000 pods
+#   NODES=50 PODS=1000 hack/operator-memory.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+nodes=${NODES:-200}
+pods=${PODS:-5000}
+dir=${DIR:-$(mktemp -d /tmp/holdfast-memory.XXXXXX)}
+rm -rf "$dir"
+bin=$(mktemp -d)
+go build -o "$bin/holdfast" ./cmd/holdfast
+(cd hack/testbed && go build -o "$bin/testbed" .)
+
+"$bin/testbed" up --src hack/testbed --dir "$dir" --nodes "$nodes" --zones 3
+operator_pid=
+cleanup() {
+	if [[ -n $operator_pid ]]; then kill "$operator_pid" 2>/dev/null || true; fi
+	"$bin/testbed" down --dir "$dir" >/dev/null 2>&1 || true
+	rm -rf "$bin"
+}
+trap cleanup EXIT
+export KUBECONFIG=$dir/kubeconfig
+
+kubectl apply --server-side -f config/crd/bases >/dev/null
+kubectl wait --for condition=Established crd/nodecompanions.holdfast.dev >/dev/null
+kubectl create namespace memory >/dev/null
+cat <<EOF | kubectl apply -n memory -f - >/dev/null
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: storage}
+spec:
+  selector: {matchLabels: {app: storage}}
+  template:
+    metadata: {labels: {app: storage}}
+    spec: {containers: [{name: agent, image: registry.example/storage-agent:1}]}
+---
+apiVersion: holdfast.dev/v1alpha1
+kind: NodeCompanion
+metadata: {name: volume-guard}
+spec:
+  daemonSet: {name: storage}
+  template:
+    metadata: {labels: {app: volume-guard}}
+    spec: {containers: [{name: guard, image: registry.example/volume-guard:1}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: load}
+spec:
+  replicas: $((pods - 2 * nodes))
+  selector: {matchLabels: {app: load}}
+  template:
+    metadata: {labels: {app: load}}
+    spec: {containers: [{name: app, image: registry.example/app:1}]}
+EOF
+
+"$bin/holdfast" operator --leader-elect=false --metrics-bind-address=127.0.0.1:18080 \
+	--health-probe-bind-address=127.0.0.1:18081 >"$dir/operator.log" 2>&1 &
+operator_pid=$!
+
+echo "waiting for $pods pods Running and $nodes companions..."
+for _ in $(seq 1 120); do
+	running=$(kubectl get pods -A --field-selector status.phase=Running --no-headers 2>/dev/null | wc -l)
+	covered=$(kubectl get nodecompanion -n memory volume-guard -o jsonpath='{.status.nodesCovered}' 2>/dev/null || echo 0)
+	echo "  $(date +%T) running pods $running, companions covering $covered nodes"
+	if ((running >= pods && covered >= nodes)); then break; fi
+	sleep 10
+done
+# Let a few resyncs and status writes happen at full size before reading.
+sleep 30
+kubectl get nodecompanions -n memory
+grep -E 'VmRSS|VmHWM' "/proc/$operator_pid/status"
+curl -s 127.0.0.1:18080/metrics | grep -E '^go_memstats_(heap_inuse|sys)_bytes'
