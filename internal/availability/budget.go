@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -158,4 +159,51 @@ func (b *Budget) healthy(m *Member, now time.Time) int32 {
 		}
 	}
 	return m.Count
+}
+
+// Eviction is what the Eviction API would answer for one pod now.
+type Eviction struct {
+	Allowed bool
+	// Code is the HTTP status the API answers a refusal with: 429 when a budget has no
+	// disruption to give, 500 when the pod has more than one budget.
+	Code int
+	// Budget is the budget that decides, when there is one.
+	Budget *Budget
+	Reason string
+}
+
+// Eviction answers as the Eviction API does (pkg/registry/core/pod/storage/eviction.go):
+// pods that are not running are always evictable; a pod with several budgets never is; an
+// unready pod is evictable under unhealthyPodEvictionPolicy AlwaysAllow, or under
+// IfHealthyBudget while its budget is satisfied; any other pod needs a disruption to spare.
+// The numbers are holdfast's own, not the budget's possibly stale status.
+func (m *Model) Eviction(p *Member) Eviction {
+	if p.Pod != nil && (p.Terminating || p.Pod.Status.Phase == corev1.PodPending ||
+		p.Pod.Status.Phase == corev1.PodSucceeded || p.Pod.Status.Phase == corev1.PodFailed) {
+		return Eviction{Allowed: true, Reason: "the pod is not running, so no budget applies"}
+	}
+	switch len(p.Budgets) {
+	case 0:
+		return Eviction{Allowed: true, Reason: "no budget covers the pod"}
+	case 1:
+	default:
+		return Eviction{Code: 500, Reason: "the pod has more than one PodDisruptionBudget, which the Eviction API does not support"}
+	}
+	b := p.Budgets[0]
+	if !p.Ready {
+		if policy := b.PDB.Spec.UnhealthyPodEvictionPolicy; policy != nil && *policy == policyv1.AlwaysAllow {
+			return Eviction{Allowed: true, Budget: b, Reason: "the pod is not ready and the budget's unhealthyPodEvictionPolicy is AlwaysAllow"}
+		}
+		if b.Status.CurrentHealthy >= b.Status.DesiredHealthy && b.Status.DesiredHealthy > 0 {
+			return Eviction{Allowed: true, Budget: b, Reason: "the pod is not ready and its budget is satisfied without it"}
+		}
+	}
+	if b.Status.DisruptionsAllowed > 0 {
+		return Eviction{Allowed: true, Budget: b, Reason: fmt.Sprintf("budget %s allows %d disruption(s)", b.Name, b.Status.DisruptionsAllowed)}
+	}
+	reason := fmt.Sprintf("budget %s needs %d healthy pods and has %d", b.Name, b.Status.DesiredHealthy, b.Status.CurrentHealthy)
+	if b.SyncError != "" {
+		reason = fmt.Sprintf("budget %s cannot be computed: %s", b.Name, b.SyncError)
+	}
+	return Eviction{Code: 429, Budget: b, Reason: reason}
 }

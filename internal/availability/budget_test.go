@@ -189,3 +189,88 @@ func TestBudgetArithmetic(t *testing.T) {
 		})
 	}
 }
+
+func TestEviction(t *testing.T) {
+	alwaysAllow := func(p *policyv1.PodDisruptionBudget) {
+		p.Spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)
+	}
+	type verdict struct {
+		Allowed bool
+		Code    int
+	}
+	tests := map[string]struct {
+		build func(c *snapshottest.Cluster)
+		pod   string
+		want  verdict
+	}{
+		"budget with a disruption to give": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1", "n2", "n3"})
+				c.PDB("ns", "pdb", web, snapshottest.MaxUnavailable(intstr.FromInt32(1)))
+			},
+			pod: "web-rs-0", want: verdict{Allowed: true},
+		},
+		"budget with nothing to give": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1"})
+				c.PDB("ns", "pdb", web, snapshottest.MinAvailable(intstr.FromInt32(1)))
+			},
+			pod: "web-rs-0", want: verdict{Code: 429},
+		},
+		"two budgets": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1", "n2", "n3"})
+				c.PDB("ns", "a", web, snapshottest.MaxUnavailable(intstr.FromInt32(1)))
+				c.PDB("ns", "b", web, snapshottest.MaxUnavailable(intstr.FromInt32(1)))
+			},
+			pod: "web-rs-0", want: verdict{Code: 500},
+		},
+		"unready pod, budget not satisfied, IfHealthyBudget": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1", "n2"})
+				c.SetReady("ns", "web-rs-0", false)
+				c.PDB("ns", "pdb", web, snapshottest.MinAvailable(intstr.FromInt32(2)))
+			},
+			pod: "web-rs-0", want: verdict{Code: 429},
+		},
+		"unready pod, budget satisfied without it": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1", "n2", "n3"})
+				c.SetReady("ns", "web-rs-0", false)
+				c.PDB("ns", "pdb", web, snapshottest.MinAvailable(intstr.FromInt32(2)))
+			},
+			pod: "web-rs-0", want: verdict{Allowed: true},
+		},
+		"unready pod under AlwaysAllow": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1", "n2"})
+				c.SetReady("ns", "web-rs-0", false)
+				c.PDB("ns", "pdb", web, snapshottest.MinAvailable(intstr.FromInt32(2)), alwaysAllow)
+			},
+			pod: "web-rs-0", want: verdict{Allowed: true},
+		},
+		"pending pod": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{""})
+				c.PDB("ns", "pdb", web, snapshottest.MinAvailable(intstr.FromInt32(1)))
+			},
+			pod: "web-rs-0", want: verdict{Allowed: true},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := snapshottest.New()
+			three(c)
+			tc.build(c)
+			m := availability.Build(c.Snapshot, now)
+			p, ok := m.Pod("ns", tc.pod)
+			if !ok {
+				t.Fatalf("no pod %s", tc.pod)
+			}
+			e := m.Eviction(p)
+			if diff := cmp.Diff(tc.want, verdict{Allowed: e.Allowed, Code: e.Code}); diff != "" || e.Reason == "" {
+				t.Errorf("eviction %q (-want +got):\n%s", e.Reason, diff)
+			}
+		})
+	}
+}
