@@ -49,10 +49,6 @@ func antiAffinity(required bool) func(*appsv1.Deployment) {
 	}
 }
 
-func replicas(n int32) func(*appsv1.Deployment) {
-	return func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(n) }
-}
-
 // healthy is a well-configured Deployment: three spread replicas with a budget of one.
 func healthy(c *snapshottest.Cluster) {
 	c.Deployment("ns", "web", web, nodes3, spread)
