@@ -27,7 +27,7 @@ trap cleanup EXIT
 export KUBECONFIG=$dir/kubeconfig
 
 kubectl apply --server-side -f config/crd/bases >/dev/null
-kubectl wait --for condition=Established crd/nodecompanions.holdfast.dev >/dev/null
+until kubectl get nodecompanions -A >/dev/null 2>&1; do sleep 1; done
 kubectl create namespace memory >/dev/null
 cat <<EOF | kubectl apply -n memory -f - >/dev/null
 apiVersion: apps/v1

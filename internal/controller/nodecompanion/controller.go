@@ -58,8 +58,9 @@ type Reconciler struct {
 	Client   client.Client
 	Clock    clock.PassiveClock
 	Recorder events.EventRecorder
-	// evictions remembers the companion evictions seen on the pod watch until they are
-	// written to status: by the time a reconcile runs the evicted pod may be gone.
+	// evictions remembers the companion evictions seen on the pod watch until their drain
+	// is over: by the time a reconcile runs the evicted pod may be gone, and the cordon
+	// that came before the eviction may not be in the cache yet.
 	evictions *evictionLog
 }
 
