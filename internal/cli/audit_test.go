@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
@@ -265,5 +266,16 @@ func TestAuditExplain(t *testing.T) {
 	}
 	if _, _, code := runAudit(t, "", "audit", "--explain", "HF999"); code != ExitError {
 		t.Errorf("unknown rule: exit %d, want %d", code, ExitError)
+	}
+}
+
+func TestAuditYAML(t *testing.T) {
+	stdout, _, _ := runAudit(t, singleReplica, "audit", "-f", "-", "-o", "yaml")
+	var got audit.Report
+	if err := yaml.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not YAML: %v\n%s", err, stdout)
+	}
+	if len(got.Findings) != 2 || got.Findings[1].Severity != audit.Error || len(got.Budgets) != 1 {
+		t.Errorf("YAML report = %+v, want 2 findings (the second an error) and 1 budget", got)
 	}
 }

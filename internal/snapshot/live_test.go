@@ -1,0 +1,88 @@
+package snapshot_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+)
+
+func TestLoadLive(t *testing.T) {
+	meta := func(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+	client := fake.NewClientset(
+		&corev1.Node{ObjectMeta: meta("", "n1")},
+		&corev1.Pod{ObjectMeta: meta("a", "p1")},
+		&corev1.Pod{ObjectMeta: meta("b", "p2")},
+		&appsv1.Deployment{ObjectMeta: meta("a", "web")},
+		&appsv1.DaemonSet{ObjectMeta: meta("a", "agent")},
+		&policyv1.PodDisruptionBudget{ObjectMeta: meta("a", "web")},
+	)
+	companion := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": holdfastv1alpha1.GroupVersion.String(), "kind": "NodeCompanion",
+		"metadata": map[string]any{"namespace": "a", "name": "guard"},
+		"spec":     map[string]any{"daemonSet": map[string]any{"name": "agent"}},
+	}}
+	gvr := holdfastv1alpha1.GroupVersion.WithResource("nodecompanions")
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{gvr: "NodeCompanionList"}, companion)
+
+	type names struct{ Nodes, Pods, Deployments, DaemonSets, PDBs, Companions []string }
+	summarize := func(s *snapshot.Snapshot) names {
+		var n names
+		for _, o := range s.Nodes {
+			n.Nodes = append(n.Nodes, o.Name)
+		}
+		for _, o := range s.Pods {
+			n.Pods = append(n.Pods, o.Namespace+"/"+o.Name)
+		}
+		for _, o := range s.Deployments {
+			n.Deployments = append(n.Deployments, o.Namespace+"/"+o.Name)
+		}
+		for _, o := range s.DaemonSets {
+			n.DaemonSets = append(n.DaemonSets, o.Namespace+"/"+o.Name)
+		}
+		for _, o := range s.PodDisruptionBudgets {
+			n.PDBs = append(n.PDBs, o.Namespace+"/"+o.Name)
+		}
+		for _, o := range s.NodeCompanions {
+			n.Companions = append(n.Companions, o.Namespace+"/"+o.Name+"->"+o.Spec.DaemonSet.Name)
+		}
+		return n
+	}
+	tests := map[string]struct {
+		namespace string
+		want      names
+	}{
+		"one namespace, and the cluster-scoped nodes": {namespace: "b", want: names{Nodes: []string{"n1"}, Pods: []string{"b/p2"}}},
+		"every namespace": {namespace: metav1.NamespaceAll, want: names{
+			Nodes: []string{"n1"}, Pods: []string{"a/p1", "b/p2"}, Deployments: []string{"a/web"},
+			DaemonSets: []string{"a/agent"}, PDBs: []string{"a/web"}, Companions: []string{"a/guard->agent"},
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, err := snapshot.LoadLive(context.Background(), client, dyn, tc.namespace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Source != snapshot.SourceLive {
+				t.Errorf("source %q, want live", s.Source)
+			}
+			if diff := cmp.Diff(tc.want, summarize(s)); diff != "" {
+				t.Errorf("loaded (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
