@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -295,7 +294,7 @@ func (e *env) evictCompanion(ctx context.Context, nc *holdfastv1alpha1.NodeCompa
 	if p == nil {
 		return fmt.Errorf("no companion on %s", node)
 	}
-	return e.Clientset.PolicyV1().Evictions(p.Namespace).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}})
+	return e.Evict(ctx, p)
 }
 
 // drain cordons node and evicts its companion, retrying refusals like kubectl drain.
@@ -326,35 +325,6 @@ func (e *env) refused(nc *holdfastv1alpha1.NodeCompanion, node string) {
 			e.T.Fatalf("evicting the companion on %s: %v; want 429 Too Many Requests", node, err)
 		}
 		time.Sleep(500 * time.Millisecond)
-	}
-}
-
-// addNode registers a kwok node like the testbed's own, deleted when the test ends.
-func (e *env) addNode(name string, labels map[string]string) {
-	e.T.Helper()
-	res := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	l := map[string]string{corev1.LabelHostname: name, corev1.LabelTopologyZone: "zone-a", corev1.LabelOSStable: "linux", "type": "kwok"}
-	for k, v := range labels {
-		l[k] = v
-	}
-	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
-		Status:     corev1.NodeStatus{Capacity: res, Allocatable: res},
-	}
-	if _, err := e.Clientset.CoreV1().Nodes().Create(e.Ctx, n, metav1.CreateOptions{}); err != nil {
-		e.T.Fatalf("adding node %s: %v", name, err)
-	}
-	e.T.Cleanup(func() { e.deleteNode(name) })
-}
-
-func (e *env) deleteNode(name string) {
-	err := e.Clientset.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		e.T.Errorf("deleting node %s: %v", name, err)
 	}
 }
 

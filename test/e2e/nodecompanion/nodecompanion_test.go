@@ -92,7 +92,7 @@ func TestDrainedNodeDeletedReleasesTheBudget(t *testing.T) {
 	e.startOperator()
 	e.daemonSet("storage", nil)
 	nc := e.companionFor("storage", nil)
-	e.addNode("nc-gone", nil)
+	e.AddNode("nc-gone", "zone-a", nil)
 	all := append(slices.Clone(e.Nodes), "nc-gone")
 	e.waitCovered(nc, all, 6)
 
@@ -101,7 +101,7 @@ func TestDrainedNodeDeletedReleasesTheBudget(t *testing.T) {
 	e.waitAllowed(nc, 0)
 	e.refused(nc, e.Nodes[2])
 
-	e.deleteNode("nc-gone")
+	e.DeleteNode("nc-gone")
 	e.drain(nc, e.Nodes[2])
 	e.setUnschedulable(e.Nodes[2], false)
 	e.waitCovered(nc, e.Nodes, 5)
@@ -269,7 +269,7 @@ func TestNodeChurn(t *testing.T) {
 	e.waitCovered(nc, e.Nodes, 5)
 
 	start := time.Now()
-	e.addNode("nc-new", nil)
+	e.AddNode("nc-new", "zone-b", nil)
 	e.Eventually(settle, "companion Running on the new node", func(ctx context.Context) (bool, error) {
 		byNode, _, err := e.companions(ctx, nc)
 		if err != nil {
@@ -282,7 +282,7 @@ func TestNodeChurn(t *testing.T) {
 	e.waitCovered(nc, append(slices.Clone(e.Nodes), "nc-new"), 6)
 
 	// Deleted without a drain: replicas drop, no stale pod stays bound to it.
-	e.deleteNode("nc-new")
+	e.DeleteNode("nc-new")
 	e.waitCovered(nc, e.Nodes, 5)
 	e.Eventually(settle, "no companion left on the deleted node", func(ctx context.Context) (bool, error) {
 		pods := &corev1.PodList{}
