@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -150,7 +152,7 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 		problemText = append(problemText, p.Error())
 		fmt.Fprintln(o.ErrOut, "holdfast: skipped:", p.Error())
 	}
-	if err := o.print(model, findings, problemText); err != nil {
+	if err := o.print(model, findings, problemText, snap.Origins); err != nil {
 		return err
 	}
 	if len(problems) > 0 {
@@ -186,7 +188,7 @@ func (o *AuditOptions) load(ctx context.Context) (*snapshot.Snapshot, []snapshot
 	return snap, nil, nil
 }
 
-func (o *AuditOptions) print(m *availability.Model, findings []audit.Finding, problems []string) error {
+func (o *AuditOptions) print(m *availability.Model, findings []audit.Finding, problems []string, origins map[snapshot.ObjectRef]snapshot.Origin) error {
 	switch o.Output {
 	case "json":
 		enc := json.NewEncoder(o.Out)
@@ -204,7 +206,7 @@ func (o *AuditOptions) print(m *availability.Model, findings []audit.Finding, pr
 		enc.SetIndent("", "  ")
 		return enc.Encode(audit.SARIF(findings, Version))
 	}
-	return o.printTable(m, findings)
+	return o.printTable(m, findings, origins)
 }
 
 // ANSI colours per severity, used only on a terminal.
@@ -212,52 +214,105 @@ var severityColour = map[audit.Severity]string{audit.Error: "\x1b[31m", audit.Wa
 
 const colourReset = "\x1b[0m"
 
-// printTable groups findings by object: a heading per object, then each finding's
-// severity, rule, wrapped message and fix, all within tableWidth columns.
-func (o *AuditOptions) printTable(m *availability.Model, findings []audit.Finding) error {
-	w := &errWriter{w: o.Out}
-	var last string
-	counts := map[audit.Severity]int{}
-	objects := 0
+// tableGroup is one workload with its findings and its budgets' findings; a budget that
+// covers no workload makes a group of its own.
+type tableGroup struct {
+	ref      snapshot.ObjectRef
+	findings []audit.Finding
+}
+
+func groupByWorkload(m *availability.Model, findings []audit.Finding) []tableGroup {
+	budgets := make(map[snapshot.ObjectRef]*availability.Budget, len(m.Budgets))
+	for _, b := range m.Budgets {
+		budgets[snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}] = b
+	}
+	index := map[snapshot.ObjectRef]int{}
+	var groups []tableGroup
 	for _, f := range findings {
-		counts[f.Severity]++
-		heading := snapshot.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}.String()
-		if heading != last {
-			if last != "" {
-				w.println("")
-			}
-			objects++
-			last = heading
-			if f.File != "" {
-				heading += fmt.Sprintf("  (%s:%d)", f.File, f.Line)
-			}
-			w.println(heading)
+		ref := snapshot.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}
+		if b, ok := budgets[ref]; ok && len(b.Workloads) > 0 {
+			w := b.Workloads[0]
+			ref = snapshot.ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}
 		}
-		label := fmt.Sprintf("%-7s", strings.ToUpper(f.Severity.String()))
-		if o.Colour {
-			label = severityColour[f.Severity] + label + colourReset
+		i, ok := index[ref]
+		if !ok {
+			i = len(groups)
+			index[ref] = i
+			groups = append(groups, tableGroup{ref: ref})
 		}
-		const indent, fixIndent = "                 ", "    " // under the message; under the object
-		for i, line := range wrap(f.Message, tableWidth-len(indent)) {
-			if i == 0 {
-				w.println(fmt.Sprintf("  %s %s  %s", label, f.Rule, line))
-			} else {
-				w.println(indent + line)
-			}
+		groups[i].findings = append(groups[i].findings, f)
+	}
+	slices.SortFunc(groups, func(a, b tableGroup) int {
+		return cmp.Or(cmp.Compare(a.ref.Namespace, b.ref.Namespace), cmp.Compare(a.ref.Kind, b.ref.Kind), cmp.Compare(a.ref.Name, b.ref.Name))
+	})
+	for _, g := range groups {
+		// The workload's own findings first, then its budgets'.
+		slices.SortStableFunc(g.findings, func(a, b audit.Finding) int {
+			return cmp.Compare(boolInt(a.Kind != g.ref.Kind), boolInt(b.Kind != g.ref.Kind))
+		})
+	}
+	return groups
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// printTable groups findings by workload: a heading per workload, then each finding's
+// severity, rule, wrapped message and fix, all within tableWidth columns. A budget's
+// findings sit under the workload it covers, with the budget's own location.
+func (o *AuditOptions) printTable(m *availability.Model, findings []audit.Finding, origins map[snapshot.ObjectRef]snapshot.Origin) error {
+	w := &errWriter{w: o.Out}
+	counts := map[audit.Severity]int{}
+	const indent, fixIndent = "                 ", "    " // under the message; under the heading
+	groups := groupByWorkload(m, findings)
+	for i, g := range groups {
+		if i > 0 {
+			w.println("")
 		}
-		for _, line := range strings.Split(f.Fix, "\n") {
-			// Fixes are indented less than messages so that nested YAML stays within the
-			// width; long comment lines are wrapped as comments.
-			comment, isComment := strings.CutPrefix(line, "# ")
-			if !isComment || len(fixIndent)+len(line) <= tableWidth {
-				w.println(fixIndent + line)
-				continue
+		heading := g.ref.String()
+		if origin, ok := origins[g.ref]; ok {
+			heading += "  (" + origin.String() + ")"
+		}
+		w.println(heading)
+		for _, f := range g.findings {
+			counts[f.Severity]++
+			label := fmt.Sprintf("%-7s", strings.ToUpper(f.Severity.String()))
+			if o.Colour {
+				label = severityColour[f.Severity] + label + colourReset
 			}
-			for _, part := range wrap(comment, tableWidth-len(fixIndent)-2) {
-				w.println(fixIndent + "# " + part)
+			for i, line := range wrap(f.Message, tableWidth-len(indent)) {
+				if i == 0 {
+					w.println(fmt.Sprintf("  %s %s  %s", label, f.Rule, line))
+				} else {
+					w.println(indent + line)
+				}
+			}
+			if ref := (snapshot.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}); ref != g.ref {
+				where := ref.String()
+				if f.File != "" {
+					where += " at " + snapshot.Origin{File: f.File, Line: f.Line}.String()
+				}
+				w.println(indent + "(" + where + ")")
+			}
+			for _, line := range strings.Split(f.Fix, "\n") {
+				// Fixes are indented less than messages so that nested YAML stays within
+				// the width; long comment lines are wrapped as comments.
+				comment, isComment := strings.CutPrefix(line, "# ")
+				if !isComment || len(fixIndent)+len(line) <= tableWidth {
+					w.println(fixIndent + line)
+					continue
+				}
+				for _, part := range wrap(comment, tableWidth-len(fixIndent)-2) {
+					w.println(fixIndent + "# " + part)
+				}
 			}
 		}
 	}
+	objects := len(groups)
 	if len(findings) > 0 {
 		w.println("")
 	}

@@ -96,12 +96,11 @@ func TestAuditTable(t *testing.T) {
         metadata:
           annotations:
             karpenter.sh/do-not-disrupt: "true"
-
-PodDisruptionBudget/shop/web  (-:24)
   ERROR   HF001  PodDisruptionBudget web (minAvailable: 1) requires 1 of its 1
                  pod to stay healthy, so it allows no eviction even when every
                  pod is ready: every drain, upgrade or autoscaler consolidation
                  of a node running Deployment web blocks forever.
+                 (PodDisruptionBudget/shop/web at -:24)
     # PodDisruptionBudget web: replace minAvailable: 1 with maxUnavailable: 1
     spec:
       maxUnavailable: 1
@@ -111,7 +110,7 @@ PodDisruptionBudget/shop/web  (-:24)
     spec:
       replicas: 2
 
-1 error, 1 warning, 0 info in 2 objects; 1 budget computed from manifests.
+1 error, 1 warning, 0 info in 1 object; 1 budget computed from manifests.
 Run holdfast audit --explain RULE for why a rule matters.
 
 BUDGET    EXPECTED  DESIRED  HEALTHY  ALLOWED
@@ -137,7 +136,7 @@ func TestAuditColourOnlyWhenAsked(t *testing.T) {
 	for _, colour := range []bool{false, true} {
 		var out bytes.Buffer
 		o := &AuditOptions{Colour: colour, IOStreams: genericiooptions.IOStreams{Out: &out}}
-		if err := o.printTable(m, findings); err != nil {
+		if err := o.printTable(m, findings, s.Origins); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Contains(out.String(), "\x1b[31mERROR  \x1b[0m"); got != colour {
@@ -277,5 +276,41 @@ func TestAuditYAML(t *testing.T) {
 	}
 	if len(got.Findings) != 2 || got.Findings[1].Severity != audit.Error || len(got.Budgets) != 1 {
 		t.Errorf("YAML report = %+v, want 2 findings (the second an error) and 1 budget", got)
+	}
+}
+
+func TestGroupByWorkload(t *testing.T) {
+	orphan := singleReplica + `---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: orphan
+  namespace: shop
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels:
+      app: gone
+`
+	s, _ := snapshot.LoadManifestBytes("app.yaml", []byte(orphan), snapshot.ManifestOptions{})
+	m := availability.Build(s, time.Time{})
+	type group struct {
+		Heading  string
+		Findings []string
+	}
+	var got []group
+	for _, g := range groupByWorkload(m, audit.Run(m, s.Origins)) {
+		gr := group{Heading: g.ref.String()}
+		for _, f := range g.findings {
+			gr.Findings = append(gr.Findings, f.Rule+" "+f.Kind+"/"+f.Name)
+		}
+		got = append(got, gr)
+	}
+	want := []group{
+		{Heading: "Deployment/shop/web", Findings: []string{"HF013 Deployment/web", "HF001 PodDisruptionBudget/web"}},
+		{Heading: "PodDisruptionBudget/shop/orphan", Findings: []string{"HF003 PodDisruptionBudget/orphan"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("groups (-want +got):\n%s", diff)
 	}
 }
