@@ -189,7 +189,3 @@ type NodeCompanionList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []NodeCompanion `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&NodeCompanion{}, &NodeCompanionList{})
-}
