@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,6 +149,13 @@ type decoded struct {
 func merge(results []fileResult) (*Snapshot, []Problem) {
 	s := &Snapshot{Source: SourceManifests, Origins: map[ObjectRef]Origin{}, LegacySelectorPDBs: map[ObjectRef]bool{}}
 	var problems []Problem
+	counts := map[string]int{}
+	for _, r := range results {
+		for _, o := range r.objects {
+			counts[o.ref.Kind]++
+		}
+	}
+	s.reserve(counts)
 	for _, r := range results {
 		problems = append(problems, r.problems...)
 		for _, o := range r.objects {
@@ -164,6 +172,21 @@ func merge(results []fileResult) (*Snapshot, []Problem) {
 		}
 	}
 	return s, problems
+}
+
+// reserve sizes the slices for the objects to come: objects are large, and growing the
+// slices one append at a time copied them over and over.
+func (s *Snapshot) reserve(counts map[string]int) {
+	s.Nodes = slices.Grow(s.Nodes, counts[KindNode])
+	s.Pods = slices.Grow(s.Pods, counts[KindPod])
+	s.Deployments = slices.Grow(s.Deployments, counts[KindDeployment])
+	s.ReplicaSets = slices.Grow(s.ReplicaSets, counts[KindReplicaSet])
+	s.StatefulSets = slices.Grow(s.StatefulSets, counts[KindStatefulSet])
+	s.DaemonSets = slices.Grow(s.DaemonSets, counts[KindDaemonSet])
+	s.PodDisruptionBudgets = slices.Grow(s.PodDisruptionBudgets, counts[KindPodDisruptionBudget])
+	s.HorizontalPodAutoscalers = slices.Grow(s.HorizontalPodAutoscalers, counts[KindHorizontalPodAutoscaler])
+	s.PriorityClasses = slices.Grow(s.PriorityClasses, counts[KindPriorityClass])
+	s.NodeCompanions = slices.Grow(s.NodeCompanions, counts[KindNodeCompanion])
 }
 
 // listFiles expands a path into the files to parse.
@@ -345,16 +368,6 @@ func shiftLines(err error, first int) (string, int) {
 	return msg, line
 }
 
-// header is the part of every object read before its kind is known.
-type header struct {
-	metav1.TypeMeta `json:",inline"`
-	Metadata        struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-	Items []json.RawMessage `json:"items"`
-}
-
 func (l *parser) loadDocument(file string, d document) {
 	if isBlank(d.data) {
 		return
@@ -371,35 +384,38 @@ func (l *parser) loadDocument(file string, d document) {
 		l.problem(Problem{File: file, Line: line, Err: errors.New(msg)})
 		return
 	}
-	js, err := toJSON(d.root)
-	if err != nil {
-		l.problem(Problem{File: file, Line: d.line, Err: err})
+	n := resolve(lookup(d.root, nil))
+	if n == nil || n.Kind == 0 || (n.Kind == yamlv3.ScalarNode && n.ShortTag() == "!!null") {
 		return
 	}
-	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
-		return
-	}
-	if js[0] != '{' {
+	if n.Kind != yamlv3.MappingNode {
 		l.problem(Problem{File: file, Line: d.line, Err: errors.New("document is not an object with apiVersion and kind")})
 		return
 	}
-	var h header
-	if err := json.Unmarshal(js, &h); err != nil {
-		l.problem(Problem{File: file, Line: d.line, Err: fmt.Errorf("reading apiVersion, kind and metadata: %w", err)})
-		return
-	}
-	if strings.HasSuffix(h.Kind, "List") && h.Items != nil {
-		lines := itemLines(d)
-		for i, item := range h.Items {
-			line := d.line
-			if i < len(lines) {
-				line = lines[i]
-			}
-			l.loadObject(file, d, line, item, i, true)
+	if items := lookup(n, []string{"items"}); strings.HasSuffix(scalarAt(n, "kind"), "List") && items != nil && items.Kind == yamlv3.SequenceNode {
+		for i, item := range items.Content {
+			l.loadObject(file, d, d.line+item.Line-1, item, i, true)
 		}
 		return
 	}
-	l.loadObject(file, d, contentLine(d), js, 0, false)
+	l.loadObject(file, d, contentLine(d), n, 0, false)
+}
+
+// resolve follows aliases to the node they name.
+func resolve(n *yamlv3.Node) *yamlv3.Node {
+	for n != nil && n.Kind == yamlv3.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// scalarAt returns the text of the scalar at path, or "" when there is none.
+func scalarAt(n *yamlv3.Node, path ...string) string {
+	v := resolve(lookup(n, path))
+	if v == nil || v.Kind != yamlv3.ScalarNode || v.ShortTag() == "!!null" {
+		return ""
+	}
+	return v.Value
 }
 
 // contentLine is the line of the first thing in the document that is not a comment or
@@ -428,32 +444,34 @@ func isBlank(data []byte) bool {
 
 // loadObject decodes one object starting at line. doc is the document it came from, used
 // to find the line of a bad field; for List items, item is the index in items.
-func (l *parser) loadObject(file string, doc document, line int, js []byte, item int, inList bool) {
-	var h header
-	if err := json.Unmarshal(js, &h); err != nil {
-		l.problem(Problem{File: file, Line: line, Err: fmt.Errorf("reading apiVersion, kind and metadata: %w", err)})
+func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node, item int, inList bool) {
+	p := Problem{File: file, Line: line}
+	n = resolve(n)
+	if n.Kind != yamlv3.MappingNode {
+		p.Err = errors.New("item is not an object with apiVersion and kind")
+		l.problem(p)
 		return
 	}
-	p := Problem{File: file, Line: line}
-	if h.Kind == "" || h.APIVersion == "" {
+	apiVersion, kind := scalarAt(n, "apiVersion"), scalarAt(n, "kind")
+	if kind == "" || apiVersion == "" {
 		p.Err = errors.New("object has no apiVersion or no kind")
 		l.problem(p)
 		return
 	}
-	gvk := schema.FromAPIVersionAndKind(h.APIVersion, h.Kind)
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
 	decode, known := decoders[gvk]
 	if !known {
 		// A kind of a built-in group that client-go does not know is a typo ("Deploymnet"),
 		// not a custom resource: say so rather than skip it silently.
 		if scheme.Scheme.IsVersionRegistered(gvk.GroupVersion()) && !scheme.Scheme.Recognizes(gvk) {
-			p.Err = fmt.Errorf("unknown kind %q in %s", h.Kind, h.APIVersion)
+			p.Err = fmt.Errorf("unknown kind %q in %s", kind, apiVersion)
 			l.problem(p)
 		}
 		return
 	}
-	ref := ObjectRef{Kind: h.Kind, Name: h.Metadata.Name}
-	if namespaced[h.Kind] {
-		ref.Namespace = h.Metadata.Namespace
+	ref := ObjectRef{Kind: kind, Name: scalarAt(n, "metadata", "name")}
+	if namespaced[kind] {
+		ref.Namespace = scalarAt(n, "metadata", "namespace")
 		if ref.Namespace == "" {
 			ref.Namespace = l.opts.DefaultNamespace
 		}
@@ -461,6 +479,12 @@ func (l *parser) loadObject(file string, doc document, line int, js []byte, item
 	p.Object = ref.String()
 	if ref.Name == "" {
 		p.Err = errors.New("object has no metadata.name")
+		l.problem(p)
+		return
+	}
+	js, err := toJSON(n)
+	if err != nil {
+		p.Err = err
 		l.problem(p)
 		return
 	}
@@ -571,19 +595,6 @@ func init() {
 	register(decodeInto(func(s *Snapshot) *[]holdfastv1alpha1.NodeCompanion { return &s.NodeCompanions },
 		func(o *holdfastv1alpha1.NodeCompanion) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
 		KindNodeCompanion, holdfastv1alpha1.GroupVersion.String())
-}
-
-// itemLines finds the line of each element of a List's items.
-func itemLines(d document) []int {
-	items := lookup(d.root, []string{"items"})
-	if items == nil || items.Kind != yamlv3.SequenceNode {
-		return nil
-	}
-	lines := make([]int, len(items.Content))
-	for i, n := range items.Content {
-		lines[i] = d.line + n.Line - 1
-	}
-	return lines
 }
 
 // fieldLine finds the line of a dotted JSON path such as spec.template.spec.containers.0.image
