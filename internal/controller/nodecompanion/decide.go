@@ -223,8 +223,8 @@ func Decide(o Observed) Decision {
 }
 
 // drainedNodes merges the evictions remembered in status with those just seen. An
-// eviction stays open until its node is deleted or leaves the target, or a companion
-// created after it runs there: the drain is then over. The informers of nodes and pods
+// eviction stays open until its node is deleted or leaves the target, or a companion runs
+// there again: the drain is then over. The informers of nodes and pods
 // are separate streams, so the eviction can be seen before the cordon that preceded it;
 // an open eviction on a node that is not (yet) cordoned is kept, not dropped. Of the open
 // evictions, those on nodes that are cordoned and have no companion are drained nodes.
@@ -232,7 +232,9 @@ func drainedNodes(remembered []holdfastv1alpha1.DrainedNode, seen map[string]tim
 	open = map[string]time.Time{}
 	add := func(node string, at time.Time) {
 		s := nodes[node]
-		if s == nil || (s.companion != nil && !s.companion.CreationTimestamp.Time.Before(at)) {
+		// The evicted pod is no companion (it carries the eviction or is gone), and the
+		// note came from the same pod stream as the cache: any companion there is new.
+		if s == nil || s.companion != nil {
 			return
 		}
 		if prev, ok := open[node]; !ok || at.Before(prev) {

@@ -198,7 +198,6 @@ func TestDecideReplicasAndGaps(t *testing.T) {
 			}),
 			edit: func(n []corev1.Node, p []corev1.Pod) ([]corev1.Node, []corev1.Pod) {
 				cordoned(&n[1])
-				p[1].CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
 				return n, p
 			},
 			want: want{replicas: 5, ready: ReasonAllNodesCovered},
