@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -62,15 +63,21 @@ type Reconciler struct {
 	// is over: by the time a reconcile runs the evicted pod may be gone, and the cordon
 	// that came before the eviction may not be in the cache yet.
 	evictions *evictionLog
+	metrics   *metrics
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
 func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
+	m, err := newMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
 	r := &Reconciler{
 		Client:    mgr.GetClient(),
 		Clock:     clk,
 		Recorder:  mgr.GetEventRecorder("holdfast-" + Name),
 		evictions: newEvictionLog(),
+		metrics:   m,
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.NodeCompanion{}, targetIndex, func(o client.Object) []string {
 		nc := o.(*holdfastv1alpha1.NodeCompanion)
@@ -100,6 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err := r.Client.Get(ctx, req.NamespacedName, nc); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.evictions.replace(req.NamespacedName, nil, nil)
+			r.metrics.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting NodeCompanion %s: %w", req.NamespacedName, err)
@@ -153,6 +161,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		evs = append(evs, statusEvents(nc.Status, d.Status)...)
 	}
 	r.evictions.replace(req.NamespacedName, obs.Evictions, d.OpenEvictions)
+	r.metrics.set(req.NamespacedName, d.Status)
 	for _, e := range evs {
 		r.Recorder.Eventf(nc, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
