@@ -3,7 +3,6 @@ package audit
 import (
 	"cmp"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,8 +12,21 @@ import (
 // Rendering them here, in the block style kubectl users read, costs a fraction of a
 // generic YAML marshaller, which dominated the audit of large clusters.
 
-// plainScalar matches strings that YAML reads back as the same string without quotes.
-var plainScalar = regexp.MustCompile(`^[A-Za-z_/][A-Za-z0-9_./-]*$`)
+// plain reports whether YAML reads the string back unchanged without quotes: a letter,
+// underscore or slash, then letters, digits and _ . / -. A hand-written test, because the
+// audit renders one fix per finding and a regular expression showed in its profile.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_', c == '/':
+		case i > 0 && (c >= '0' && c <= '9' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
 
 // reserved are plain-looking words that YAML 1.1 readers take as booleans or null.
 var reserved = map[string]bool{
@@ -27,7 +39,7 @@ func scalar(v any) string {
 	case nil:
 		return "null"
 	case string:
-		if plainScalar.MatchString(v) && !reserved[strings.ToLower(v)] {
+		if plain(v) && !reserved[strings.ToLower(v)] {
 			return v
 		}
 		return strconv.Quote(v)

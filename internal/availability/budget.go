@@ -2,6 +2,7 @@ package availability
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -126,14 +127,15 @@ func (b *Budget) expectedAndDesired() (expected, desired int32, err error) {
 // no controller are left out (and listed), as the controller does.
 func (b *Budget) expectedScale() (int32, error) {
 	var sum int32
-	seen := map[*Workload]bool{}
+	// Budgets cover few workloads: a slice is cheaper than a map here.
+	var seen []*Workload
 	for _, m := range b.Members {
 		switch {
 		case m.Workload != nil:
-			if seen[m.Workload] {
+			if slices.Contains(seen, m.Workload) {
 				continue
 			}
-			seen[m.Workload] = true
+			seen = append(seen, m.Workload)
 			if m.Workload.ScaleError != "" {
 				return 0, fmt.Errorf("%s", m.Workload.ScaleError)
 			}

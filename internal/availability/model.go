@@ -297,7 +297,6 @@ func (m *Model) controllerOf(pod *corev1.Pod, replicaSets map[podKey]*appsv1.Rep
 	if ref == nil {
 		return nil, ""
 	}
-	notFound := fmt.Sprintf("found no controllers for pod %q", pod.Name)
 	lookup := func(kind, name string, uid string) *Workload {
 		w, ok := m.workloads[WorkloadRef{Kind: kind, Namespace: pod.Namespace, Name: name}]
 		if !ok || !sameUID(string(w.Object.GetUID()), uid) {
@@ -309,7 +308,7 @@ func (m *Model) controllerOf(pod *corev1.Pod, replicaSets map[podKey]*appsv1.Rep
 	case snapshot.KindReplicaSet:
 		rs, ok := replicaSets[podKey{pod.Namespace, ref.Name}]
 		if !ok || !sameUID(rs.UID, ref.UID) {
-			return nil, notFound
+			return nil, notFound(pod)
 		}
 		if d := metav1.GetControllerOf(rs); d != nil && d.Kind == snapshot.KindDeployment {
 			if w := lookup(snapshot.KindDeployment, d.Name, string(d.UID)); w != nil {
@@ -328,7 +327,11 @@ func (m *Model) controllerOf(pod *corev1.Pod, replicaSets map[podKey]*appsv1.Rep
 	default:
 		return nil, fmt.Sprintf("holdfast cannot read the scale of %s %q", ref.Kind, ref.Name)
 	}
-	return nil, notFound
+	return nil, notFound(pod)
+}
+
+func notFound(pod *corev1.Pod) string {
+	return fmt.Sprintf("found no controllers for pod %q", pod.Name)
 }
 
 func (m *Model) addMembers(s *snapshot.Snapshot) {
