@@ -84,9 +84,3 @@ type Origin struct {
 	File string
 	Line int
 }
-
-// Origin returns where the object was read from, and false for live objects.
-func (s *Snapshot) Origin(kind, namespace, name string) (Origin, bool) {
-	o, ok := s.Origins[ObjectRef{Kind: kind, Namespace: namespace, Name: name}]
-	return o, ok
-}
