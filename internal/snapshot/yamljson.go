@@ -154,6 +154,15 @@ func (w *jsonWriter) scalar(n *yamlv3.Node) {
 }
 
 func (w *jsonWriter) str(s string) {
-	out, _ := json.Marshal(s)
-	w.buf.Write(out)
+	// Most strings in manifests need no escaping; only the others pay for json.Marshal.
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			out, _ := json.Marshal(s)
+			w.buf.Write(out)
+			return
+		}
+	}
+	w.buf.WriteByte('"')
+	w.buf.WriteString(s)
+	w.buf.WriteByte('"')
 }

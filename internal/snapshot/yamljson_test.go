@@ -17,12 +17,13 @@ func TestToJSON(t *testing.T) {
 	tests := map[string]struct {
 		yaml, want, err string
 	}{
-		"scalars":        {yaml: "s: text\nq: \"1\"\ni: 0x10\nf: 1.5\nb: true\nn: null\nt: 2024-01-01\ninf: .inf", want: `{"s":"text","q":"1","i":16,"f":1.5,"b":true,"n":null,"t":"2024-01-01","inf":".inf"}`},
-		"nested":         {yaml: "a:\n  - b: 1\n  - [2, 3]\n", want: `{"a":[{"b":1},[2,3]]}`},
-		"alias":          {yaml: "a: &x {k: v}\nb: *x\n", want: `{"a":{"k":"v"},"b":{"k":"v"}}`},
-		"merge key":      {yaml: "base: &b {k: 1, l: 2}\nc:\n  <<: *b\n  l: 3\n", want: `{"base":{"k":1,"l":2},"c":{"k":1,"l":2,"l":3}}`},
-		"empty":          {yaml: "# only a comment\n", want: `null`},
-		"billion laughs": {yaml: laughs, err: errTooManyAliases.Error()},
+		"scalars":         {yaml: "s: text\nq: \"1\"\ni: 0x10\nf: 1.5\nb: true\nn: null\nt: 2024-01-01\ninf: .inf", want: `{"s":"text","q":"1","i":16,"f":1.5,"b":true,"n":null,"t":"2024-01-01","inf":".inf"}`},
+		"escaped strings": {yaml: "a: 'say \"hi\"'\nb: \"tab\\there\"\nc: café\n", want: `{"a":"say \"hi\"","b":"tab\there","c":"café"}`},
+		"nested":          {yaml: "a:\n  - b: 1\n  - [2, 3]\n", want: `{"a":[{"b":1},[2,3]]}`},
+		"alias":           {yaml: "a: &x {k: v}\nb: *x\n", want: `{"a":{"k":"v"},"b":{"k":"v"}}`},
+		"merge key":       {yaml: "base: &b {k: 1, l: 2}\nc:\n  <<: *b\n  l: 3\n", want: `{"base":{"k":1,"l":2},"c":{"k":1,"l":2,"l":3}}`},
+		"empty":           {yaml: "# only a comment\n", want: `null`},
+		"billion laughs":  {yaml: laughs, err: errTooManyAliases.Error()},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
