@@ -41,6 +41,10 @@ import (
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
 const Name = "nodecompanion"
 
+// cacheLagRetry is how soon a reconcile that found its own status patch not yet in the
+// cache tries again; the watch usually delivers it within milliseconds.
+const cacheLagRetry = 200 * time.Millisecond
+
 // targetIndex indexes NodeCompanions by the namespace/name of their target DaemonSet.
 const targetIndex = "spec.daemonSet.key"
 
@@ -64,6 +68,10 @@ type Reconciler struct {
 	// that came before the eviction may not be in the cache yet.
 	evictions *evictionLog
 	metrics   *metrics
+	// patchedFrom maps a NodeCompanion to the resourceVersion its last status patch was
+	// computed from. Meeting that version again means the cache has not seen the patch
+	// yet: deciding from it would repeat the patch and its Events.
+	patchedFrom sync.Map
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
@@ -108,6 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.evictions.replace(req.NamespacedName, nil, nil)
 			r.metrics.forget(req.NamespacedName)
+			r.patchedFrom.Delete(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting NodeCompanion %s: %w", req.NamespacedName, err)
@@ -115,6 +124,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if nc.DeletionTimestamp != nil {
 		// The owned objects go with it through owner references.
 		return ctrl.Result{}, nil
+	}
+	if rv, ok := r.patchedFrom.Load(req.NamespacedName); ok && rv == nc.ResourceVersion {
+		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
 	}
 
 	obs, err := r.gather(ctx, nc)
@@ -157,6 +169,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(nc)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("patching status of NodeCompanion %s: %w", klog.KObj(nc), err)
 		}
+		r.patchedFrom.Store(req.NamespacedName, nc.ResourceVersion)
 		logger.V(1).Info("Status updated", "desired", d.Status.Desired, "ready", d.Status.Ready, "missing", d.Status.NodesMissing)
 		evs = append(evs, statusEvents(nc.Status, d.Status)...)
 	}
