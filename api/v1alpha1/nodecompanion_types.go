@@ -97,7 +97,8 @@ type Guard struct {
 type NodeGap struct {
 	// Node is the node's name.
 	Node string `json:"node"`
-	// Reason is a PascalCase word: Drained, Pending, NotReady, Cordoned, NotScheduled.
+	// Reason is Drained, Pending or NotReady for a missing companion, Cordoned for an
+	// excluded node.
 	Reason string `json:"reason"`
 	// Message says what to do about it.
 	Message string `json:"message"`
