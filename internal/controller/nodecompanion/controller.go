@@ -58,11 +58,12 @@ const targetIndex = "spec.daemonSet.key"
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconciler reconciles NodeCompanions.
-type Reconciler struct {
-	Client   client.Client
-	Clock    clock.PassiveClock
-	Recorder events.EventRecorder
+// reconciler reconciles NodeCompanions. SetupWithManager builds it with what it needs
+// injected: the manager's cached client, the clock and an Event recorder.
+type reconciler struct {
+	client   client.Client
+	clock    clock.PassiveClock
+	recorder events.EventRecorder
 	// evictions remembers the companion evictions seen on the pod watch until their drain
 	// is over: by the time a reconcile runs the evicted pod may be gone, and the cordon
 	// that came before the eviction may not be in the cache yet.
@@ -80,10 +81,10 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	if err != nil {
 		return err
 	}
-	r := &Reconciler{
-		Client:    mgr.GetClient(),
-		Clock:     clk,
-		Recorder:  mgr.GetEventRecorder("holdfast-" + Name),
+	r := &reconciler{
+		client:    mgr.GetClient(),
+		clock:     clk,
+		recorder:  mgr.GetEventRecorder("holdfast-" + Name),
 		evictions: newEvictionLog(),
 		metrics:   m,
 	}
@@ -109,10 +110,10 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 
 // Reconcile brings one NodeCompanion's Deployment, budgets and status in line with the
 // cluster.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	nc := &holdfastv1alpha1.NodeCompanion{}
-	if err := r.Client.Get(ctx, req.NamespacedName, nc); err != nil {
+	if err := r.client.Get(ctx, req.NamespacedName, nc); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.evictions.replace(req.NamespacedName, nil, nil)
 			r.metrics.forget(req.NamespacedName)
@@ -140,7 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		// The node is gone, so no kubelet will confirm a graceful deletion; the pod
 		// garbage collector would do the same, but only after its quarantine, and until
 		// then the ReplicaSet counts the pod and may scale down a live one instead.
-		if err := r.Client.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+		if err := r.client.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("deleting pod %s of deleted node %s: %w", klog.KObj(pod), pod.Spec.NodeName, err)
 		}
 		evs = append(evs, record{corev1.EventTypeNormal, EventStalePod, fmt.Sprintf("deleted companion %s: its node %s no longer exists", pod.Name, pod.Spec.NodeName)})
@@ -166,7 +167,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if !equality.Semantic.DeepEqual(nc.Status, d.Status) {
 		patched := nc.DeepCopy()
 		patched.Status = d.Status
-		if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(nc)); err != nil {
+		if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(nc)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("patching status of NodeCompanion %s: %w", klog.KObj(nc), err)
 		}
 		r.patchedFrom.Store(req.NamespacedName, nc.ResourceVersion)
@@ -176,18 +177,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	r.evictions.replace(req.NamespacedName, obs.Evictions, d.OpenEvictions)
 	r.metrics.set(req.NamespacedName, d.Status)
 	for _, e := range evs {
-		r.Recorder.Eventf(nc, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+		r.recorder.Eventf(nc, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
 // gather reads everything Decide needs from the cache.
-func (r *Reconciler) gather(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion) (Observed, error) {
-	obs := Observed{Companion: nc, Now: r.Clock.Now(), Evictions: r.evictions.get(client.ObjectKeyFromObject(nc))}
+func (r *reconciler) gather(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion) (Observed, error) {
+	obs := Observed{Companion: nc, Now: r.clock.Now(), Evictions: r.evictions.get(client.ObjectKeyFromObject(nc))}
 	if nc.Spec.DaemonSet != nil {
 		ds := &appsv1.DaemonSet{}
 		key := types.NamespacedName{Namespace: targetNamespace(nc), Name: nc.Spec.DaemonSet.Name}
-		switch err := r.Client.Get(ctx, key, ds); {
+		switch err := r.client.Get(ctx, key, ds); {
 		case apierrors.IsNotFound(err):
 			obs.TargetMissing = true
 		case err != nil:
@@ -197,12 +198,12 @@ func (r *Reconciler) gather(ctx context.Context, nc *holdfastv1alpha1.NodeCompan
 		}
 	}
 	nodes := &corev1.NodeList{}
-	if err := r.Client.List(ctx, nodes); err != nil {
+	if err := r.client.List(ctx, nodes); err != nil {
 		return obs, fmt.Errorf("listing nodes: %w", err)
 	}
 	obs.Nodes = nodes.Items
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(nc.Namespace), client.MatchingLabels(selectorLabels(nc))); err != nil {
+	if err := r.client.List(ctx, pods, client.InNamespace(nc.Namespace), client.MatchingLabels(selectorLabels(nc))); err != nil {
 		return obs, fmt.Errorf("listing companion pods of %s: %w", klog.KObj(nc), err)
 	}
 	obs.Pods = pods.Items
@@ -211,11 +212,11 @@ func (r *Reconciler) gather(ctx context.Context, nc *holdfastv1alpha1.NodeCompan
 
 // applyDeployment creates the Deployment or updates it when holdfast's intent (the spec
 // hash) or the replicas differ. It returns the replicas before an update, nil otherwise.
-func (r *Reconciler) applyDeployment(ctx context.Context, want *appsv1.Deployment) (*int32, error) {
+func (r *reconciler) applyDeployment(ctx context.Context, want *appsv1.Deployment) (*int32, error) {
 	cur := &appsv1.Deployment{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), cur)
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	if apierrors.IsNotFound(err) {
-		if err := r.Client.Create(ctx, want); err != nil {
+		if err := r.client.Create(ctx, want); err != nil {
 			return nil, fmt.Errorf("creating Deployment %s: %w", klog.KObj(want), err)
 		}
 		return nil, nil
@@ -234,18 +235,18 @@ func (r *Reconciler) applyDeployment(ctx context.Context, want *appsv1.Deploymen
 	updated.Spec = want.Spec
 	// A merge patch rather than an update: the cached Deployment is often one status
 	// write behind, and an update would fail on the resourceVersion for nothing.
-	if err := r.Client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
+	if err := r.client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
 		return nil, fmt.Errorf("updating Deployment %s: %w", klog.KObj(want), err)
 	}
 	return &from, nil
 }
 
 // applyBudget creates or updates a budget when its spec differs.
-func (r *Reconciler) applyBudget(ctx context.Context, want *policyv1.PodDisruptionBudget) error {
+func (r *reconciler) applyBudget(ctx context.Context, want *policyv1.PodDisruptionBudget) error {
 	cur := &policyv1.PodDisruptionBudget{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), cur)
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	if apierrors.IsNotFound(err) {
-		if err := r.Client.Create(ctx, want); err != nil {
+		if err := r.client.Create(ctx, want); err != nil {
 			return fmt.Errorf("creating PodDisruptionBudget %s: %w", klog.KObj(want), err)
 		}
 		return nil
@@ -260,19 +261,19 @@ func (r *Reconciler) applyBudget(ctx context.Context, want *policyv1.PodDisrupti
 	updated.Labels = want.Labels
 	updated.OwnerReferences = want.OwnerReferences
 	updated.Spec = want.Spec
-	if err := r.Client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
+	if err := r.client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
 		return fmt.Errorf("updating PodDisruptionBudget %s: %w", klog.KObj(want), err)
 	}
 	return nil
 }
 
 // syncGuardBudget applies the guard budget, or deletes it when the guard is off.
-func (r *Reconciler) syncGuardBudget(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion, want *policyv1.PodDisruptionBudget) error {
+func (r *reconciler) syncGuardBudget(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion, want *policyv1.PodDisruptionBudget) error {
 	if want != nil {
 		return r.applyBudget(ctx, want)
 	}
 	cur := &policyv1.PodDisruptionBudget{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: nc.Namespace, Name: nc.Name + "-guard"}, cur)
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: nc.Namespace, Name: nc.Name + "-guard"}, cur)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -282,7 +283,7 @@ func (r *Reconciler) syncGuardBudget(ctx context.Context, nc *holdfastv1alpha1.N
 	if !metav1.IsControlledBy(cur, nc) {
 		return nil
 	}
-	if err := r.Client.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
+	if err := r.client.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting guard budget %s: %w", klog.KObj(cur), err)
 	}
 	return nil
@@ -290,9 +291,9 @@ func (r *Reconciler) syncGuardBudget(ctx context.Context, nc *holdfastv1alpha1.N
 
 // allCompanions maps a node change to every NodeCompanion: any of them may gain or lose
 // the node.
-func (r *Reconciler) allCompanions(ctx context.Context, _ client.Object) []reconcile.Request {
+func (r *reconciler) allCompanions(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := &holdfastv1alpha1.NodeCompanionList{}
-	if err := r.Client.List(ctx, list); err != nil {
+	if err := r.client.List(ctx, list); err != nil {
 		log.FromContext(ctx).Error(err, "Listing NodeCompanions for a node change")
 		return nil
 	}
@@ -304,9 +305,9 @@ func (r *Reconciler) allCompanions(ctx context.Context, _ client.Object) []recon
 }
 
 // companionsOfDaemonSet maps a DaemonSet change to the NodeCompanions that target it.
-func (r *Reconciler) companionsOfDaemonSet(ctx context.Context, ds client.Object) []reconcile.Request {
+func (r *reconciler) companionsOfDaemonSet(ctx context.Context, ds client.Object) []reconcile.Request {
 	list := &holdfastv1alpha1.NodeCompanionList{}
-	if err := r.Client.List(ctx, list, client.MatchingFields{targetIndex: ds.GetNamespace() + "/" + ds.GetName()}); err != nil {
+	if err := r.client.List(ctx, list, client.MatchingFields{targetIndex: ds.GetNamespace() + "/" + ds.GetName()}); err != nil {
 		log.FromContext(ctx).Error(err, "Listing NodeCompanions for a DaemonSet change", "daemonSet", klog.KObj(ds))
 		return nil
 	}
@@ -339,7 +340,7 @@ func nodeSchedulingChanged() predicate.Predicate {
 // the Eviction API marks the pod with a DisruptionTarget condition and then deletes it,
 // and that condition is the only trace that the node was drained rather than the pod
 // replaced or crashed.
-func (r *Reconciler) podHandler() handler.EventHandler {
+func (r *reconciler) podHandler() handler.EventHandler {
 	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		name, ok := obj.GetLabels()[holdfastv1alpha1.CompanionLabel]
 		if !ok {
