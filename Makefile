@@ -1,0 +1,84 @@
+# holdfast's developer entry points. Everything is installed from the Go module proxy:
+# the developer tools are pinned in hack/tools/go.mod and run with `go tool`, the
+# control plane of the testbed is built by hack/testbed into a cache outside the
+# repository (a cold build takes about 10 minutes on 2 cores, later runs reuse it).
+
+SHELL := /usr/bin/env bash -o pipefail
+GO ?= go
+TOOL := $(GO) tool -modfile=hack/tools/go.mod
+BIN := bin
+TESTBED := $(BIN)/testbed
+TESTBED_DIR ?= /tmp/holdfast-testbed
+NODES ?= 6
+ZONES ?= 3
+FUZZTIME ?= 20s
+# go test's own parallelism: each e2e package starts a testbed of its own.
+E2E_PARALLEL ?= 2
+E2E_TIMEOUT ?= 45m
+
+.PHONY: all
+all: build
+
+.PHONY: build
+build: ## Build bin/holdfast and bin/testbed.
+	$(GO) build -o $(BIN)/holdfast ./cmd/holdfast
+	cd hack/testbed && $(GO) build -o ../../$(TESTBED) .
+
+.PHONY: test
+test: test-unit fuzz test-e2e ## Every test: unit, a short fuzz run, end-to-end on the testbed.
+
+.PHONY: test-unit
+test-unit: ## Unit tests of every package (no cluster).
+	$(TOOL) gotestsum --format testname -- -count=1 ./...
+
+.PHONY: fuzz
+fuzz: ## A short fuzz run of the manifest loader (FUZZTIME=20s).
+	$(GO) test -run '^$$' -fuzz FuzzLoadManifests -fuzztime $(FUZZTIME) ./internal/snapshot/
+
+.PHONY: testbed-build
+testbed-build: build ## Build (or find in the cache) the control plane, etcd and kwok.
+	$(TESTBED) build --src hack/testbed
+
+.PHONY: test-e2e
+test-e2e: testbed-build ## End-to-end tests: each package starts its own testbed.
+	HOLDFAST_TESTBED=$(abspath $(TESTBED)) $(TOOL) gotestsum --format testname -- \
+		-tags e2e -count=1 -p $(E2E_PARALLEL) -timeout $(E2E_TIMEOUT) ./test/e2e/...
+
+.PHONY: bench
+bench: ## The benchmarks behind the README's performance figures.
+	$(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/...
+
+.PHONY: lint
+lint: ## gofmt, go vet and staticcheck.
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n $$out ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./test/...
+	$(TOOL) staticcheck ./...
+	cd hack/testbed && $(GO) vet ./...
+
+.PHONY: generate
+generate: ## Regenerate deepcopy, CRDs and RBAC from the markers.
+	hack/generate.sh
+
+.PHONY: verify
+verify: generate lint ## Tidy, generate and lint, then fail if anything changed.
+	$(GO) mod tidy
+	cd hack/testbed && $(GO) mod tidy
+	git diff --exit-code
+
+.PHONY: demo
+demo: build testbed-build ## Start a 6-node testbed and walk through the articles' scenarios.
+	hack/demo.sh
+
+.PHONY: testbed-up
+testbed-up: build ## Start a testbed (NODES, ZONES, TESTBED_DIR) and leave it running.
+	$(TESTBED) up --src hack/testbed --dir $(TESTBED_DIR) --nodes $(NODES) --zones $(ZONES)
+	@echo "export KUBECONFIG=$(TESTBED_DIR)/kubeconfig"
+
+.PHONY: testbed-down
+testbed-down: ## Stop the testbed started by testbed-up.
+	$(TESTBED) down --dir $(TESTBED_DIR)
+
+.PHONY: help
+help: ## This list.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'

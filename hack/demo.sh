@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# demo.sh walks through the articles' scenarios on a local testbed (6 nodes, 3 zones):
+# the audit of manifests and of live state, a NodeCompanion keeping one guard pod per
+# storage node, kubectl drains held to one node at a time, and replicas piled onto one
+# node. `make demo` builds what it needs first; DEMO_KEEP=1 leaves the testbed running.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${DEMO_DIR:-/tmp/holdfast-demo}
+holdfast=$PWD/bin/holdfast
+testbed=$PWD/bin/testbed
+kubectl=$("$testbed" build --src hack/testbed)/kubectl
+export KUBECONFIG=$dir/kubeconfig
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+say() { printf '   %s\n' "$*"; }
+run() { printf '\033[2m$ %s\033[0m\n' "$*"; "$@"; }
+# wait_for DESCRIPTION COMMAND...: polls COMMAND until it succeeds (60 s at most).
+wait_for() {
+	local what=$1; shift
+	for _ in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	echo "demo: timed out waiting for $what" >&2; return 1
+}
+
+operator_pid=
+cleanup() {
+	if [[ -n $operator_pid ]]; then kill "$operator_pid" 2>/dev/null; wait "$operator_pid" 2>/dev/null || true; fi
+	if [[ -z ${DEMO_KEEP:-} ]]; then "$testbed" down --dir "$dir" >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+
+step "1. Audit the articles' manifests, each bad one beside its fix"
+for d in examples/*/; do
+	bad=$("$holdfast" audit -f "$d/bad.yaml" -o json | grep -c '"rule"' || true)
+	fixed=$("$holdfast" audit -f "$d/fixed.yaml" -o json | grep -c '"rule"' || true)
+	say "$(basename "$d"): bad.yaml $bad findings, fixed.yaml $fixed"
+done
+run "$holdfast" audit -f examples/003-single-replica-budget/bad.yaml --fail-on error -o json >/dev/null || say "exit code $? : the drain deadlock of article 003 fails CI"
+
+step "2. Start a real control plane with 6 kwok nodes in 3 zones"
+"$testbed" down --dir "$dir" >/dev/null 2>&1 || true
+run "$testbed" up --src hack/testbed --dir "$dir" --nodes 6 --zones 3
+run "$kubectl" get nodes -L topology.kubernetes.io/zone
+
+step "3. Deploy the scenarios: a one-replica service under minAvailable 1, three replicas with no budget, a storage DaemonSet"
+run "$kubectl" apply -f hack/demo/scenarios.yaml
+wait_for "the scenarios' pods" "$kubectl" wait -A --for=condition=Ready pod --all --timeout=1s
+
+step "4. Article 002: three replicas created while only node-1 is schedulable pile onto it"
+run "$kubectl" cordon node-2 node-3 node-4 node-5 node-6
+run "$kubectl" apply -f hack/demo/concentrated.yaml
+wait_for "prod/api" "$kubectl" -n prod rollout status deploy/api --timeout=1s
+run "$kubectl" uncordon node-2 node-3 node-4 node-5 node-6
+run "$kubectl" -n prod get pods -l app=api -o wide
+say "the nodes are back, and nothing moves the replicas: one node's loss takes all three"
+
+step "5. Audit the live cluster"
+run "$holdfast" audit -A --fail-on error || say "exit code $?: errors found"
+
+step "6. Article 000: a NodeCompanion puts a guard next to every storage agent"
+run "$kubectl" apply --server-side -f config/crd/bases
+wait_for "the NodeCompanion CRD" "$kubectl" get nodecompanions -A
+"$holdfast" operator --kubeconfig "$KUBECONFIG" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 >"$dir/operator.log" 2>&1 &
+operator_pid=$!
+run "$kubectl" apply -f hack/demo/companion.yaml
+wait_for "six Ready companions" bash -c "[[ \$('$kubectl' -n storage get nodecompanion storage-guard -o jsonpath='{.status.ready}') == 6 ]]"
+run "$kubectl" -n storage get nodecompanions
+run "$kubectl" -n storage get pdb
+
+step "7. Two drains at once, as a careless upgrade loop runs them: the companions' budget lets one node go"
+"$kubectl" drain node-5 --ignore-daemonsets --pod-selector=holdfast.dev/companion --timeout=20s >"$dir/drain-node-5.log" 2>&1 &
+first=$!
+"$kubectl" drain node-6 --ignore-daemonsets --pod-selector=holdfast.dev/companion --timeout=20s >"$dir/drain-node-6.log" 2>&1 &
+second=$!
+rc5=0; wait $first || rc5=$?
+rc6=0; wait $second || rc6=$?
+say "kubectl drain node-5 exit $rc5, node-6 exit $rc6 (one of them is refused by the budget until the other node's companion is back)"
+grep -h 'Cannot evict\|drained' "$dir"/drain-node-*.log | sort -u | sed 's/^/   /' || true
+run "$kubectl" -n storage get nodecompanion storage-guard -o jsonpath='{range .status.drained[*]}drained and holding the budget: {.node} since {.since}{"\n"}{end}'
+
+step "Done"
+say "the testbed is in $dir; DEMO_KEEP=1 make demo leaves it running (then: make testbed-down TESTBED_DIR=$dir)"
