@@ -1,0 +1,74 @@
+package drain
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Covering returns the budgets whose selector matches the pod, as the Eviction API finds
+// them: an invalid selector covers nothing, and in policy/v1 an empty one covers every pod
+// of the namespace.
+func Covering(pod *corev1.Pod, pdbs []policyv1.PodDisruptionBudget) []*policyv1.PodDisruptionBudget {
+	var out []*policyv1.PodDisruptionBudget
+	for i := range pdbs {
+		pdb := &pdbs[i]
+		if pdb.Namespace != pod.Namespace {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil {
+			continue
+		}
+		if sel.Matches(labels.Set(pod.Labels)) {
+			out = append(out, pdb)
+		}
+	}
+	return out
+}
+
+// NeverAllows reports whether a budget refuses every eviction even with all its pods
+// healthy, from the disruption controller's own numbers: it wants as many healthy pods as
+// it expects (article 003: minAvailable 1, or 50%, on one replica; or maxUnavailable 0).
+// Waiting cannot help; only a change to the budget or the workload can. The message says
+// what to change.
+func NeverAllows(pdb *policyv1.PodDisruptionBudget) (string, bool) {
+	s := pdb.Status
+	if s.ObservedGeneration < pdb.Generation || s.ExpectedPods == 0 || s.DesiredHealthy < s.ExpectedPods {
+		return "", false
+	}
+	return fmt.Sprintf("PodDisruptionBudget %s/%s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: "+
+		"scale the workload above %d replicas or relax the budget, then run the drain again",
+		pdb.Namespace, pdb.Name, budgetSpec(pdb), s.DesiredHealthy, s.ExpectedPods, s.DesiredHealthy), true
+}
+
+// BlockedBy describes the budget that refused an eviction, with its live numbers.
+func BlockedBy(pdb *policyv1.PodDisruptionBudget) string {
+	s := pdb.Status
+	return fmt.Sprintf("PodDisruptionBudget %s/%s (%s): %d of %d healthy, needs %d, allows %d",
+		pdb.Namespace, pdb.Name, budgetSpec(pdb), s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy, s.DisruptionsAllowed)
+}
+
+// Overlapping explains the Eviction API's 500 for a pod under several budgets.
+func Overlapping(pdbs []*policyv1.PodDisruptionBudget) string {
+	names := make([]string, len(pdbs))
+	for i, p := range pdbs {
+		names[i] = p.Namespace + "/" + p.Name
+	}
+	return fmt.Sprintf("the pod is covered by %d PodDisruptionBudgets (%s) and the Eviction API refuses to evict such pods: "+
+		"make the budgets' selectors disjoint, then run the drain again", len(pdbs), strings.Join(names, ", "))
+}
+
+func budgetSpec(pdb *policyv1.PodDisruptionBudget) string {
+	switch {
+	case pdb.Spec.MinAvailable != nil:
+		return "minAvailable " + pdb.Spec.MinAvailable.String()
+	case pdb.Spec.MaxUnavailable != nil:
+		return "maxUnavailable " + pdb.Spec.MaxUnavailable.String()
+	}
+	return "no minAvailable or maxUnavailable"
+}

@@ -1,0 +1,492 @@
+package drain
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+)
+
+// DefaultInterval is how often a drain looks at its pods again while it waits.
+const DefaultInterval = time.Second
+
+// Options shape a drain.
+type Options struct {
+	Filter
+	// Pace makes the next eviction from a workload wait until the replacement of the
+	// previous one is Ready, and keeps a node's slot until its pods' replacements are.
+	Pace bool
+	// MaxConcurrent is the number of slots: nodes drained at once in the whole cluster by
+	// every drain that uses the same number.
+	MaxConcurrent int
+	// CoordinationNamespace holds the slot Leases.
+	CoordinationNamespace string
+	// LeaseDuration is how long a slot outlives its holder's last renewal.
+	LeaseDuration time.Duration
+	// Identity names this process in slot Leases (host/pid); the node is appended.
+	Identity string
+	// Interval is how often pods are looked at again while waiting.
+	Interval time.Duration
+}
+
+// Drainer cordons nodes and evicts their pods through the Eviction API, one slot of the
+// cluster-wide semaphore per node.
+type Drainer struct {
+	Client kubernetes.Interface
+	Clock  clock.WithTicker
+	Options
+	// Report receives progress; calls are serialised. Nil drops progress.
+	Report func(Event)
+
+	reportMu sync.Mutex
+	pacer    pacer
+}
+
+// Result is the outcome of a drain, node by node in the order the nodes were given.
+type Result struct {
+	Nodes []NodeResult
+}
+
+// Drained reports whether every node was drained.
+func (r Result) Drained() bool {
+	for _, n := range r.Nodes {
+		if !n.Drained {
+			return false
+		}
+	}
+	return true
+}
+
+// NodeResult is what became of one node.
+type NodeResult struct {
+	Node string
+	// Started is false for a node whose turn never came (interrupted or timed out before).
+	Started bool
+	Drained bool
+	Evicted int
+	Skipped []PodNote
+	// Remaining are the pods still to move off the node, with why they are still there.
+	Remaining []PodNote
+	// Err is why the drain of the node ended early: a timeout, an interrupt, an API error.
+	Err error
+}
+
+// PodNote is a pod (namespace/name) and something to say about it.
+type PodNote struct {
+	Pod    string
+	Reason string
+}
+
+// EventKind says what happened.
+type EventKind string
+
+// Progress events, in the order a node goes through them.
+const (
+	WaitingForSlot        EventKind = "WaitingForSlot"
+	SlotTaken             EventKind = "SlotTaken"
+	Cordoned              EventKind = "Cordoned"
+	PodSkipped            EventKind = "Skipped"
+	Evicting              EventKind = "Evicting"
+	Evicted               EventKind = "Evicted"
+	Blocked               EventKind = "Blocked"
+	WaitingForReplacement EventKind = "WaitingForReplacement"
+	PodGone               EventKind = "Gone"
+	PodStopped            EventKind = "Stopped"
+	NodeDrained           EventKind = "NodeDrained"
+	NodeIncomplete        EventKind = "NodeIncomplete"
+	SlotReleased          EventKind = "SlotReleased"
+)
+
+// Event is one step of a drain; Pod is empty for events about the node.
+type Event struct {
+	Time    time.Time
+	Node    string
+	Pod     string
+	Kind    EventKind
+	Message string
+}
+
+func (d *Drainer) report(e Event) {
+	if d.Report == nil {
+		return
+	}
+	d.reportMu.Lock()
+	defer d.reportMu.Unlock()
+	e.Time = d.Clock.Now()
+	d.Report(e)
+}
+
+// Run drains the waves in order, the nodes of a wave at the same time (each still waits
+// for a slot). It stops early when ctx ends; nodes it did not finish stay cordoned.
+func (d *Drainer) Run(ctx context.Context, waves [][]string) Result {
+	var res Result
+	for _, wave := range waves {
+		results := make([]NodeResult, len(wave))
+		if ctx.Err() != nil {
+			for i, node := range wave {
+				results[i] = NodeResult{Node: node, Err: context.Cause(ctx)}
+			}
+			res.Nodes = append(res.Nodes, results...)
+			continue
+		}
+		var wg sync.WaitGroup
+		for i, node := range wave {
+			wg.Go(func() { results[i] = d.drainNode(ctx, node) })
+		}
+		wg.Wait()
+		res.Nodes = append(res.Nodes, results...)
+	}
+	return res
+}
+
+func (d *Drainer) semaphore() *Semaphore {
+	return &Semaphore{
+		Leases:    d.Client.CoordinationV1(),
+		Namespace: d.CoordinationNamespace,
+		Size:      max(d.MaxConcurrent, 1),
+		Duration:  cmp.Or(d.LeaseDuration, DefaultLeaseDuration),
+		Clock:     d.Clock,
+	}
+}
+
+func (d *Drainer) interval() time.Duration { return cmp.Or(d.Interval, DefaultInterval) }
+
+func (d *Drainer) drainNode(ctx context.Context, node string) NodeResult {
+	res := NodeResult{Node: node}
+	sem := d.semaphore()
+	lastHolders := ""
+	slot, err := sem.Acquire(ctx, d.Identity+"/"+node, d.interval(), func(holders []Holder) {
+		if msg := describeHolders(holders, d.Clock.Now()); msg != lastHolders {
+			lastHolders = msg
+			d.report(Event{Node: node, Kind: WaitingForSlot, Message: "all " + fmt.Sprint(sem.Size) + " drain slot(s) are taken by " + msg})
+		}
+	})
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	res.Started = true
+	d.report(Event{Node: node, Kind: SlotTaken, Message: slot.Name()})
+	held, lose := context.WithCancelCause(ctx)
+	go slot.Hold(held, lose)
+	defer func() {
+		lose(nil)
+		// The drain's context may be over (Ctrl-C, timeout); releasing must still happen.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := slot.Release(rctx); err != nil {
+			res.Err = errors.Join(res.Err, err)
+		}
+		d.report(Event{Node: node, Kind: SlotReleased, Message: slot.Name()})
+	}()
+
+	if err := d.cordon(held, node); err != nil {
+		res.Err = err
+		return res
+	}
+	w := &nodeWork{d: d, node: node, pods: map[string]*podWork{}, res: &res}
+	res.Err = w.run(held)
+	res.Remaining = w.remaining()
+	res.Drained = res.Err == nil && len(res.Remaining) == 0
+	if res.Drained {
+		d.report(Event{Node: node, Kind: NodeDrained, Message: fmt.Sprintf("%d pod(s) evicted", res.Evicted)})
+	} else {
+		d.report(Event{Node: node, Kind: NodeIncomplete, Message: fmt.Sprintf("%d pod(s) remain; the node stays cordoned", len(res.Remaining))})
+	}
+	return res
+}
+
+func (d *Drainer) cordon(ctx context.Context, node string) error {
+	n, err := d.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading node %s: %w", node, err)
+	}
+	if n.Spec.Unschedulable {
+		d.report(Event{Node: node, Kind: Cordoned, Message: "already cordoned"})
+		return nil
+	}
+	patch := []byte(`{"spec":{"unschedulable":true}}`)
+	if _, err := d.Client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("cordoning node %s: %w", node, err)
+	}
+	d.report(Event{Node: node, Kind: Cordoned, Message: "cordoned"})
+	return nil
+}
+
+// nodeWork is the drain of one node: the pods found on it and what became of them.
+type nodeWork struct {
+	d    *Drainer
+	node string
+	pods map[string]*podWork
+	// gates are the workloads this node evicted from whose replacements must be Ready
+	// before the node's slot goes to the next drain.
+	gates []workloadKey
+	res   *NodeResult
+	// said is the last node-level wait reported.
+	said string
+}
+
+// podWork is one pod to move off the node.
+type podWork struct {
+	pod      *corev1.Pod
+	state    PodState
+	attempts int
+	// refused is the last refusal's explanation.
+	refused string
+	// said is the last message reported, so that a waiting pod is reported once per change.
+	said string
+}
+
+func podName(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+
+func (w *nodeWork) say(p *podWork, kind EventKind, msg string) {
+	if key := string(kind) + msg; key != p.said {
+		p.said = key
+		w.d.report(Event{Node: w.node, Pod: podName(p.pod), Kind: kind, Message: msg})
+	}
+}
+
+func (w *nodeWork) run(ctx context.Context) error {
+	for {
+		if err := w.refresh(ctx); err != nil {
+			return err
+		}
+		pending := 0
+		for _, name := range slices.Sorted(maps.Keys(w.pods)) {
+			p := w.pods[name]
+			if w.step(ctx, p) {
+				pending++
+			}
+		}
+		if pending == 0 && (!w.d.Pace || w.replacementsReady(ctx)) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-w.d.Clock.After(w.d.interval()):
+		}
+	}
+}
+
+// refresh lists the pods on the node: new ones are classified, missing ones are gone.
+func (w *nodeWork) refresh(ctx context.Context) error {
+	list, err := w.d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", w.node).String(),
+	})
+	if err != nil {
+		return fmt.Errorf("listing the pods of node %s: %w", w.node, err)
+	}
+	seen := map[string]bool{}
+	for i := range list.Items {
+		pod := &list.Items[i]
+		name := podName(pod)
+		seen[name] = true
+		p, known := w.pods[name]
+		if known && p.pod.UID != pod.UID {
+			// A StatefulSet pod came back under the same name: the one we evicted is gone.
+			p.state.Gone = true
+			continue
+		}
+		if known {
+			p.pod = pod
+			p.state.Terminating = pod.DeletionTimestamp != nil
+			continue
+		}
+		c := w.d.Filter.Classify(pod)
+		if c.Verdict == Skip {
+			if !slices.ContainsFunc(w.res.Skipped, func(n PodNote) bool { return n.Pod == name }) {
+				w.res.Skipped = append(w.res.Skipped, PodNote{Pod: name, Reason: c.Reason})
+				w.d.report(Event{Node: w.node, Pod: name, Kind: PodSkipped, Message: c.Reason})
+			}
+			continue
+		}
+		p = &podWork{pod: pod, state: PodState{Terminating: pod.DeletionTimestamp != nil}}
+		if c.Verdict == Refuse {
+			p.state.Stopped = c.Reason
+		}
+		w.pods[name] = p
+	}
+	for name, p := range w.pods {
+		if !seen[name] {
+			p.state.Gone = true
+		}
+	}
+	return nil
+}
+
+// step moves one pod on and reports whether it still needs the drain to wait for it.
+func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
+	now := w.d.Clock.Now()
+	p.state.PacingOpen = true
+	key, paced := workloadOf(p.pod)
+	paced = paced && w.d.Pace
+	if paced && Next(p.state, now) == ActEvict {
+		open, why, err := w.d.pacer.open(ctx, w.d.Client, key)
+		if err != nil {
+			w.say(p, Blocked, err.Error())
+			return true
+		}
+		p.state.PacingOpen = open
+		if !open {
+			w.say(p, WaitingForReplacement, why)
+		}
+	}
+	switch Next(p.state, now) {
+	case ActDone:
+		if p.said != string(PodGone) {
+			p.said = string(PodGone)
+			w.d.report(Event{Node: w.node, Pod: podName(p.pod), Kind: PodGone})
+		}
+		return false
+	case ActStopped:
+		w.say(p, PodStopped, p.state.Stopped)
+		return false
+	case ActEvict:
+	default:
+		return true
+	}
+	var baseline int
+	if paced {
+		var ok bool
+		if baseline, ok = w.d.pacer.begin(ctx, w.d.Client, key); !ok {
+			return true
+		}
+	}
+	w.say(p, Evicting, "")
+	err := w.d.Client.CoreV1().Pods(p.pod.Namespace).EvictV1(ctx, &policyv1.Eviction{
+		ObjectMeta: metav1.ObjectMeta{Name: p.pod.Name, Namespace: p.pod.Namespace},
+		// The UID precondition keeps a retry from evicting a new pod of the same name.
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.pod.UID}},
+	})
+	if paced {
+		w.d.pacer.end(key, baseline, err == nil)
+		if err == nil && !slices.Contains(w.gates, key) {
+			w.gates = append(w.gates, key)
+		}
+	}
+	switch {
+	case err == nil:
+		p.state.Terminating = true
+		w.res.Evicted++
+		w.say(p, Evicted, "")
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		// Gone, or replaced by a new pod of the same name (the UID precondition failed).
+		p.state.Gone = true
+	case apierrors.IsTooManyRequests(err):
+		p.attempts++
+		retryAfter, _ := apierrors.SuggestsClientDelay(err)
+		wait := Backoff(p.attempts, time.Duration(retryAfter)*time.Second)
+		p.state.RetryAt = now.Add(wait)
+		msg, never := w.refusal(ctx, p.pod, err)
+		if never {
+			p.state.Stopped = msg
+			w.say(p, PodStopped, msg)
+			return false
+		}
+		p.refused = msg
+		w.say(p, Blocked, msg)
+	case apierrors.IsInternalError(err):
+		pdbs, listErr := w.budgets(ctx, p.pod)
+		if listErr == nil && len(pdbs) > 1 {
+			p.state.Stopped = Overlapping(pdbs)
+			w.say(p, PodStopped, p.state.Stopped)
+			return false
+		}
+		p.attempts++
+		p.state.RetryAt = now.Add(Backoff(p.attempts, 0))
+		p.refused = err.Error()
+		w.say(p, Blocked, p.refused)
+	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err):
+		p.state.Stopped = err.Error()
+		w.say(p, PodStopped, p.state.Stopped)
+		return false
+	default:
+		p.attempts++
+		p.state.RetryAt = now.Add(Backoff(p.attempts, 0))
+		p.refused = err.Error()
+		w.say(p, Blocked, p.refused)
+	}
+	return true
+}
+
+// refusal names the budget behind a 429 and says whether it can ever allow the eviction.
+func (w *nodeWork) refusal(ctx context.Context, pod *corev1.Pod, err error) (string, bool) {
+	pdbs, listErr := w.budgets(ctx, pod)
+	if listErr != nil || len(pdbs) != 1 {
+		// Not a budget (API priority and fairness also answers 429): show the server's words.
+		return err.Error(), false
+	}
+	if msg, never := NeverAllows(pdbs[0]); never {
+		return msg, true
+	}
+	return "blocked by " + BlockedBy(pdbs[0]), false
+}
+
+func (w *nodeWork) budgets(ctx context.Context, pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error) {
+	list, err := w.d.Client.PolicyV1().PodDisruptionBudgets(pod.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the budgets of namespace %s: %w", pod.Namespace, err)
+	}
+	return Covering(pod, list.Items), nil
+}
+
+// replacementsReady reports whether every workload this node evicted from is back to the
+// ready pods it had, so that the next drain to take the slot starts from full strength.
+func (w *nodeWork) replacementsReady(ctx context.Context) bool {
+	for i, key := range w.gates {
+		open, why, err := w.d.pacer.open(ctx, w.d.Client, key)
+		if err != nil || !open {
+			if err != nil {
+				why = err.Error()
+			}
+			if why != w.said {
+				w.said = why
+				w.d.report(Event{Node: w.node, Kind: WaitingForReplacement, Message: why})
+			}
+			w.gates = w.gates[i:]
+			return false
+		}
+	}
+	w.gates = nil
+	return true
+}
+
+func (w *nodeWork) remaining() []PodNote {
+	var out []PodNote
+	now := w.d.Clock.Now()
+	for _, name := range slices.Sorted(maps.Keys(w.pods)) {
+		p := w.pods[name]
+		var reason string
+		switch Next(p.state, now) {
+		case ActDone:
+			continue
+		case ActStopped:
+			reason = p.state.Stopped
+		case ActWaitGone:
+			reason = "evicted, still terminating"
+		case ActWaitPacing:
+			reason = "waiting for the replacement of an earlier eviction from its workload"
+		default:
+			reason = "not evicted yet"
+			if p.refused != "" {
+				reason = fmt.Sprintf("refused %d time(s), last: %s", p.attempts, p.refused)
+			}
+		}
+		out = append(out, PodNote{Pod: name, Reason: reason})
+	}
+	return out
+}

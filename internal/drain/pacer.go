@@ -1,0 +1,127 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// workloadKey names the controller of a pod. The direct controller (a Deployment's
+// ReplicaSet, a StatefulSet) is enough: replacements are created by it.
+type workloadKey struct {
+	namespace string
+	kind      string
+	name      string
+	uid       types.UID
+}
+
+func (k workloadKey) String() string { return k.kind + " " + k.namespace + "/" + k.name }
+
+// workloadOf returns the pod's controller; pods without one have nothing to pace.
+func workloadOf(pod *corev1.Pod) (workloadKey, bool) {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil {
+		return workloadKey{}, false
+	}
+	return workloadKey{namespace: pod.Namespace, kind: ref.Kind, name: ref.Name, uid: ref.UID}, true
+}
+
+// pacer holds, per workload, the eviction of this process whose replacement is awaited.
+type pacer struct {
+	mu    sync.Mutex
+	gates map[workloadKey]gate
+}
+
+// gate is one awaited replacement: the workload had baseline ready pods before the
+// eviction, and is whole again when it has that many again.
+type gate struct {
+	baseline int
+	// evicting is true between begin and end, so that two nodes of one process cannot
+	// evict from the same workload at once.
+	evicting bool
+}
+
+// open reports whether the workload may lose another pod, and if not, why.
+func (p *pacer) open(ctx context.Context, client kubernetes.Interface, key workloadKey) (bool, string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.openLocked(ctx, client, key)
+}
+
+func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key workloadKey) (bool, string, error) {
+	g, ok := p.gates[key]
+	if !ok {
+		return true, "", nil
+	}
+	if g.evicting {
+		return false, fmt.Sprintf("another node is evicting from %s", key), nil
+	}
+	ready, err := readyPods(ctx, client, key)
+	if err != nil {
+		return false, "", err
+	}
+	// A workload that was already short before the eviction counts from where it was.
+	if ready < g.baseline {
+		return false, fmt.Sprintf("waiting for the replacement in %s to be Ready (%d of %d ready)", key, ready, g.baseline), nil
+	}
+	delete(p.gates, key)
+	return true, "", nil
+}
+
+// begin claims the workload for one eviction and returns its ready pods before it; ok is
+// false when another eviction from it is in flight or awaited.
+func (p *pacer) begin(ctx context.Context, client kubernetes.Interface, key workloadKey) (baseline int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if open, _, err := p.openLocked(ctx, client, key); err != nil || !open {
+		return 0, false
+	}
+	ready, err := readyPods(ctx, client, key)
+	if err != nil {
+		return 0, false
+	}
+	if p.gates == nil {
+		p.gates = map[workloadKey]gate{}
+	}
+	p.gates[key] = gate{baseline: ready, evicting: true}
+	return ready, true
+}
+
+// end records the outcome of the eviction begin allowed: an accepted one is awaited, a
+// refused one frees the workload.
+func (p *pacer) end(key workloadKey, baseline int, evicted bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if evicted {
+		p.gates[key] = gate{baseline: baseline}
+		return
+	}
+	delete(p.gates, key)
+}
+
+// readyPods counts the workload's Ready pods that are not being deleted. The list is read
+// from the API server, not a cache, so an eviction just accepted is already counted out.
+func readyPods(ctx context.Context, client kubernetes.Interface, key workloadKey) (int, error) {
+	list, err := client.CoreV1().Pods(key.namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("listing the pods of %s: %w", key, err)
+	}
+	n := 0
+	for i := range list.Items {
+		pod := &list.Items[i]
+		if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != key.uid || pod.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				n++
+			}
+		}
+	}
+	return n, nil
+}

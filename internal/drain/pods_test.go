@@ -1,0 +1,195 @@
+package drain
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// pod builds a running pod of namespace ns with label app=web, owned by a ReplicaSet
+// unless changed by the options.
+func pod(opts ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "ns", Labels: map[string]string{"app": "web"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-abc", UID: "rs", Controller: ptr.To(true)}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func ownedBy(kind string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.OwnerReferences[0].Kind = kind }
+}
+
+func bare(p *corev1.Pod) { p.OwnerReferences = nil }
+
+func withEmptyDir(p *corev1.Pod) {
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+}
+
+func phase(ph corev1.PodPhase) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Status.Phase = ph }
+}
+
+func TestClassify(t *testing.T) {
+	tests := map[string]struct {
+		pod    *corev1.Pod
+		filter Filter
+		want   Verdict
+		reason string
+	}{
+		"ReplicaSet pod is evicted":         {pod: pod(), want: Evict},
+		"StatefulSet pod is evicted":        {pod: pod(ownedBy("StatefulSet")), want: Evict},
+		"DaemonSet pod is skipped":          {pod: pod(ownedBy("DaemonSet")), want: Skip, reason: "DaemonSet"},
+		"DaemonSet pod skipped even forced": {pod: pod(ownedBy("DaemonSet")), filter: Filter{Force: true}, want: Skip, reason: "DaemonSet"},
+		"mirror pod is skipped": {pod: pod(bare, func(p *corev1.Pod) {
+			p.Annotations = map[string]string{mirrorPodAnnotation: "x"}
+		}), want: Skip, reason: "mirror"},
+		"bare pod is refused":                    {pod: pod(bare), want: Refuse, reason: "--force"},
+		"bare pod with --force is evicted":       {pod: pod(bare), filter: Filter{Force: true}, want: Evict},
+		"emptyDir is refused":                    {pod: pod(withEmptyDir), want: Refuse, reason: "--delete-emptydir-data"},
+		"emptyDir with the flag is evicted":      {pod: pod(withEmptyDir), filter: Filter{DeleteEmptyDirData: true}, want: Evict},
+		"finished bare pod loses nothing":        {pod: pod(bare, withEmptyDir, phase(corev1.PodSucceeded)), want: Evict},
+		"bare pod with emptyDir needs both":      {pod: pod(bare, withEmptyDir), filter: Filter{DeleteEmptyDirData: true}, want: Refuse, reason: "--force"},
+		"failed pod is evicted without flags":    {pod: pod(bare, phase(corev1.PodFailed)), want: Evict},
+		"emptyDir reported before no-controller": {pod: pod(bare, withEmptyDir), want: Refuse, reason: "emptyDir"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := tc.filter.Classify(tc.pod)
+			if got.Verdict != tc.want || !strings.Contains(got.Reason, tc.reason) {
+				t.Errorf("Classify = %+v, want verdict %d with a reason containing %q", got, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func TestNext(t *testing.T) {
+	now := t0
+	tests := map[string]struct {
+		state PodState
+		want  Action
+	}{
+		"ready to go":                      {state: PodState{PacingOpen: true}, want: ActEvict},
+		"pacing closed":                    {state: PodState{}, want: ActWaitPacing},
+		"refused a moment ago":             {state: PodState{PacingOpen: true, RetryAt: now.Add(time.Second)}, want: ActWaitRetry},
+		"retry time reached":               {state: PodState{PacingOpen: true, RetryAt: now}, want: ActEvict},
+		"evicted, terminating":             {state: PodState{Terminating: true}, want: ActWaitGone},
+		"gone":                             {state: PodState{Gone: true, Terminating: true}, want: ActDone},
+		"stopped":                          {state: PodState{Stopped: "budget never allows", PacingOpen: true}, want: ActStopped},
+		"gone after being stopped is done": {state: PodState{Gone: true, Stopped: "x"}, want: ActDone},
+		"terminating by someone else":      {state: PodState{Terminating: true, Stopped: "bare pod"}, want: ActWaitGone},
+		"retry wait comes before pacing":   {state: PodState{RetryAt: now.Add(time.Second)}, want: ActWaitRetry},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := Next(tc.state, now); got != tc.want {
+				t.Errorf("Next = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		attempt    int
+		retryAfter time.Duration
+		want       time.Duration
+	}{
+		{1, 0, time.Second},
+		{2, 0, 2 * time.Second},
+		{3, 0, 4 * time.Second},
+		{4, 0, 8 * time.Second},
+		{50, 0, 8 * time.Second},
+		{1, 10 * time.Second, 10 * time.Second}, // Retry-After wins when longer
+		{4, 5 * time.Second, 8 * time.Second},
+	}
+	for _, tc := range tests {
+		if got := Backoff(tc.attempt, tc.retryAfter); got != tc.want {
+			t.Errorf("Backoff(%d, %s) = %s, want %s", tc.attempt, tc.retryAfter, got, tc.want)
+		}
+	}
+}
+
+func budget(name string, spec policyv1.PodDisruptionBudgetSpec, status policyv1.PodDisruptionBudgetStatus) policyv1.PodDisruptionBudget {
+	if spec.Selector == nil {
+		spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	}
+	return policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Generation: 1}, Spec: spec, Status: status}
+}
+
+func TestNeverAllows(t *testing.T) {
+	one := intstr.FromInt32(1)
+	half := intstr.FromString("50%")
+	zero := intstr.FromInt32(0)
+	tests := map[string]struct {
+		pdb  policyv1.PodDisruptionBudget
+		want bool
+	}{
+		"article 003: minAvailable 1 on one replica": {
+			pdb:  budget("single", policyv1.PodDisruptionBudgetSpec{MinAvailable: &one}, policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, ExpectedPods: 1, DesiredHealthy: 1, CurrentHealthy: 1}),
+			want: true,
+		},
+		"minAvailable 50% rounds up on one replica": {
+			pdb:  budget("half", policyv1.PodDisruptionBudgetSpec{MinAvailable: &half}, policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, ExpectedPods: 1, DesiredHealthy: 1}),
+			want: true,
+		},
+		"maxUnavailable 0": {
+			pdb:  budget("zero", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &zero}, policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, ExpectedPods: 3, DesiredHealthy: 3, CurrentHealthy: 3}),
+			want: true,
+		},
+		"maxUnavailable 1 while a replacement starts: only waiting": {
+			pdb: budget("web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one}, policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, ExpectedPods: 6, DesiredHealthy: 5, CurrentHealthy: 5}),
+		},
+		"not yet observed by the disruption controller": {
+			pdb: budget("new", policyv1.PodDisruptionBudgetSpec{MinAvailable: &one}, policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 0, ExpectedPods: 1, DesiredHealthy: 1}),
+		},
+		"no pods expected": {
+			pdb: budget("empty", policyv1.PodDisruptionBudgetSpec{MinAvailable: &one}, policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, DesiredHealthy: 1}),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			msg, got := NeverAllows(&tc.pdb)
+			if got != tc.want {
+				t.Fatalf("NeverAllows = %v (%q), want %v", got, msg, tc.want)
+			}
+			if got && !strings.Contains(msg, "ns/"+tc.pdb.Name) {
+				t.Errorf("the message %q does not name the budget", msg)
+			}
+		})
+	}
+}
+
+func TestCovering(t *testing.T) {
+	one := intstr.FromInt32(1)
+	pdbs := []policyv1.PodDisruptionBudget{
+		budget("web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one}, policyv1.PodDisruptionBudgetStatus{}),
+		budget("everything", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{}}, policyv1.PodDisruptionBudgetStatus{}),
+		budget("db", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}, policyv1.PodDisruptionBudgetStatus{}),
+	}
+	other := budget("web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one}, policyv1.PodDisruptionBudgetStatus{})
+	other.Namespace = "elsewhere"
+	pdbs = append(pdbs, other)
+
+	got := Covering(pod(), pdbs)
+	var names []string
+	for _, p := range got {
+		names = append(names, p.Namespace+"/"+p.Name)
+	}
+	if strings.Join(names, ",") != "ns/web,ns/everything" {
+		t.Errorf("Covering = %v, want ns/web and ns/everything (policy/v1's empty selector covers all)", names)
+	}
+	if msg := Overlapping(got); !strings.Contains(msg, "ns/web, ns/everything") {
+		t.Errorf("Overlapping = %q, want both budgets named", msg)
+	}
+}

@@ -1,0 +1,173 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+)
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func lease(slot int, holder string, renewed time.Time) coordinationv1.Lease {
+	l := coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: SlotName(slot), Namespace: "kube-system", Labels: map[string]string{SlotLabel: "true"}}}
+	if holder != "" {
+		l.Spec.HolderIdentity = ptr.To(holder)
+		l.Spec.LeaseDurationSeconds = ptr.To(int32(30))
+		l.Spec.RenewTime = &metav1.MicroTime{Time: renewed}
+	}
+	return l
+}
+
+func TestChooseSlot(t *testing.T) {
+	tests := map[string]struct {
+		leases      []coordinationv1.Lease
+		size        int
+		wantName    string
+		wantExpired string
+		wantOK      bool
+		wantHolders []Holder
+	}{
+		"no Lease yet: create the first slot": {
+			size: 2, wantName: SlotName(0), wantOK: true,
+		},
+		"first slot held: create the second": {
+			leases: []coordinationv1.Lease{lease(0, "a/1/node-1", t0)},
+			size:   2, wantName: SlotName(1), wantOK: true,
+		},
+		"released slot is free": {
+			leases: []coordinationv1.Lease{lease(0, "", t0)},
+			size:   1, wantName: SlotName(0), wantOK: true,
+		},
+		"all held: wait and say by whom": {
+			leases:      []coordinationv1.Lease{lease(0, "a/1/node-1", t0.Add(-10*time.Second))},
+			size:        1,
+			wantHolders: []Holder{{Slot: SlotName(0), Identity: "a/1/node-1", Until: t0.Add(20 * time.Second)}},
+		},
+		"expired holder: its slot can be taken": {
+			leases: []coordinationv1.Lease{lease(0, "a/1/node-1", t0.Add(-30*time.Second))},
+			size:   1, wantName: SlotName(0), wantExpired: "a/1/node-1", wantOK: true,
+		},
+		"our own slot is ours again": {
+			leases: []coordinationv1.Lease{lease(0, "a/1/node-1", t0), lease(1, "me", t0)},
+			size:   2, wantName: SlotName(1), wantOK: true,
+		},
+		"slots beyond size are not ours to take": {
+			leases:      []coordinationv1.Lease{lease(0, "a/1/node-1", t0), lease(1, "", t0)},
+			size:        1,
+			wantHolders: []Holder{{Slot: SlotName(0), Identity: "a/1/node-1", Until: t0.Add(30 * time.Second)}},
+		},
+		"the lowest free slot wins over a later expired one": {
+			leases: []coordinationv1.Lease{lease(0, "a/1/node-1", t0), lease(2, "b/2/node-2", t0.Add(-time.Hour))},
+			size:   3, wantName: SlotName(1), wantOK: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			choice, holders, ok := ChooseSlot(tc.leases, tc.size, "me", t0)
+			if ok != tc.wantOK || choice.Name != tc.wantName || choice.Expired != tc.wantExpired {
+				t.Errorf("ChooseSlot = %q (expired %q), ok %v; want %q (expired %q), ok %v", choice.Name, choice.Expired, ok, tc.wantName, tc.wantExpired, tc.wantOK)
+			}
+			if diff := cmp.Diff(tc.wantHolders, holders); diff != "" {
+				t.Errorf("holders (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The semaphore against a fake clientset: a leaf helper whose API use is a list, a
+// create or an update at a resourceVersion.
+func TestSemaphoreTakesReleasesAndExpires(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset()
+	withOptimisticConcurrency(client)
+	clk := clocktesting.NewFakeClock(t0)
+	sem := &Semaphore{Leases: client.CoordinationV1(), Namespace: "kube-system", Size: 1, Duration: 30 * time.Second, Clock: clk}
+
+	first, _, err := sem.TryAcquire(ctx, "host/1/node-1")
+	if err != nil || first == nil {
+		t.Fatalf("first TryAcquire = %v, %v; want a slot", first, err)
+	}
+	second, holders, err := sem.TryAcquire(ctx, "host/2/node-2")
+	if err != nil || second != nil {
+		t.Fatalf("second TryAcquire = %v, %v; want no slot", second, err)
+	}
+	if len(holders) != 1 || holders[0].Identity != "host/1/node-1" {
+		t.Errorf("holders = %+v, want host/1/node-1", holders)
+	}
+
+	clk.Step(20 * time.Second)
+	if err := first.Renew(ctx); err != nil {
+		t.Fatalf("Renew: %v", err)
+	}
+	clk.Step(20 * time.Second) // 40 s after taking it, 20 s after renewing: still held
+	if s, _, _ := sem.TryAcquire(ctx, "host/2/node-2"); s != nil {
+		t.Fatal("took a slot renewed 20 s ago")
+	}
+	if err := first.Release(ctx); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	second, _, err = sem.TryAcquire(ctx, "host/2/node-2")
+	if err != nil || second == nil {
+		t.Fatalf("TryAcquire after release = %v, %v; want the slot", second, err)
+	}
+
+	// The second holder dies without releasing: after the Lease duration the slot is
+	// free, and the dead holder can no longer renew it.
+	clk.Step(31 * time.Second)
+	third, _, err := sem.TryAcquire(ctx, "host/3/node-3")
+	if err != nil || third == nil {
+		t.Fatalf("TryAcquire of an expired slot = %v, %v; want the slot", third, err)
+	}
+	if err := second.Renew(ctx); err == nil {
+		t.Error("the expired holder renewed a slot someone else took")
+	}
+	// Releasing a slot someone else took leaves it with them.
+	if err := second.Release(ctx); err != nil {
+		t.Errorf("Release of a lost slot: %v", err)
+	}
+	got, err := client.CoordinationV1().Leases("kube-system").Get(ctx, SlotName(0), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := ptr.Deref(got.Spec.HolderIdentity, ""); h != "host/3/node-3" {
+		t.Errorf("holder = %q, want host/3/node-3", h)
+	}
+}
+
+// withOptimisticConcurrency makes the fake refuse Lease writes at a stale resourceVersion,
+// as the API server does; the fake's tracker alone accepts them.
+func withOptimisticConcurrency(c *fake.Clientset) {
+	gvr := coordinationv1.SchemeGroupVersion.WithResource("leases")
+	version := 0
+	c.PrependReactor("create", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		l := a.(k8stesting.CreateAction).GetObject().(*coordinationv1.Lease).DeepCopy()
+		version++
+		l.ResourceVersion = strconv.Itoa(version)
+		return true, l, c.Tracker().Create(gvr, l, l.Namespace)
+	})
+	c.PrependReactor("update", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		l := a.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease).DeepCopy()
+		current, err := c.Tracker().Get(gvr, l.Namespace, l.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		if current.(*coordinationv1.Lease).ResourceVersion != l.ResourceVersion {
+			return true, nil, apierrors.NewConflict(gvr.GroupResource(), l.Name, errors.New("the object has been modified"))
+		}
+		version++
+		l.ResourceVersion = strconv.Itoa(version)
+		return true, l, c.Tracker().Update(gvr, l, l.Namespace)
+	})
+}
