@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/holdfast-dev/holdfast/internal/drain"
+)
+
+// ExitIncomplete is drain's exit code when it ended with a node not drained: a budget that
+// never allows an eviction, a pod that needs --force or --delete-emptydir-data, a pod
+// under two budgets, --timeout, or Ctrl-C. The nodes stay cordoned; the same command
+// resumes.
+const ExitIncomplete = 3
+
+var errTimeout = errors.New("--timeout reached")
+
+// DrainOptions holds the flags and collaborators of `holdfast drain`.
+type DrainOptions struct {
+	Nodes                 []string
+	Selector              string
+	MaxConcurrent         int
+	DryRun                bool
+	Timeout               time.Duration
+	Pace                  bool
+	Force                 bool
+	DeleteEmptyDirData    bool
+	CoordinationNamespace string
+
+	// Clock drives waits and timestamps; tests give a fake one.
+	Clock clock.WithTicker
+	// Live redraws progress in place; Complete sets it when ErrOut is a terminal.
+	Live bool
+	// Identity names this process in the slot Leases; Complete sets host/pid.
+	Identity string
+
+	configFlags *genericclioptions.ConfigFlags
+	client      kubernetes.Interface
+	genericiooptions.IOStreams
+}
+
+// NewDrainCommand returns `holdfast drain`.
+func NewDrainCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	o := &DrainOptions{IOStreams: streams, configFlags: flags, Clock: clock.RealClock{}}
+	cmd := &cobra.Command{
+		Use:   "drain NODE... | --selector SEL",
+		Short: "Drain nodes without taking any workload below its budget",
+		Long: `Cordon nodes and move their pods off through the Eviction API, never by deleting them,
+so that every PodDisruptionBudget holds.
+
+Safe to start on every node at once: each node's drain takes one of --max-concurrent
+slots, Leases named holdfast-drain-slot-N in --coordination-namespace shared by every
+holdfast drain of the cluster, and the others wait their turn. A slot is renewed while
+its drain runs and expires 30s after a drain that died.
+
+Pacing (on by default): the next eviction from a workload waits until the replacement of
+the previous one is Ready, and a node keeps its slot until its pods' replacements are
+Ready, so the next node starts from full strength.
+
+A refused eviction (429) is retried with backoff, honouring Retry-After, and the budget
+that refused it is named. A budget that can never allow an eviction (minAvailable 1 on
+one replica) or a pod under two budgets stops that pod at once with what to change.
+DaemonSet pods and mirror pods are skipped, as kubectl drain --ignore-daemonsets does;
+pods with no controller need --force and pods with emptyDir volumes need
+--delete-emptydir-data.
+
+Ctrl-C or --timeout leaves the nodes cordoned, releases their slots and says what
+remains; running the same command again resumes.
+
+Exit codes: 0 every node drained, 1 error (bad flags, API unreachable, not allowed),
+3 a node is not drained (blocked, --timeout, Ctrl-C); it stays cordoned.`,
+		Example: `  # Drain one node; progress on the terminal, a summary at the end.
+  holdfast drain node-1
+
+  # Article 004's loop, made safe: every drain waits for its slot.
+  for node in $(kubectl get nodes -o name); do holdfast drain "${node#node/}" & done; wait
+
+  # Two nodes of a pool at a time, giving up after ten minutes.
+  holdfast drain --selector pool=blue --max-concurrent 2 --timeout 10m
+
+  # What would happen, with each budget's disruptions counted across the nodes.
+  holdfast drain node-1 node-2 --dry-run`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Nodes = args
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return o.Run(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Selector, "selector", "l", "", "drain the nodes with these labels (as kubectl get nodes -l), besides any named")
+	f.IntVar(&o.MaxConcurrent, "max-concurrent", 1, "nodes drained at once in the whole cluster by every holdfast drain using the same number")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be evicted, skipped or blocked, and change nothing")
+	f.DurationVar(&o.Timeout, "timeout", 0, "give up after this long, waiting for a slot included (0: never)")
+	f.BoolVar(&o.Pace, "pace", true, "wait for each replacement to be Ready before the next eviction from its workload")
+	f.BoolVar(&o.Force, "force", false, "also evict pods that no controller will recreate")
+	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "also evict pods with emptyDir volumes, whose data is lost")
+	f.StringVar(&o.CoordinationNamespace, "coordination-namespace", metav1.NamespaceSystem, "namespace of the slot Leases")
+	return cmd
+}
+
+// Complete connects to the cluster, resolves --selector and names this process.
+func (o *DrainOptions) Complete() error {
+	if f, ok := o.ErrOut.(*os.File); ok {
+		o.Live = term.IsTerminal(int(f.Fd()))
+	}
+	if o.Identity == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			host = "unknown-host"
+		}
+		o.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	if o.client == nil {
+		config, err := o.configFlags.ToRESTConfig()
+		if err != nil {
+			return fmt.Errorf("reading the kube context: %w", err)
+		}
+		if o.client, err = kubernetes.NewForConfig(config); err != nil {
+			return fmt.Errorf("creating a client: %w", err)
+		}
+	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *DrainOptions) Validate() error {
+	if len(o.Nodes) == 0 && o.Selector == "" {
+		return errors.New("name at least one node, or give --selector")
+	}
+	if o.Selector != "" {
+		if _, err := labels.Parse(o.Selector); err != nil {
+			return fmt.Errorf("--selector: %w", err)
+		}
+	}
+	if o.MaxConcurrent < 1 {
+		return fmt.Errorf("--max-concurrent must be at least 1, not %d", o.MaxConcurrent)
+	}
+	if o.Timeout < 0 {
+		return fmt.Errorf("--timeout must not be negative")
+	}
+	return nil
+}
+
+// Run drains the nodes (or prints the plan with --dry-run) and prints a summary.
+func (o *DrainOptions) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	nodes, err := o.resolveNodes(ctx)
+	if err != nil {
+		return err
+	}
+	waves := drainWaves(nodes, o.MaxConcurrent)
+	if o.DryRun {
+		return o.dryRun(ctx, waves)
+	}
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
+		defer cancel()
+	}
+	progress := newProgress(o.ErrOut, o.Live, nodes)
+	d := &drain.Drainer{
+		Client: o.client,
+		Clock:  o.Clock,
+		Options: drain.Options{
+			Filter:                drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData},
+			Pace:                  o.Pace,
+			MaxConcurrent:         o.MaxConcurrent,
+			CoordinationNamespace: o.CoordinationNamespace,
+			Identity:              o.Identity,
+		},
+		Report: progress.event,
+	}
+	start := o.Clock.Now()
+	res := d.Run(ctx, waves)
+	progress.finish()
+	if err := o.summary(res, o.Clock.Since(start), ctx.Err() != nil); err != nil {
+		return err
+	}
+	if res.Drained() {
+		return nil
+	}
+	return &ExitCodeError{Code: ExitIncomplete}
+}
+
+// resolveNodes returns the named nodes, then those --selector adds, without repeats;
+// every one must exist.
+func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
+	nodes := slices.Clone(o.Nodes)
+	if o.Selector != "" {
+		list, err := o.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+		if err != nil {
+			return nil, fmt.Errorf("listing nodes with %s: %w", o.Selector, err)
+		}
+		var selected []string
+		for _, n := range list.Items {
+			selected = append(selected, n.Name)
+		}
+		slices.Sort(selected)
+		if len(selected) == 0 {
+			return nil, fmt.Errorf("no node has labels %s", o.Selector)
+		}
+		for _, n := range selected {
+			if !slices.Contains(nodes, n) {
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	for _, n := range o.Nodes {
+		if _, err := o.client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
+			return nil, fmt.Errorf("reading node %s: %w", n, err)
+		}
+	}
+	return nodes, nil
+}
+
+// drainWaves groups the nodes into waves of at most maxConcurrent, in the order given.
+// TODO(plan): order the nodes with internal/plan's waves once it is there.
+func drainWaves(nodes []string, maxConcurrent int) [][]string {
+	return slices.Collect(slices.Chunk(nodes, maxConcurrent))
+}

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/drain"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+)
+
+// dryRun prints what the drain would do, wave by wave, counting each budget's
+// disruptions across all the pods of a wave: where kubectl's server-side dry run checks
+// every pod against the budget as it is now, two pods of one budget in a wave are counted
+// as two. Within a wave a pod beyond its budget waits for pacing; between waves the
+// budgets are whole again, because pacing holds each node until its replacements are Ready.
+func (o *DrainOptions) dryRun(ctx context.Context, waves [][]string) error {
+	snap, err := snapshot.LoadLive(ctx, o.client, nil, metav1.NamespaceAll)
+	if err != nil {
+		return err
+	}
+	model := availability.Build(snap, o.Clock.Now())
+	filter := drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData}
+	w := &errWriter{w: o.Out}
+	blocked := 0
+	for i, wave := range waves {
+		w.println(fmt.Sprintf("Wave %d: %v", i+1, wave))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		left := map[*availability.Budget]int32{}
+		for _, name := range wave {
+			node, ok := model.Node(name)
+			if !ok {
+				return fmt.Errorf("node %s is not in the cluster", name)
+			}
+			fmt.Fprintf(tw, "  %s\t\t\n", name)
+			for _, m := range node.Members {
+				if m.Pod == nil || m.Terminating {
+					continue
+				}
+				step, why := preview(filter, m, left)
+				if step == "blocked" || step == "refused" {
+					blocked++
+				}
+				fmt.Fprintf(tw, "    %s\t%s/%s\t%s\n", step, m.Namespace, m.Name, why)
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if blocked > 0 {
+		w.println(fmt.Sprintf("Dry run, nothing changed: %d pod(s) would stop the drain; fix them first.", blocked))
+		if w.err != nil {
+			return w.err
+		}
+		return &ExitCodeError{Code: ExitIncomplete}
+	}
+	w.println("Dry run, nothing changed: every node would drain.")
+	return w.err
+}
+
+// preview says what the drain would do with one pod, spending its budget in left.
+func preview(filter drain.Filter, m *availability.Member, left map[*availability.Budget]int32) (step, why string) {
+	c := filter.Classify(m.Pod)
+	switch c.Verdict {
+	case drain.Skip:
+		return "skip", c.Reason
+	case drain.Refuse:
+		return "refused", c.Reason
+	}
+	switch len(m.Budgets) {
+	case 0:
+		return "evict", "no budget covers it"
+	case 1:
+	default:
+		pdbs := make([]string, len(m.Budgets))
+		for i, b := range m.Budgets {
+			pdbs[i] = b.Namespace + "/" + b.Name
+		}
+		return "blocked", fmt.Sprintf("covered by %d budgets %v: the Eviction API answers 500", len(pdbs), pdbs)
+	}
+	b := m.Budgets[0]
+	if msg, never := drain.NeverAllows(b.PDB); never {
+		return "blocked", msg
+	}
+	if !m.Ready {
+		return "evict", "not Ready: costs its budget nothing"
+	}
+	if _, seen := left[b]; !seen {
+		left[b] = b.Status.DisruptionsAllowed
+	}
+	if left[b] > 0 {
+		left[b]--
+		return "evict", fmt.Sprintf("budget %s allows %d, %d left in this wave", b.Name, b.Status.DisruptionsAllowed, left[b])
+	}
+	return "wait", fmt.Sprintf("budget %s has nothing left in this wave: evicted once an earlier replacement is Ready", b.Name)
+}

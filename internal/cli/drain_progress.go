@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/holdfast-dev/holdfast/internal/drain"
+)
+
+// progress shows a drain's events: one log line each, or on a terminal a block with a
+// line per node and per pod in flight, redrawn in place.
+type progress struct {
+	w     io.Writer
+	live  bool
+	width int
+	order []string
+	nodes map[string]*nodeView
+	drawn int // lines of the last live block, to erase before redrawing
+}
+
+// nodeView is what the live block shows of one node.
+type nodeView struct {
+	status  string
+	evicted int
+	skipped int
+	// pods in flight and their latest step; pods leave the view once gone.
+	pods map[string]string
+}
+
+func newProgress(w io.Writer, live bool, nodes []string) *progress {
+	p := &progress{w: w, live: live, width: 100, order: nodes, nodes: map[string]*nodeView{}}
+	for _, n := range nodes {
+		p.nodes[n] = &nodeView{status: "waiting", pods: map[string]string{}}
+	}
+	if f, ok := w.(*os.File); ok && live {
+		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 20 {
+			p.width = width
+		}
+	}
+	return p
+}
+
+// describe renders an event for a person.
+func describe(e drain.Event) string {
+	switch e.Kind {
+	case drain.WaitingForSlot:
+		return "waiting for a drain slot: " + e.Message
+	case drain.SlotTaken:
+		return "took drain slot " + e.Message
+	case drain.PodSkipped:
+		return "skipped: " + e.Message
+	case drain.Evicting:
+		return "evicting"
+	case drain.Evicted:
+		return "evicted"
+	case drain.Blocked:
+		return e.Message + "; retrying"
+	case drain.PodGone:
+		return "gone"
+	case drain.PodStopped:
+		return "not evicted: " + e.Message
+	case drain.NodeDrained:
+		return "drained: " + e.Message
+	case drain.NodeIncomplete:
+		return "NOT drained: " + e.Message
+	case drain.SlotReleased:
+		return "released drain slot " + e.Message
+	}
+	return e.Message
+}
+
+func (p *progress) event(e drain.Event) {
+	if !p.live {
+		subject := e.Node
+		if e.Pod != "" {
+			subject += " " + e.Pod
+		}
+		fmt.Fprintf(p.w, "%s %s: %s\n", e.Time.UTC().Format(time.TimeOnly), subject, describe(e))
+		return
+	}
+	v := p.nodes[e.Node]
+	switch {
+	case e.Kind == drain.Evicted:
+		v.evicted++
+		v.pods[e.Pod] = describe(e)
+	case e.Kind == drain.PodSkipped:
+		v.skipped++
+	case e.Kind == drain.PodGone:
+		delete(v.pods, e.Pod)
+	case e.Pod != "":
+		v.pods[e.Pod] = describe(e)
+	case e.Kind == drain.SlotReleased:
+		// The node's outcome stays on screen.
+	default:
+		v.status = describe(e)
+	}
+	p.redraw()
+}
+
+func (p *progress) redraw() {
+	var b strings.Builder
+	if p.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA\x1b[J", p.drawn)
+	}
+	lines := 0
+	line := func(s string) {
+		// A wrapped line would throw the count of lines to erase off.
+		if len(s) > p.width-1 {
+			s = s[:p.width-2] + "…"
+		}
+		b.WriteString(s + "\n")
+		lines++
+	}
+	for _, n := range p.order {
+		v := p.nodes[n]
+		line(fmt.Sprintf("%s  %s  (%d evicted, %d skipped)", n, v.status, v.evicted, v.skipped))
+		for _, pod := range slices.Sorted(maps.Keys(v.pods)) {
+			line("    " + pod + "  " + v.pods[pod])
+		}
+	}
+	p.drawn = lines
+	_, _ = io.WriteString(p.w, b.String())
+}
+
+// finish leaves the last live block on screen; the summary follows it.
+func (p *progress) finish() { p.drawn = 0 }
+
+// summary prints each node's outcome, and for nodes not drained what remains and how to
+// resume or give the node back.
+func (o *DrainOptions) summary(res drain.Result, took time.Duration, stopped bool) error {
+	w := &errWriter{w: o.Out}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tRESULT\tEVICTED\tSKIPPED\tREMAINING")
+	drained := 0
+	var cordoned []string
+	for _, n := range res.Nodes {
+		result := "drained"
+		switch {
+		case n.Drained:
+			drained++
+		case !n.Started:
+			result = "not started"
+		default:
+			result = "NOT drained, cordoned"
+			cordoned = append(cordoned, n.Node)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", n.Node, result, n.Evicted, len(n.Skipped), len(n.Remaining))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range res.Nodes {
+		for _, r := range n.Remaining {
+			w.println(fmt.Sprintf("  %s %s: %s", n.Node, r.Pod, r.Reason))
+		}
+		if n.Err != nil && len(n.Remaining) == 0 {
+			w.println(fmt.Sprintf("  %s: %v", n.Node, n.Err))
+		}
+	}
+	w.println(fmt.Sprintf("Drained %d of %d node(s) in %s.", drained, len(res.Nodes), took.Round(time.Second)))
+	if drained == len(res.Nodes) {
+		return w.err
+	}
+	if stopped {
+		why := "Interrupted"
+		for _, n := range res.Nodes {
+			if errors.Is(n.Err, errTimeout) {
+				why = "Stopped by --timeout"
+			}
+		}
+		w.println(why + "; nothing more is evicted and the drain slots are released.")
+	}
+	w.println("To resume, run the same command again: it skips what is done and goes on.")
+	if len(cordoned) > 0 {
+		w.println("To give the nodes back as they are: kubectl uncordon " + strings.Join(cordoned, " "))
+	}
+	return w.err
+}
