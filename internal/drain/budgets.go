@@ -42,8 +42,8 @@ func NeverAllows(pdb *policyv1.PodDisruptionBudget) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("PodDisruptionBudget %s/%s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: "+
-		"scale the workload above %d replicas or relax the budget, then run the drain again",
-		pdb.Namespace, pdb.Name, budgetSpec(pdb), s.DesiredHealthy, s.ExpectedPods, s.DesiredHealthy), true
+		"scale the workload to at least %d replicas or relax the budget, then run the drain again",
+		pdb.Namespace, pdb.Name, budgetSpec(pdb), s.DesiredHealthy, s.ExpectedPods, s.DesiredHealthy+1), true
 }
 
 // BlockedBy describes the budget that refused an eviction, with its live numbers.

@@ -366,7 +366,10 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 			return true
 		}
 	}
-	w.say(p, Evicting, "")
+	if p.attempts == 0 {
+		// Retries are not announced: the refusal they follow is, once per change.
+		w.say(p, Evicting, "")
+	}
 	err := w.d.Client.CoreV1().Pods(p.pod.Namespace).EvictV1(ctx, &policyv1.Eviction{
 		ObjectMeta: metav1.ObjectMeta{Name: p.pod.Name, Namespace: p.pod.Namespace},
 		// The UID precondition keeps a retry from evicting a new pod of the same name.

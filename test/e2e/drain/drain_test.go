@@ -1,0 +1,394 @@
+//go:build e2e
+
+// Package drain_test runs holdfast drain on the testbed: article 004's loop that drains
+// every node at once, article 003's single-replica budget, a refusal that is retried
+// until the budget allows it, and a drain stopped by --timeout and resumed.
+package drain_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
+
+	"github.com/holdfast-dev/holdfast/internal/cli"
+	"github.com/holdfast-dev/holdfast/internal/drain"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+func TestMain(m *testing.M) {
+	framework.Main(m, framework.Options{Nodes: 6, Zones: 3})
+}
+
+// syncBuffer is a bytes.Buffer that a running command writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// run is one holdfast command run in-process, as the binary would run it.
+type run struct {
+	out, errOut syncBuffer
+	code        int
+	done        chan struct{}
+}
+
+// holdfast starts `holdfast ARGS... --kubeconfig K` and returns at once; wait on done.
+func holdfast(ctx context.Context, f *framework.Framework, args ...string) *run {
+	r := &run{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		cmd := cli.NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &r.out, ErrOut: &r.errOut})
+		cmd.SetArgs(append(args, "--kubeconfig", f.Kubeconfig))
+		err := cmd.ExecuteContext(ctx)
+		var coded *cli.ExitCodeError
+		switch {
+		case err == nil:
+			r.code = cli.ExitOK
+		case errors.As(err, &coded):
+			r.code = coded.Code
+		default:
+			r.code = cli.ExitError
+			fmt.Fprintln(&r.errOut, "holdfast:", err)
+		}
+	}()
+	return r
+}
+
+func (r *run) wait(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(timeout):
+		t.Fatalf("holdfast did not end within %s; stderr so far:\n%s", timeout, r.errOut.String())
+	}
+}
+
+func (r *run) output() string { return r.out.String() + r.errOut.String() }
+
+// uncordonAtEnd gives the nodes back when the test ends, whatever the drains left.
+func uncordonAtEnd(f *framework.Framework, nodes ...string) {
+	f.T.Cleanup(func() {
+		for _, n := range nodes {
+			f.Uncordon(n)
+		}
+	})
+}
+
+// Article 004: Ralph's loop starts a drain on every node at the same moment. With
+// holdfast each drain waits for the one slot, so the nodes are drained one at a time,
+// and no budget ever goes below its floor. Three extra nodes outside the loop stand
+// for the surge capacity an upgrade adds, so that the evicted pods have somewhere to go.
+func TestEveryNodeAtOnce(t *testing.T) {
+	f := framework.New(t)
+	platform := f.Deployment("platform", 3)
+	framework.HostnameAntiAffinity(platform)
+	f.Create(platform)
+	platformPDB := f.PDB("platform-pdb", "platform", 0)
+	platformPDB.Spec.MaxUnavailable = nil
+	platformPDB.Spec.MinAvailable = ptr.To(intstr.FromInt32(2)) // the article's budget
+	f.Create(platformPDB)
+	api := f.Deployment("api", 4)
+	f.Create(api)
+	f.Create(f.PDB("api-pdb", "api", 1))
+	f.WaitReady(platform)
+	f.WaitReady(api)
+	f.WaitBudget("platform-pdb", 1)
+	f.WaitBudget("api-pdb", 1)
+	for i, zone := range []string{"zone-a", "zone-b", "zone-c"} {
+		f.AddNode(fmt.Sprintf("surge-%d", i+1), zone, nil)
+	}
+	loop := f.Nodes
+	uncordonAtEnd(f, loop...)
+
+	budgets := f.WatchBudgets(200 * time.Millisecond)
+	tl := watchTimeline(t, f, loop)
+	start := time.Now()
+	var runs []*run
+	for _, n := range loop {
+		runs = append(runs, holdfast(f.Ctx, f, "drain", n, "--coordination-namespace", f.Namespace, "--timeout", "4m"))
+	}
+	for i, r := range runs {
+		r.wait(t, 5*time.Minute)
+		if r.code != cli.ExitOK {
+			t.Errorf("holdfast drain %s exited %d:\n%s", loop[i], r.code, r.output())
+		}
+	}
+	samples, violations := budgets.Stop()
+	t.Logf("%d nodes drained in %s; %d budget samples: %s", len(loop), time.Since(start).Round(time.Second), samples, budgets.Lowest())
+	if len(violations) > 0 {
+		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
+	}
+	tl.check(t, loop)
+	for _, n := range loop {
+		if empty, err := f.NodeDrained(f.Ctx, n); err != nil || !empty {
+			t.Errorf("node %s still runs pods of the test (err %v)", n, err)
+		}
+	}
+	if out := runs[0].output(); !strings.Contains(out, "took drain slot") {
+		t.Errorf("the first drain's output does not show its slot:\n%s", out)
+	}
+}
+
+// Article 003: a budget of minAvailable 1 over one replica never allows an eviction.
+// kubectl drain retries until its timeout (forever by default); holdfast stops at once,
+// names the budget and says what to change, and leaves the node cordoned.
+func TestSingleReplicaBudgetStopsWithItsName(t *testing.T) {
+	f := framework.New(t)
+	d := f.Deployment("single", 1)
+	f.Create(d)
+	pdb := f.PDB("single-pdb", "single", 0)
+	pdb.Spec.MaxUnavailable = nil
+	pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(1))
+	f.Create(pdb)
+	f.WaitReady(d)
+	f.WaitBudget("single-pdb", 0)
+	node := podsOf(t, f, d)[0].Spec.NodeName
+	uncordonAtEnd(f, node)
+
+	start := time.Now()
+	r := holdfast(f.Ctx, f, "drain", node, "--coordination-namespace", f.Namespace, "--timeout", "2m")
+	r.wait(t, 3*time.Minute)
+	took := time.Since(start)
+	out := r.output()
+	t.Logf("exit %d after %s:\n%s", r.code, took.Round(time.Millisecond), out)
+	if r.code != cli.ExitIncomplete {
+		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
+	}
+	if took > 30*time.Second {
+		t.Errorf("took %s to give up on a budget that never allows an eviction; want well under the 2m timeout", took)
+	}
+	for _, want := range []string{
+		"PodDisruptionBudget " + f.Namespace + "/single-pdb (minAvailable 1) wants 1 healthy of 1 expected pods, so it never allows an eviction",
+		"kubectl uncordon " + node,
+		"run the same command again",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+	n, err := f.Clientset.CoreV1().Nodes().Get(f.Ctx, node, metav1.GetOptions{})
+	if err != nil || !n.Spec.Unschedulable {
+		t.Errorf("node %s should stay cordoned (err %v)", node, err)
+	}
+	assertSlotsFree(t, f)
+}
+
+// A refused eviction is retried, and the budget that refuses it is named while it does:
+// three replicas on a pool of four nodes with hostname anti-affinity; one replica is
+// evicted while the two free nodes are cordoned, so its replacement stays Pending and
+// the budget has nothing to give. A first drain gives up at --timeout, leaves its node
+// cordoned and releases its slot; the same command run again is refused too, until the
+// two nodes come back, and then finishes.
+func TestRefusedRetriedTimedOutAndResumed(t *testing.T) {
+	f := framework.New(t)
+	var pool []string
+	for i, zone := range []string{"zone-a", "zone-b", "zone-c", "zone-a"} {
+		name := fmt.Sprintf("pool-%d", i+1)
+		f.AddNode(name, zone, map[string]string{"pool": "web"})
+		pool = append(pool, name)
+	}
+	d := f.Deployment("web", 3)
+	framework.HostnameAntiAffinity(d)
+	d.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "web"}
+	f.Create(d)
+	f.Create(f.PDB("web-pdb", "web", 1))
+	f.WaitReady(d)
+	f.WaitBudget("web-pdb", 1)
+	pods := podsOf(t, f, d)
+	held, target := pods[0], pods[1]
+	uncordonAtEnd(f, target.Spec.NodeName)
+
+	spare := ""
+	for _, n := range pool {
+		if !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Spec.NodeName == n }) {
+			spare = n
+		}
+	}
+	// The replacement of held's pod can go nowhere while these two are cordoned.
+	f.Cordon(spare)
+	f.Cordon(held.Spec.NodeName)
+	if err := f.Evict(f.Ctx, &held); err != nil {
+		t.Fatalf("evicting %s: %v", held.Name, err)
+	}
+	f.WaitBudget("web-pdb", 0)
+
+	args := []string{"drain", target.Spec.NodeName, "--coordination-namespace", f.Namespace}
+	first := holdfast(f.Ctx, f, append(args, "--timeout", "6s")...)
+	first.wait(t, time.Minute)
+	out := first.output()
+	t.Logf("first run, exit %d:\n%s", first.code, out)
+	blockedBy := "blocked by PodDisruptionBudget " + f.Namespace + "/web-pdb (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0; retrying"
+	for _, want := range []string{blockedBy, "Stopped by --timeout", "kubectl uncordon " + target.Spec.NodeName, "run the same command again"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the first run does not say %q", want)
+		}
+	}
+	if first.code != cli.ExitIncomplete {
+		t.Errorf("first run exit code %d, want %d", first.code, cli.ExitIncomplete)
+	}
+	assertSlotsFree(t, f)
+
+	second := holdfast(f.Ctx, f, args...)
+	f.Eventually(time.Minute, "the second run to be refused", func(context.Context) (bool, error) {
+		return strings.Contains(second.errOut.String(), blockedBy), nil
+	})
+	f.Uncordon(held.Spec.NodeName)
+	f.Uncordon(spare)
+	second.wait(t, 2*time.Minute)
+	t.Logf("second run, exit %d:\n%s", second.code, second.output())
+	if second.code != cli.ExitOK {
+		t.Errorf("second run exit code %d, want 0", second.code)
+	}
+	if !strings.Contains(second.output(), "already cordoned") {
+		t.Errorf("the second run does not say it found the node already cordoned")
+	}
+	if empty, err := f.NodeDrained(f.Ctx, target.Spec.NodeName); err != nil || !empty {
+		t.Errorf("node %s still runs pods of the test (err %v)", target.Spec.NodeName, err)
+	}
+}
+
+// timeline records, from watches of the cluster rather than from the drains' own words,
+// when each node was cordoned, when its last pod left, and who took the drain slot.
+type timeline struct {
+	mu       sync.Mutex
+	cordoned map[string]time.Time
+	lastGone map[string]time.Time
+	holders  []string
+}
+
+func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeline {
+	tl := &timeline{cordoned: map[string]time.Time{}, lastGone: map[string]time.Time{}}
+	nodeWatch, err := f.Clientset.CoreV1().Nodes().Watch(f.Ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	podWatch, err := f.Clientset.CoreV1().Pods(f.Namespace).Watch(f.Ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaseWatch, err := f.Clientset.CoordinationV1().Leases(f.Namespace).Watch(f.Ctx, metav1.ListOptions{LabelSelector: drain.SlotLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nodeWatch.Stop(); podWatch.Stop(); leaseWatch.Stop() })
+	go func() {
+		for {
+			select {
+			case e, ok := <-nodeWatch.ResultChan():
+				if !ok {
+					return
+				}
+				if n, isNode := e.Object.(*corev1.Node); isNode && n.Spec.Unschedulable && slices.Contains(nodes, n.Name) {
+					tl.mu.Lock()
+					if _, seen := tl.cordoned[n.Name]; !seen {
+						tl.cordoned[n.Name] = time.Now()
+					}
+					tl.mu.Unlock()
+				}
+			case e, ok := <-podWatch.ResultChan():
+				if !ok {
+					return
+				}
+				if p, isPod := e.Object.(*corev1.Pod); isPod && e.Type == watch.Deleted && slices.Contains(nodes, p.Spec.NodeName) {
+					tl.mu.Lock()
+					tl.lastGone[p.Spec.NodeName] = time.Now()
+					tl.mu.Unlock()
+				}
+			case e, ok := <-leaseWatch.ResultChan():
+				if !ok {
+					return
+				}
+				if l, isLease := e.Object.(*coordinationv1.Lease); isLease {
+					h := ptr.Deref(l.Spec.HolderIdentity, "")
+					tl.mu.Lock()
+					if h != "" && (len(tl.holders) == 0 || tl.holders[len(tl.holders)-1] != h) {
+						tl.holders = append(tl.holders, h)
+					}
+					tl.mu.Unlock()
+				}
+			}
+		}
+	}()
+	return tl
+}
+
+// check asserts that the nodes were drained one after the other: each node was cordoned
+// only once the previous one had lost its last pod, and each drain held the slot once.
+func (tl *timeline) check(t *testing.T, nodes []string) {
+	t.Helper()
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	order := slices.Clone(nodes)
+	slices.SortFunc(order, func(a, b string) int { return tl.cordoned[a].Compare(tl.cordoned[b]) })
+	for i, n := range order {
+		if _, ok := tl.cordoned[n]; !ok {
+			t.Errorf("node %s was never cordoned", n)
+			continue
+		}
+		if i == 0 {
+			continue
+		}
+		prev := order[i-1]
+		if end, ok := tl.lastGone[prev]; ok && tl.cordoned[n].Before(end) {
+			t.Errorf("node %s was cordoned at %s, before node %s lost its last pod at %s: two drains at once",
+				n, tl.cordoned[n].Format(time.TimeOnly+".000"), prev, end.Format(time.TimeOnly+".000"))
+		}
+	}
+	t.Logf("drain order %v; slot holders in turn %v", order, tl.holders)
+	if len(tl.holders) != len(nodes) {
+		t.Errorf("the slot changed hands %d times, want once per node (%d): %v", len(tl.holders), len(nodes), tl.holders)
+	}
+}
+
+func podsOf(t *testing.T, f *framework.Framework, d *appsv1.Deployment) []corev1.Pod {
+	t.Helper()
+	pods, err := f.Pods(f.Ctx, framework.SelectorOf(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) == 0 {
+		t.Fatalf("no pod of %s", d.Name)
+	}
+	return pods
+}
+
+// assertSlotsFree checks that no drain slot of the test is held after the drains ended.
+func assertSlotsFree(t *testing.T, f *framework.Framework) {
+	t.Helper()
+	leases, err := f.Clientset.CoordinationV1().Leases(f.Namespace).List(f.Ctx, metav1.ListOptions{LabelSelector: drain.SlotLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range leases.Items {
+		if h := ptr.Deref(l.Spec.HolderIdentity, ""); h != "" {
+			t.Errorf("slot %s is still held by %s", l.Name, h)
+		}
+	}
+}
