@@ -14,11 +14,13 @@ export KUBECONFIG=$dir/kubeconfig
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 say() { printf '   %s\n' "$*"; }
 run() { printf '\033[2m$ %s\033[0m\n' "$*"; "$@"; }
-# wait_for DESCRIPTION COMMAND...: polls COMMAND until it succeeds (60 s at most).
+# wait_for DESCRIPTION COMMAND...: polls COMMAND until it succeeds (90 s at most).
 wait_for() {
-	local what=$1; shift
-	for _ in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-	echo "demo: timed out waiting for $what" >&2; return 1
+	local what=$1 deadline=$((SECONDS + 90)); shift
+	until "$@" >/dev/null 2>&1; do
+		if ((SECONDS > deadline)); then echo "demo: timed out waiting for $what" >&2; return 1; fi
+		sleep 0.2
+	done
 }
 
 operator_pid=
@@ -43,12 +45,12 @@ run "$kubectl" get nodes -L topology.kubernetes.io/zone
 
 step "3. Deploy the scenarios: a one-replica service under minAvailable 1, three replicas with no budget, a storage DaemonSet"
 run "$kubectl" apply -f hack/demo/scenarios.yaml
-wait_for "the scenarios' pods" "$kubectl" wait -A --for=condition=Ready pod --all --timeout=1s
+wait_for "the scenarios' pods" "$kubectl" wait -A --for=condition=Ready pod --all --timeout=10s
 
 step "4. Article 002: three replicas created while only node-1 is schedulable pile onto it"
 run "$kubectl" cordon node-2 node-3 node-4 node-5 node-6
 run "$kubectl" apply -f hack/demo/concentrated.yaml
-wait_for "prod/api" "$kubectl" -n prod rollout status deploy/api --timeout=1s
+wait_for "prod/api" "$kubectl" -n prod rollout status deploy/api --timeout=10s
 run "$kubectl" uncordon node-2 node-3 node-4 node-5 node-6
 run "$kubectl" -n prod get pods -l app=api -o wide
 say "the nodes are back, and nothing moves the replicas: one node's loss takes all three"
