@@ -49,6 +49,7 @@ an operator that keeps disruption budgets and per-node companions right.`,
 	root.AddCommand(NewVersionCommand(streams))
 	root.AddCommand(NewAuditCommand(streams, flags))
 	root.AddCommand(NewOperatorCommand(flags, streams))
+	root.AddCommand(NewInstallCommand(streams, flags))
 	root.AddCommand(NewDrainCommand(streams, flags))
 	return root
 }

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
+)
+
+func TestInstallDryRun(t *testing.T) {
+	var out bytes.Buffer
+	o := &InstallOptions{DryRun: true, Image: "registry.example.com/holdfast:test", IOStreams: genericiooptions.IOStreams{Out: &out}}
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got, crds, images []string
+	r := utilyaml.NewYAMLReader(bufio.NewReader(&out))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			t.Fatalf("decoding document %d: %v", len(got)+1, err)
+		}
+		if u.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, u.GetName())
+			u.SetName("*")
+		}
+		if len(got) == 0 || got[len(got)-1] != u.GetKind()+"/"+u.GetName() {
+			got = append(got, u.GetKind()+"/"+u.GetName())
+		}
+		if u.GetKind() == "Deployment" {
+			containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			for _, c := range containers {
+				images = append(images, c.(map[string]any)["image"].(string))
+			}
+		}
+	}
+	// The namespace comes first and the CRDs and RBAC before the operator that needs them.
+	want := []string{
+		"Namespace/holdfast-system",
+		"CustomResourceDefinition/*",
+		"ServiceAccount/holdfast-operator",
+		"ClusterRole/holdfast-operator",
+		"ClusterRoleBinding/holdfast-operator",
+		"Service/holdfast-operator-metrics",
+		"Deployment/holdfast-operator",
+		"PodDisruptionBudget/holdfast-operator",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	// Every generated CRD is installed.
+	files, err := filepath.Glob("../../config/crd/bases/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantCRDs []string
+	for _, f := range files {
+		group, plural, _ := strings.Cut(strings.TrimSuffix(filepath.Base(f), ".yaml"), "_")
+		wantCRDs = append(wantCRDs, plural+"."+group)
+	}
+	if diff := cmp.Diff(wantCRDs, crds, cmpopts.SortSlices(strings.Compare)); diff != "" {
+		t.Errorf("CRDs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"registry.example.com/holdfast:test"}, images); diff != "" {
+		t.Errorf("images (-want +got):\n%s", diff)
+	}
+}
