@@ -166,6 +166,9 @@ func (o *DrainOptions) summary(res drain.Result, took time.Duration, stopped boo
 			w.println(fmt.Sprintf("  %s: %v", n.Node, n.Err))
 		}
 	}
+	if res.Err != nil {
+		w.println(fmt.Sprintf("Warning: %v", res.Err))
+	}
 	w.println(fmt.Sprintf("Drained %d of %d node(s) in %s.", drained, len(res.Nodes), took.Round(time.Second)))
 	if drained == len(res.Nodes) {
 		return w.err

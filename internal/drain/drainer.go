@@ -21,7 +21,7 @@ import (
 )
 
 // DefaultInterval is how often a drain looks at its pods again while it waits.
-const DefaultInterval = time.Second
+const DefaultInterval = 500 * time.Millisecond
 
 // Options shape a drain.
 type Options struct {
@@ -58,6 +58,8 @@ type Drainer struct {
 // Result is the outcome of a drain, node by node in the order the nodes were given.
 type Result struct {
 	Nodes []NodeResult
+	// Err holds what went wrong outside any one node's drain: marking the nodes queued.
+	Err error
 }
 
 // Drained reports whether every node was drained.
@@ -130,9 +132,19 @@ func (d *Drainer) report(e Event) {
 }
 
 // Run drains the waves in order, the nodes of a wave at the same time (each still waits
-// for a slot). It stops early when ctx ends; nodes it did not finish stay cordoned.
-func (d *Drainer) Run(ctx context.Context, waves [][]string) Result {
-	var res Result
+// for a slot). It stops early when ctx ends; nodes it did not finish stay cordoned. With
+// more than one node, the nodes not yet cordoned carry the QueuedTaintKey mark meanwhile.
+func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
+	all := slices.Concat(waves...)
+	if len(all) > 1 {
+		var errs []error
+		for _, n := range all {
+			if err := d.markQueued(ctx, n, true); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		defer func() { res.Err = errors.Join(append(errs, d.unmarkAll(ctx, all))...) }()
+	}
 	for _, wave := range waves {
 		results := make([]NodeResult, len(wave))
 		if ctx.Err() != nil {
@@ -144,7 +156,7 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) Result {
 		}
 		var wg sync.WaitGroup
 		for i, node := range wave {
-			wg.Go(func() { results[i] = d.drainNode(ctx, node) })
+			wg.Go(func() { results[i] = d.drainNode(ctx, node, len(wave) > 1) })
 		}
 		wg.Wait()
 		res.Nodes = append(res.Nodes, results...)
@@ -164,12 +176,20 @@ func (d *Drainer) semaphore() *Semaphore {
 
 func (d *Drainer) interval() time.Duration { return cmp.Or(d.Interval, DefaultInterval) }
 
-func (d *Drainer) drainNode(ctx context.Context, node string) NodeResult {
+// drainNode drains one node in its own slot. With others of its wave, it lets a node whose
+// pods' workloads are all free go first.
+func (d *Drainer) drainNode(ctx context.Context, node string, others bool) NodeResult {
 	res := NodeResult{Node: node}
+	if d.Pace && others {
+		if err := d.waitTurn(ctx, node); err != nil {
+			res.Err = err
+			return res
+		}
+	}
 	sem := d.semaphore()
 	lastHolders := ""
 	slot, err := sem.Acquire(ctx, d.Identity+"/"+node, d.interval(), func(holders []Holder) {
-		if msg := describeHolders(holders, d.Clock.Now()); msg != lastHolders {
+		if msg := describeHolders(holders); msg != lastHolders {
 			lastHolders = msg
 			d.report(Event{Node: node, Kind: WaitingForSlot, Message: "all " + fmt.Sprint(sem.Size) + " drain slot(s) are taken by " + msg})
 		}
@@ -197,6 +217,8 @@ func (d *Drainer) drainNode(ctx context.Context, node string) NodeResult {
 		res.Err = err
 		return res
 	}
+	// Cordoned, the node takes no new pod at all; the run's end retries a failed unmark.
+	_ = d.markQueued(held, node, false)
 	w := &nodeWork{d: d, node: node, pods: map[string]*podWork{}, res: &res}
 	res.Err = w.run(held)
 	res.Remaining = w.remaining()
@@ -207,6 +229,46 @@ func (d *Drainer) drainNode(ctx context.Context, node string) NodeResult {
 		d.report(Event{Node: node, Kind: NodeIncomplete, Message: fmt.Sprintf("%d pod(s) remain; the node stays cordoned", len(res.Remaining))})
 	}
 	return res
+}
+
+// waitTurn waits while a workload with pods on the node is paced by this drain's eviction
+// on another node. Taking a slot then would only hold it idle while nodes whose workloads
+// are free wait for it; the budgets' arithmetic has the same answer (a budget with one
+// disruption to give serves one node at a time).
+func (d *Drainer) waitTurn(ctx context.Context, node string) error {
+	said := ""
+	for {
+		pods, err := d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+		})
+		if err != nil {
+			return fmt.Errorf("listing the pods of node %s: %w", node, err)
+		}
+		busy := ""
+		for i := range pods.Items {
+			pod := &pods.Items[i]
+			key, ok := workloadOf(pod)
+			if !ok || d.Filter.Classify(pod).Verdict != Evict {
+				continue
+			}
+			if open, why, err := d.pacer.open(ctx, d.Client, key); err == nil && !open {
+				busy = why
+				break
+			}
+		}
+		if busy == "" {
+			return nil
+		}
+		if busy != said {
+			said = busy
+			d.report(Event{Node: node, Kind: WaitingForSlot, Message: "its turn: " + busy})
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-d.Clock.After(d.interval()):
+		}
+	}
 }
 
 func (d *Drainer) cordon(ctx context.Context, node string) error {
@@ -231,12 +293,18 @@ type nodeWork struct {
 	d    *Drainer
 	node string
 	pods map[string]*podWork
-	// gates are the workloads this node evicted from whose replacements must be Ready
-	// before the node's slot goes to the next drain.
-	gates []workloadKey
+	// gates are this node's evictions whose replacements must be Ready before the node's
+	// slot goes to the next drain.
+	gates []eviction
 	res   *NodeResult
 	// said is the last node-level wait reported.
 	said string
+}
+
+// eviction is one accepted eviction, by workload and pacer number.
+type eviction struct {
+	key workloadKey
+	seq uint64
 }
 
 // podWork is one pod to move off the node.
@@ -359,10 +427,13 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 	default:
 		return true
 	}
-	var baseline int
+	var (
+		baseline int
+		seq      uint64
+	)
 	if paced {
 		var ok bool
-		if baseline, ok = w.d.pacer.begin(ctx, w.d.Client, key); !ok {
+		if baseline, seq, ok = w.d.pacer.begin(ctx, w.d.Client, key); !ok {
 			return true
 		}
 	}
@@ -376,9 +447,9 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.pod.UID}},
 	})
 	if paced {
-		w.d.pacer.end(key, baseline, err == nil)
-		if err == nil && !slices.Contains(w.gates, key) {
-			w.gates = append(w.gates, key)
+		w.d.pacer.end(key, baseline, seq, err == nil)
+		if err == nil {
+			w.gates = append(w.gates, eviction{key, seq})
 		}
 	}
 	switch {
@@ -450,8 +521,8 @@ func (w *nodeWork) budgets(ctx context.Context, pod *corev1.Pod) ([]*policyv1.Po
 // replacementsReady reports whether every workload this node evicted from is back to the
 // ready pods it had, so that the next drain to take the slot starts from full strength.
 func (w *nodeWork) replacementsReady(ctx context.Context) bool {
-	for i, key := range w.gates {
-		open, why, err := w.d.pacer.open(ctx, w.d.Client, key)
+	for i, e := range w.gates {
+		open, why, err := w.d.pacer.replaced(ctx, w.d.Client, e.key, e.seq)
 		if err != nil || !open {
 			if err != nil {
 				why = err.Error()

@@ -35,12 +35,16 @@ func workloadOf(pod *corev1.Pod) (workloadKey, bool) {
 type pacer struct {
 	mu    sync.Mutex
 	gates map[workloadKey]gate
+	// evictions numbers the evictions begun, so that a node can tell its own gate from
+	// a later one of the same workload.
+	evictions uint64
 }
 
 // gate is one awaited replacement: the workload had baseline ready pods before the
 // eviction, and is whole again when it has that many again.
 type gate struct {
 	baseline int
+	seq      uint64
 	// evicting is true between begin and end, so that two nodes of one process cannot
 	// evict from the same workload at once.
 	evicting bool
@@ -73,35 +77,47 @@ func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key
 	return true, "", nil
 }
 
-// begin claims the workload for one eviction and returns its ready pods before it; ok is
-// false when another eviction from it is in flight or awaited.
-func (p *pacer) begin(ctx context.Context, client kubernetes.Interface, key workloadKey) (baseline int, ok bool) {
+// begin claims the workload for one eviction and returns its ready pods before it and the
+// eviction's number; ok is false when another eviction from it is in flight or awaited.
+func (p *pacer) begin(ctx context.Context, client kubernetes.Interface, key workloadKey) (baseline int, seq uint64, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if open, _, err := p.openLocked(ctx, client, key); err != nil || !open {
-		return 0, false
+		return 0, 0, false
 	}
 	ready, err := readyPods(ctx, client, key)
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	if p.gates == nil {
 		p.gates = map[workloadKey]gate{}
 	}
-	p.gates[key] = gate{baseline: ready, evicting: true}
-	return ready, true
+	p.evictions++
+	p.gates[key] = gate{baseline: ready, seq: p.evictions, evicting: true}
+	return ready, p.evictions, true
 }
 
 // end records the outcome of the eviction begin allowed: an accepted one is awaited, a
 // refused one frees the workload.
-func (p *pacer) end(key workloadKey, baseline int, evicted bool) {
+func (p *pacer) end(key workloadKey, baseline int, seq uint64, evicted bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if evicted {
-		p.gates[key] = gate{baseline: baseline}
+		p.gates[key] = gate{baseline: baseline, seq: seq}
 		return
 	}
 	delete(p.gates, key)
+}
+
+// replaced reports whether the replacement awaited by eviction seq is Ready. Once another
+// eviction from the workload has begun, it was: pacing let that one begin only then.
+func (p *pacer) replaced(ctx context.Context, client kubernetes.Interface, key workloadKey, seq uint64) (bool, string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if g, ok := p.gates[key]; !ok || g.seq != seq {
+		return true, "", nil
+	}
+	return p.openLocked(ctx, client, key)
 }
 
 // readyPods counts the workload's Ready pods that are not being deleted. The list is read

@@ -266,11 +266,12 @@ func (s *Slot) Release(ctx context.Context) error {
 	return fmt.Errorf("releasing drain slot %s: %w", lease.Name, errRaced)
 }
 
-// describeHolders renders who holds the slots, sorted.
-func describeHolders(holders []Holder, now time.Time) string {
+// describeHolders renders who holds the slots, sorted. It leaves out when the slots
+// expire, which changes on every renewal, so that a wait is reported once per holder change.
+func describeHolders(holders []Holder) string {
 	parts := make([]string, 0, len(holders))
 	for _, h := range holders {
-		parts = append(parts, fmt.Sprintf("%s (%s, expires in %s unless renewed)", h.Identity, h.Slot, h.Until.Sub(now).Round(time.Second)))
+		parts = append(parts, h.Identity+" ("+h.Slot+")")
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ", ")

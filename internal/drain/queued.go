@@ -1,0 +1,69 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+)
+
+// QueuedTaintKey marks, with effect PreferNoSchedule, the nodes a drain will get to later.
+// The scheduler then places evicted pods' replacements on other nodes when it can, so a
+// pod moved off the first node is not moved again when its new node's turn comes (the
+// cluster-autoscaler marks the nodes it is about to remove the same way). Each node loses
+// the mark when it is cordoned, and every node of the run loses it when the run ends.
+const QueuedTaintKey = "holdfast.dev/drain-queued"
+
+// WithQueuedTaint returns taints with the queued mark added or removed, and whether that
+// changed anything.
+func WithQueuedTaint(taints []corev1.Taint, on bool) ([]corev1.Taint, bool) {
+	i := slices.IndexFunc(taints, func(t corev1.Taint) bool { return t.Key == QueuedTaintKey })
+	switch {
+	case on && i < 0:
+		return append(slices.Clone(taints), corev1.Taint{Key: QueuedTaintKey, Effect: corev1.TaintEffectPreferNoSchedule}), true
+	case !on && i >= 0:
+		return slices.Delete(slices.Clone(taints), i, i+1), true
+	}
+	return taints, false
+}
+
+// markQueued adds or removes the queued mark on a node.
+func (d *Drainer) markQueued(ctx context.Context, node string, on bool) error {
+	nodes := d.Client.CoreV1().Nodes()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := nodes.Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		taints, changed := WithQueuedTaint(n.Spec.Taints, on)
+		if !changed {
+			return nil
+		}
+		n.Spec.Taints = taints
+		_, err = nodes.Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("marking node %s queued=%t: %w", node, on, err)
+	}
+	return nil
+}
+
+// unmarkAll removes the queued mark from every node of the run, even after Ctrl-C or a
+// timeout, so that no node stays less preferred than it should.
+func (d *Drainer) unmarkAll(ctx context.Context, nodes []string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var errs []error
+	for _, n := range nodes {
+		if err := d.markQueued(ctx, n, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
