@@ -83,7 +83,7 @@ func preview(filter drain.Filter, m *availability.Member, left map[*availability
 		return "blocked", fmt.Sprintf("covered by %d budgets %v: the Eviction API answers 500", len(pdbs), pdbs)
 	}
 	b := m.Budgets[0]
-	if msg, never := drain.NeverAllows(b.PDB); never {
+	if msg, never := drain.NeverAllowsAt(b.PDB, b.Status.ExpectedPods, b.Status.DesiredHealthy); never {
 		return "blocked", msg
 	}
 	if !m.Ready {

@@ -37,13 +37,21 @@ func Covering(pod *corev1.Pod, pdbs []policyv1.PodDisruptionBudget) []*policyv1.
 // Waiting cannot help; only a change to the budget or the workload can. The message says
 // what to change.
 func NeverAllows(pdb *policyv1.PodDisruptionBudget) (string, bool) {
-	s := pdb.Status
-	if s.ObservedGeneration < pdb.Generation || s.ExpectedPods == 0 || s.DesiredHealthy < s.ExpectedPods {
+	if pdb.Status.ObservedGeneration < pdb.Generation {
+		return "", false
+	}
+	return NeverAllowsAt(pdb, pdb.Status.ExpectedPods, pdb.Status.DesiredHealthy)
+}
+
+// NeverAllowsAt is NeverAllows with the expected and desired healthy pods computed
+// elsewhere, as availability computes them from a snapshot.
+func NeverAllowsAt(pdb *policyv1.PodDisruptionBudget, expected, desired int32) (string, bool) {
+	if expected == 0 || desired < expected {
 		return "", false
 	}
 	return fmt.Sprintf("PodDisruptionBudget %s/%s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: "+
 		"scale the workload to at least %d replicas or relax the budget, then run the drain again",
-		pdb.Namespace, pdb.Name, budgetSpec(pdb), s.DesiredHealthy, s.ExpectedPods, s.DesiredHealthy+1), true
+		pdb.Namespace, pdb.Name, budgetSpec(pdb), desired, expected, desired+1), true
 }
 
 // BlockedBy describes the budget that refused an eviction, with its live numbers.

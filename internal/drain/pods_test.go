@@ -1,10 +1,13 @@
 package drain
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -191,5 +194,37 @@ func TestCovering(t *testing.T) {
 	}
 	if msg := Overlapping(got); !strings.Contains(msg, "ns/web, ns/everything") {
 		t.Errorf("Overlapping = %q, want both budgets named", msg)
+	}
+}
+
+func TestWithQueuedTaint(t *testing.T) {
+	other := corev1.Taint{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}
+	queued := corev1.Taint{Key: QueuedTaintKey, Effect: corev1.TaintEffectPreferNoSchedule}
+	tests := map[string]struct {
+		taints      []corev1.Taint
+		on          bool
+		want        []corev1.Taint
+		wantChanged bool
+	}{
+		"mark an unmarked node":         {taints: []corev1.Taint{other}, on: true, want: []corev1.Taint{other, queued}, wantChanged: true},
+		"marking twice changes nothing": {taints: []corev1.Taint{other, queued}, on: true, want: []corev1.Taint{other, queued}},
+		"unmark keeps the other taints": {taints: []corev1.Taint{queued, other}, on: false, want: []corev1.Taint{other}, wantChanged: true},
+		"unmark an unmarked node":       {taints: []corev1.Taint{other}, on: false, want: []corev1.Taint{other}},
+		"unmark the only taint":         {taints: []corev1.Taint{queued}, on: false, want: []corev1.Taint{}, wantChanged: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := slices.Clone(tc.taints)
+			got, changed := WithQueuedTaint(tc.taints, tc.on)
+			if changed != tc.wantChanged {
+				t.Errorf("changed = %v, want %v", changed, tc.wantChanged)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("taints (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tc.taints); diff != "" {
+				t.Errorf("the input was modified (-before +after):\n%s", diff)
+			}
+		})
 	}
 }

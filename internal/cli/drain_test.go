@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/holdfast-dev/holdfast/internal/drain"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
+)
+
+func TestDrainValidate(t *testing.T) {
+	tests := map[string]struct {
+		o    DrainOptions
+		want string
+	}{
+		"a node":           {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1}},
+		"a selector":       {o: DrainOptions{Selector: "pool=blue", MaxConcurrent: 2}},
+		"nothing to drain": {o: DrainOptions{MaxConcurrent: 1}, want: "name at least one node, or give --selector"},
+		"bad selector":     {o: DrainOptions{Selector: "pool in (", MaxConcurrent: 1}, want: "--selector"},
+		"no slot":          {o: DrainOptions{Nodes: []string{"node-1"}}, want: "--max-concurrent must be at least 1, not 0"},
+		"negative timeout": {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1, Timeout: -time.Second}, want: "--timeout must not be negative"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := tc.o.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Validate = %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Validate = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDrainSummary(t *testing.T) {
+	var out bytes.Buffer
+	o := &DrainOptions{IOStreams: genericiooptions.IOStreams{Out: &out}}
+	res := drain.Result{Nodes: []drain.NodeResult{
+		{Node: "node-1", Started: true, Drained: true, Evicted: 3, Skipped: []drain.PodNote{{Pod: "kube-system/fluentd-x", Reason: "managed by DaemonSet fluentd"}}},
+		{Node: "node-2", Started: true, Evicted: 1, Err: fmt.Errorf("draining: %w", errTimeout),
+			Remaining: []drain.PodNote{{Pod: "shop/web-1", Reason: "refused 4 time(s), last: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0"}}},
+		{Node: "node-3", Err: errTimeout},
+	}}
+	if err := o.summary(res, 42*time.Second, true); err != nil {
+		t.Fatal(err)
+	}
+	want := `NODE    RESULT                 EVICTED  SKIPPED  REMAINING
+node-1  drained                3        1        0
+node-2  NOT drained, cordoned  1        0        1
+node-3  not started            0        0        0
+  node-2 shop/web-1: refused 4 time(s), last: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0
+  node-3: --timeout reached
+Drained 1 of 3 node(s) in 42s.
+Stopped by --timeout; nothing more is evicted and the drain slots are released.
+To resume, run the same command again: it skips what is done and goes on.
+To give the nodes back as they are: kubectl uncordon node-2
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+}
+
+func TestProgressLogLines(t *testing.T) {
+	var out bytes.Buffer
+	p := newProgress(&out, false, []string{"node-1"})
+	at := time.Date(2026, 11, 22, 21, 39, 13, 0, time.UTC)
+	for _, e := range []drain.Event{
+		{Node: "node-1", Kind: drain.SlotTaken, Message: "holdfast-drain-slot-0"},
+		{Node: "node-1", Kind: drain.Cordoned, Message: "cordoned"},
+		{Node: "node-1", Pod: "shop/web-1", Kind: drain.Blocked, Message: "blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0"},
+		{Node: "node-1", Pod: "shop/web-1", Kind: drain.Evicted},
+		{Node: "node-1", Pod: "shop/web-2", Kind: drain.WaitingForReplacement, Message: "waiting for the replacement in ReplicaSet shop/web-abc to be Ready (2 of 3 ready)"},
+		{Node: "node-1", Kind: drain.NodeDrained, Message: "2 pod(s) evicted"},
+	} {
+		e.Time = at
+		p.event(e)
+	}
+	want := `21:39:13 node-1: took drain slot holdfast-drain-slot-0
+21:39:13 node-1: cordoned
+21:39:13 node-1 shop/web-1: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0; retrying
+21:39:13 node-1 shop/web-1: evicted
+21:39:13 node-1 shop/web-2: waiting for the replacement in ReplicaSet shop/web-abc to be Ready (2 of 3 ready)
+21:39:13 node-1: drained: 2 pod(s) evicted
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("log lines (-want +got):\n%s", diff)
+	}
+}
+
+// On a terminal the block is redrawn in place: each redraw first moves up over the
+// previous block and erases it.
+func TestProgressLiveRedraws(t *testing.T) {
+	var out bytes.Buffer
+	p := newProgress(&out, true, []string{"node-1", "node-2"})
+	p.event(drain.Event{Node: "node-1", Kind: drain.Cordoned, Message: "cordoned"})
+	p.event(drain.Event{Node: "node-1", Pod: "shop/web-1", Kind: drain.Evicting})
+	want := "node-1  cordoned  (0 evicted, 0 skipped)\n" +
+		"node-2  waiting  (0 evicted, 0 skipped)\n" +
+		"\x1b[2A\x1b[J" +
+		"node-1  cordoned  (0 evicted, 0 skipped)\n" +
+		"    shop/web-1  evicting\n" +
+		"node-2  waiting  (0 evicted, 0 skipped)\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("live output (-want +got):\n%s", diff)
+	}
+}
+
+func TestDrainDryRun(t *testing.T) {
+	c := snapshottest.New()
+	for _, n := range []string{"node-1", "node-2", "node-3"} {
+		c.Node(n, "zone-a")
+	}
+	c.Deployment("shop", "web", map[string]string{"app": "web"}, []string{"node-1", "node-1", "node-2"})
+	c.PDB("shop", "web", map[string]string{"app": "web"}, snapshottest.MaxUnavailable(intstr.FromInt32(1)))
+	c.Deployment("shop", "db", map[string]string{"app": "db"}, []string{"node-2"})
+	c.PDB("shop", "db", map[string]string{"app": "db"}, snapshottest.MinAvailable(intstr.FromInt32(1)))
+	c.DaemonSet("kube-system", "fluentd", map[string]string{"app": "fluentd"}, []string{"node-1"})
+	c.Pod("shop", "bare", map[string]string{"app": "bare"}, "node-2")
+	s := c.Snapshot
+	var objects []runtime.Object
+	for i := range s.Nodes {
+		objects = append(objects, &s.Nodes[i])
+	}
+	for i := range s.Pods {
+		objects = append(objects, &s.Pods[i])
+	}
+	for i := range s.Deployments {
+		objects = append(objects, &s.Deployments[i])
+	}
+	for i := range s.ReplicaSets {
+		objects = append(objects, &s.ReplicaSets[i])
+	}
+	for i := range s.DaemonSets {
+		objects = append(objects, &s.DaemonSets[i])
+	}
+	for i := range s.PodDisruptionBudgets {
+		objects = append(objects, &s.PodDisruptionBudgets[i])
+	}
+
+	var out bytes.Buffer
+	o := &DrainOptions{
+		IOStreams: genericiooptions.IOStreams{Out: &out},
+		Clock:     clocktesting.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
+		client:    fake.NewClientset(objects...),
+	}
+	err := o.dryRun(context.Background(), [][]string{{"node-1"}, {"node-2"}})
+	var coded *ExitCodeError
+	if !errors.As(err, &coded) || coded.Code != ExitIncomplete {
+		t.Errorf("dryRun = %v, want exit code %d", err, ExitIncomplete)
+	}
+	got := out.String()
+	for _, want := range []string{
+		// Two pods of one budget on one node: the second waits, counted against the first.
+		"evict  shop/web-rs-0          budget web allows 1, 0 left in this wave",
+		"wait   shop/web-rs-1          budget web has nothing left in this wave",
+		"skip   kube-system/fluentd-0  managed by DaemonSet fluentd",
+		// A new wave starts from the budgets as they are.
+		"evict    shop/web-rs-2  budget web allows 1, 0 left in this wave",
+		"blocked  shop/db-rs-0   PodDisruptionBudget shop/db (minAvailable 1) wants 1 healthy of 1 expected pods",
+		"refused  shop/bare      no controller would recreate the pod (use --force)",
+		"2 pod(s) would stop the drain",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the dry run does not say %q:\n%s", want, got)
+		}
+	}
+}

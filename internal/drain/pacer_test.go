@@ -1,0 +1,90 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+)
+
+// readyPod is a Ready pod of the ReplicaSet with UID "rs".
+func readyPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns",
+			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-abc", UID: "rs", Controller: ptr.To(true)}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+	}
+}
+
+// The pacer against a fake clientset (it only lists pods): one eviction per workload at
+// a time, the next once the workload has its ready pods back.
+func TestPacerWaitsForTheReplacement(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset()
+	for i := range 3 {
+		if _, err := client.CoreV1().Pods("ns").Create(ctx, readyPod(fmt.Sprintf("web-%d", i)), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key, _ := workloadOf(readyPod("web-0"))
+	var p pacer
+
+	baseline, seq, ok := p.begin(ctx, client, key)
+	if !ok || baseline != 3 {
+		t.Fatalf("begin = %d, %v; want 3 ready pods and the go-ahead", baseline, ok)
+	}
+	if _, _, again := p.begin(ctx, client, key); again {
+		t.Fatal("a second eviction from the workload began while the first was in flight")
+	}
+	// The eviction is accepted: the pod goes, its replacement is not Ready yet.
+	if err := client.CoreV1().Pods("ns").Delete(ctx, "web-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	replacement := readyPod("web-3")
+	replacement.Status.Conditions = nil
+	if _, err := client.CoreV1().Pods("ns").Create(ctx, replacement, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.end(key, baseline, seq, true)
+	if open, why, err := p.open(ctx, client, key); err != nil || open || why == "" {
+		t.Errorf("open = %v, %q, %v; want closed, saying why", open, why, err)
+	}
+	if done, _, _ := p.replaced(ctx, client, key, seq); done {
+		t.Error("replaced before the replacement is Ready")
+	}
+
+	replacement.Status = readyPod("x").Status
+	if _, err := client.CoreV1().Pods("ns").UpdateStatus(ctx, replacement, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if done, _, err := p.replaced(ctx, client, key, seq); err != nil || !done {
+		t.Errorf("replaced = %v, %v once the replacement is Ready; want true", done, err)
+	}
+	_, next, ok := p.begin(ctx, client, key)
+	if !ok {
+		t.Fatal("the next eviction may not begin once the replacement is Ready")
+	}
+	// A later eviction's gate does not hold the node of the earlier one.
+	if done, _, _ := p.replaced(ctx, client, key, seq); !done || next == seq {
+		t.Errorf("replaced(first) = %v with a later eviction %d under way; want true", done, next)
+	}
+}
+
+func TestPacerRefusedEvictionFreesTheWorkload(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset(readyPod("web-0"))
+	key, _ := workloadOf(readyPod("web-0"))
+	var p pacer
+	baseline, seq, ok := p.begin(ctx, client, key)
+	if !ok {
+		t.Fatal("begin refused")
+	}
+	p.end(key, baseline, seq, false)
+	if open, _, err := p.open(ctx, client, key); err != nil || !open {
+		t.Errorf("open after a refused eviction = %v, %v; want open", open, err)
+	}
+}
