@@ -25,7 +25,7 @@ build: ## Build bin/holdfast and bin/testbed.
 	cd hack/testbed && $(GO) build -o ../../$(TESTBED) .
 
 .PHONY: test
-test: test-unit fuzz test-e2e ## Every test: unit, a short fuzz run, end-to-end on the testbed.
+test: test-unit fuzz image-check test-e2e ## Every test: unit, fuzz, the image, end-to-end on the testbed.
 
 .PHONY: test-unit
 test-unit: ## Unit tests of every package (no cluster).
@@ -34,6 +34,15 @@ test-unit: ## Unit tests of every package (no cluster).
 .PHONY: fuzz
 fuzz: ## A short fuzz run of the manifest loader (FUZZTIME=20s).
 	$(GO) test -run '^$$' -fuzz FuzzLoadManifests -fuzztime $(FUZZTIME) ./internal/snapshot/
+
+.PHONY: image
+image: ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(BIN)/linux/holdfast ./cmd/holdfast
+	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast --out ../../$(BIN)/holdfast-image.tar
+
+.PHONY: image-check
+image-check: image ## Check the image holds a static, non-root holdfast entrypoint.
+	cd hack/image && $(GO) run . check --image ../../$(BIN)/holdfast-image.tar
 
 .PHONY: testbed-build
 testbed-build: build ## Build (or find in the cache) the control plane, etcd and kwok.
@@ -55,6 +64,7 @@ lint: ## gofmt, go vet and staticcheck.
 	$(GO) vet -tags e2e ./test/...
 	$(TOOL) staticcheck ./...
 	cd hack/testbed && $(GO) vet ./...
+	cd hack/image && $(GO) vet ./...
 
 .PHONY: generate
 generate: ## Regenerate deepcopy, CRDs and RBAC from the markers.
@@ -64,6 +74,7 @@ generate: ## Regenerate deepcopy, CRDs and RBAC from the markers.
 verify: generate lint ## Tidy, generate and lint, then fail if anything changed.
 	$(GO) mod tidy
 	cd hack/testbed && $(GO) mod tidy
+	cd hack/image && $(GO) mod tidy
 	git diff --exit-code
 
 .PHONY: demo

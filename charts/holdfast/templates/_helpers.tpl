@@ -1,0 +1,3 @@
+{{- define "holdfast.labels" -}}
+app.kubernetes.io/name: holdfast-operator
+{{- end -}}

@@ -1,0 +1,171 @@
+//go:build e2e
+
+// Package install_test checks the install story on the testbed: `holdfast install`,
+// the kustomization and the Helm chart are all accepted by a real API server, and the
+// chart says what the kustomization says.
+package install_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
+
+	"github.com/holdfast-dev/holdfast/config"
+	"github.com/holdfast-dev/holdfast/internal/cli"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+const repo = "../../.."
+
+func TestMain(m *testing.M) {
+	framework.Main(m, framework.Options{Nodes: 3, Zones: 3})
+}
+
+// holdfast install applies every object, and the operator Deployment's pods (simulated
+// by kwok) become Ready: the API server accepted the whole pod spec, probes, security
+// context and all.
+func TestInstall(t *testing.T) {
+	f := framework.New(t)
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &f.Kubeconfig
+	var out bytes.Buffer
+	o := cli.NewInstallCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &out}, flags)
+	o.SetArgs(nil)
+	if err := o.ExecuteContext(f.Ctx); err != nil {
+		t.Fatalf("holdfast install: %v\n%s", err, out.String())
+	}
+	t.Logf("holdfast install:\n%s", out.String())
+	objs, err := config.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bytes.Count(out.Bytes(), []byte(" applied\n")); got != len(objs) {
+		t.Errorf("%d objects applied, want %d", got, len(objs))
+	}
+	f.Eventually(time.Minute, "the operator Deployment Ready", func(ctx context.Context) (bool, error) {
+		d, err := f.Clientset.AppsV1().Deployments("holdfast-system").Get(ctx, "holdfast-operator", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return d.Status.ReadyReplicas == *d.Spec.Replicas, nil
+	})
+	// A second install is an upgrade: it must succeed and change nothing.
+	out.Reset()
+	if err := o.ExecuteContext(f.Ctx); err != nil {
+		t.Fatalf("holdfast install again: %v\n%s", err, out.String())
+	}
+}
+
+// The kustomization applies as documented in the README.
+func TestKustomization(t *testing.T) {
+	f := framework.New(t)
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(f.Ctx, kubectl, "--kubeconfig", f.Kubeconfig, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(repo, "config", "default"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply -k config/default: %v\n%s", err, out)
+	}
+}
+
+// The chart renders with helm, applies to the testbed in a namespace of its own, and
+// holds the same objects with the same specs as config/default.
+func TestChart(t *testing.T) {
+	f := framework.New(t)
+	cmd := exec.CommandContext(f.Ctx, "go", "tool", "-modfile="+filepath.Join(repo, "hack", "tools", "go.mod"),
+		"helm", "template", "holdfast", filepath.Join(repo, "charts", "holdfast"), "--namespace", f.Namespace, "--include-crds")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	rendered, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr.String())
+	}
+	chart := decode(t, rendered)
+
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := exec.CommandContext(f.Ctx, kubectl, "--kubeconfig", f.Kubeconfig, "apply", "--server-side", "--force-conflicts", "-f", "-")
+	apply.Stdin = bytes.NewReader(rendered)
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("applying the chart: %v\n%s", err, out)
+	}
+	f.Eventually(time.Minute, "the chart's operator Deployment Ready", func(ctx context.Context) (bool, error) {
+		d, err := f.Clientset.AppsV1().Deployments(f.Namespace).Get(ctx, "holdfast-operator", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return d.Status.ReadyReplicas == *d.Spec.Replicas, nil
+	})
+
+	objs, err := config.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{}
+	for _, u := range objs {
+		if u.GetKind() != "Namespace" { // helm installs into --namespace instead
+			want[u.GetKind()+"/"+u.GetName()] = content(u, "holdfast-system")
+		}
+	}
+	got := map[string]any{}
+	for _, u := range chart {
+		got[u.GetKind()+"/"+u.GetName()] = content(u, f.Namespace)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the chart differs from config/default (-kustomization +chart):\n%s", diff)
+	}
+}
+
+// content is what an object asks for, without the namespace and labels that differ by
+// construction between the chart and the kustomization.
+func content(u *unstructured.Unstructured, namespace string) map[string]any {
+	c := u.DeepCopy().Object
+	delete(c, "metadata")
+	if subjects, ok := c["subjects"].([]any); ok {
+		for _, s := range subjects {
+			if s.(map[string]any)["namespace"] == namespace {
+				s.(map[string]any)["namespace"] = "NAMESPACE"
+			}
+		}
+	}
+	return c
+}
+
+func decode(t *testing.T, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var objs []*unstructured.Unstructured
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
