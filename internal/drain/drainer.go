@@ -105,11 +105,13 @@ const (
 	Evicted               EventKind = "Evicted"
 	Blocked               EventKind = "Blocked"
 	WaitingForReplacement EventKind = "WaitingForReplacement"
-	PodGone               EventKind = "Gone"
-	PodStopped            EventKind = "Stopped"
-	NodeDrained           EventKind = "NodeDrained"
-	NodeIncomplete        EventKind = "NodeIncomplete"
-	SlotReleased          EventKind = "SlotReleased"
+	// ReplacementUnschedulable: the node is drained but a replacement cannot be placed.
+	ReplacementUnschedulable EventKind = "ReplacementUnschedulable"
+	PodGone                  EventKind = "Gone"
+	PodStopped               EventKind = "Stopped"
+	NodeDrained              EventKind = "NodeDrained"
+	NodeIncomplete           EventKind = "NodeIncomplete"
+	SlotReleased             EventKind = "SlotReleased"
 )
 
 // Event is one step of a drain; Pod is empty for events about the node.
@@ -522,15 +524,19 @@ func (w *nodeWork) budgets(ctx context.Context, pod *corev1.Pod) ([]*policyv1.Po
 // ready pods it had, so that the next drain to take the slot starts from full strength.
 func (w *nodeWork) replacementsReady(ctx context.Context) bool {
 	for i, e := range w.gates {
-		open, why, err := w.d.pacer.replaced(ctx, w.d.Client, e.key, e.seq)
-		if err != nil || !open {
-			if err != nil {
-				why = err.Error()
+		done, why, err := w.d.pacer.replaced(ctx, w.d.Client, e.key, e.seq)
+		if err != nil {
+			done, why = false, err.Error()
+		}
+		if why != "" && why != w.said {
+			w.said = why
+			kind := WaitingForReplacement
+			if done {
+				kind = ReplacementUnschedulable
 			}
-			if why != w.said {
-				w.said = why
-				w.d.report(Event{Node: w.node, Kind: WaitingForReplacement, Message: why})
-			}
+			w.d.report(Event{Node: w.node, Kind: kind, Message: why})
+		}
+		if !done {
 			w.gates = w.gates[i:]
 			return false
 		}

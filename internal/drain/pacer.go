@@ -65,7 +65,7 @@ func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key
 	if g.evicting {
 		return false, fmt.Sprintf("another node is evicting from %s", key), nil
 	}
-	ready, err := readyPods(ctx, client, key)
+	ready, _, err := readyPods(ctx, client, key)
 	if err != nil {
 		return false, "", err
 	}
@@ -85,7 +85,7 @@ func (p *pacer) begin(ctx context.Context, client kubernetes.Interface, key work
 	if open, _, err := p.openLocked(ctx, client, key); err != nil || !open {
 		return 0, 0, false
 	}
-	ready, err := readyPods(ctx, client, key)
+	ready, _, err := readyPods(ctx, client, key)
 	if err != nil {
 		return 0, 0, false
 	}
@@ -109,35 +109,48 @@ func (p *pacer) end(key workloadKey, baseline int, seq uint64, evicted bool) {
 	delete(p.gates, key)
 }
 
-// replaced reports whether the replacement awaited by eviction seq is Ready. Once another
-// eviction from the workload has begun, it was: pacing let that one begin only then.
+// replaced reports whether the node that made eviction seq may stop waiting for its
+// replacement: it is Ready, or another eviction from the workload has begun (pacing let
+// that one begin only then), or it cannot be scheduled. Waiting for a replacement the
+// scheduler cannot place (pinned to the cordoned node, no room) would hold the node's
+// slot until the timeout; the workload stays paced, so its other pods still wait for it.
 func (p *pacer) replaced(ctx context.Context, client kubernetes.Interface, key workloadKey, seq uint64) (bool, string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if g, ok := p.gates[key]; !ok || g.seq != seq {
 		return true, "", nil
 	}
-	return p.openLocked(ctx, client, key)
+	open, why, err := p.openLocked(ctx, client, key)
+	if open || err != nil {
+		return open, why, err
+	}
+	if _, unschedulable, err := readyPods(ctx, client, key); err == nil && unschedulable != "" {
+		return true, fmt.Sprintf("the replacement in %s cannot be scheduled (%s); not waiting for it", key, unschedulable), nil
+	}
+	return false, why, nil
 }
 
-// readyPods counts the workload's Ready pods that are not being deleted. The list is read
+// readyPods counts the workload's Ready pods that are not being deleted, and returns the
+// scheduler's message for one of its pods it could not place, if any. The list is read
 // from the API server, not a cache, so an eviction just accepted is already counted out.
-func readyPods(ctx context.Context, client kubernetes.Interface, key workloadKey) (int, error) {
+func readyPods(ctx context.Context, client kubernetes.Interface, key workloadKey) (ready int, unschedulable string, err error) {
 	list, err := client.CoreV1().Pods(key.namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("listing the pods of %s: %w", key, err)
+		return 0, "", fmt.Errorf("listing the pods of %s: %w", key, err)
 	}
-	n := 0
 	for i := range list.Items {
 		pod := &list.Items[i]
 		if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != key.uid || pod.DeletionTimestamp != nil {
 			continue
 		}
 		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				n++
+			switch {
+			case c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue:
+				ready++
+			case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable:
+				unschedulable = c.Message
 			}
 		}
 	}
-	return n, nil
+	return ready, unschedulable, nil
 }

@@ -367,6 +367,137 @@ func (tl *timeline) check(t *testing.T, nodes []string) {
 	}
 }
 
+// kubectl's rules and the Eviction API's 500: a pod with no controller needs --force, a
+// pod with emptyDir data needs --delete-emptydir-data, and a pod under two budgets is
+// stopped with both budgets named. The drain evicts everything else and exits 3.
+func TestPodsThatNeedAFlagOrABudgetFix(t *testing.T) {
+	f := framework.New(t)
+	node := f.AddNode("rules-1", "zone-a", map[string]string{"pool": "rules"})
+	f.AddNode("rules-2", "zone-b", map[string]string{"pool": "rules"})
+	uncordonAtEnd(f, node.Name)
+	onNode := corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}
+	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: f.Namespace, Labels: map[string]string{"app": "bare"}}, Spec: onNode}
+	f.Create(bare)
+	cache := f.Deployment("cache", 1)
+	cache.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node.Name}
+	cache.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	f.Create(cache)
+	twice := f.Deployment("twice", 2)
+	twice.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "rules"}
+	framework.HostnameAntiAffinity(twice)
+	f.Create(twice)
+	f.Create(f.PDB("twice-a", "twice", 1))
+	f.Create(f.PDB("twice-b", "twice", 1))
+	f.WaitReady(cache)
+	f.WaitReady(twice)
+
+	r := holdfast(f.Ctx, f, "drain", node.Name, "--coordination-namespace", f.Namespace, "--timeout", "1m")
+	r.wait(t, 2*time.Minute)
+	out := r.output()
+	t.Logf("exit %d:\n%s", r.code, out)
+	if r.code != cli.ExitIncomplete {
+		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
+	}
+	for _, want := range []string{
+		f.Namespace + "/bare: no controller would recreate the pod (use --force)",
+		`emptyDir volume "scratch" would lose its data (use --delete-emptydir-data)`,
+		"covered by 2 PodDisruptionBudgets (" + f.Namespace + "/twice-a, " + f.Namespace + "/twice-b) and the Eviction API refuses to evict such pods",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+	for _, name := range []string{"bare"} {
+		if _, err := f.Clientset.CoreV1().Pods(f.Namespace).Get(f.Ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("pod %s is gone without --force: %v", name, err)
+		}
+	}
+
+	// With the flags, the bare pod and the emptyDir pod go; the pod under two budgets
+	// still cannot, whatever the flags.
+	r = holdfast(f.Ctx, f, "drain", node.Name, "--coordination-namespace", f.Namespace, "--timeout", "1m", "--force", "--delete-emptydir-data")
+	r.wait(t, 2*time.Minute)
+	out = r.output()
+	t.Logf("with the flags, exit %d:\n%s", r.code, out)
+	if !strings.Contains(out, f.Namespace+"/bare: evicted") || !strings.Contains(out, "covered by 2 PodDisruptionBudgets") {
+		t.Errorf("with --force and --delete-emptydir-data the bare pod should be evicted and the doubly-covered one stopped")
+	}
+	if r.code != cli.ExitIncomplete {
+		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
+	}
+}
+
+// A drain that died keeps its slot only until the Lease expires: a slot renewed 25 s ago
+// with a 30 s duration is taken about 5 s later, and the wait names the holder.
+func TestDeadDrainsSlotExpires(t *testing.T) {
+	f := framework.New(t)
+	dead := "crashed-host/4242/node-x"
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: drain.SlotName(0), Namespace: f.Namespace, Labels: map[string]string{drain.SlotLabel: "true"}},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr.To(dead),
+			LeaseDurationSeconds: ptr.To(int32(30)),
+			RenewTime:            &metav1.MicroTime{Time: time.Now().Add(-25 * time.Second)},
+		},
+	}
+	f.Create(lease)
+	node := f.Nodes[len(f.Nodes)-1]
+	uncordonAtEnd(f, node)
+
+	start := time.Now()
+	r := holdfast(f.Ctx, f, "drain", node, "--coordination-namespace", f.Namespace, "--timeout", "1m")
+	r.wait(t, 2*time.Minute)
+	took := time.Since(start)
+	out := r.output()
+	t.Logf("exit %d after %s:\n%s", r.code, took.Round(100*time.Millisecond), out)
+	if r.code != cli.ExitOK {
+		t.Errorf("exit code %d, want 0", r.code)
+	}
+	if !strings.Contains(out, "waiting for a drain slot: all 1 drain slot(s) are taken by "+dead) {
+		t.Errorf("the wait does not name the dead holder")
+	}
+	if took < 3*time.Second || took > 20*time.Second {
+		t.Errorf("took %s; want the slot taken when it expires, about 5 s in", took)
+	}
+}
+
+// Ctrl-C (here: the command's context cancelled, as the signal handler does) stops a
+// blocked drain: the node stays cordoned, the slot is released, and the output says so.
+// The budget is short for now, not forever: three replicas that refuse to share a node,
+// on a pool of two nodes, leave one Pending.
+func TestInterruptedDrainReleasesItsSlot(t *testing.T) {
+	f := framework.New(t)
+	f.AddNode("short-1", "zone-a", map[string]string{"pool": "short"})
+	f.AddNode("short-2", "zone-b", map[string]string{"pool": "short"})
+	d := f.Deployment("short", 3)
+	d.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "short"}
+	framework.HostnameAntiAffinity(d)
+	f.Create(d)
+	f.Create(f.PDB("short-pdb", "short", 1))
+	f.WaitBudget("short-pdb", 0)
+	node := "short-1"
+	uncordonAtEnd(f, node)
+
+	ctx, interrupt := context.WithCancel(f.Ctx)
+	r := holdfast(ctx, f, "drain", node, "--coordination-namespace", f.Namespace)
+	f.Eventually(time.Minute, "the drain to be refused", func(context.Context) (bool, error) {
+		return strings.Contains(r.errOut.String(), "blocked by PodDisruptionBudget "+f.Namespace+"/short-pdb"), nil
+	})
+	interrupt()
+	r.wait(t, time.Minute)
+	out := r.output()
+	t.Logf("exit %d:\n%s", r.code, out)
+	if r.code != cli.ExitIncomplete {
+		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
+	}
+	for _, want := range []string{"Interrupted; nothing more is evicted and the drain slots are released.", "kubectl uncordon " + node} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+	assertSlotsFree(t, f)
+}
+
 func podsOf(t *testing.T, f *framework.Framework, d *appsv1.Deployment) []corev1.Pod {
 	t.Helper()
 	pods, err := f.Pods(f.Ctx, framework.SelectorOf(d))
