@@ -314,8 +314,9 @@ type podWork struct {
 	pod      *corev1.Pod
 	state    PodState
 	attempts int
-	// refused is the last refusal's explanation.
+	// refused is the last refusal's explanation, waiting the last pacing wait's.
 	refused string
+	waiting string
 	// said is the last message reported, so that a waiting pod is reported once per change.
 	said string
 }
@@ -412,6 +413,7 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 		}
 		p.state.PacingOpen = open
 		if !open {
+			p.waiting = why
 			w.say(p, WaitingForReplacement, why)
 		}
 	}
@@ -559,7 +561,7 @@ func (w *nodeWork) remaining() []PodNote {
 		case ActWaitGone:
 			reason = "evicted, still terminating"
 		case ActWaitPacing:
-			reason = "waiting for the replacement of an earlier eviction from its workload"
+			reason = p.waiting
 		default:
 			reason = "not evicted yet"
 			if p.refused != "" {

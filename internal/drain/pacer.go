@@ -54,27 +54,33 @@ type gate struct {
 func (p *pacer) open(ctx context.Context, client kubernetes.Interface, key workloadKey) (bool, string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.openLocked(ctx, client, key)
+	open, why, _, err := p.openLocked(ctx, client, key)
+	return open, why, err
 }
 
-func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key workloadKey) (bool, string, error) {
+// openLocked is open; stuck is true when the awaited replacement cannot be scheduled.
+func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key workloadKey) (open bool, why string, stuck bool, err error) {
 	g, ok := p.gates[key]
 	if !ok {
-		return true, "", nil
+		return true, "", false, nil
 	}
 	if g.evicting {
-		return false, fmt.Sprintf("another node is evicting from %s", key), nil
+		return false, fmt.Sprintf("another node is evicting from %s", key), false, nil
 	}
-	ready, _, err := readyPods(ctx, client, key)
+	ready, unschedulable, err := readyPods(ctx, client, key)
 	if err != nil {
-		return false, "", err
+		return false, "", false, err
 	}
 	// A workload that was already short before the eviction counts from where it was.
 	if ready < g.baseline {
-		return false, fmt.Sprintf("waiting for the replacement in %s to be Ready (%d of %d ready)", key, ready, g.baseline), nil
+		why := fmt.Sprintf("waiting for the replacement in %s to be Ready (%d of %d ready)", key, ready, g.baseline)
+		if unschedulable != "" {
+			why += "; the scheduler cannot place it: " + unschedulable
+		}
+		return false, why, unschedulable != "", nil
 	}
 	delete(p.gates, key)
-	return true, "", nil
+	return true, "", false, nil
 }
 
 // begin claims the workload for one eviction and returns its ready pods before it and the
@@ -82,7 +88,7 @@ func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key
 func (p *pacer) begin(ctx context.Context, client kubernetes.Interface, key workloadKey) (baseline int, seq uint64, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if open, _, err := p.openLocked(ctx, client, key); err != nil || !open {
+	if open, _, _, err := p.openLocked(ctx, client, key); err != nil || !open {
 		return 0, 0, false
 	}
 	ready, _, err := readyPods(ctx, client, key)
@@ -120,12 +126,12 @@ func (p *pacer) replaced(ctx context.Context, client kubernetes.Interface, key w
 	if g, ok := p.gates[key]; !ok || g.seq != seq {
 		return true, "", nil
 	}
-	open, why, err := p.openLocked(ctx, client, key)
+	open, why, stuck, err := p.openLocked(ctx, client, key)
 	if open || err != nil {
 		return open, why, err
 	}
-	if _, unschedulable, err := readyPods(ctx, client, key); err == nil && unschedulable != "" {
-		return true, fmt.Sprintf("the replacement in %s cannot be scheduled (%s); not waiting for it", key, unschedulable), nil
+	if stuck {
+		return true, why + "; the node is drained without waiting for it", nil
 	}
 	return false, why, nil
 }

@@ -3,6 +3,7 @@ package drain
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,5 +87,34 @@ func TestPacerRefusedEvictionFreesTheWorkload(t *testing.T) {
 	p.end(key, baseline, seq, false)
 	if open, _, err := p.open(ctx, client, key); err != nil || !open {
 		t.Errorf("open after a refused eviction = %v, %v; want open", open, err)
+	}
+}
+
+// A replacement the scheduler cannot place keeps the workload paced, but does not hold
+// the node that evicted it: that node is drained.
+func TestPacerUnschedulableReplacement(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset(readyPod("web-0"), readyPod("web-1"))
+	key, _ := workloadOf(readyPod("web-0"))
+	var p pacer
+	baseline, seq, _ := p.begin(ctx, client, key)
+	if err := client.CoreV1().Pods("ns").Delete(ctx, "web-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pending := readyPod("web-2")
+	pending.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 node(s) were unschedulable."}}
+	if _, err := client.CoreV1().Pods("ns").Create(ctx, pending, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.end(key, baseline, seq, true)
+
+	open, why, err := p.open(ctx, client, key)
+	if err != nil || open || !strings.Contains(why, "the scheduler cannot place it: 0/3 nodes are available") {
+		t.Errorf("open = %v, %q, %v; want closed with the scheduler's reason", open, why, err)
+	}
+	done, why, err := p.replaced(ctx, client, key, seq)
+	if err != nil || !done || !strings.Contains(why, "without waiting for it") {
+		t.Errorf("replaced = %v, %q, %v; want done, saying it does not wait", done, why, err)
 	}
 }
