@@ -11,7 +11,15 @@ testbed=$PWD/bin/testbed
 kubectl=$("$testbed" build --src hack/testbed)/kubectl
 export KUBECONFIG=$dir/kubeconfig
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+logs=$dir-logs
+rm -rf "$logs"; mkdir -p "$logs"
+marks=$logs/marks.txt
+: >"$marks"
+# step narrates a step and marks it on the report's timeline.
+step() {
+	printf '\n\033[1m== %s\033[0m\n' "$*"
+	printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "${*%%:*}" >>"$marks"
+}
 say() { printf '   %s\n' "$*"; }
 run() { printf '\033[2m$ %s\033[0m\n' "$*"; "$@"; }
 # wait_for DESCRIPTION COMMAND...: polls COMMAND until it succeeds (90 s at most).
@@ -23,9 +31,9 @@ wait_for() {
 	done
 }
 
-operator_pid=
+operator_pid= timeline_pid=
 cleanup() {
-	if [[ -n $operator_pid ]]; then kill "$operator_pid" 2>/dev/null; wait "$operator_pid" 2>/dev/null || true; fi
+	for pid in $operator_pid $timeline_pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
 	if [[ -z ${DEMO_KEEP:-} ]]; then "$testbed" down --dir "$dir" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
@@ -42,6 +50,10 @@ step "2. Start a real control plane with 6 kwok nodes in 3 zones"
 "$testbed" down --dir "$dir" >/dev/null 2>&1 || true
 run "$testbed" up --src hack/testbed --dir "$dir" --nodes 6 --zones 3
 run "$kubectl" get nodes -L topology.kubernetes.io/zone
+report=$dir-report.html
+go build -o bin/timeline ./hack/demo/timeline
+bin/timeline --namespaces prod,storage --marks "$marks" --out "$report" &
+timeline_pid=$!
 
 step "3. Deploy the scenarios: a one-replica service under minAvailable 1, three replicas with no budget, a storage DaemonSet"
 run "$kubectl" apply -f hack/demo/scenarios.yaml
@@ -61,7 +73,7 @@ run "$holdfast" audit -A --fail-on error || say "exit code $?: errors found"
 step "6. Article 000: a NodeCompanion puts a guard next to every storage agent"
 run "$kubectl" apply --server-side -f config/crd/bases
 wait_for "the NodeCompanion CRD" "$kubectl" get nodecompanions -A
-"$holdfast" operator --kubeconfig "$KUBECONFIG" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 >"$dir/operator.log" 2>&1 &
+"$holdfast" operator --kubeconfig "$KUBECONFIG" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 >"$logs/operator.log" 2>&1 &
 operator_pid=$!
 run "$kubectl" apply -f hack/demo/companion.yaml
 wait_for "six Ready companions" bash -c "[[ \$('$kubectl' -n storage get nodecompanion storage-guard -o jsonpath='{.status.ready}') == 6 ]]"
@@ -69,15 +81,32 @@ run "$kubectl" -n storage get nodecompanions
 run "$kubectl" -n storage get pdb
 
 step "7. Two drains at once, as a careless upgrade loop runs them: the companions' budget lets one node go"
-"$kubectl" drain node-5 --ignore-daemonsets --pod-selector=holdfast.dev/companion --timeout=20s >"$dir/drain-node-5.log" 2>&1 &
+"$kubectl" drain node-5 --ignore-daemonsets --pod-selector=holdfast.dev/companion --timeout=20s >"$logs/drain-node-5.log" 2>&1 &
 first=$!
-"$kubectl" drain node-6 --ignore-daemonsets --pod-selector=holdfast.dev/companion --timeout=20s >"$dir/drain-node-6.log" 2>&1 &
+"$kubectl" drain node-6 --ignore-daemonsets --pod-selector=holdfast.dev/companion --timeout=20s >"$logs/drain-node-6.log" 2>&1 &
 second=$!
 rc5=0; wait $first || rc5=$?
 rc6=0; wait $second || rc6=$?
 say "kubectl drain node-5 exit $rc5, node-6 exit $rc6 (one of them is refused by the budget until the other node's companion is back)"
-grep -h 'Cannot evict\|drained' "$dir"/drain-node-*.log | sort -u | sed 's/^/   /' || true
+grep -h 'Cannot evict\|drained' "$logs"/drain-node-*.log | sort -u | sed 's/^/   /' || true
 run "$kubectl" -n storage get nodecompanion storage-guard -o jsonpath='{range .status.drained[*]}drained and holding the budget: {.node} since {.since}{"\n"}{end}'
 
+step "8. Article 004's loop: holdfast drain (then uncordon) started on every node at the same moment"
+say "each drain takes the one slot in turn; the one-replica service's budget is named instead of hanging"
+"$kubectl" delete nodecompanion -n storage storage-guard --wait=true >/dev/null
+"$kubectl" uncordon node-5 node-6 >/dev/null
+pids=()
+for n in 1 2 3 4 5 6; do
+	( "$holdfast" drain "node-$n" --timeout 60s >"$logs/holdfast-drain-node-$n.log" 2>&1 && "$kubectl" uncordon "node-$n" >/dev/null ) &
+	pids+=($!)
+done
+for i in "${!pids[@]}"; do
+	rc=0; wait "${pids[$i]}" || rc=$?
+	say "node-$((i + 1)): $(tail -n 1 "$logs/holdfast-drain-node-$((i + 1)).log") (exit $rc)"
+done
+run "$kubectl" -n prod get pods -o wide
+
 step "Done"
+kill "$timeline_pid"; wait "$timeline_pid" || true; timeline_pid=
+say "report: $report (ready replicas of every workload through the demo)"
 say "the testbed is in $dir; DEMO_KEEP=1 make demo leaves it running (then: make testbed-down TESTBED_DIR=$dir)"

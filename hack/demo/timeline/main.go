@@ -1,0 +1,240 @@
+// Command timeline records the ready replicas of every Deployment, StatefulSet and
+// DaemonSet in some namespaces while the demo runs, and when stopped (SIGINT or SIGTERM)
+// writes a self-contained HTML report: one line per workload on a timeline chart, with
+// the demo's steps marked on it.
+//
+//	timeline --kubeconfig K --namespaces prod,storage --marks marks.txt --out report.html
+//
+// marks.txt holds one "RFC3339-time text" line per step; the demo appends to it.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// interval is how often the workloads are sampled: the demo's claims ("never below the
+// floor", "zero time at zero ready") are about moments this short.
+const interval = 200 * time.Millisecond
+
+// sample is one workload's ready and desired replicas at one moment.
+type sample struct {
+	at             time.Time
+	ready, desired int32
+}
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster to watch")
+	namespaces := flag.String("namespaces", "default", "comma-separated namespaces to watch")
+	marks := flag.String("marks", "", "file of \"RFC3339 text\" lines marking the demo's steps")
+	out := flag.String("out", "report.html", "the HTML report to write when stopped")
+	flag.Parse()
+	if err := run(*kubeconfig, strings.Split(*namespaces, ","), *marks, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "timeline:", err)
+		os.Exit(1)
+	}
+}
+
+func run(kubeconfig string, namespaces []string, marksFile, out string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	series := map[string][]sample{}
+	start := time.Now()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		for _, ns := range namespaces {
+			record(ctx, cs, ns, series)
+		}
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		}
+	}
+	marks, err := readMarks(marksFile)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if err := render(f, start, time.Now(), series, marks); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// record appends one sample per workload; a failed list skips the moment rather than
+// recording a false zero.
+func record(ctx context.Context, cs kubernetes.Interface, ns string, series map[string][]sample) {
+	now := time.Now()
+	if ds, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, d := range ds.Items {
+			key := "Deployment " + ns + "/" + d.Name
+			series[key] = append(series[key], sample{now, d.Status.ReadyReplicas, *d.Spec.Replicas})
+		}
+	}
+	if ss, err := cs.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, s := range ss.Items {
+			key := "StatefulSet " + ns + "/" + s.Name
+			series[key] = append(series[key], sample{now, s.Status.ReadyReplicas, *s.Spec.Replicas})
+		}
+	}
+	if ds, err := cs.AppsV1().DaemonSets(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, d := range ds.Items {
+			key := "DaemonSet " + ns + "/" + d.Name
+			series[key] = append(series[key], sample{now, d.Status.NumberReady, d.Status.DesiredNumberScheduled})
+		}
+	}
+}
+
+type mark struct {
+	at   time.Time
+	text string
+}
+
+func readMarks(path string) ([]mark, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var marks []mark
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		ts, text, _ := strings.Cut(sc.Text(), " ")
+		at, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		marks = append(marks, mark{at, text})
+	}
+	return marks, sc.Err()
+}
+
+// The chart's geometry, in SVG user units.
+const (
+	width, rowHeight, left, right, top = 1000.0, 70.0, 250.0, 20.0, 30.0
+)
+
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"}
+
+type row struct {
+	Name, Colour, Points, Summary string
+	Y, Base, Desired              float64
+}
+
+type markView struct {
+	X           float64
+	Label, Text string
+	At          string
+}
+
+func render(w io.Writer, start, end time.Time, series map[string][]sample, marks []mark) error {
+	names := make([]string, 0, len(series))
+	for k := range series {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	span := end.Sub(start).Seconds()
+	if span <= 0 {
+		span = 1
+	}
+	x := func(t time.Time) float64 { return left + (width-left-right)*t.Sub(start).Seconds()/span }
+	var rows []row
+	for i, name := range names {
+		ss := series[name]
+		base := top + float64(i+1)*rowHeight - 10
+		maxV := int32(1)
+		for _, s := range ss {
+			maxV = max(maxV, s.desired, s.ready)
+		}
+		y := func(v int32) float64 { return base - (rowHeight-25)*float64(v)/float64(maxV) }
+		// A workload's line starts when it first wants replicas, not when it was created.
+		for len(ss) > 1 && ss[0].desired == 0 {
+			ss = ss[1:]
+		}
+		var pts []string
+		lowest, lowestDesired := ss[0].ready, ss[0].desired
+		for j, s := range ss {
+			if j > 0 { // a step line: ready holds its value until the next sample
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(s.at), y(ss[j-1].ready)))
+			}
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(s.at), y(s.ready)))
+			if s.ready < lowest {
+				lowest, lowestDesired = s.ready, s.desired
+			}
+		}
+		rows = append(rows, row{
+			Name: name, Colour: palette[i%len(palette)], Points: strings.Join(pts, " "),
+			Summary: fmt.Sprintf("lowest %d of %d ready", lowest, lowestDesired),
+			Y:       base - rowHeight/2 + 10, Base: base, Desired: y(ss[len(ss)-1].desired),
+		})
+	}
+	var mv []markView
+	for _, m := range marks {
+		if !m.at.Before(start) && !m.at.After(end) {
+			label, _, _ := strings.Cut(m.text, ".")
+			mv = append(mv, markView{X: x(m.at), Label: label, Text: m.text, At: m.at.UTC().Format("15:04:05")})
+		}
+	}
+	return page.Execute(w, map[string]any{
+		"Rows": rows, "Marks": mv, "Width": width, "Height": top + float64(len(rows))*rowHeight + 10,
+		"Left": left, "Right": width - right, "Start": start.UTC().Format(time.RFC3339),
+		"Seconds": fmt.Sprintf("%.0f", span), "Interval": interval,
+	})
+}
+
+var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>holdfast demo: ready replicas during the drains</title>
+<style>
+body { font: 14px system-ui, sans-serif; margin: 2em; color: #222; }
+svg text { font: 12px system-ui, sans-serif; }
+.mark line { stroke: #999; stroke-dasharray: 4 3; }
+</style></head><body>
+<h1>Ready replicas per workload</h1>
+<p>Sampled every {{.Interval}} for {{.Seconds}} s from {{.Start}}. Each line is a workload's ready replicas
+(scaled to its largest count), the faint dotted line its desired replicas; the dashed verticals are the demo's
+steps, listed below.</p>
+<svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
+{{range .Marks}}<g class="mark"><line x1="{{.X}}" x2="{{.X}}" y1="20" y2="{{$.Height}}"/><text x="{{.X}}" y="14" text-anchor="middle">{{.Label}}</text><title>{{.Text}}</title></g>
+{{end}}{{range .Rows}}<g><text x="5" y="{{.Y}}" fill="{{.Colour}}">{{.Name}}</text><text x="5" y="{{.Base}}" fill="#666">{{.Summary}}</text>
+<line x1="{{$.Left}}" x2="{{$.Right}}" y1="{{.Base}}" y2="{{.Base}}" stroke="#ddd"/>
+<line x1="{{$.Left}}" x2="{{$.Right}}" y1="{{.Desired}}" y2="{{.Desired}}" stroke="{{.Colour}}" stroke-opacity="0.3" stroke-dasharray="2 4"/>
+<polyline fill="none" stroke="{{.Colour}}" stroke-width="2" points="{{.Points}}"/></g>
+{{end}}</svg>
+<h2>Steps</h2>
+<ol style="list-style: none; padding: 0">{{range .Marks}}<li>{{.At}} — {{.Text}}</li>{{end}}</ol>
+</body></html>
+`))
