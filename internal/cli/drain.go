@@ -173,9 +173,8 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	waves := drainWaves(nodes, o.MaxConcurrent)
 	if o.DryRun {
-		return o.dryRun(ctx, waves)
+		return o.dryRun(ctx, drainWaves(nodes, o.MaxConcurrent))
 	}
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -196,7 +195,9 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		Report: progress.event,
 	}
 	start := o.Clock.Now()
-	res := d.Run(ctx, waves)
+	// One wave: the slots bound how many nodes drain at once and PickNext orders them.
+	// TODO(plan): hand Run internal/plan's waves once it is there.
+	res := d.Run(ctx, [][]string{nodes})
 	progress.finish()
 	if err := o.summary(res, o.Clock.Since(start), ctx.Err() != nil); err != nil {
 		return err
@@ -238,8 +239,9 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 	return nodes, nil
 }
 
-// drainWaves groups the nodes into waves of at most maxConcurrent, in the order given.
-// TODO(plan): order the nodes with internal/plan's waves once it is there.
+// drainWaves groups the nodes into waves of at most maxConcurrent, in the order given, for
+// the dry run to count budgets over the nodes drained together.
+// TODO(plan): print internal/plan's waves instead, once it is there.
 func drainWaves(nodes []string, maxConcurrent int) [][]string {
 	return slices.Collect(slices.Chunk(nodes, maxConcurrent))
 }

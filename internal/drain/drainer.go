@@ -133,9 +133,9 @@ func (d *Drainer) report(e Event) {
 	d.Report(e)
 }
 
-// Run drains the waves in order, the nodes of a wave at the same time (each still waits
-// for a slot). It stops early when ctx ends; nodes it did not finish stay cordoned. With
-// more than one node, the nodes not yet cordoned carry the QueuedTaintKey mark meanwhile.
+// Run drains the waves in order; within a wave, nodes start as slots free up, in the order
+// PickNext gives. It stops early when ctx ends; nodes it did not finish stay cordoned.
+// With more than one node, the nodes not yet cordoned carry the QueuedTaintKey mark.
 func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 	all := slices.Concat(waves...)
 	if len(all) > 1 {
@@ -148,20 +148,7 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 		defer func() { res.Err = errors.Join(append(errs, d.unmarkAll(ctx, all))...) }()
 	}
 	for _, wave := range waves {
-		results := make([]NodeResult, len(wave))
-		if ctx.Err() != nil {
-			for i, node := range wave {
-				results[i] = NodeResult{Node: node, Err: context.Cause(ctx)}
-			}
-			res.Nodes = append(res.Nodes, results...)
-			continue
-		}
-		var wg sync.WaitGroup
-		for i, node := range wave {
-			wg.Go(func() { results[i] = d.drainNode(ctx, node, len(wave) > 1) })
-		}
-		wg.Wait()
-		res.Nodes = append(res.Nodes, results...)
+		res.Nodes = append(res.Nodes, d.dispatch(ctx, wave)...)
 	}
 	return res
 }
@@ -178,28 +165,21 @@ func (d *Drainer) semaphore() *Semaphore {
 
 func (d *Drainer) interval() time.Duration { return cmp.Or(d.Interval, DefaultInterval) }
 
-// drainNode drains one node in its own slot. With others of its wave, it lets a node whose
-// pods' workloads are all free go first.
-func (d *Drainer) drainNode(ctx context.Context, node string, others bool) NodeResult {
-	res := NodeResult{Node: node}
-	if d.Pace && others {
-		if err := d.waitTurn(ctx, node); err != nil {
-			res.Err = err
-			return res
-		}
-	}
+// acquire waits for a slot for the node.
+func (d *Drainer) acquire(ctx context.Context, node string) (*Slot, error) {
 	sem := d.semaphore()
 	lastHolders := ""
-	slot, err := sem.Acquire(ctx, d.Identity+"/"+node, d.interval(), func(holders []Holder) {
+	return sem.Acquire(ctx, d.Identity+"/"+node, d.interval(), func(holders []Holder) {
 		if msg := describeHolders(holders); msg != lastHolders {
 			lastHolders = msg
 			d.report(Event{Node: node, Kind: WaitingForSlot, Message: "all " + fmt.Sprint(sem.Size) + " drain slot(s) are taken by " + msg})
 		}
 	})
-	if err != nil {
-		res.Err = err
-		return res
-	}
+}
+
+// drainNode drains one node in the slot taken for it, and releases the slot.
+func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) NodeResult {
+	res := NodeResult{Node: node}
 	res.Started = true
 	d.report(Event{Node: node, Kind: SlotTaken, Message: slot.Name()})
 	held, lose := context.WithCancelCause(ctx)
@@ -231,46 +211,6 @@ func (d *Drainer) drainNode(ctx context.Context, node string, others bool) NodeR
 		d.report(Event{Node: node, Kind: NodeIncomplete, Message: fmt.Sprintf("%d pod(s) remain; the node stays cordoned", len(res.Remaining))})
 	}
 	return res
-}
-
-// waitTurn waits while a workload with pods on the node is paced by this drain's eviction
-// on another node. Taking a slot then would only hold it idle while nodes whose workloads
-// are free wait for it; the budgets' arithmetic has the same answer (a budget with one
-// disruption to give serves one node at a time).
-func (d *Drainer) waitTurn(ctx context.Context, node string) error {
-	said := ""
-	for {
-		pods, err := d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
-		})
-		if err != nil {
-			return fmt.Errorf("listing the pods of node %s: %w", node, err)
-		}
-		busy := ""
-		for i := range pods.Items {
-			pod := &pods.Items[i]
-			key, ok := workloadOf(pod)
-			if !ok || d.Filter.Classify(pod).Verdict != Evict {
-				continue
-			}
-			if open, why, err := d.pacer.open(ctx, d.Client, key); err == nil && !open {
-				busy = why
-				break
-			}
-		}
-		if busy == "" {
-			return nil
-		}
-		if busy != said {
-			said = busy
-			d.report(Event{Node: node, Kind: WaitingForSlot, Message: "its turn: " + busy})
-		}
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-d.Clock.After(d.interval()):
-		}
-	}
 }
 
 func (d *Drainer) cordon(ctx context.Context, node string) error {

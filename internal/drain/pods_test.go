@@ -228,3 +228,28 @@ func TestWithQueuedTaint(t *testing.T) {
 		})
 	}
 }
+
+func TestPickNext(t *testing.T) {
+	tests := map[string]struct {
+		cands []Candidate
+		want  int
+	}{
+		"fewest pods first":       {cands: []Candidate{{Node: "a", Pods: 3}, {Node: "b", Pods: 0}, {Node: "c", Pods: 2}}, want: 1},
+		"ties in the given order": {cands: []Candidate{{Node: "a", Pods: 2}, {Node: "b", Pods: 2}}, want: 0},
+		"a node with a paced workload goes after one without, even when lighter": {
+			cands: []Candidate{{Node: "a", Pods: 1, Free: 0, Busy: "waiting for web"}, {Node: "b", Pods: 4, Free: 4}}, want: 1,
+		},
+		"a node with some pods to evict now beats one that would only wait": {
+			cands: []Candidate{{Node: "a", Pods: 1, Busy: "x"}, {Node: "b", Pods: 3, Free: 1, Busy: "y"}}, want: 1,
+		},
+		"every node would only wait": {cands: []Candidate{{Node: "a", Pods: 1, Busy: "x"}, {Node: "b", Pods: 2, Busy: "y"}}, want: -1},
+		"none":                       {want: -1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := PickNext(tc.cands); got != tc.want {
+				t.Errorf("PickNext = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,140 @@
+package drain
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+)
+
+// Candidate is a node of a wave waiting for its turn.
+type Candidate struct {
+	Node string
+	// Pods is how many pods the drain would evict from it now, Free how many of them
+	// belong to workloads this drain is not pacing.
+	Pods, Free int
+	// Busy says which of those pods' workloads is paced by an eviction of this drain on
+	// another node, if one is.
+	Busy string
+}
+
+// PickNext returns the index of the candidate to drain next, or -1 when every one would
+// only wait. A node whose workloads are all free goes first; then one with some pod it can
+// evict now (a budget with one disruption to give serves one node at a time, so a node
+// whose every workload is paced would only hold a slot). Among equals, the one with the
+// fewest pods, ties in the given order: light nodes are done soonest, and once drained and
+// back they take later replacements, so that fewer pods are moved twice.
+func PickNext(cands []Candidate) int {
+	rank := func(c Candidate) int {
+		switch {
+		case c.Busy == "":
+			return 0
+		case c.Free > 0:
+			return 1
+		}
+		return 2
+	}
+	best := -1
+	for i, c := range cands {
+		if rank(c) == 2 {
+			continue
+		}
+		if best < 0 || rank(c) < rank(cands[best]) || (rank(c) == rank(cands[best]) && c.Pods < cands[best].Pods) {
+			best = i
+		}
+	}
+	return best
+}
+
+// dispatch drains the nodes of a wave, starting each as a slot frees up.
+func (d *Drainer) dispatch(ctx context.Context, wave []string) []NodeResult {
+	results := make([]NodeResult, len(wave))
+	index := make(map[string]int, len(wave))
+	for i, n := range wave {
+		index[n] = i
+	}
+	pending := slices.Clone(wave)
+	said := map[string]string{}
+	var wg sync.WaitGroup
+	for len(pending) > 0 && ctx.Err() == nil {
+		next := 0
+		if len(pending) > 1 {
+			cands := d.candidates(ctx, pending)
+			if next = PickNext(cands); next < 0 {
+				for _, c := range cands {
+					if said[c.Node] != c.Busy {
+						said[c.Node] = c.Busy
+						d.report(Event{Node: c.Node, Kind: WaitingForSlot, Message: "waiting for its turn: " + c.Busy})
+					}
+				}
+				select {
+				case <-ctx.Done():
+				case <-d.Clock.After(d.interval()):
+				}
+				continue
+			}
+		}
+		node := pending[next]
+		slot, err := d.acquire(ctx, node)
+		if err != nil {
+			results[index[node]] = NodeResult{Node: node, Err: err}
+			if ctx.Err() != nil {
+				break
+			}
+			pending = slices.Delete(pending, next, next+1)
+			continue
+		}
+		pending = slices.Delete(pending, next, next+1)
+		wg.Go(func() { results[index[node]] = d.drainNode(ctx, node, slot) })
+	}
+	for _, node := range pending {
+		if results[index[node]].Err == nil {
+			results[index[node]] = NodeResult{Node: node, Err: context.Cause(ctx)}
+		}
+	}
+	wg.Wait()
+	return results
+}
+
+// candidates describes the pending nodes for PickNext. A node whose pods cannot be listed
+// is offered as free: its own drain reports the error.
+func (d *Drainer) candidates(ctx context.Context, pending []string) []Candidate {
+	busy := map[workloadKey]string{}
+	cands := make([]Candidate, len(pending))
+	for i, node := range pending {
+		cands[i].Node = node
+		pods, err := d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+		})
+		if err != nil {
+			continue
+		}
+		for j := range pods.Items {
+			pod := &pods.Items[j]
+			if pod.DeletionTimestamp != nil || d.Filter.Classify(pod).Verdict != Evict {
+				continue
+			}
+			cands[i].Pods++
+			key, ok := workloadOf(pod)
+			if !ok || !d.Pace {
+				cands[i].Free++
+				continue
+			}
+			why, seen := busy[key]
+			if !seen {
+				if open, w, err := d.pacer.open(ctx, d.Client, key); err == nil && !open {
+					why = w
+				}
+				busy[key] = why
+			}
+			if why == "" {
+				cands[i].Free++
+			} else if cands[i].Busy == "" {
+				cands[i].Busy = why
+			}
+		}
+	}
+	return cands
+}
