@@ -72,6 +72,13 @@ Pacing (on by default): the next eviction from a workload waits until the replac
 the previous one is Ready, and a node keeps its slot until its pods' replacements are
 Ready, so the next node starts from full strength.
 
+Given several nodes, one run drains up to --max-concurrent of them at a time: next is a
+node whose workloads are all free, then one with some pod it can evict now, the lightest
+first. Until its turn, each node carries the taint holdfast.dev/drain-queued with effect
+PreferNoSchedule, so that replacements land on nodes already drained rather than on nodes
+that would have to move them again; the taint goes when the node is cordoned, and from
+every node when the run ends.
+
 A refused eviction (429) is retried with backoff, honouring Retry-After, and the budget
 that refused it is named. A budget that can never allow an eviction (minAvailable 1 on
 one replica) or a pod under two budgets stops that pod at once with what to change.
@@ -82,8 +89,15 @@ pods with no controller need --force and pods with emptyDir volumes need
 Ctrl-C or --timeout leaves the nodes cordoned, releases their slots and says what
 remains; running the same command again resumes.
 
-Exit codes: 0 every node drained, 1 error (bad flags, API unreachable, not allowed),
-3 a node is not drained (blocked, --timeout, Ctrl-C); it stays cordoned.`,
+--dry-run lists, for waves of --max-concurrent nodes in the order given, what would be
+evicted, skipped, refused or blocked, counting each budget's disruptions across the wave.
+
+Needs: nodes get, list, patch, update; pods list; pods/eviction create;
+poddisruptionbudgets list; leases get, list, create, update in --coordination-namespace.
+
+Exit codes: 0 every node drained (or, with --dry-run, would be), 1 error (bad flags, API
+unreachable, not allowed), 3 a node is not drained: a pod is blocked or refused,
+--timeout, Ctrl-C. It stays cordoned; run the same command again to resume.`,
 		Example: `  # Drain one node; progress on the terminal, a summary at the end.
   holdfast drain node-1
 
