@@ -145,7 +145,7 @@ func TestEveryNodeAtOnce(t *testing.T) {
 	if len(violations) > 0 {
 		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
 	}
-	tl.check(t, loop)
+	tl.check(t, loop, 1)
 	for _, n := range loop {
 		if empty, err := f.NodeDrained(f.Ctx, n); err != nil || !empty {
 			t.Errorf("node %s still runs pods of the test (err %v)", n, err)
@@ -339,31 +339,85 @@ func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeli
 	return tl
 }
 
-// check asserts that the nodes were drained one after the other: each node was cordoned
-// only once the previous one had lost its last pod, and each drain held the slot once.
-func (tl *timeline) check(t *testing.T, nodes []string) {
+// check asserts that at most atOnce nodes were being drained at any moment (a node is
+// being drained from when it is cordoned until its last pod leaves) and that each node's
+// drain held a slot.
+func (tl *timeline) check(t *testing.T, nodes []string, atOnce int) {
 	t.Helper()
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
+	end := func(n string) time.Time {
+		if gone, ok := tl.lastGone[n]; ok && gone.After(tl.cordoned[n]) {
+			return gone
+		}
+		return tl.cordoned[n]
+	}
 	order := slices.Clone(nodes)
 	slices.SortFunc(order, func(a, b string) int { return tl.cordoned[a].Compare(tl.cordoned[b]) })
-	for i, n := range order {
-		if _, ok := tl.cordoned[n]; !ok {
+	for _, n := range order {
+		start, ok := tl.cordoned[n]
+		if !ok {
 			t.Errorf("node %s was never cordoned", n)
 			continue
 		}
-		if i == 0 {
-			continue
+		var during []string
+		for _, m := range order {
+			if m != n && !tl.cordoned[m].After(start) && end(m).After(start) {
+				during = append(during, m)
+			}
 		}
-		prev := order[i-1]
-		if end, ok := tl.lastGone[prev]; ok && tl.cordoned[n].Before(end) {
-			t.Errorf("node %s was cordoned at %s, before node %s lost its last pod at %s: two drains at once",
-				n, tl.cordoned[n].Format(time.TimeOnly+".000"), prev, end.Format(time.TimeOnly+".000"))
+		if len(during)+1 > atOnce {
+			t.Errorf("node %s was cordoned at %s while %v were still being drained: more than %d at once",
+				n, start.Format(time.TimeOnly+".000"), during, atOnce)
 		}
 	}
 	t.Logf("drain order %v; slot holders in turn %v", order, tl.holders)
-	if len(tl.holders) != len(nodes) {
-		t.Errorf("the slot changed hands %d times, want once per node (%d): %v", len(tl.holders), len(nodes), tl.holders)
+	holders := map[string]bool{}
+	for _, h := range tl.holders {
+		holders[h] = true
+	}
+	if len(holders) != len(nodes) {
+		t.Errorf("%d drains held a slot, want one per node (%d): %v", len(holders), len(nodes), tl.holders)
+	}
+}
+
+// One run given several nodes drains up to --max-concurrent of them at once, keeps every
+// budget above its floor, and leaves no node with the queued taint.
+func TestSeveralNodesInOneRun(t *testing.T) {
+	f := framework.New(t)
+	for _, name := range []string{"web", "api"} {
+		d := f.Deployment(name, 3)
+		framework.HostnameAntiAffinity(d)
+		f.Create(d)
+		f.Create(f.PDB(name+"-pdb", name, 1))
+		f.WaitReady(d)
+		f.WaitBudget(name+"-pdb", 1)
+	}
+	nodes := f.Nodes[:3]
+	uncordonAtEnd(f, nodes...)
+	budgets := f.WatchBudgets(200 * time.Millisecond)
+	tl := watchTimeline(t, f, nodes)
+
+	r := holdfast(f.Ctx, f, append([]string{"drain", "--max-concurrent", "2", "--coordination-namespace", f.Namespace, "--timeout", "3m"}, nodes...)...)
+	r.wait(t, 4*time.Minute)
+	t.Logf("exit %d:\n%s", r.code, r.output())
+	if r.code != cli.ExitOK {
+		t.Errorf("exit code %d, want 0", r.code)
+	}
+	samples, violations := budgets.Stop()
+	t.Logf("%d budget samples: %s", samples, budgets.Lowest())
+	if len(violations) > 0 {
+		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
+	}
+	tl.check(t, nodes, 2)
+	for _, n := range f.Nodes {
+		node, err := f.Clientset.CoreV1().Nodes().Get(f.Ctx, n, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(node.Spec.Taints, func(taint corev1.Taint) bool { return taint.Key == drain.QueuedTaintKey }) {
+			t.Errorf("node %s still has the queued taint", n)
+		}
 	}
 }
 
