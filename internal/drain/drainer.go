@@ -178,9 +178,8 @@ func (d *Drainer) acquire(ctx context.Context, node string) (*Slot, error) {
 }
 
 // drainNode drains one node in the slot taken for it, and releases the slot.
-func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) NodeResult {
-	res := NodeResult{Node: node}
-	res.Started = true
+func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res NodeResult) {
+	res = NodeResult{Node: node, Started: true}
 	d.report(Event{Node: node, Kind: SlotTaken, Message: slot.Name()})
 	held, lose := context.WithCancelCause(ctx)
 	go slot.Hold(held, lose)
@@ -359,10 +358,7 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 	}
 	switch Next(p.state, now) {
 	case ActDone:
-		if p.said != string(PodGone) {
-			p.said = string(PodGone)
-			w.d.report(Event{Node: w.node, Pod: podName(p.pod), Kind: PodGone})
-		}
+		w.say(p, PodGone, "")
 		return false
 	case ActStopped:
 		w.say(p, PodStopped, p.state.Stopped)
