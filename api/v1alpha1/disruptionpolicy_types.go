@@ -1,0 +1,234 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Labels and annotations that the DisruptionPolicy controller writes.
+const (
+	// PolicyLabel is set on every PodDisruptionBudget a DisruptionPolicy manages, with the
+	// policy's name as value. Budgets without it are the users' own and are never touched.
+	PolicyLabel = "holdfast.dev/disruption-policy"
+	// SurgeOriginalReplicasAnnotation is set on a Deployment while holdfast has surged it
+	// by one replica, and holds the replicas to go back to. An operator that restarts in
+	// the middle of a surge reads it and finishes the surge.
+	SurgeOriginalReplicasAnnotation = "holdfast.dev/surge-original-replicas"
+	// BlockedSinceAnnotation is set on a Protect budget while the node of its pod is being
+	// drained, with the RFC 3339 time the drain was first seen; escapeAfter counts from it.
+	BlockedSinceAnnotation = "holdfast.dev/blocked-since"
+	// DoNotDisruptAnnotation is Karpenter's pod annotation that keeps it from disrupting
+	// the node of the pod. Protect puts it on the pods themselves, not on the template,
+	// since changing the template would roll the pods.
+	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
+)
+
+// Workload kinds a DisruptionPolicy selects.
+const (
+	KindDeployment  = "Deployment"
+	KindStatefulSet = "StatefulSet"
+	KindDaemonSet   = "DaemonSet"
+)
+
+// SingleReplicaStrategy says what holdfast does for a workload of one replica, where any
+// budget either blocks every drain or protects nothing.
+// +kubebuilder:validation:Enum=Skip;Surge;Protect
+type SingleReplicaStrategy string
+
+const (
+	// SingleReplicaSkip creates no budget and reports the workload in status.
+	SingleReplicaSkip SingleReplicaStrategy = "Skip"
+	// SingleReplicaSurge keeps a budget of minAvailable 1 and, when the node of the only
+	// replica is being drained, scales the Deployment up by one until the new pod is
+	// Ready elsewhere, so that the budget lets the eviction through; then scales back.
+	// StatefulSets cannot run a second copy of the same identity: they get no budget, as
+	// with Skip, and status says so.
+	SingleReplicaSurge SingleReplicaStrategy = "Surge"
+	// SingleReplicaProtect keeps a budget of minAvailable 1 and annotates the pod
+	// karpenter.sh/do-not-disrupt; after a drain has waited escapeAfter, the budget is
+	// relaxed and the annotation removed, and an Event says so.
+	SingleReplicaProtect SingleReplicaStrategy = "Protect"
+)
+
+// Condition types and reasons of a DisruptionPolicy.
+const (
+	// ConditionBudgetsReady is True when every selected workload has the budget the
+	// policy asks for (or, for single replicas, what its strategy asks for).
+	ConditionBudgetsReady = "BudgetsReady"
+	// ConditionConflicted is True when a selected workload is covered by a budget holdfast
+	// does not manage, or is selected by an older policy.
+	ConditionConflicted = "Conflicted"
+
+	ReasonAllBudgetsManaged   = "AllBudgetsManaged"
+	ReasonSomeWithoutBudget   = "SomeWithoutBudget"
+	ReasonNoWorkloads         = "NoWorkloads"
+	ReasonNoConflicts         = "NoConflicts"
+	ReasonConflictingBudgets  = "ConflictingBudgets"
+	ReasonOverriddenByPolicy  = "OverriddenByPolicy"
+	ReasonConflictsAndOverlap = "ConflictingBudgetsAndOverlap"
+)
+
+// WorkloadState is what a DisruptionPolicy did for one selected workload.
+type WorkloadState string
+
+// Workload states, as reported in status.workloads[].state.
+const (
+	// WorkloadBudgeted: holdfast manages the workload's budget.
+	WorkloadBudgeted WorkloadState = "Budgeted"
+	// WorkloadProtected: a single replica under Protect, budget minAvailable 1.
+	WorkloadProtected WorkloadState = "Protected"
+	// WorkloadEscaped: a Protect drain waited escapeAfter; the budget lets it through.
+	WorkloadEscaped WorkloadState = "Escaped"
+	// WorkloadSurging: a single replica is scaled up by one for a drain.
+	WorkloadSurging WorkloadState = "Surging"
+	// WorkloadSkipped: no budget (single replica under Skip, a StatefulSet under Surge,
+	// or zero replicas).
+	WorkloadSkipped WorkloadState = "Skipped"
+	// WorkloadConflict: a budget holdfast does not manage covers the workload's pods.
+	WorkloadConflict WorkloadState = "Conflict"
+	// WorkloadNoDisruption: the policy's budget would allow no disruption at the current
+	// size, so no budget is created.
+	WorkloadNoDisruption WorkloadState = "NoDisruptionAllowed"
+	// WorkloadOverridden: an older policy selects the workload too and wins.
+	WorkloadOverridden WorkloadState = "Overridden"
+)
+
+// DisruptionPolicySpec selects workloads and states their disruption budget.
+// +kubebuilder:validation:XValidation:rule="has(self.maxUnavailable) != has(self.minAvailable)",message="set exactly one of spec.maxUnavailable and spec.minAvailable"
+// +kubebuilder:validation:XValidation:rule="!has(self.escapeAfter) || self.singleReplica == 'Protect'",message="spec.escapeAfter applies only to singleReplica: Protect"
+type DisruptionPolicySpec struct {
+	// Selector picks workloads of the policy's namespace by their own labels (not their
+	// pods'). An empty selector selects every workload of the kinds listed.
+	Selector metav1.LabelSelector `json:"selector"`
+
+	// Kinds are the workload kinds selected. Defaults to all three.
+	// +kubebuilder:default={Deployment,StatefulSet,DaemonSet}
+	// +kubebuilder:validation:MinItems=1
+	// +listType=set
+	// +optional
+	Kinds []WorkloadKind `json:"kinds,omitempty"`
+
+	// MaxUnavailable is how many of each workload's pods may be disrupted at once: an
+	// integer of at least 1 or a percentage (rounded up). Budgets of Deployments and
+	// StatefulSets carry it as is, so they stay right as replicas change even while the
+	// operator is down; for DaemonSets it becomes the integer minAvailable the
+	// disruption controller accepts, recomputed as the DaemonSet's node count changes.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')",message="maxUnavailable must be an integer of at least 1 or a percentage from 1% to 100%: 0 would block every drain"
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// MinAvailable is how many of each workload's pods must stay available: an integer
+	// or a percentage (rounded up). A value that leaves no disruption at a workload's
+	// size is reported and no budget is created for it.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]?[0-9]%$|^100%$')",message="minAvailable must be a non-negative integer or a percentage from 0% to 100%"
+	// +optional
+	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+
+	// SingleReplica is the strategy for workloads of one replica. Defaults to Skip.
+	// +kubebuilder:default=Skip
+	// +optional
+	SingleReplica SingleReplicaStrategy `json:"singleReplica,omitempty"`
+
+	// EscapeAfter is, under Protect, how long a drain of the single replica's node may
+	// be blocked before holdfast lets it through. Unset, Protect blocks until the drain
+	// gives up.
+	// +optional
+	EscapeAfter *metav1.Duration `json:"escapeAfter,omitempty"`
+}
+
+// WorkloadKind is Deployment, StatefulSet or DaemonSet.
+// +kubebuilder:validation:Enum=Deployment;StatefulSet;DaemonSet
+type WorkloadKind string
+
+// WorkloadStatus is what the policy did for one selected workload.
+type WorkloadStatus struct {
+	// Kind of the workload.
+	Kind string `json:"kind"`
+	// Name of the workload.
+	Name string `json:"name"`
+	// Replicas is the workload's desired size (desiredNumberScheduled for a DaemonSet;
+	// the size before the surge while surging).
+	Replicas int32 `json:"replicas"`
+	// State is Budgeted, Protected, Escaped, Surging, Skipped, Conflict,
+	// NoDisruptionAllowed or Overridden.
+	State WorkloadState `json:"state"`
+	// Budget is the managed budget's name, when there is one.
+	// +optional
+	Budget string `json:"budget,omitempty"`
+	// Message says why, and what to do when something is wrong.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// DisruptionPolicyStatus is what the controller last saw.
+type DisruptionPolicyStatus struct {
+	// ObservedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Selected is the number of workloads the policy selects.
+	// +optional
+	Selected int32 `json:"selected"`
+	// Budgeted is the number of selected workloads whose budget holdfast manages.
+	// +optional
+	Budgeted int32 `json:"budgeted"`
+	// Conflicting is the number of selected workloads covered by another budget or
+	// selected by an older policy.
+	// +optional
+	Conflicting int32 `json:"conflicting"`
+	// Unprotected is the number of selected workloads left without a budget: skipped
+	// single replicas, escaped drains, and budgets that would allow no disruption.
+	// +optional
+	Unprotected int32 `json:"unprotected"`
+	// Workloads lists the selected workloads (at most 50), sorted by kind and name.
+	// +optional
+	// +listType=atomic
+	Workloads []WorkloadStatus `json:"workloads,omitempty"`
+	// Conditions are BudgetsReady and Conflicted.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DisruptionPolicy keeps a PodDisruptionBudget on every selected workload of its
+// namespace, in step with the workload's size and selector, and handles single replicas
+// by a declared strategy so that no budget blocks a drain forever.
+//
+// When policies overlap, the oldest (by creationTimestamp, then name) wins a workload;
+// the others list it as Overridden.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=dp,categories=holdfast
+// +kubebuilder:printcolumn:name="Max Unavailable",type=string,JSONPath=`.spec.maxUnavailable`
+// +kubebuilder:printcolumn:name="Min Available",type=string,JSONPath=`.spec.minAvailable`
+// +kubebuilder:printcolumn:name="Single",type=string,JSONPath=`.spec.singleReplica`
+// +kubebuilder:printcolumn:name="Selected",type=integer,JSONPath=`.status.selected`
+// +kubebuilder:printcolumn:name="Budgeted",type=integer,JSONPath=`.status.budgeted`
+// +kubebuilder:printcolumn:name="Conflicting",type=integer,JSONPath=`.status.conflicting`
+// +kubebuilder:printcolumn:name="Unprotected",type=integer,JSONPath=`.status.unprotected`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type DisruptionPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   DisruptionPolicySpec   `json:"spec"`
+	Status DisruptionPolicyStatus `json:"status,omitempty"`
+}
+
+// DisruptionPolicyList is a list of DisruptionPolicies.
+// +kubebuilder:object:root=true
+type DisruptionPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DisruptionPolicy `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(GroupVersion, &DisruptionPolicy{}, &DisruptionPolicyList{})
+		return nil
+	})
+}
