@@ -171,3 +171,49 @@ func withOptimisticConcurrency(c *fake.Clientset) {
 		return true, l, c.Tracker().Update(gvr, l, l.Namespace)
 	})
 }
+
+// Hold renews the slot every third of its duration, so that a drain longer than the
+// Lease keeps it.
+func TestHoldRenews(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset()
+	withOptimisticConcurrency(client)
+	clk := clocktesting.NewFakeClock(t0)
+	sem := &Semaphore{Leases: client.CoordinationV1(), Namespace: "kube-system", Size: 1, Duration: 30 * time.Second, Clock: clk}
+	slot, _, err := sem.TryAcquire(ctx, "host/1/node-1")
+	if err != nil || slot == nil {
+		t.Fatalf("TryAcquire = %v, %v", slot, err)
+	}
+	lost := make(chan error, 1)
+	go slot.Hold(ctx, func(err error) { lost <- err })
+
+	for step := 1; step <= 4; step++ {
+		// Wait until Hold waits on its ticker before moving the clock past it.
+		for !clk.HasWaiters() {
+			time.Sleep(time.Millisecond)
+		}
+		clk.Step(10 * time.Second)
+		want := t0.Add(time.Duration(step) * 10 * time.Second)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			l, err := client.CoordinationV1().Leases("kube-system").Get(ctx, SlotName(0), metav1.GetOptions{})
+			if err == nil && l.Spec.RenewTime.Time.Equal(want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("renewal %d: the Lease was not renewed at %s", step, want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// 40 s after it was taken, with a 30 s duration, the slot is still held.
+	if s, _, _ := sem.TryAcquire(ctx, "host/2/node-2"); s != nil {
+		t.Error("another drain took a slot that was being renewed")
+	}
+	select {
+	case err := <-lost:
+		t.Errorf("Hold gave the slot up: %v", err)
+	default:
+	}
+}
