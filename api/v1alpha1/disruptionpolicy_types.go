@@ -60,13 +60,13 @@ const (
 	// does not manage, or is selected by an older policy.
 	ConditionConflicted = "Conflicted"
 
-	ReasonAllBudgetsManaged   = "AllBudgetsManaged"
-	ReasonSomeWithoutBudget   = "SomeWithoutBudget"
-	ReasonNoWorkloads         = "NoWorkloads"
-	ReasonNoConflicts         = "NoConflicts"
-	ReasonConflictingBudgets  = "ConflictingBudgets"
-	ReasonOverriddenByPolicy  = "OverriddenByPolicy"
-	ReasonConflictsAndOverlap = "ConflictingBudgetsAndOverlap"
+	ReasonAllBudgetsManaged  = "AllBudgetsManaged"
+	ReasonSomeWithoutBudget  = "SomeWithoutBudget"
+	ReasonNoWorkloads        = "NoWorkloads"
+	ReasonNoConflicts        = "NoConflicts"
+	ReasonConflictingBudgets = "ConflictingBudgets"
+	ReasonOverriddenByPolicy = "OverriddenByPolicy"
+	ReasonInvalidSelector    = "InvalidSelector"
 )
 
 // WorkloadState is what a DisruptionPolicy did for one selected workload.

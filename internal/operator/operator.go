@@ -29,6 +29,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/controller/nodecompanion"
 )
 
@@ -74,6 +75,7 @@ type controller struct {
 func controllers() []controller {
 	return []controller{
 		{name: nodecompanion.Name, setup: nodecompanion.SetupWithManager},
+		{name: disruptionpolicy.Name, setup: disruptionpolicy.SetupWithManager},
 	}
 }
 
@@ -136,7 +138,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 
 // cacheOptions trims what the shared cache holds, since the operator's memory is mostly
 // its cache. managedFields are never read. Pods are the largest set by far and the
-// controllers only read companions. Nodes keep their labels, taints and conditions, but
+// controllers only read companions from the cache (the DisruptionPolicy controller reads
+// the few pods of single replicas straight from the apiserver, by label selector). Nodes keep their labels, taints and conditions, but
 // not the image lists and volumes that make most of a real node's size.
 func cacheOptions() (cache.Options, error) {
 	companions, err := labels.NewRequirement(holdfastv1alpha1.CompanionLabel, selection.Exists, nil)

@@ -1,0 +1,479 @@
+// Package disruptionpolicy runs DisruptionPolicies: a PodDisruptionBudget on every
+// selected workload, kept in step with its size and selector, never over pods that
+// another budget already covers, and single replicas handled by a declared strategy.
+//
+// The reconciler gathers one namespace from the cache (pods of single-replica workloads
+// under Surge or Protect only, straight from the apiserver by label selector), decides
+// in the pure function Decide, acts only on what differs, writes status only when it
+// changed, and records Events after the writes succeed.
+package disruptionpolicy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// Name is the controller's name, in logs, metrics and as the Events' reporting controller.
+const Name = "disruptionpolicy"
+
+// strategyIndex indexes DisruptionPolicies by spec.singleReplica, so that a node being
+// drained wakes only the policies that act on drains.
+const strategyIndex = "spec.singleReplica"
+
+// cacheLagRetry is how soon a reconcile that found its own status patch not yet in the
+// cache tries again.
+const cacheLagRetry = 200 * time.Millisecond
+
+// +kubebuilder:rbac:groups=holdfast.dev,resources=disruptionpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=holdfast.dev,resources=disruptionpolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets;daemonsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// reconciler reconciles DisruptionPolicies. SetupWithManager builds it with what it
+// needs injected.
+type reconciler struct {
+	client client.Client
+	// pods reads pods from the apiserver: the shared cache holds only companion pods,
+	// and only the few pods of single replicas under Surge or Protect are needed.
+	pods     client.Reader
+	clock    clock.PassiveClock
+	recorder events.EventRecorder
+	metrics  *metrics
+	// patchedFrom maps a policy to the resourceVersion its last status patch was
+	// computed from; meeting it again means the cache has not seen the patch yet.
+	patchedFrom sync.Map
+}
+
+// SetupWithManager registers the reconciler and its watches with mgr.
+func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
+	m, err := newMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
+	r := &reconciler{
+		client:   mgr.GetClient(),
+		pods:     mgr.GetAPIReader(),
+		clock:    clk,
+		recorder: mgr.GetEventRecorder("holdfast-" + Name),
+		metrics:  m,
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, strategyIndex, func(o client.Object) []string {
+		return []string{string(o.(*holdfastv1alpha1.DisruptionPolicy).Spec.SingleReplica)}
+	}); err != nil {
+		return fmt.Errorf("indexing DisruptionPolicies by strategy: %w", err)
+	}
+	inNamespace := handler.EnqueueRequestsFromMapFunc(r.policiesInNamespace)
+	specOrLabels := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(Name).
+		For(&holdfastv1alpha1.DisruptionPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A policy's arrival or departure changes which policy wins a workload.
+		Watches(&holdfastv1alpha1.DisruptionPolicy{}, inNamespace, builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
+		Watches(&appsv1.Deployment{}, inNamespace, builder.WithPredicates(workloadChanged())).
+		Watches(&appsv1.StatefulSet{}, inNamespace, builder.WithPredicates(workloadChanged())).
+		Watches(&appsv1.DaemonSet{}, inNamespace, builder.WithPredicates(workloadChanged())).
+		Watches(&policyv1.PodDisruptionBudget{}, inNamespace, specOrLabels).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged())).
+		Complete(r)
+}
+
+// Reconcile brings one DisruptionPolicy's budgets, surges and status in line with the
+// namespace.
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	p := &holdfastv1alpha1.DisruptionPolicy{}
+	if err := r.client.Get(ctx, req.NamespacedName, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.metrics.forget(req.NamespacedName)
+			r.patchedFrom.Delete(req.NamespacedName)
+			return ctrl.Result{}, r.deleteBudgetsOf(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, fmt.Errorf("getting DisruptionPolicy %s: %w", req.NamespacedName, err)
+	}
+	if p.DeletionTimestamp != nil {
+		// Someone else's finalizer holds it; its budgets go once it is gone.
+		return ctrl.Result{}, nil
+	}
+	if rv, ok := r.patchedFrom.Load(req.NamespacedName); ok && rv == p.ResourceVersion {
+		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+	}
+
+	obs, err := r.gather(ctx, p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d := Decide(obs)
+
+	for _, b := range d.Apply {
+		if err := r.applyBudget(ctx, b); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	for _, s := range d.Scales {
+		if err := r.scale(ctx, p.Namespace, s); err != nil {
+			return ctrl.Result{}, err
+		}
+		logger.Info("Scaled for a drain", "deployment", klog.KRef(p.Namespace, s.Name), "replicas", s.Replicas, "surging", s.Original != nil)
+	}
+	for _, a := range d.PodAnnotations {
+		if err := r.annotatePod(ctx, p.Namespace, a); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	for _, b := range d.Delete {
+		if err := r.client.Delete(ctx, b, client.Preconditions{UID: &b.UID, ResourceVersion: &b.ResourceVersion}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return ctrl.Result{}, fmt.Errorf("deleting PodDisruptionBudget %s: %w", klog.KObj(b), err)
+		}
+	}
+
+	var evs []record
+	if !equality.Semantic.DeepEqual(p.Status, d.Status) {
+		patched := p.DeepCopy()
+		patched.Status = d.Status
+		if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(p)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("patching status of DisruptionPolicy %s: %w", klog.KObj(p), err)
+		}
+		r.patchedFrom.Store(req.NamespacedName, p.ResourceVersion)
+		logger.V(1).Info("Status updated", "selected", d.Status.Selected, "budgeted", d.Status.Budgeted, "conflicting", d.Status.Conflicting, "unprotected", d.Status.Unprotected)
+		evs = statusEvents(p.Status, d.Status)
+	}
+	r.metrics.set(req.NamespacedName, d.Status)
+	for _, e := range evs {
+		r.recorder.Eventf(p, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+	}
+	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// gather reads the policy's namespace: policies, selected workloads and budgets from
+// the cache; the pods of single replicas under Surge or Protect from the apiserver.
+func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionPolicy) (Observed, error) {
+	obs := Observed{Policy: p, Now: r.clock.Now(), Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}}
+	ns := client.InNamespace(p.Namespace)
+	policies := &holdfastv1alpha1.DisruptionPolicyList{}
+	if err := r.client.List(ctx, policies, ns); err != nil {
+		return obs, fmt.Errorf("listing DisruptionPolicies: %w", err)
+	}
+	obs.Policies = policies.Items
+	sel, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector)
+	if err != nil {
+		// Decide reports the invalid selector; there is nothing to select.
+		return obs, nil
+	}
+	byLabels := client.MatchingLabelsSelector{Selector: sel}
+	for _, kind := range selectedKinds(p) {
+		ws, err := r.listWorkloads(ctx, kind, ns, byLabels)
+		if err != nil {
+			return obs, err
+		}
+		obs.Workloads = append(obs.Workloads, ws...)
+	}
+	budgets := &policyv1.PodDisruptionBudgetList{}
+	if err := r.client.List(ctx, budgets, ns); err != nil {
+		return obs, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
+	}
+	obs.Budgets = budgets.Items
+	for i := range obs.Workloads {
+		w := &obs.Workloads[i]
+		if !NeedsPods(p, w) {
+			continue
+		}
+		if err := r.gatherPods(ctx, p.Namespace, w, &obs); err != nil {
+			return obs, err
+		}
+	}
+	return obs, nil
+}
+
+func selectedKinds(p *holdfastv1alpha1.DisruptionPolicy) []string {
+	if len(p.Spec.Kinds) == 0 {
+		return []string{holdfastv1alpha1.KindDeployment, holdfastv1alpha1.KindStatefulSet, holdfastv1alpha1.KindDaemonSet}
+	}
+	out := make([]string, 0, len(p.Spec.Kinds))
+	for _, k := range p.Spec.Kinds {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// listWorkloads lists one kind of workload from the cache, as Workloads.
+func (r *reconciler) listWorkloads(ctx context.Context, kind string, opts ...client.ListOption) ([]Workload, error) {
+	var list client.ObjectList
+	switch kind {
+	case holdfastv1alpha1.KindDeployment:
+		list = &appsv1.DeploymentList{}
+	case holdfastv1alpha1.KindStatefulSet:
+		list = &appsv1.StatefulSetList{}
+	default:
+		list = &appsv1.DaemonSetList{}
+	}
+	if err := r.client.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("listing %ss: %w", kind, err)
+	}
+	var out []Workload
+	switch l := list.(type) {
+	case *appsv1.DeploymentList:
+		for i := range l.Items {
+			out = append(out, toWorkload(&l.Items[i]))
+		}
+	case *appsv1.StatefulSetList:
+		for i := range l.Items {
+			out = append(out, toWorkload(&l.Items[i]))
+		}
+	case *appsv1.DaemonSetList:
+		for i := range l.Items {
+			out = append(out, toWorkload(&l.Items[i]))
+		}
+	}
+	return out, nil
+}
+
+// toWorkload reduces a Deployment, StatefulSet or DaemonSet to a Workload.
+func toWorkload(obj client.Object) Workload {
+	w := Workload{Name: obj.GetName(), UID: obj.GetUID(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDeployment, o.Spec.Selector, o.Spec.Template.Labels
+		w.Replicas = replicas(o.Spec.Replicas)
+	case *appsv1.StatefulSet:
+		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindStatefulSet, o.Spec.Selector, o.Spec.Template.Labels
+		w.Replicas = replicas(o.Spec.Replicas)
+	case *appsv1.DaemonSet:
+		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDaemonSet, o.Spec.Selector, o.Spec.Template.Labels
+		w.Replicas = o.Status.DesiredNumberScheduled
+	}
+	return w
+}
+
+// replicas defaults an unset spec.replicas to 1, as the apiserver does.
+func replicas(r *int32) int32 {
+	if r == nil {
+		return 1
+	}
+	return *r
+}
+
+// gatherPods reads w's live pods and their nodes.
+func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *Workload, obs *Observed) error {
+	sel, err := metav1.LabelSelectorAsSelector(w.Selector)
+	if err != nil {
+		return fmt.Errorf("selector of %s %s: %w", w.Kind, klog.KRef(namespace, w.Name), err)
+	}
+	pods := &corev1.PodList{}
+	if err := r.pods.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return fmt.Errorf("listing pods of %s %s: %w", w.Kind, klog.KRef(namespace, w.Name), err)
+	}
+	key := workloadKey(w.Kind, w.Name)
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		obs.Pods[key] = append(obs.Pods[key], Pod{
+			Name:         pod.Name,
+			Node:         pod.Spec.NodeName,
+			Ready:        podReady(pod),
+			DoNotDisrupt: pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true",
+		})
+		if pod.Spec.NodeName == "" || obs.Nodes[pod.Spec.NodeName] != nil {
+			continue
+		}
+		node := &corev1.Node{}
+		if err := r.client.Get(ctx, types.NamespacedName{Name: pod.Spec.NodeName}, node); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("getting node %s: %w", pod.Spec.NodeName, err)
+		} else if err == nil {
+			obs.Nodes[node.Name] = node
+		}
+	}
+	return nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// applyBudget creates a budget or patches it when holdfast's part of it differs.
+func (r *reconciler) applyBudget(ctx context.Context, want *policyv1.PodDisruptionBudget) error {
+	cur := &policyv1.PodDisruptionBudget{}
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), cur)
+	if apierrors.IsNotFound(err) {
+		if err := r.client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating PodDisruptionBudget %s: %w", klog.KObj(want), err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("getting PodDisruptionBudget %s: %w", klog.KObj(want), err)
+	}
+	if equality.Semantic.DeepEqual(cur.Spec, want.Spec) && equality.Semantic.DeepEqual(cur.Labels, want.Labels) &&
+		equality.Semantic.DeepEqual(cur.Annotations, want.Annotations) && equality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences) {
+		return nil
+	}
+	updated := cur.DeepCopy()
+	updated.Labels = want.Labels
+	updated.Annotations = want.Annotations
+	updated.OwnerReferences = want.OwnerReferences
+	updated.Spec = want.Spec
+	if err := r.client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
+		return fmt.Errorf("updating PodDisruptionBudget %s: %w", klog.KObj(want), err)
+	}
+	return nil
+}
+
+// scale sets a Deployment's replicas and its surge annotation in one merge patch, so
+// that an operator restarting between two writes never finds one without the other.
+func (r *reconciler) scale(ctx context.Context, namespace string, s Scale) error {
+	var original any // nil removes the annotation
+	if s.Original != nil {
+		original = strconv.Itoa(int(*s.Original))
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original}},
+		"spec":     map[string]any{"replicas": s.Replicas},
+	})
+	if err != nil {
+		return fmt.Errorf("encoding the scale of Deployment %s: %w", klog.KRef(namespace, s.Name), err)
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: s.Name}}
+	if err := r.client.Patch(ctx, d, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("scaling Deployment %s to %d: %w", klog.KRef(namespace, s.Name), s.Replicas, err)
+	}
+	return nil
+}
+
+// annotatePod sets or removes karpenter.sh/do-not-disrupt on a pod, not on its template:
+// a template change would roll the very pod it protects.
+func (r *reconciler) annotatePod(ctx context.Context, namespace string, a PodAnnotation) error {
+	var v any
+	if a.DoNotDisrupt {
+		v = "true"
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: v}}})
+	if err != nil {
+		return fmt.Errorf("encoding the annotation of pod %s: %w", klog.KRef(namespace, a.Pod), err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: a.Pod}}
+	if err := r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("annotating pod %s: %w", klog.KRef(namespace, a.Pod), err)
+	}
+	return nil
+}
+
+// deleteBudgetsOf deletes the budgets a deleted policy managed; another policy that
+// selects the same workloads recreates theirs, woken by the deletions.
+func (r *reconciler) deleteBudgetsOf(ctx context.Context, key types.NamespacedName) error {
+	budgets := &policyv1.PodDisruptionBudgetList{}
+	if err := r.client.List(ctx, budgets, client.InNamespace(key.Namespace), client.MatchingLabels{holdfastv1alpha1.PolicyLabel: key.Name}); err != nil {
+		return fmt.Errorf("listing budgets of deleted DisruptionPolicy %s: %w", key, err)
+	}
+	for i := range budgets.Items {
+		b := &budgets.Items[i]
+		if err := r.client.Delete(ctx, b, client.Preconditions{UID: &b.UID, ResourceVersion: &b.ResourceVersion}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting PodDisruptionBudget %s: %w", klog.KObj(b), err)
+		}
+	}
+	return nil
+}
+
+// policiesInNamespace maps a change in a namespace to every policy of it: policies per
+// namespace are few, and any of them may select the workload or lose it.
+func (r *reconciler) policiesInNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &holdfastv1alpha1.DisruptionPolicyList{}
+	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		log.FromContext(ctx).Error(err, "Listing DisruptionPolicies for a change", "object", klog.KObj(obj))
+		return nil
+	}
+	return requests(list.Items)
+}
+
+// drainingPolicies maps a node's cordon or drain taint to the policies that act on
+// drains: those with Surge or Protect.
+func (r *reconciler) drainingPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	for _, s := range []holdfastv1alpha1.SingleReplicaStrategy{holdfastv1alpha1.SingleReplicaSurge, holdfastv1alpha1.SingleReplicaProtect} {
+		list := &holdfastv1alpha1.DisruptionPolicyList{}
+		if err := r.client.List(ctx, list, client.MatchingFields{strategyIndex: string(s)}); err != nil {
+			log.FromContext(ctx).Error(err, "Listing DisruptionPolicies for a node change")
+			return nil
+		}
+		out = append(out, requests(list.Items)...)
+	}
+	return out
+}
+
+func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request {
+	reqs := make([]reconcile.Request, 0, len(policies))
+	for i := range policies {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&policies[i])})
+	}
+	return reqs
+}
+
+// workloadChanged passes workload events that can change a decision: anything Decide
+// reads (size, selector, labels, the surge annotation) and the Ready count a surge
+// waits on. Most workload updates are status churn of other fields.
+func workloadChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !equality.Semantic.DeepEqual(toWorkload(e.ObjectOld), toWorkload(e.ObjectNew)) || readyOf(e.ObjectOld) != readyOf(e.ObjectNew)
+		},
+	}
+}
+
+func readyOf(obj client.Object) int32 {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return o.Status.ReadyReplicas
+	case *appsv1.StatefulSet:
+		return o.Status.ReadyReplicas
+	case *appsv1.DaemonSet:
+		return o.Status.NumberReady
+	}
+	return 0
+}
+
+// drainSignalChanged passes node events that start or end a drain: cordon and taints.
+func drainSignalChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, okOld := e.ObjectOld.(*corev1.Node)
+			n, okNew := e.ObjectNew.(*corev1.Node)
+			return !okOld || !okNew || BeingDrained(o) != BeingDrained(n)
+		},
+	}
+}

@@ -1,0 +1,586 @@
+package disruptionpolicy
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+const (
+	// maxListed bounds status.workloads, so that a policy over a large namespace stays a
+	// small object; the counts cover every workload.
+	maxListed = 50
+	// surgePoll is how often a surge in progress is looked at again, besides the watches:
+	// the pods it waits for are not in the cache.
+	surgePoll = 2 * time.Second
+	// managedByLabel is the well-known label that marks holdfast's budgets for humans.
+	managedByLabel = "app.kubernetes.io/managed-by"
+	managedByValue = "holdfast"
+)
+
+// Taints that autoscalers put on a node they are about to drain: Karpenter v1 and its
+// beta, which article 001 shows.
+var drainTaints = []string{"karpenter.sh/disrupted", "karpenter.sh/disruption"}
+
+// Workload is a Deployment, StatefulSet or DaemonSet, reduced to what Decide reads.
+type Workload struct {
+	Kind string
+	Name string
+	UID  types.UID
+	// Labels are the workload's own labels, which policies select on.
+	Labels map[string]string
+	// Selector is the workload's pod selector; its budget gets a copy.
+	Selector *metav1.LabelSelector
+	// TemplateLabels are the labels every pod of the workload carries.
+	TemplateLabels map[string]string
+	// Replicas is spec.replicas, or status.desiredNumberScheduled for a DaemonSet.
+	Replicas int32
+	// Annotations are the workload's annotations (the surge's memory).
+	Annotations map[string]string
+}
+
+// Pod is one live (not terminating) pod of a single-replica workload.
+type Pod struct {
+	Name         string
+	Node         string
+	Ready        bool
+	DoNotDisrupt bool
+}
+
+// Observed is everything Decide reads, gathered from one namespace.
+type Observed struct {
+	Policy *holdfastv1alpha1.DisruptionPolicy
+	// Policies are every DisruptionPolicy of the namespace, Policy included.
+	Policies []holdfastv1alpha1.DisruptionPolicy
+	// Workloads are the namespace's workloads of the kinds Policy selects.
+	Workloads []Workload
+	// Budgets are every PodDisruptionBudget of the namespace.
+	Budgets []policyv1.PodDisruptionBudget
+	// Pods are the live pods of the single-replica workloads under Surge or Protect,
+	// keyed by workloadKey.
+	Pods map[string][]Pod
+	// Nodes are the nodes of those pods.
+	Nodes map[string]*corev1.Node
+	Now   time.Time
+}
+
+// Scale changes a Deployment's replicas and its surge annotation in one write.
+type Scale struct {
+	Name     string
+	Replicas int32
+	// Original is the value for SurgeOriginalReplicasAnnotation; nil removes it.
+	Original *int32
+}
+
+// PodAnnotation sets or removes karpenter.sh/do-not-disrupt on a pod.
+type PodAnnotation struct {
+	Pod          string
+	DoNotDisrupt bool
+}
+
+// Decision is what the reconciler does for one policy.
+type Decision struct {
+	// Apply are the budgets to create or update.
+	Apply []*policyv1.PodDisruptionBudget
+	// Delete are this policy's budgets that no workload wants any more.
+	Delete []*policyv1.PodDisruptionBudget
+	Scales []Scale
+	// PodAnnotations are the changes to pods' do-not-disrupt annotation.
+	PodAnnotations []PodAnnotation
+	Status         holdfastv1alpha1.DisruptionPolicyStatus
+	RequeueAfter   time.Duration
+}
+
+// Selects reports whether policy p selects workload w: its kind is listed and its labels
+// match the selector.
+func Selects(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) (bool, error) {
+	if len(p.Spec.Kinds) > 0 && !slices.Contains(p.Spec.Kinds, holdfastv1alpha1.WorkloadKind(w.Kind)) {
+		return false, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector)
+	if err != nil {
+		return false, fmt.Errorf("spec.selector: %w", err)
+	}
+	return sel.Matches(labels.Set(w.Labels)), nil
+}
+
+// NeedsPods reports whether Decide needs the pods of w under p: a single replica (or a
+// surge in progress) under Surge or Protect.
+func NeedsPods(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) bool {
+	if w.Kind == holdfastv1alpha1.KindDaemonSet {
+		return false
+	}
+	switch p.Spec.SingleReplica {
+	case holdfastv1alpha1.SingleReplicaProtect:
+		return w.Replicas == 1
+	case holdfastv1alpha1.SingleReplicaSurge:
+		_, surging := surgeOriginal(w)
+		return w.Kind == holdfastv1alpha1.KindDeployment && (w.Replicas == 1 || surging)
+	}
+	return false
+}
+
+// BudgetName is the name of the budget holdfast keeps for a workload.
+func BudgetName(kind, name string) string {
+	n := "holdfast-" + kindPrefix(kind) + "-" + name
+	if len(n) > 253 {
+		n = n[:253]
+	}
+	return n
+}
+
+func kindPrefix(kind string) string {
+	switch kind {
+	case holdfastv1alpha1.KindStatefulSet:
+		return "sts"
+	case holdfastv1alpha1.KindDaemonSet:
+		return "ds"
+	}
+	return "deploy"
+}
+
+func workloadKey(kind, name string) string { return kind + "/" + name }
+
+// surgeOriginal returns the replicas a surged Deployment goes back to.
+func surgeOriginal(w *Workload) (int32, bool) {
+	v, ok := w.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		// A value holdfast did not write: the surge cannot be undone safely, so it is
+		// forgotten and the current size kept.
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// BeingDrained reports whether a node is cordoned or tainted by an autoscaler that is
+// about to drain it.
+func BeingDrained(n *corev1.Node) bool {
+	if n == nil {
+		return false
+	}
+	if n.Spec.Unschedulable {
+		return true
+	}
+	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return slices.Contains(drainTaints, t.Key) })
+}
+
+// outcome is Decide's verdict on one workload.
+type outcome struct {
+	status holdfastv1alpha1.WorkloadStatus
+	budget *policyv1.PodDisruptionBudget
+}
+
+// Decide computes the budgets, scales, pod annotations and status of one policy. It
+// reads only its argument and does not modify it.
+func Decide(o Observed) Decision {
+	p := o.Policy
+	var d Decision
+	if _, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector); err != nil {
+		// Nothing is selected and nothing deleted until the selector is fixed.
+		d.Status = status(p, nil, fmt.Errorf("spec.selector: %w", err), o.Now)
+		return d
+	}
+	wanted := map[string]bool{}
+	var outs []holdfastv1alpha1.WorkloadStatus
+	for i := range o.Workloads {
+		w := &o.Workloads[i]
+		if ok, _ := Selects(p, w); !ok {
+			continue
+		}
+		out := decideWorkload(o, w, &d)
+		if out.budget != nil {
+			wanted[out.budget.Name] = true
+			d.Apply = append(d.Apply, out.budget)
+		}
+		outs = append(outs, out.status)
+	}
+	for i := range o.Budgets {
+		b := &o.Budgets[i]
+		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && !wanted[b.Name] {
+			d.Delete = append(d.Delete, b)
+		}
+	}
+	d.Status = status(p, outs, nil, o.Now)
+	return d
+}
+
+// decideWorkload decides one selected workload, adding its scales and pod annotations
+// to d.
+func decideWorkload(o Observed, w *Workload, d *Decision) outcome {
+	p := o.Policy
+	st := holdfastv1alpha1.WorkloadStatus{Kind: w.Kind, Name: w.Name, Replicas: w.Replicas}
+	if original, surging := surgeOriginal(w); surging {
+		// The surge is finished first, whatever else changed (even the policy that wins
+		// the workload): the workload must never stay scaled up.
+		st.Replicas = original
+		msg, size, done := surgeStep(o, w, original, d)
+		if !done {
+			st.State, st.Message, st.Budget = holdfastv1alpha1.WorkloadSurging, msg, BudgetName(w.Kind, w.Name)
+			return outcome{status: st, budget: singleReplicaBudget(o, w, nil)}
+		}
+		st.Replicas = size
+	}
+	if winner := winnerOf(o.Policies, w); winner != "" && winner != p.Name {
+		st.State = holdfastv1alpha1.WorkloadOverridden
+		st.Message = fmt.Sprintf("DisruptionPolicy %s is older and also selects it: that policy manages its budget", winner)
+		return outcome{status: st}
+	}
+	if other := coveringBudget(o.Budgets, w); other != "" {
+		st.State = holdfastv1alpha1.WorkloadConflict
+		st.Message = fmt.Sprintf("PodDisruptionBudget %s, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete %s or unselect the workload", other, other)
+		return outcome{status: st}
+	}
+	switch {
+	case st.Replicas == 0:
+		st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, "no replicas: nothing to budget"
+		return outcome{status: st}
+	case st.Replicas == 1 && w.Kind != holdfastv1alpha1.KindDaemonSet:
+		return singleReplica(o, w, st, d)
+	}
+	return budgeted(p, w, st)
+}
+
+// budgeted gives a workload of several replicas the policy's budget, unless that budget
+// would allow no disruption.
+func budgeted(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, st holdfastv1alpha1.WorkloadStatus) outcome {
+	spec := policyv1.PodDisruptionBudgetSpec{MaxUnavailable: p.Spec.MaxUnavailable, MinAvailable: p.Spec.MinAvailable}
+	floor := floorOf(spec, st.Replicas)
+	if w.Kind == holdfastv1alpha1.KindDaemonSet {
+		// The disruption controller finds no scale for a DaemonSet, so it accepts only an
+		// integer minAvailable, counted against the pods that exist.
+		spec = policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(floor))}
+	}
+	if floor >= st.Replicas {
+		st.State = holdfastv1alpha1.WorkloadNoDisruption
+		st.Message = fmt.Sprintf("the policy's budget keeps %d of %d pods available, which allows no disruption: no budget is created, since it would block every drain; lower minAvailable or add replicas", floor, st.Replicas)
+		return outcome{status: st}
+	}
+	st.State = holdfastv1alpha1.WorkloadBudgeted
+	st.Budget = BudgetName(w.Kind, w.Name)
+	st.Message = fmt.Sprintf("%d of %d pods may be disrupted at once", st.Replicas-floor, st.Replicas)
+	return outcome{status: st, budget: budgetFor(p, w, spec, nil)}
+}
+
+// floorOf is how many of replicas pods a budget keeps available, rounded as the
+// disruption controller rounds it.
+func floorOf(spec policyv1.PodDisruptionBudgetSpec, replicas int32) int32 {
+	if spec.MaxUnavailable != nil {
+		n, _ := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, int(replicas), true)
+		return max(0, replicas-int32(n))
+	}
+	n, _ := intstr.GetScaledValueFromIntOrPercent(spec.MinAvailable, int(replicas), true)
+	return int32(n)
+}
+
+// singleReplica applies the policy's single-replica strategy.
+func singleReplica(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus, d *Decision) outcome {
+	p := o.Policy
+	switch {
+	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaProtect:
+		return protect(o, w, st, d)
+	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Kind == holdfastv1alpha1.KindDeployment:
+		if msg, started := surgeStart(o, w, d); started {
+			st.State, st.Message = holdfastv1alpha1.WorkloadSurging, msg
+		} else {
+			st.State = holdfastv1alpha1.WorkloadBudgeted
+			st.Message = "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"
+		}
+		st.Budget = BudgetName(w.Kind, w.Name)
+		return outcome{status: st, budget: singleReplicaBudget(o, w, nil)}
+	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge:
+		st.State = holdfastv1alpha1.WorkloadSkipped
+		st.Message = "single-replica StatefulSet under Surge: a second copy of the same identity cannot run, so it gets no budget and a drain restarts its pod on another node"
+	default:
+		st.State = holdfastv1alpha1.WorkloadSkipped
+		st.Message = "single replica: any budget would block every drain, so it gets none (singleReplica: Skip); add replicas, or choose Surge or Protect"
+	}
+	return outcome{status: st}
+}
+
+// protect keeps minAvailable 1 and do-not-disrupt on the pod; once a drain of its node
+// has waited escapeAfter, it relaxes the budget and removes the annotation.
+func protect(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus, d *Decision) outcome {
+	p := o.Policy
+	st.Budget = BudgetName(w.Kind, w.Name)
+	drained := drainedNode(o, w)
+	if drained == "" {
+		annotatePods(o.Pods[workloadKey(w.Kind, w.Name)], true, d)
+		st.State = holdfastv1alpha1.WorkloadProtected
+		st.Message = "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod"
+		return outcome{status: st, budget: singleReplicaBudget(o, w, nil)}
+	}
+	since := o.Now
+	if cur := existingBudget(o.Budgets, st.Budget); cur != nil {
+		if t, err := time.Parse(time.RFC3339, cur.Annotations[holdfastv1alpha1.BlockedSinceAnnotation]); err == nil {
+			since = t
+		}
+	}
+	if p.Spec.EscapeAfter == nil {
+		annotatePods(o.Pods[workloadKey(w.Kind, w.Name)], true, d)
+		st.State = holdfastv1alpha1.WorkloadProtected
+		st.Message = fmt.Sprintf("blocks the drain of node %s (no escapeAfter)", drained)
+		return outcome{status: st, budget: singleReplicaBudget(o, w, &since)}
+	}
+	escapeAt := since.Add(p.Spec.EscapeAfter.Duration)
+	if o.Now.Before(escapeAt) {
+		annotatePods(o.Pods[workloadKey(w.Kind, w.Name)], true, d)
+		st.State = holdfastv1alpha1.WorkloadProtected
+		st.Message = fmt.Sprintf("blocks the drain of node %s since %s; lets it through at %s", drained, since.UTC().Format(time.RFC3339), escapeAt.UTC().Format(time.RFC3339))
+		requeue(d, escapeAt.Sub(o.Now))
+		return outcome{status: st, budget: singleReplicaBudget(o, w, &since)}
+	}
+	annotatePods(o.Pods[workloadKey(w.Kind, w.Name)], false, d)
+	st.State = holdfastv1alpha1.WorkloadEscaped
+	st.Message = fmt.Sprintf("the drain of node %s was blocked for escapeAfter (%s): its budget now lets the eviction through", drained, p.Spec.EscapeAfter.Duration)
+	b := budgetFor(p, w, policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}, &since)
+	return outcome{status: st, budget: b}
+}
+
+// surgeStart scales a single-replica Deployment up by one when the node of its pod is
+// being drained.
+func surgeStart(o Observed, w *Workload, d *Decision) (string, bool) {
+	node := drainedNode(o, w)
+	if node == "" {
+		return "", false
+	}
+	d.Scales = append(d.Scales, Scale{Name: w.Name, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas)})
+	requeue(d, surgePoll)
+	return fmt.Sprintf("node %s is being drained: scaled from %d to %d; the eviction waits until the new pod is Ready on another node", node, w.Replicas, w.Replicas+1), true
+}
+
+// surgeStep moves a surge in progress on: it is done (and scaled back) once no pod is
+// on a node being drained and the original number of pods is Ready elsewhere. Done, it
+// returns the size the workload is left at.
+func surgeStep(o Observed, w *Workload, original int32, d *Decision) (string, int32, bool) {
+	if w.Replicas != original+1 {
+		// Someone else changed the size during the surge: theirs is the size to keep.
+		d.Scales = append(d.Scales, Scale{Name: w.Name, Replicas: w.Replicas})
+		return "", w.Replicas, true
+	}
+	var ready int32
+	for _, pod := range o.Pods[workloadKey(w.Kind, w.Name)] {
+		if pod.Ready && !BeingDrained(o.Nodes[pod.Node]) {
+			ready++
+		}
+	}
+	if node := drainedNode(o, w); node != "" || ready < original {
+		requeue(d, surgePoll)
+		if node != "" {
+			return fmt.Sprintf("surged from %d to %d for the drain of node %s: %d Ready elsewhere", original, w.Replicas, node, ready), 0, false
+		}
+		return fmt.Sprintf("surged from %d to %d: waiting for %d Ready pods before scaling back (%d now)", original, w.Replicas, original, ready), 0, false
+	}
+	d.Scales = append(d.Scales, Scale{Name: w.Name, Replicas: original})
+	return "", original, true
+}
+
+// drainedNode returns the node being drained that one of w's pods is on, or "".
+func drainedNode(o Observed, w *Workload) string {
+	for _, pod := range o.Pods[workloadKey(w.Kind, w.Name)] {
+		if BeingDrained(o.Nodes[pod.Node]) {
+			return pod.Node
+		}
+	}
+	return ""
+}
+
+func annotatePods(pods []Pod, on bool, d *Decision) {
+	for _, pod := range pods {
+		if pod.DoNotDisrupt != on {
+			d.PodAnnotations = append(d.PodAnnotations, PodAnnotation{Pod: pod.Name, DoNotDisrupt: on})
+		}
+	}
+}
+
+func requeue(d *Decision, after time.Duration) {
+	if d.RequeueAfter == 0 || after < d.RequeueAfter {
+		d.RequeueAfter = after
+	}
+}
+
+// singleReplicaBudget is minAvailable 1: no eviction until a second pod is Ready.
+func singleReplicaBudget(o Observed, w *Workload, blockedSince *time.Time) *policyv1.PodDisruptionBudget {
+	return budgetFor(o.Policy, w, policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1))}, blockedSince)
+}
+
+// budgetFor builds the managed budget of w with spec's numbers. It is owned by the
+// workload, so that it goes with it, and labelled with the policy.
+func budgetFor(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, spec policyv1.PodDisruptionBudgetSpec, blockedSince *time.Time) *policyv1.PodDisruptionBudget {
+	spec.Selector = w.Selector.DeepCopy()
+	// Pods that are not Ready protect nothing: letting them go keeps a crash-looping pod
+	// from blocking a drain forever.
+	spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)
+	if spec.MaxUnavailable != nil {
+		spec.MaxUnavailable = ptr.To(*spec.MaxUnavailable)
+	}
+	if spec.MinAvailable != nil {
+		spec.MinAvailable = ptr.To(*spec.MinAvailable)
+	}
+	b := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      BudgetName(w.Kind, w.Name),
+			Namespace: p.Namespace,
+			Labels:    map[string]string{holdfastv1alpha1.PolicyLabel: p.Name, managedByLabel: managedByValue},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: w.Kind, Name: w.Name, UID: w.UID,
+			}},
+		},
+		Spec: spec,
+	}
+	if blockedSince != nil {
+		b.Annotations = map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: blockedSince.UTC().Format(time.RFC3339)}
+	}
+	return b
+}
+
+func existingBudget(budgets []policyv1.PodDisruptionBudget, name string) *policyv1.PodDisruptionBudget {
+	for i := range budgets {
+		if budgets[i].Name == name {
+			return &budgets[i]
+		}
+	}
+	return nil
+}
+
+// coveringBudget returns the name of a budget holdfast does not manage whose selector
+// matches w's pods, or "". The first by name, so that messages are stable.
+func coveringBudget(budgets []policyv1.PodDisruptionBudget, w *Workload) string {
+	var names []string
+	for i := range budgets {
+		b := &budgets[i]
+		if _, managed := b.Labels[holdfastv1alpha1.PolicyLabel]; managed || b.Spec.Selector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		if err != nil || sel.Empty() {
+			// The disruption controller ignores budgets with an empty or invalid selector.
+			continue
+		}
+		if sel.Matches(labels.Set(w.TemplateLabels)) {
+			names = append(names, b.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return slices.Min(names)
+}
+
+// winnerOf returns the policy that manages w: of those selecting it and not being
+// deleted, the oldest, then the first by name.
+func winnerOf(policies []holdfastv1alpha1.DisruptionPolicy, w *Workload) string {
+	var best *holdfastv1alpha1.DisruptionPolicy
+	for i := range policies {
+		q := &policies[i]
+		if q.DeletionTimestamp != nil {
+			continue
+		}
+		if ok, err := Selects(q, w); err != nil || !ok {
+			continue
+		}
+		if best == nil || olderThan(q, best) {
+			best = q
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.Name
+}
+
+func olderThan(a, b *holdfastv1alpha1.DisruptionPolicy) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
+
+// status counts the outcomes, lists them (problems first) and sets the conditions.
+func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.WorkloadStatus, selectorErr error, now time.Time) holdfastv1alpha1.DisruptionPolicyStatus {
+	st := holdfastv1alpha1.DisruptionPolicyStatus{
+		ObservedGeneration: p.Generation,
+		Conditions:         slices.Clone(p.Status.Conditions),
+	}
+	var conflicts, overridden int32
+	for _, w := range outs {
+		switch w.State {
+		case holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadProtected, holdfastv1alpha1.WorkloadSurging:
+			st.Budgeted++
+		case holdfastv1alpha1.WorkloadConflict:
+			conflicts++
+		case holdfastv1alpha1.WorkloadOverridden:
+			overridden++
+		default:
+			st.Unprotected++
+		}
+	}
+	st.Selected = int32(len(outs))
+	st.Conflicting = conflicts + overridden
+	slices.SortFunc(outs, func(a, b holdfastv1alpha1.WorkloadStatus) int {
+		return cmp.Or(
+			cmp.Compare(rank(a.State), rank(b.State)),
+			cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(a.Name, b.Name))
+	})
+	if len(outs) > maxListed {
+		outs = outs[:maxListed]
+	}
+	st.Workloads = outs
+
+	ready := metav1.Condition{Type: holdfastv1alpha1.ConditionBudgetsReady, Status: metav1.ConditionTrue, Reason: holdfastv1alpha1.ReasonAllBudgetsManaged,
+		Message: fmt.Sprintf("%d selected workloads have their budget", st.Budgeted)}
+	switch {
+	case selectorErr != nil:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, holdfastv1alpha1.ReasonInvalidSelector, selectorErr.Error()
+	case st.Selected == 0:
+		ready.Reason, ready.Message = holdfastv1alpha1.ReasonNoWorkloads, "the policy selects no workload"
+	case st.Unprotected+conflicts > 0:
+		ready.Status, ready.Reason = metav1.ConditionFalse, holdfastv1alpha1.ReasonSomeWithoutBudget
+		ready.Message = fmt.Sprintf("%d of %d selected workloads have no budget from this policy: %d unprotected, %d conflicting; see status.workloads", st.Unprotected+conflicts, st.Selected-overridden, st.Unprotected, conflicts)
+	}
+	conflicted := metav1.Condition{Type: holdfastv1alpha1.ConditionConflicted, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonNoConflicts, Message: "no overlap with other budgets or policies"}
+	switch {
+	case conflicts > 0:
+		conflicted.Status, conflicted.Reason = metav1.ConditionTrue, holdfastv1alpha1.ReasonConflictingBudgets
+		conflicted.Message = fmt.Sprintf("%d workloads are covered by budgets holdfast does not manage; %d are managed by older policies", conflicts, overridden)
+	case overridden > 0:
+		conflicted.Status, conflicted.Reason = metav1.ConditionTrue, holdfastv1alpha1.ReasonOverriddenByPolicy
+		conflicted.Message = fmt.Sprintf("%d workloads are managed by older policies that select them too", overridden)
+	}
+	for _, c := range []metav1.Condition{ready, conflicted} {
+		c.ObservedGeneration = p.Generation
+		c.LastTransitionTime = metav1.NewTime(now)
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
+	return st
+}
+
+// rank orders states in status: what needs attention first.
+func rank(s holdfastv1alpha1.WorkloadState) int {
+	switch s {
+	case holdfastv1alpha1.WorkloadConflict, holdfastv1alpha1.WorkloadNoDisruption:
+		return 0
+	case holdfastv1alpha1.WorkloadEscaped, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadSkipped:
+		return 1
+	case holdfastv1alpha1.WorkloadOverridden:
+		return 2
+	}
+	return 3
+}

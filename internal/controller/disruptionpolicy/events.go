@@ -1,0 +1,61 @@
+package disruptionpolicy
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// Event reasons, one per decision a human would want to know about.
+const (
+	EventBudgetConflict     = "BudgetConflict"
+	EventNoDisruption       = "NoDisruptionAllowed"
+	EventSingleReplicaNoPDB = "SingleReplicaUnbudgeted"
+	EventSurgeStarted       = "SurgeStarted"
+	EventSurgeFinished      = "SurgeFinished"
+	EventDrainEscaped       = "DrainEscaped"
+	EventOverridden         = "Overridden"
+)
+
+// record is one Event to record on the policy.
+type record struct {
+	Type    string
+	Reason  string
+	Message string
+}
+
+// stateEvents maps a workload state to the Event that announces it.
+var stateEvents = map[holdfastv1alpha1.WorkloadState]struct{ typ, reason string }{
+	holdfastv1alpha1.WorkloadConflict:     {corev1.EventTypeWarning, EventBudgetConflict},
+	holdfastv1alpha1.WorkloadNoDisruption: {corev1.EventTypeWarning, EventNoDisruption},
+	holdfastv1alpha1.WorkloadSkipped:      {corev1.EventTypeWarning, EventSingleReplicaNoPDB},
+	holdfastv1alpha1.WorkloadSurging:      {corev1.EventTypeNormal, EventSurgeStarted},
+	holdfastv1alpha1.WorkloadEscaped:      {corev1.EventTypeWarning, EventDrainEscaped},
+	holdfastv1alpha1.WorkloadOverridden:   {corev1.EventTypeNormal, EventOverridden},
+}
+
+// statusEvents returns the Events that explain the move from one status to the next, in
+// the order of cur's workloads. They are derived from status, so that a repeated
+// reconcile or a restarted operator does not repeat them.
+func statusEvents(old, cur holdfastv1alpha1.DisruptionPolicyStatus) []record {
+	was := make(map[string]holdfastv1alpha1.WorkloadState, len(old.Workloads))
+	for _, w := range old.Workloads {
+		was[workloadKey(w.Kind, w.Name)] = w.State
+	}
+	var out []record
+	for _, w := range cur.Workloads {
+		prev, seen := was[workloadKey(w.Kind, w.Name)]
+		if seen && prev == w.State {
+			continue
+		}
+		if prev == holdfastv1alpha1.WorkloadSurging {
+			out = append(out, record{corev1.EventTypeNormal, EventSurgeFinished, fmt.Sprintf("%s %s: surge over, back to %d replicas", w.Kind, w.Name, w.Replicas)})
+		}
+		if e, ok := stateEvents[w.State]; ok {
+			out = append(out, record{e.typ, e.reason, fmt.Sprintf("%s %s: %s", w.Kind, w.Name, w.Message)})
+		}
+	}
+	return out
+}
