@@ -225,7 +225,14 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 // resolveNodes returns the named nodes, then those --selector adds, without repeats;
 // every one must exist.
 func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
-	nodes := slices.Clone(o.Nodes)
+	var nodes []string
+	for _, n := range o.Nodes {
+		if !slices.Contains(nodes, n) {
+			nodes = append(nodes, n)
+		}
+	}
+	// Nodes found by the selector exist; the named ones are checked below.
+	named := len(nodes)
 	if o.Selector != "" {
 		list, err := o.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
 		if err != nil {
@@ -245,7 +252,7 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 			}
 		}
 	}
-	for _, n := range o.Nodes {
+	for _, n := range nodes[:named] {
 		if _, err := o.client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
 			return nil, fmt.Errorf("reading node %s: %w", n, err)
 		}

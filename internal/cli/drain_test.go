@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -176,5 +178,42 @@ func TestDrainDryRun(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the dry run does not say %q:\n%s", want, got)
 		}
+	}
+}
+
+func TestDrainResolveNodes(t *testing.T) {
+	node := func(name, pool string) runtime.Object {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": pool}}}
+	}
+	client := fake.NewClientset(node("a-1", "blue"), node("b-1", "green"), node("b-2", "blue"))
+	tests := map[string]struct {
+		nodes    []string
+		selector string
+		want     []string
+		wantErr  string
+	}{
+		"named, repeats dropped":           {nodes: []string{"b-1", "a-1", "b-1"}, want: []string{"b-1", "a-1"}},
+		"selector, sorted":                 {selector: "pool=blue", want: []string{"a-1", "b-2"}},
+		"named first, then the selector's": {nodes: []string{"b-2"}, selector: "pool=blue", want: []string{"b-2", "a-1"}},
+		"a named node that does not exist": {nodes: []string{"c-9"}, wantErr: "reading node c-9"},
+		"a selector that matches nothing":  {selector: "pool=red", wantErr: "no node has labels pool=red"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := &DrainOptions{Nodes: tc.nodes, Selector: tc.selector, client: client}
+			got, err := o.resolveNodes(context.Background())
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("resolveNodes = %v, %v; want an error containing %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("nodes (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
