@@ -95,9 +95,10 @@ evicted, skipped, refused or blocked, counting each budget's disruptions across 
 Needs: nodes get, list, patch, update; pods list; pods/eviction create;
 poddisruptionbudgets list; leases get, list, create, update in --coordination-namespace.
 
-Exit codes: 0 every node drained (or, with --dry-run, would be), 1 error (bad flags, API
-unreachable, not allowed), 3 a node is not drained: a pod is blocked or refused,
---timeout, Ctrl-C. It stays cordoned; run the same command again to resume.`,
+Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
+an API call failed (unreachable, not allowed); 3 a node is not drained: a pod is blocked
+or refused, --timeout, Ctrl-C. A node not drained stays cordoned; run the same command
+again to resume.`,
 		Example: `  # Drain one node; progress on the terminal, a summary at the end.
   holdfast drain node-1
 
@@ -216,10 +217,22 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err := o.summary(res, o.Clock.Since(start), ctx.Err() != nil); err != nil {
 		return err
 	}
-	if res.Drained() {
-		return nil
+	return exitCode(res)
+}
+
+// exitCode is ExitError when a node's drain failed on an error (the API refused a call,
+// say), else ExitIncomplete when a node is not drained (a pod blocked or refused,
+// --timeout, Ctrl-C); the summary has already said why.
+func exitCode(res drain.Result) error {
+	for _, n := range res.Nodes {
+		if n.Err != nil && !errors.Is(n.Err, errTimeout) && !errors.Is(n.Err, context.Canceled) {
+			return &ExitCodeError{Code: ExitError}
+		}
 	}
-	return &ExitCodeError{Code: ExitIncomplete}
+	if !res.Drained() {
+		return &ExitCodeError{Code: ExitIncomplete}
+	}
+	return nil
 }
 
 // resolveNodes returns the named nodes, then those --selector adds, without repeats;

@@ -217,3 +217,31 @@ func TestDrainResolveNodes(t *testing.T) {
 		})
 	}
 }
+
+func TestDrainExitCode(t *testing.T) {
+	drained := drain.NodeResult{Node: "a", Started: true, Drained: true}
+	blocked := drain.NodeResult{Node: "b", Started: true, Remaining: []drain.PodNote{{Pod: "ns/p", Reason: "budget"}}}
+	tests := map[string]struct {
+		nodes []drain.NodeResult
+		want  int
+	}{
+		"all drained":       {nodes: []drain.NodeResult{drained}, want: ExitOK},
+		"a pod blocks":      {nodes: []drain.NodeResult{drained, blocked}, want: ExitIncomplete},
+		"timeout":           {nodes: []drain.NodeResult{{Node: "c", Err: fmt.Errorf("waiting: %w", errTimeout)}}, want: ExitIncomplete},
+		"interrupted":       {nodes: []drain.NodeResult{{Node: "c", Err: context.Canceled}}, want: ExitIncomplete},
+		"an API error wins": {nodes: []drain.NodeResult{blocked, {Node: "d", Err: errors.New("listing drain slots: forbidden")}}, want: ExitError},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := exitCode(drain.Result{Nodes: tc.nodes})
+			got := ExitOK
+			var coded *ExitCodeError
+			if errors.As(err, &coded) {
+				got = coded.Code
+			}
+			if got != tc.want {
+				t.Errorf("exit code %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
