@@ -1,0 +1,437 @@
+package plan
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/component-helpers/resource"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+)
+
+// mirrorPodAnnotation marks the API's copy of a static pod: the kubelet owns it, so drains
+// skip it.
+const mirrorPodAnnotation = "kubernetes.io/config.mirror"
+
+// cluster is the simulation's own state: where every pod is and what every node has left.
+// It copies what it needs out of the model, so the Snapshot is never written.
+type cluster struct {
+	m     *availability.Model
+	nodes []*node
+	index map[string]int
+	pods  []*pod
+	// budgets index the model's budgets; lost counts, per budget, ready pods the
+	// simulation took away for good (not re-placed).
+	budgets map[*availability.Budget]int
+	lost    []int32
+	// workloads index the model's workloads for the per-node counts below.
+	workloads map[*availability.Workload]int32
+	// onNode counts each workload's placed pods per node, for spreading replacements.
+	onNode   map[[2]int32]int32
+	profiles map[*availability.Workload]*profile
+	groups   map[string]*group
+	domains  map[string]*domains
+}
+
+type resources struct{ cpu, memory, pods int64 }
+
+func (r resources) add(o resources, sign int64) resources {
+	return resources{r.cpu + sign*o.cpu, r.memory + sign*o.memory, r.pods + sign*o.pods}
+}
+
+type node struct {
+	idx  int
+	name string
+	obj  *corev1.Node
+	// unlimited is set for a node whose status lists no allocatable resource.
+	unlimited bool
+	alloc     resources
+	used      resources
+	// unschedulable is true for a node cordoned in the snapshot, being drained, or
+	// drained and kept cordoned.
+	unschedulable bool
+	// queued is true for a target node not drained yet: replacements go there last,
+	// since they would have to move again.
+	queued bool
+	pods   []*pod
+}
+
+type pod struct {
+	namespace, name string
+	member          *availability.Member
+	workload        *availability.Workload
+	wl              int32 // index in cluster.workloads, -1 without a workload
+	prof            *profile
+	req             resources
+	node            int // -1 while pending
+	ready           bool
+	// skip marks pods a drain leaves where they are: DaemonSet and mirror pods.
+	skip   bool
+	groups []*group
+}
+
+func newCluster(m *availability.Model) *cluster {
+	c := &cluster{
+		m:         m,
+		budgets:   make(map[*availability.Budget]int, len(m.Budgets)),
+		lost:      make([]int32, len(m.Budgets)),
+		workloads: make(map[*availability.Workload]int32, len(m.Workloads)),
+		onNode:    map[[2]int32]int32{},
+		profiles:  map[*availability.Workload]*profile{},
+		groups:    map[string]*group{},
+		domains:   map[string]*domains{},
+	}
+	for i, b := range m.Budgets {
+		c.budgets[b] = i
+	}
+	for i, w := range m.Workloads {
+		c.workloads[w] = int32(i)
+	}
+	c.nodes = make([]*node, len(m.Nodes))
+	for i, n := range m.Nodes {
+		c.nodes[i] = newNode(i, n.Node)
+	}
+	c.index = make(map[string]int, len(c.nodes))
+	for i, n := range c.nodes {
+		c.index[n.name] = i
+	}
+	byNamespace := map[string][]*pod{}
+	var pending []*pod
+	for i := range m.Members {
+		mb := &m.Members[i]
+		if mb.Terminating || (mb.Pod != nil && finished(mb.Pod)) {
+			continue
+		}
+		count := mb.Count
+		if mb.Pod == nil && mb.Workload.Kind == snapshot.KindDaemonSet {
+			// placeProjected copies one template pod onto every node it fits.
+			count = 1
+		}
+		for j := range count {
+			p := c.newPod(mb, j)
+			c.pods = append(c.pods, p)
+			byNamespace[p.namespace] = append(byNamespace[p.namespace], p)
+			if n, ok := c.index[mb.NodeName]; ok {
+				p.node = n
+			} else {
+				pending = append(pending, p)
+			}
+		}
+	}
+	for _, g := range c.groups {
+		for _, p := range byNamespace[g.namespace] {
+			if g.sel.Matches(p.labels()) {
+				p.groups = append(p.groups, g)
+			}
+		}
+	}
+	for _, p := range c.pods {
+		if n := p.node; n >= 0 {
+			p.node = -1
+			c.bind(p, n)
+		}
+	}
+	c.placeProjected(pending)
+	return c
+}
+
+func finished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+func newNode(i int, n *corev1.Node) *node {
+	a := n.Status.Allocatable
+	return &node{
+		idx: i, name: n.Name, obj: n,
+		unlimited:     len(a) == 0,
+		alloc:         resources{a.Cpu().MilliValue(), a.Memory().Value(), a.Pods().Value()},
+		unschedulable: n.Spec.Unschedulable,
+	}
+}
+
+// newPod makes the j-th pod of a member: the pod itself, or one replica of a template.
+func (c *cluster) newPod(mb *availability.Member, j int32) *pod {
+	p := &pod{namespace: mb.Namespace, name: mb.Name, member: mb, workload: mb.Workload, wl: -1, node: -1, ready: mb.Ready}
+	var spec *corev1.PodSpec
+	if mb.Pod != nil {
+		spec = &mb.Pod.Spec
+		ref := metav1.GetControllerOf(mb.Pod)
+		_, mirror := mb.Pod.Annotations[mirrorPodAnnotation]
+		p.skip = mirror || (ref != nil && ref.Kind == snapshot.KindDaemonSet)
+	} else {
+		p.name = fmt.Sprintf("%s-%d", mb.Name, j)
+		p.skip = mb.Workload.Kind == snapshot.KindDaemonSet
+	}
+	if w := mb.Workload; w != nil {
+		p.wl = c.workloads[w]
+		// A replacement is made from the controller's template as it is now, so that is
+		// what has to fit; the old pods' specs may predate a rollout.
+		spec = &w.Template.Spec
+	}
+	p.req = requests(spec)
+	p.prof = c.profile(mb.Workload, mb.Namespace, spec, mb.Labels)
+	return p
+}
+
+func (p *pod) labels() labels.Set { return p.member.Labels }
+
+func requests(spec *corev1.PodSpec) resources {
+	r := resource.PodRequests(&corev1.Pod{Spec: *spec}, resource.PodResourcesOptions{})
+	return resources{r.Cpu().MilliValue(), r.Memory().Value(), 1}
+}
+
+// singleBudget returns the index of the pod's only budget, or -1.
+func (c *cluster) singleBudget(p *pod) int {
+	if len(p.member.Budgets) != 1 {
+		return -1
+	}
+	return c.budgets[p.member.Budgets[0]]
+}
+
+// allowed is what budget b allows at once now: what the disruption controller would
+// say, less the ready pods the plan lost for good.
+func (c *cluster) allowed(b int) int32 {
+	return c.m.Budgets[b].Status.DisruptionsAllowed - c.lost[b]
+}
+
+// bind puts the pod on node n and counts it everywhere.
+func (c *cluster) bind(p *pod, n int) {
+	nd := c.nodes[n]
+	p.node = n
+	nd.pods = append(nd.pods, p)
+	nd.used = nd.used.add(p.req, 1)
+	c.count(p, n, 1)
+}
+
+// unbind takes the pod off its node.
+func (c *cluster) unbind(p *pod) {
+	nd := c.nodes[p.node]
+	for i, q := range nd.pods {
+		if q == p {
+			nd.pods = append(nd.pods[:i], nd.pods[i+1:]...)
+			break
+		}
+	}
+	nd.used = nd.used.add(p.req, -1)
+	c.count(p, p.node, -1)
+	p.node = -1
+}
+
+func (c *cluster) count(p *pod, n int, delta int32) {
+	if p.wl >= 0 {
+		c.onNode[[2]int32{p.wl, int32(n)}] += delta
+	}
+	for _, g := range p.groups {
+		for key, counts := range g.byKey {
+			if d := c.domains[key].of[n]; d >= 0 {
+				counts[d] += delta
+			}
+		}
+	}
+}
+
+// placeProjected places the replicas that manifests only describe (and pending pods of a
+// live cluster) as the default scheduler would spread them: DaemonSet pods on every node
+// they fit, others where their workload has the fewest pods in the zone, then on the node,
+// then on the emptiest node. Those that fit nowhere stay pending and count as lost to
+// their budget.
+func (c *cluster) placeProjected(pending []*pod) {
+	daemons := map[*availability.Workload]bool{}
+	for _, p := range pending {
+		if !p.skip || p.member.Pod != nil || daemons[p.workload] {
+			continue
+		}
+		// One template member stands for the DaemonSet; put one pod on each node it fits.
+		daemons[p.workload] = true
+		for _, n := range c.nodes {
+			if ok, _ := c.fits(p, n, true); ok {
+				q := *p
+				q.groups = p.groups
+				c.pods = append(c.pods, &q)
+				c.bind(&q, n.idx)
+			}
+		}
+	}
+	for _, p := range pending {
+		if p.skip && p.member.Pod == nil {
+			continue
+		}
+		best := -1
+		var bestScore [3]int64
+		mins := c.spreadMins(p)
+		for _, n := range c.nodes {
+			if ok, _ := c.feasible(p, n, mins); !ok {
+				continue
+			}
+			score := [3]int64{c.zoneCount(p, n), int64(c.onNode[[2]int32{p.wl, int32(n.idx)}]), int64(len(n.pods))}
+			if best < 0 || less(score, bestScore) {
+				best, bestScore = n.idx, score
+			}
+		}
+		if best < 0 {
+			p.ready = false
+			if b := c.singleBudget(p); b >= 0 && p.member.Pod == nil {
+				c.lost[b]++
+			}
+			continue
+		}
+		c.bind(p, best)
+	}
+}
+
+func less(a, b [3]int64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// zoneCount counts the pod's workload's pods in the node's zone.
+func (c *cluster) zoneCount(p *pod, n *node) int64 {
+	if p.wl < 0 {
+		return 0
+	}
+	zone := c.m.Nodes[n.idx].Zone
+	var sum int64
+	for _, o := range c.nodes {
+		if c.m.Nodes[o.idx].Zone == zone {
+			sum += int64(c.onNode[[2]int32{p.wl, int32(o.idx)}])
+		}
+	}
+	return sum
+}
+
+// domains maps each node to its domain of one topology key, -1 for a node without the
+// label.
+type domains struct {
+	of []int
+	n  int
+}
+
+func (c *cluster) domainsOf(key string) *domains {
+	if d, ok := c.domains[key]; ok {
+		return d
+	}
+	d := &domains{of: make([]int, len(c.m.Nodes))}
+	ids := map[string]int{}
+	for i, n := range c.m.Nodes {
+		v, ok := n.Node.Labels[key]
+		if !ok && key == corev1.LabelHostname {
+			// The kubelet always sets the hostname label; a nodes file may leave it out.
+			v, ok = n.Name, true
+		}
+		if !ok {
+			d.of[i] = -1
+			continue
+		}
+		id, seen := ids[v]
+		if !seen {
+			id = len(ids)
+			ids[v] = id
+		}
+		d.of[i] = id
+	}
+	d.n = len(ids)
+	c.domains[key] = d
+	return d
+}
+
+// group is the pods one label selector matches in one namespace, counted per domain of
+// each topology key a term uses it with.
+type group struct {
+	namespace string
+	sel       labels.Selector
+	byKey     map[string][]int32
+}
+
+func (c *cluster) group(namespace string, ls *metav1.LabelSelector, key string) *group {
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		// The API server rejects such a term; here it selects nothing.
+		sel = labels.Nothing()
+	}
+	id := namespace + "\x00" + sel.String()
+	g, ok := c.groups[id]
+	if !ok {
+		g = &group{namespace: namespace, sel: sel, byKey: map[string][]int32{}}
+		c.groups[id] = g
+	}
+	if _, ok := g.byKey[key]; !ok {
+		g.byKey[key] = make([]int32, c.domainsOf(key).n)
+	}
+	return g
+}
+
+// profile is what a pod's spec asks of a node, compiled once per workload.
+type profile struct {
+	affinity    nodeaffinity.RequiredNodeAffinity
+	tolerations []corev1.Toleration
+	anti        []antiTerm
+	spread      []spreadTerm
+	// companion is set for one-pod-per-node workloads, whose evicted pod has nowhere
+	// else to go by design.
+	companion bool
+	// nodeOK caches affinity and taints per node: 0 unknown, 1 fits, 2 does not.
+	nodeOK []int8
+}
+
+type antiTerm struct {
+	g   *group
+	key string
+}
+
+type spreadTerm struct {
+	g       *group
+	key     string
+	maxSkew int32
+	self    bool
+	// honourTaints is nodeTaintsPolicy Honor: nodes whose taints the pod does not
+	// tolerate are not domains. By default they are, cordoned nodes included, which is
+	// why drained nodes can leave DoNotSchedule pods Pending.
+	honourTaints bool
+	// ignoreAffinity is nodeAffinityPolicy Ignore.
+	ignoreAffinity bool
+}
+
+func (c *cluster) profile(w *availability.Workload, namespace string, spec *corev1.PodSpec, own labels.Set) *profile {
+	if w != nil {
+		if p, ok := c.profiles[w]; ok {
+			return p
+		}
+	}
+	p := &profile{
+		affinity:    nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: *spec}),
+		tolerations: spec.Tolerations,
+		nodeOK:      make([]int8, len(c.m.Nodes)),
+	}
+	if a := spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		for _, t := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			p.anti = append(p.anti, antiTerm{g: c.group(namespace, t.LabelSelector, t.TopologyKey), key: t.TopologyKey})
+		}
+	}
+	for _, t := range spec.TopologySpreadConstraints {
+		if t.WhenUnsatisfiable != corev1.DoNotSchedule {
+			continue
+		}
+		g := c.group(namespace, t.LabelSelector, t.TopologyKey)
+		p.spread = append(p.spread, spreadTerm{
+			g: g, key: t.TopologyKey, maxSkew: t.MaxSkew, self: g.sel.Matches(own),
+			honourTaints:   t.NodeTaintsPolicy != nil && *t.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor,
+			ignoreAffinity: t.NodeAffinityPolicy != nil && *t.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore,
+		})
+	}
+	if w != nil {
+		p.companion = w.Facts.OnePerNode && int(w.Desired) >= c.m.EligibleNodes(w.Template)
+		if ref := metav1.GetControllerOf(w.Object); ref != nil && ref.Kind == snapshot.KindNodeCompanion {
+			p.companion = true
+		}
+		c.profiles[w] = p
+	}
+	return p
+}

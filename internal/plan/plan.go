@@ -1,0 +1,235 @@
+// Package plan decides, on a Snapshot and without touching a cluster, how nodes can be
+// drained: in which waves, what blocks each node that cannot go, what capacity every
+// workload keeps during each wave, and what the loss of one node or one zone would do.
+//
+// A small scheduling simulation says where evicted pods can go. It honours resource
+// requests (cpu, memory, pods) against allocatable minus the pods placed, NoSchedule and
+// NoExecute taints, nodeSelector and required node affinity, required pod anti-affinity
+// and DoNotSchedule topology spread constraints (any topology key: hostname and zone in
+// practice), cordoned nodes and the nodes being drained. It does not model required pod
+// affinity, anti-affinity terms of other workloads' pods against the pod being placed,
+// namespace selectors in affinity terms, minDomains, matchLabelKeys, preemption or
+// ephemeral storage. A node whose status lists no allocatable resource at all (a nodes file
+// that only names nodes and labels) is taken to have room for anything.
+//
+// The package is pure: it reads the Snapshot and never changes it, the time is passed
+// in, and nothing is logged.
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+)
+
+// Targets says which nodes to drain: the named ones, those Selector matches, or All.
+// They add up; a name that is not in the snapshot is an error.
+type Targets struct {
+	Names    []string
+	Selector labels.Selector
+	All      bool
+}
+
+// Options tune a drain plan.
+type Options struct {
+	// MaxConcurrent caps the nodes of one wave; 0 means no cap.
+	MaxConcurrent int
+	// Uncordon says drained nodes come back, empty and schedulable, once their wave is
+	// over, as in a rolling upgrade that uncordons or replaces each node. Without it the
+	// drained nodes stay cordoned for the rest of the plan, as `holdfast drain` leaves
+	// them, so every later wave has less room.
+	Uncordon bool
+	// Force lets pods with no controller be evicted (kubectl drain --force); they are
+	// lost, not re-placed. Without it such a pod blocks its node.
+	Force bool
+	// DeleteEmptyDirData lets pods with emptyDir volumes be evicted; without it such a pod
+	// blocks its node, as in kubectl drain.
+	DeleteEmptyDirData bool
+}
+
+// Plan is the answer to "how can these nodes be drained".
+type Plan struct {
+	// Waves are drained one after the other. The nodes of one wave can be drained at the
+	// same time: no budget goes below its floor, counting the pods already unavailable
+	// and those earlier waves could not re-place, and every evicted pod fits somewhere.
+	// Before the next wave starts, the evicted pods run Ready where the plan put them.
+	Waves []Wave `json:"waves"`
+	// Blocked lists the target nodes no wave drains, sorted by name, each with why.
+	Blocked []Blocker `json:"blocked"`
+	// LowerBound is the fewest waves any plan could have for the drainable nodes.
+	LowerBound LowerBound `json:"lowerBound"`
+}
+
+// Wave is a set of nodes drained together.
+type Wave struct {
+	// Nodes are sorted by name.
+	Nodes []string `json:"nodes"`
+	// Capacity lists the workloads that lose ready pods in this wave, the most hurt
+	// first.
+	Capacity []Capacity `json:"capacity"`
+	// Moves says where each evicted pod's replacement goes, in eviction order.
+	Moves []Move `json:"moves,omitempty"`
+}
+
+// Move is one evicted pod and the node its replacement lands on. To is empty for a pod
+// that is not replaced (a pod with no controller, evicted with Force) and, with
+// Uncordon, for a pod that waits for this wave's nodes to come back.
+type Move struct {
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	From      string `json:"from"`
+	To        string `json:"to,omitempty"`
+}
+
+// Capacity is one workload's ready replicas during a wave, against those it asks for.
+// Ready is the lowest the wave takes it to: the ready pods before the wave, less those on
+// the wave's nodes, except that a workload under one budget loses at most what the budget
+// allows at once (holdfast drain and kubectl drain evict the rest only as replacements
+// become Ready).
+type Capacity struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Desired   int32  `json:"desired"`
+	Ready     int32  `json:"ready"`
+	// Evicted is how many of its pods the wave's nodes hold.
+	Evicted int32 `json:"evicted"`
+}
+
+// Blocker is a node that cannot be drained, with every reason.
+type Blocker struct {
+	Node    string   `json:"node"`
+	Reasons []Reason `json:"reasons"`
+}
+
+// ReasonType classifies why a node cannot be drained.
+type ReasonType string
+
+// The reasons a node cannot be drained.
+const (
+	// BudgetExhausted: a budget has no disruption to give now, but will once its
+	// unavailable pods are healthy again.
+	BudgetExhausted ReasonType = "BudgetExhausted"
+	// BudgetNeverAllows: a budget cannot allow a disruption even with every pod
+	// healthy (minAvailable equal to the replicas, maxUnavailable 0, or a budget the
+	// disruption controller cannot compute).
+	BudgetNeverAllows ReasonType = "BudgetNeverAllows"
+	// SingleReplicaBudget: article 003, a budget over a single replica that needs it
+	// available; the drain waits forever.
+	SingleReplicaBudget ReasonType = "SingleReplicaBudget"
+	// OverlappingBudgets: the pod is covered by more than one budget, and the Eviction
+	// API answers 500 to every eviction of it.
+	OverlappingBudgets ReasonType = "OverlappingBudgets"
+	// NoController: nothing would recreate the pod; kubectl and holdfast drain refuse
+	// it without --force.
+	NoController ReasonType = "NoController"
+	// EmptyDirData: the pod's emptyDir data would be lost; refused without
+	// --delete-emptydir-data.
+	EmptyDirData ReasonType = "EmptyDirData"
+	// UnhealthyPod: the pod is not ready and its budget, with the default
+	// unhealthyPodEvictionPolicy IfHealthyBudget, is not healthy enough to let it go.
+	UnhealthyPod ReasonType = "UnhealthyPod"
+	// NoRoom: an evicted pod would fit on no other node.
+	NoRoom ReasonType = "NoRoom"
+	// CompanionPending: the pod is one per node by design (a NodeCompanion, or required
+	// hostname anti-affinity with as many replicas as eligible nodes), so its
+	// replacement would stay Pending while the node is drained.
+	CompanionPending ReasonType = "CompanionPending"
+)
+
+// Reason is one object that stops a node's drain.
+type Reason struct {
+	Type      ReasonType `json:"type"`
+	Kind      string     `json:"kind"`
+	Namespace string     `json:"namespace,omitempty"`
+	Name      string     `json:"name"`
+	Message   string     `json:"message"`
+	// Permanent is true when waiting cannot help: the budget, the workload or the
+	// drain's flags must change.
+	Permanent bool `json:"permanent"`
+}
+
+// LowerBound is the fewest waves the drainable nodes need, whatever the order: a budget
+// that allows a disruptions and has pods on n of them needs ceil(n/a) waves, and
+// MaxConcurrent c needs ceil(nodes/c).
+type LowerBound struct {
+	Waves int `json:"waves"`
+	// Budgets are the budgets that impose Waves, at most ten, sorted by namespace and
+	// name; BudgetsAtBound counts them all.
+	Budgets        []BudgetBound `json:"budgets,omitempty"`
+	BudgetsAtBound int           `json:"budgetsAtBound"`
+}
+
+// BudgetBound is the waves one budget imposes.
+type BudgetBound struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Nodes is how many drainable nodes hold its ready pods.
+	Nodes int `json:"nodes"`
+	// Allowed is the disruptions it allows at once.
+	Allowed int32 `json:"allowed"`
+	Waves   int   `json:"waves"`
+}
+
+// maxBoundBudgets caps LowerBound.Budgets: on a large cluster thousands of budgets can
+// share the bound, and a few of them say enough.
+const maxBoundBudgets = 10
+
+// DrainWaves plans the drain of targets in snap at time now. It never changes snap.
+func DrainWaves(snap *snapshot.Snapshot, now time.Time, targets Targets, opts Options) (*Plan, error) {
+	m := availability.Build(snap, now)
+	names, err := resolve(m, targets)
+	if err != nil {
+		return nil, err
+	}
+	c := newCluster(m)
+	return c.drainWaves(names, opts), nil
+}
+
+// resolve turns targets into node names in the model's order, without repeats.
+func resolve(m *availability.Model, t Targets) ([]string, error) {
+	want := map[string]bool{}
+	for _, n := range t.Names {
+		if _, ok := m.Node(n); !ok {
+			return nil, fmt.Errorf("node %q is not in the snapshot", n)
+		}
+		want[n] = true
+	}
+	for _, n := range m.Nodes {
+		if t.All || (t.Selector != nil && t.Selector.Matches(labels.Set(n.Node.Labels))) {
+			want[n.Name] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("no node to drain: name nodes, give a selector that matches some, or ask for all")
+	}
+	var out []string
+	for _, n := range m.Nodes {
+		if want[n.Name] {
+			out = append(out, n.Name)
+		}
+	}
+	return out, nil
+}
+
+// sortReasons orders a node's reasons: permanent first, then by type, object and message.
+func sortReasons(rs []Reason) {
+	slices.SortFunc(rs, func(a, b Reason) int {
+		return cmp.Or(-cmp.Compare(boolInt(a.Permanent), boolInt(b.Permanent)), cmp.Compare(a.Type, b.Type),
+			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name),
+			cmp.Compare(a.Message, b.Message))
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,242 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+)
+
+// refusal is why the simulation would not put a pod on a node, in the scheduler's words.
+type refusal int
+
+const (
+	accepted refusal = iota
+	refusedUnschedulable
+	refusedAffinity
+	refusedTaint
+	refusedCPU
+	refusedMemory
+	refusedPods
+	refusedAntiAffinity
+	refusedSpread
+	refusals
+)
+
+var refusalText = [refusals]string{
+	"", "cordoned or being drained", "not matching the pod's node selector or affinity", "with a taint the pod does not tolerate",
+	"with too little cpu", "with too little memory", "with too many pods", "refused by pod anti-affinity",
+	"refused by a topology spread constraint",
+}
+
+// nodeOK values: a profile caches how each node answers its affinity and taints.
+const (
+	unknownNode int8 = iota
+	matchingNode
+	affinityMismatch
+	taintMismatch
+)
+
+// fixed checks what does not change during a plan: node selector, required node affinity
+// and taints, cached per profile.
+func (c *cluster) fixed(p *pod, n *node) refusal {
+	ok := &p.prof.nodeOK[n.idx]
+	if *ok == unknownNode {
+		*ok = matchingNode
+		if match, err := p.prof.affinity.Match(n.obj); err != nil || !match {
+			*ok = affinityMismatch
+		} else if untolerated(n.obj, p.prof.tolerations) {
+			*ok = taintMismatch
+		}
+	}
+	switch *ok {
+	case affinityMismatch:
+		return refusedAffinity
+	case taintMismatch:
+		return refusedTaint
+	}
+	return accepted
+}
+
+func untolerated(n *corev1.Node, tolerations []corev1.Toleration) bool {
+	if len(n.Spec.Taints) == 0 {
+		return false
+	}
+	// The zero logr.Logger discards: this package does not log.
+	_, found := corev1helpers.FindMatchingUntoleratedTaint(klog.Logger{}, n.Spec.Taints, tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, false)
+	return found
+}
+
+// fits checks a node for a DaemonSet's pod: only its fixed constraints and, unless
+// cordoned nodes count (DaemonSet pods tolerate the cordon), the node being schedulable.
+func (c *cluster) fits(p *pod, n *node, ignoreCordon bool) (bool, refusal) {
+	if n.unschedulable && !ignoreCordon {
+		return false, refusedUnschedulable
+	}
+	r := c.fixed(p, n)
+	return r == accepted, r
+}
+
+// feasible runs the scheduler's filters for the pod on the node; mins are the
+// spreadMins of the pod.
+func (c *cluster) feasible(p *pod, n *node, mins []int32) (bool, refusal) {
+	if n.unschedulable {
+		return false, refusedUnschedulable
+	}
+	if !n.unlimited {
+		free := n.alloc.add(n.used, -1)
+		switch {
+		case p.req.cpu > free.cpu:
+			return false, refusedCPU
+		case p.req.memory > free.memory:
+			return false, refusedMemory
+		case p.req.pods > free.pods:
+			return false, refusedPods
+		}
+	}
+	if r := c.fixed(p, n); r != accepted {
+		return false, r
+	}
+	for _, t := range p.prof.anti {
+		if d := c.domains[t.key].of[n.idx]; d >= 0 && t.g.byKey[t.key][d] > 0 {
+			return false, refusedAntiAffinity
+		}
+	}
+	for i, t := range p.prof.spread {
+		d := c.domains[t.key].of[n.idx]
+		if d < 0 {
+			return false, refusedSpread
+		}
+		self := int32(0)
+		if t.self {
+			self = 1
+		}
+		if t.g.byKey[t.key][d]+self-mins[i] > t.maxSkew {
+			return false, refusedSpread
+		}
+	}
+	return true, accepted
+}
+
+// spreadMins returns, per DoNotSchedule constraint of the pod, the fewest matching pods in
+// any eligible domain, as the scheduler's PodTopologySpread computes it: domains are the
+// nodes' values of the key on nodes matching the pod's node affinity (and, with
+// nodeTaintsPolicy Honor, whose taints it tolerates), cordoned nodes included.
+func (c *cluster) spreadMins(p *pod) []int32 {
+	if len(p.prof.spread) == 0 {
+		return nil
+	}
+	mins := make([]int32, len(p.prof.spread))
+	for i, t := range p.prof.spread {
+		d := c.domains[t.key]
+		eligible := make([]bool, d.n)
+		for _, n := range c.nodes {
+			dom := d.of[n.idx]
+			if dom < 0 || eligible[dom] {
+				continue
+			}
+			switch c.fixed(p, n) {
+			case refusedAffinity:
+				if !t.ignoreAffinity {
+					continue
+				}
+			case refusedTaint:
+				if t.honourTaints {
+					continue
+				}
+			}
+			eligible[dom] = true
+		}
+		mins[i] = -1
+		for dom, ok := range eligible {
+			if ok && (mins[i] < 0 || t.g.byKey[t.key][dom] < mins[i]) {
+				mins[i] = t.g.byKey[t.key][dom]
+			}
+		}
+		mins[i] = max(mins[i], 0)
+	}
+	return mins
+}
+
+// placer puts evicted pods back, as the scheduler would with holdfast drain's queued
+// taint: on nodes that will not be drained (or are done) before nodes still queued,
+// which would have to move them again; on a node without a pod of the same workload
+// before one with; and otherwise on the next node that fits, going round the nodes so that
+// replacements spread.
+type placer struct {
+	c      *cluster
+	tiers  [2][]*node
+	cursor [2]int
+}
+
+// newPlacer sorts the schedulable nodes into the two tiers.
+func (c *cluster) newPlacer() *placer {
+	pl := &placer{c: c}
+	for _, n := range c.nodes {
+		if n.unschedulable {
+			continue
+		}
+		t := 0
+		if n.queued {
+			t = 1
+		}
+		pl.tiers[t] = append(pl.tiers[t], n)
+	}
+	return pl
+}
+
+// place finds a node for the pod and binds it there; it returns false and, per refusal,
+// how many nodes refused the pod, when no node fits.
+func (pl *placer) place(p *pod) (bool, [refusals]int) {
+	c := pl.c
+	mins := c.spreadMins(p)
+	for t := range pl.tiers {
+		for _, spread := range []bool{true, false} {
+			if n := pl.scan(t, p, mins, spread); n != nil {
+				c.bind(p, n.idx)
+				return true, [refusals]int{}
+			}
+		}
+	}
+	var why [refusals]int
+	for _, n := range c.nodes {
+		_, r := c.feasible(p, n, mins)
+		why[r]++
+	}
+	return false, why
+}
+
+// scan returns the first node of the tier, from its cursor on, that fits the pod and,
+// when spread, holds no pod of its workload.
+func (pl *placer) scan(t int, p *pod, mins []int32, spread bool) *node {
+	nodes := pl.tiers[t]
+	c := pl.c
+	for i := range nodes {
+		at := (pl.cursor[t] + i) % len(nodes)
+		n := nodes[at]
+		if spread && p.wl >= 0 && c.onNode[[2]int32{p.wl, int32(n.idx)}] > 0 {
+			continue
+		}
+		if ok, _ := c.feasible(p, n, mins); ok {
+			pl.cursor[t] = (at + 1) % len(nodes)
+			return n
+		}
+	}
+	return nil
+}
+
+// describe renders why no node took the pod, as the scheduler's FailedScheduling event
+// does: "0/5 nodes are available: 2 cordoned or being drained, 3 with too little cpu".
+func describe(total int, why [refusals]int) string {
+	var parts []string
+	for r := refusedUnschedulable; r < refusals; r++ {
+		if why[r] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", why[r], refusalText[r]))
+		}
+	}
+	return fmt.Sprintf("0/%d nodes are available: %s", total, strings.Join(parts, ", "))
+}

@@ -1,0 +1,484 @@
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+)
+
+// drainWaves plans the named nodes' drain, changing the simulation's state as it goes.
+//
+// Waves are packed greedily: each wave takes the remaining nodes in order while no
+// budget's disruptions on the wave's nodes exceed what it allows (a node holding more pods
+// of a budget than it allows may go, alone for that budget: the drain then evicts them
+// as replacements become Ready), up to MaxConcurrent. The wave's pods are then re-placed;
+// a node whose pods do not all fit leaves the wave, and if it does not fit alone either,
+// it is blocked.
+func (c *cluster) drainWaves(names []string, opts Options) *Plan {
+	plan := &Plan{Waves: []Wave{}, Blocked: []Blocker{}}
+	var targets []*node
+	for _, name := range names {
+		n := c.nodes[c.index[name]]
+		n.queued = true
+		targets = append(targets, n)
+	}
+	blocked := map[*node][]Reason{}
+	var remaining []*node
+	for _, n := range targets {
+		if rs := c.staticReasons(n, opts); len(rs) > 0 {
+			blocked[n] = rs
+			n.queued = false
+		} else {
+			remaining = append(remaining, n)
+		}
+	}
+	plan.LowerBound = c.lowerBound(remaining, opts)
+	ready := c.readyPerWorkload()
+	for len(remaining) > 0 {
+		wave, moves := c.nextWave(remaining, opts, len(plan.Waves), blocked)
+		if len(wave) == 0 {
+			break
+		}
+		plan.Waves = append(plan.Waves, c.record(wave, moves, ready))
+		remaining = slices.DeleteFunc(remaining, func(n *node) bool {
+			_, isBlocked := blocked[n]
+			return isBlocked || slices.Contains(wave, n)
+		})
+	}
+	for _, n := range targets {
+		if rs, ok := blocked[n]; ok {
+			sortReasons(rs)
+			plan.Blocked = append(plan.Blocked, Blocker{Node: n.name, Reasons: rs})
+		}
+	}
+	return plan
+}
+
+// demand is how many ready pods of one budget a node would lose.
+type demand struct {
+	budget int
+	pods   int32
+}
+
+// demands lists, per budget, the node's ready pods a drain would evict.
+func (c *cluster) demands(n *node) []demand {
+	var out []demand
+	for _, p := range n.pods {
+		if p.skip || !p.ready {
+			continue
+		}
+		b := c.singleBudget(p)
+		if b < 0 {
+			continue
+		}
+		i := slices.IndexFunc(out, func(d demand) bool { return d.budget == b })
+		if i < 0 {
+			out = append(out, demand{budget: b})
+			i = len(out) - 1
+		}
+		out[i].pods++
+	}
+	return out
+}
+
+// nextWave picks the next wave's nodes among remaining and re-places their pods; nodes
+// found blocked on the way are added to blocked. done is the number of waves before.
+func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked map[*node][]Reason) ([]*node, []moved) {
+	used := map[int]int32{}
+	alone := map[int]bool{}
+	var wave []*node
+	for _, n := range remaining {
+		if opts.MaxConcurrent > 0 && len(wave) == opts.MaxConcurrent {
+			break
+		}
+		ds := c.demands(n)
+		if rs := c.exhausted(ds, done); len(rs) > 0 {
+			blocked[n] = rs
+			continue
+		}
+		if !fitsBudgets(c, ds, used, alone) {
+			continue
+		}
+		for _, d := range ds {
+			used[d.budget] += d.pods
+			if d.pods > c.allowed(d.budget) {
+				alone[d.budget] = true
+			}
+		}
+		wave = append(wave, n)
+	}
+	for len(wave) > 0 {
+		undo, failed := c.evict(wave, opts)
+		if len(failed) == 0 {
+			return wave, undo.moves
+		}
+		undo.revert()
+		if len(wave) == 1 {
+			blocked[wave[0]] = c.roomReasons(failed, done)
+			return nil, nil
+		}
+		// The nodes whose pods did not fit try again in a later wave, alone if need be.
+		var fitting []*node
+		for _, n := range wave {
+			if !slices.ContainsFunc(failed, func(f failure) bool { return f.from == n }) {
+				fitting = append(fitting, n)
+			}
+		}
+		if len(fitting) == 0 {
+			fitting = wave[:1]
+		}
+		wave = fitting
+	}
+	return nil, nil
+}
+
+// fitsBudgets reports whether a node's demands fit the budgets next to the wave's.
+func fitsBudgets(c *cluster, ds []demand, used map[int]int32, alone map[int]bool) bool {
+	for _, d := range ds {
+		if alone[d.budget] {
+			return false
+		}
+		if used[d.budget]+d.pods <= c.allowed(d.budget) {
+			continue
+		}
+		// More pods than the budget allows at once: only as the wave's one node with pods
+		// of that budget, evicted one by one as replacements become Ready.
+		if used[d.budget] > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// exhausted explains budgets that earlier waves left with nothing to give.
+func (c *cluster) exhausted(ds []demand, done int) []Reason {
+	var out []Reason
+	for _, d := range ds {
+		if c.allowed(d.budget) > 0 {
+			continue
+		}
+		b := c.m.Budgets[d.budget]
+		out = append(out, Reason{
+			Type: BudgetExhausted, Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name,
+			Message: fmt.Sprintf("after wave %d, %d of its pods cannot run anywhere, so it allows no disruption", done, c.lost[d.budget]),
+		})
+	}
+	return out
+}
+
+// failure is an evicted pod that fits nowhere.
+type failure struct {
+	pod  *pod
+	from *node
+	why  [refusals]int
+}
+
+// moved records a change to the simulation so that a wave that does not fit can be taken
+// back.
+type moved struct {
+	pod   *pod
+	from  int
+	ready bool
+	lost  int // the budget charged for a pod not re-placed, or -1
+}
+
+type undoLog struct {
+	c     *cluster
+	nodes []*node
+	moves []moved
+}
+
+// evict drains the wave's nodes in the simulation: their pods are taken off and placed
+// elsewhere. With Uncordon, pods that fit nowhere during the wave wait for its nodes to
+// come back. It returns the pods that fit nowhere.
+func (c *cluster) evict(wave []*node, opts Options) (*undoLog, []failure) {
+	u := &undoLog{c: c, nodes: wave}
+	var evicted []*pod
+	var from []*node
+	for _, n := range wave {
+		n.unschedulable, n.queued = true, false
+		for _, p := range slices.Clone(n.pods) {
+			if p.skip {
+				continue
+			}
+			u.moves = append(u.moves, moved{pod: p, from: n.idx, ready: p.ready, lost: -1})
+			c.unbind(p)
+			if p.member.Pod != nil && metav1.GetControllerOf(p.member.Pod) == nil {
+				// Forced: nothing recreates it.
+				m := &u.moves[len(u.moves)-1]
+				if b := c.singleBudget(p); b >= 0 && p.ready {
+					c.lost[b]++
+					m.lost = b
+				}
+				p.ready = false
+				continue
+			}
+			evicted = append(evicted, p)
+			from = append(from, n)
+		}
+	}
+	var failed []failure
+	pl := c.newPlacer()
+	var waiting []int
+	for i, p := range evicted {
+		if ok, why := pl.place(p); !ok {
+			if opts.Uncordon {
+				waiting = append(waiting, i)
+				continue
+			}
+			failed = append(failed, failure{pod: p, from: from[i], why: why})
+		}
+	}
+	if len(waiting) > 0 {
+		for _, n := range wave {
+			n.unschedulable = false
+		}
+		pl := c.newPlacer()
+		for _, i := range waiting {
+			if ok, why := pl.place(evicted[i]); !ok {
+				failed = append(failed, failure{pod: evicted[i], from: from[i], why: why})
+			}
+		}
+		for _, n := range wave {
+			n.unschedulable = true
+		}
+	}
+	for _, n := range wave {
+		n.unschedulable = !opts.Uncordon
+	}
+	return u, failed
+}
+
+// revert takes the wave back: every pod returns to its node, which is queued again.
+func (u *undoLog) revert() {
+	c := u.c
+	for i := len(u.moves) - 1; i >= 0; i-- {
+		m := u.moves[i]
+		if m.pod.node >= 0 {
+			c.unbind(m.pod)
+		}
+		c.bind(m.pod, m.from)
+		m.pod.ready = m.ready
+		if m.lost >= 0 {
+			c.lost[m.lost]--
+		}
+	}
+	for _, n := range u.nodes {
+		n.unschedulable, n.queued = n.obj.Spec.Unschedulable, true
+	}
+}
+
+// roomReasons explains the pods of a node that fit nowhere.
+func (c *cluster) roomReasons(failed []failure, done int) []Reason {
+	var out []Reason
+	after := ""
+	if done > 0 {
+		after = fmt.Sprintf("after wave %d, ", done)
+	}
+	for _, f := range failed {
+		p := f.pod
+		r := Reason{Type: NoRoom, Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name}
+		if p.member.Pod == nil {
+			r.Kind, r.Name = p.workload.Kind, p.workload.Name
+		}
+		r.Message = after + "its replacement fits on no other node: " + describe(len(c.nodes), f.why)
+		if p.prof.companion {
+			r.Type = CompanionPending
+			r.Message = after + fmt.Sprintf("%s %s runs one pod per node, so the replacement stays Pending while the node is drained (%s)",
+				p.workload.Kind, p.workload.Name, describe(len(c.nodes), f.why))
+		}
+		if !slices.ContainsFunc(out, func(o Reason) bool { return o.Kind == r.Kind && o.Name == r.Name && o.Namespace == r.Namespace }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// record describes a wave that fits: its nodes, where its pods went, and the capacity
+// each workload keeps. ready is each workload's ready pods before the wave.
+func (c *cluster) record(wave []*node, moves []moved, ready []int32) Wave {
+	w := Wave{Nodes: make([]string, len(wave)), Capacity: []Capacity{}, Moves: make([]Move, len(moves))}
+	for i, n := range wave {
+		w.Nodes[i] = n.name
+	}
+	slices.Sort(w.Nodes)
+	evicted := map[int32]int32{}
+	for i, m := range moves {
+		p := m.pod
+		w.Moves[i] = Move{Namespace: p.namespace, Pod: p.name, From: c.nodes[m.from].name}
+		if p.node >= 0 {
+			w.Moves[i].To = c.nodes[p.node].name
+		}
+		if m.ready && p.wl >= 0 {
+			evicted[p.wl]++
+		}
+	}
+	for wl, lost := range evicted {
+		wk := c.m.Workloads[wl]
+		if len(wk.Budgets) == 1 {
+			// The budget lets only this many go before replacements are Ready.
+			lost = min(lost, max(0, c.allowed(c.budgets[wk.Budgets[0]])))
+		}
+		w.Capacity = append(w.Capacity, Capacity{Kind: wk.Kind, Namespace: wk.Namespace, Name: wk.Name,
+			Desired: wk.Desired, Ready: ready[wl] - lost, Evicted: evicted[wl]})
+	}
+	slices.SortFunc(w.Capacity, func(a, b Capacity) int {
+		// a.Ready/a.Desired < b.Ready/b.Desired, without division.
+		return cmp.Or(cmp.Compare(int64(a.Ready)*int64(b.Desired), int64(b.Ready)*int64(a.Desired)),
+			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return w
+}
+
+// readyPerWorkload counts each workload's ready, placed pods.
+func (c *cluster) readyPerWorkload() []int32 {
+	out := make([]int32, len(c.m.Workloads))
+	for _, p := range c.pods {
+		if p.wl >= 0 && p.ready && p.node >= 0 && !p.skip {
+			out[p.wl]++
+		}
+	}
+	return out
+}
+
+// staticReasons lists what stops the node's drain before any wave: the Eviction API's
+// answer for each pod as the snapshot stands, and pods the drain refuses to evict.
+func (c *cluster) staticReasons(n *node, opts Options) []Reason {
+	var out []Reason
+	add := func(r Reason) {
+		if !slices.ContainsFunc(out, func(o Reason) bool {
+			return o.Type == r.Type && o.Kind == r.Kind && o.Namespace == r.Namespace && o.Name == r.Name
+		}) {
+			out = append(out, r)
+		}
+	}
+	for _, p := range n.pods {
+		if p.skip {
+			continue
+		}
+		if pod := p.member.Pod; pod != nil {
+			if metav1.GetControllerOf(pod) == nil && !opts.Force {
+				add(Reason{Type: NoController, Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name, Permanent: true,
+					Message: "no controller would recreate the pod: give it one (a Deployment), or drain with --force and lose it"})
+			}
+			if v := emptyDir(pod); v != "" && !opts.DeleteEmptyDirData {
+				add(Reason{Type: EmptyDirData, Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name, Permanent: true,
+					Message: fmt.Sprintf("emptyDir volume %q would lose its data: drain with --delete-emptydir-data", v)})
+			}
+		}
+		if r, ok := c.evictionReason(p); ok {
+			add(r)
+		}
+	}
+	return out
+}
+
+func emptyDir(pod *corev1.Pod) string {
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir != nil {
+			return v.Name
+		}
+	}
+	return ""
+}
+
+// evictionReason turns a refusal of the Eviction API for the pod into a Reason.
+func (c *cluster) evictionReason(p *pod) (Reason, bool) {
+	ev := c.m.Eviction(p.member)
+	if ev.Allowed {
+		return Reason{}, false
+	}
+	if ev.Code == 500 {
+		names := make([]string, len(p.member.Budgets))
+		for i, b := range p.member.Budgets {
+			names[i] = b.Namespace + "/" + b.Name
+		}
+		slices.Sort(names)
+		return Reason{Type: OverlappingBudgets, Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name, Permanent: true,
+			Message: fmt.Sprintf("covered by %d PodDisruptionBudgets (%s): the Eviction API answers 500 to every eviction; make their selectors disjoint",
+				len(names), strings.Join(names, ", "))}, true
+	}
+	b := ev.Budget
+	r := Reason{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}
+	s := b.Status
+	switch {
+	case b.SyncError != "":
+		r.Type, r.Permanent = BudgetNeverAllows, true
+		r.Message = "the disruption controller cannot compute it (" + b.SyncError + "), so it allows no eviction: use an integer minAvailable"
+	case b.AtFullHealth == 0 && s.ExpectedPods <= 1:
+		r.Type, r.Permanent = SingleReplicaBudget, true
+		r.Message = fmt.Sprintf("%s on a single replica: it needs %d of %d pod healthy, so it never allows an eviction and the drain waits forever; run 2 replicas or use maxUnavailable: 1",
+			budgetSpec(b), s.DesiredHealthy, s.ExpectedPods)
+	case b.AtFullHealth == 0:
+		r.Type, r.Permanent = BudgetNeverAllows, true
+		r.Message = fmt.Sprintf("%s needs %d of %d pods healthy, so it allows no eviction even with every pod ready; relax it or add replicas",
+			budgetSpec(b), s.DesiredHealthy, s.ExpectedPods)
+	case !p.ready:
+		r.Type = UnhealthyPod
+		r.Kind, r.Namespace, r.Name = snapshot.KindPod, p.namespace, p.name
+		r.Message = fmt.Sprintf("not ready, and budget %s has %d of %d healthy pods it needs: with unhealthyPodEvictionPolicy IfHealthyBudget the Eviction API refuses it (AlwaysAllow would let it go)",
+			b.Name, s.CurrentHealthy, s.DesiredHealthy)
+	default:
+		r.Type = BudgetExhausted
+		r.Message = fmt.Sprintf("%s allows no disruption now: %d of %d pods healthy, %d needed; it will once its pods are ready again",
+			budgetSpec(b), s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy)
+	}
+	return r, true
+}
+
+func budgetSpec(b *availability.Budget) string {
+	spec := b.PDB.Spec
+	switch {
+	case spec.MinAvailable != nil:
+		return "minAvailable " + spec.MinAvailable.String()
+	case spec.MaxUnavailable != nil:
+		return "maxUnavailable " + spec.MaxUnavailable.String()
+	}
+	return "no minAvailable or maxUnavailable"
+}
+
+// lowerBound computes the fewest waves the nodes need: ceil(nodes/MaxConcurrent), and
+// for each budget ceil(nodes holding its ready pods / disruptions it allows).
+func (c *cluster) lowerBound(nodes []*node, opts Options) LowerBound {
+	if len(nodes) == 0 {
+		return LowerBound{}
+	}
+	lb := LowerBound{Waves: 1}
+	if opts.MaxConcurrent > 0 {
+		lb.Waves = (len(nodes) + opts.MaxConcurrent - 1) / opts.MaxConcurrent
+	}
+	holding := map[int]int{}
+	for _, n := range nodes {
+		for _, d := range c.demands(n) {
+			holding[d.budget]++
+		}
+	}
+	var bounds []BudgetBound
+	for b, count := range holding {
+		a := c.allowed(b)
+		if a <= 0 || count <= int(a) {
+			continue
+		}
+		bb := BudgetBound{Namespace: c.m.Budgets[b].Namespace, Name: c.m.Budgets[b].Name, Nodes: count, Allowed: a,
+			Waves: (count + int(a) - 1) / int(a)}
+		switch {
+		case bb.Waves > lb.Waves:
+			lb.Waves, bounds = bb.Waves, []BudgetBound{bb}
+		case bb.Waves == lb.Waves:
+			bounds = append(bounds, bb)
+		}
+	}
+	slices.SortFunc(bounds, func(a, b BudgetBound) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	lb.BudgetsAtBound = len(bounds)
+	lb.Budgets = bounds[:min(len(bounds), maxBoundBudgets)]
+	return lb
+}
