@@ -16,7 +16,7 @@ const (
 	// the middle of a surge reads it and finishes the surge.
 	SurgeOriginalReplicasAnnotation = "holdfast.dev/surge-original-replicas"
 	// BlockedSinceAnnotation is set on a Protect budget while the node of its pod is being
-	// drained, with the RFC 3339 time the drain was first seen; escapeAfter counts from it.
+	// drained, with the RFC 3339 time (with nanoseconds) the drain was first seen; escapeAfter counts from it.
 	BlockedSinceAnnotation = "holdfast.dev/blocked-since"
 	// DoNotDisruptAnnotation is Karpenter's pod annotation that keeps it from disrupting
 	// the node of the pod. Protect puts it on the pods themselves, not on the template,

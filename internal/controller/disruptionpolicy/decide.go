@@ -328,7 +328,7 @@ func protect(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus, d *Dec
 	}
 	since := o.Now
 	if cur := existingBudget(o.Budgets, st.Budget); cur != nil {
-		if t, err := time.Parse(time.RFC3339, cur.Annotations[holdfastv1alpha1.BlockedSinceAnnotation]); err == nil {
+		if t, err := time.Parse(time.RFC3339Nano, cur.Annotations[holdfastv1alpha1.BlockedSinceAnnotation]); err == nil {
 			since = t
 		}
 	}
@@ -445,7 +445,7 @@ func budgetFor(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, spec policyv1.
 		Spec: spec,
 	}
 	if blockedSince != nil {
-		b.Annotations = map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: blockedSince.UTC().Format(time.RFC3339)}
+		b.Annotations = map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: blockedSince.UTC().Format(time.RFC3339Nano)}
 	}
 	return b
 }

@@ -1,0 +1,286 @@
+//go:build e2e
+
+package disruptionpolicy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+const deploy = holdfastv1alpha1.KindDeployment
+
+// Article 004's Ralph: budgets appear for every selected workload without anyone
+// writing one, follow scaling, and go with the workload.
+func TestDefaultBudgetsFollowScaling(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy("web", nil)
+	d := e.deployment("web", "web", 3)
+	other := e.Deployment("batch", 3) // not selected
+	e.Create(other)
+
+	e.waitBudget(deploy, "web", "maxUnavailable 1, owned by the Deployment", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 1 &&
+			len(pdb.OwnerReferences) == 1 && pdb.OwnerReferences[0].UID == e.getDeployment(d).UID &&
+			pdb.Labels[holdfastv1alpha1.PolicyLabel] == "web"
+	})
+	e.WaitBudget(disruptionBudget("web"), 1)
+	e.waitState(p, deploy, "web", holdfastv1alpha1.WorkloadBudgeted)
+	if pdb, err := e.budget(e.Ctx, deploy, "batch"); err != nil || pdb != nil {
+		t.Fatalf("unselected Deployment got a budget (%v) or error %v", pdb, err)
+	}
+
+	// Scaling: the disruption controller follows maxUnavailable through the scale, so the
+	// budget is right whether or not the operator is running.
+	e.scale(d, 5)
+	e.waitBudget(deploy, "web", "5 expected pods", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Status.ExpectedPods == 5 && pdb.Status.DisruptionsAllowed == 1
+	})
+
+	// Down to one replica under Skip: the budget goes (it would block every drain) and
+	// status says why; back up, it returns.
+	e.scale(d, 1)
+	e.waitBudget(deploy, "web", "gone", nil)
+	st := e.waitState(p, deploy, "web", holdfastv1alpha1.WorkloadSkipped)
+	if !strings.Contains(st.Message, "single replica") {
+		t.Errorf("status message %q does not say why", st.Message)
+	}
+	e.waitEvent(p, "SingleReplicaUnbudgeted")
+
+	// The latency from a replica change to holdfast's budget change, both directions.
+	var created, deleted []time.Duration
+	for range 20 {
+		created = append(created, e.timeToBudget(d, 2, true))
+		deleted = append(deleted, e.timeToBudget(d, 1, false))
+	}
+	t.Logf("replica change 1->2 to budget created: %s", distribution(created))
+	t.Logf("replica change 2->1 to budget deleted: %s", distribution(deleted))
+
+	// The budget goes with its workload (garbage collection through the owner reference).
+	e.scale(d, 3)
+	e.waitBudget(deploy, "web", "back", func(*policyv1.PodDisruptionBudget) bool { return true })
+	if err := e.c.Delete(e.Ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	e.waitBudget(deploy, "web", "garbage-collected", nil)
+}
+
+func disruptionBudget(name string) string { return "holdfast-deploy-" + name }
+
+// distribution renders latencies as min, p50, p90, p99 and max (the sample is small, so
+// p99 is the second largest at best).
+func distribution(ds []time.Duration) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return fmt.Sprintf("n=%d min=%s p50=%s p90=%s p99=%s max=%s", len(s),
+		s[0].Round(time.Millisecond), at(0.5).Round(time.Millisecond), at(0.9).Round(time.Millisecond),
+		at(0.99).Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond))
+}
+
+// Two budgets over one pod make every eviction fail with 500: a user's own budget is
+// left alone, the conflict reported, and holdfast's budget comes once it is gone.
+func TestUserBudgetLeftAloneAndConflictReported(t *testing.T) {
+	e := setup(t)
+	user := e.PDB("api-by-hand", "api", 2)
+	user.Spec.MaxUnavailable = nil
+	user.Spec.MinAvailable = ptr.To(intstr.FromString("50%"))
+	e.Create(user)
+	e.deployment("api", "api", 3)
+	e.StartOperator()
+	p := e.policy("api", nil)
+
+	st := e.waitState(p, deploy, "api", holdfastv1alpha1.WorkloadConflict)
+	if !strings.Contains(st.Message, "api-by-hand") {
+		t.Errorf("conflict message %q does not name the user's budget", st.Message)
+	}
+	e.waitEvent(p, "BudgetConflict")
+	cur := &holdfastv1alpha1.DisruptionPolicy{}
+	if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(p), cur); err != nil {
+		t.Fatal(err)
+	}
+	if c := findCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionConflicted); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Conflicted condition = %+v, want True", c)
+	}
+	if pdb, err := e.budget(e.Ctx, deploy, "api"); err != nil || pdb != nil {
+		t.Fatalf("holdfast created a second budget over the same pods: %v %v", pdb, err)
+	}
+	got, err := e.Clientset.PolicyV1().PodDisruptionBudgets(e.Namespace).Get(e.Ctx, "api-by-hand", metav1.GetOptions{})
+	if err != nil || got.Spec.MinAvailable.String() != "50%" || len(got.Labels) != 0 || len(got.OwnerReferences) != 0 {
+		t.Errorf("the user's budget was touched: %+v, %v", got, err)
+	}
+
+	if err := e.Clientset.PolicyV1().PodDisruptionBudgets(e.Namespace).Delete(e.Ctx, "api-by-hand", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitBudget(deploy, "api", "created once the user's budget is gone", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitState(p, deploy, "api", holdfastv1alpha1.WorkloadBudgeted)
+}
+
+// Article 000's first approach done right: a DaemonSet's budget is the integer
+// minAvailable the disruption controller accepts, recomputed as the node count changes.
+func TestDaemonSetBudgetFollowsNodeCount(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy("agents", nil)
+	labels := map[string]string{"app": "agent"}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: e.Namespace, Labels: map[string]string{"tier": "agents"}},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: "registry.example/agent:1"}}},
+			},
+		},
+	}
+	e.Create(ds)
+	nodes := int32(len(e.Nodes))
+	minAvailable := func(n int32) func(*policyv1.PodDisruptionBudget) bool {
+		return func(pdb *policyv1.PodDisruptionBudget) bool {
+			return pdb.Spec.MaxUnavailable == nil && pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.Type == intstr.Int && pdb.Spec.MinAvailable.IntVal == n
+		}
+	}
+	e.waitBudget(holdfastv1alpha1.KindDaemonSet, "agent", fmt.Sprintf("minAvailable %d", nodes-1), minAvailable(nodes-1))
+	e.WaitBudget("holdfast-ds-agent", 1)
+
+	e.AddNode("dp-extra", "zone-a", nil)
+	e.waitBudget(holdfastv1alpha1.KindDaemonSet, "agent", fmt.Sprintf("minAvailable %d", nodes), minAvailable(nodes))
+	e.WaitBudget("holdfast-ds-agent", 1)
+
+	e.DeleteNode("dp-extra")
+	e.waitBudget(holdfastv1alpha1.KindDaemonSet, "agent", fmt.Sprintf("minAvailable %d again", nodes-1), minAvailable(nodes-1))
+	e.waitState(p, holdfastv1alpha1.KindDaemonSet, "agent", holdfastv1alpha1.WorkloadBudgeted)
+}
+
+// Article 003: a single replica under Surge is drained with no time at zero Ready pods,
+// and ends at its original size.
+func TestSurgeDrainsSingleReplicaWithoutDowntime(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	d := e.deployment("single", "single", 1)
+	e.waitBudget(deploy, "single", "minAvailable 1", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 1
+	})
+	e.WaitBudget(disruptionBudget("single"), 0)
+	pod := e.onlyPod(d)
+
+	watch := e.watchReady(framework.SelectorOf(d), 200*time.Millisecond)
+	e.Cordon(pod.Spec.NodeName)
+	waited := e.evictUntil(pod, settle)
+	e.waitState(p, deploy, "single", holdfastv1alpha1.WorkloadBudgeted)
+	e.Eventually(settle, "back to 1 replica, Ready, not on the drained node", func(ctx context.Context) (bool, error) {
+		cur := e.getDeployment(d)
+		if ptr.Deref(cur.Spec.Replicas, 0) != 1 || cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] != "" {
+			return false, nil
+		}
+		pods, err := e.Pods(ctx, framework.SelectorOf(d))
+		if err != nil {
+			return false, err
+		}
+		return len(pods) == 1 && framework.PodReady(&pods[0]) && pods[0].Spec.NodeName != pod.Spec.NodeName, nil
+	})
+	samples, zero, lowest := watch.Stop()
+	t.Logf("eviction accepted after %s; %d samples every 200ms, %d at zero Ready, lowest %d", waited.Round(time.Millisecond), samples, zero, lowest)
+	if zero != 0 {
+		t.Errorf("%d samples (of %d) saw zero Ready pods", zero, samples)
+	}
+	e.waitEvent(p, "SurgeStarted")
+	e.waitEvent(p, "SurgeFinished")
+}
+
+// An operator stopped in the middle of a surge finds it on restart and scales back,
+// from the annotation it left on the Deployment.
+func TestOperatorKilledMidSurgeRecovers(t *testing.T) {
+	e := setup(t)
+	stop := e.StartOperator()
+	e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	d := e.deployment("single", "single", 1)
+	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	pod := e.onlyPod(d)
+
+	e.Cordon(pod.Spec.NodeName)
+	e.Eventually(settle, "the surge to start", func(context.Context) (bool, error) {
+		cur := e.getDeployment(d)
+		return ptr.Deref(cur.Spec.Replicas, 0) == 2 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "1", nil
+	})
+	stop()
+	// With the operator down, the drain goes on: the budget lets the eviction through
+	// once the surged pod is Ready.
+	e.evictUntil(pod, settle)
+	e.WaitReady(d)
+	if got := ptr.Deref(e.getDeployment(d).Spec.Replicas, 0); got != 2 {
+		t.Fatalf("replicas = %d with the operator down, want 2 (nothing should scale back yet)", got)
+	}
+
+	e.StartOperator()
+	e.Eventually(settle, "back to 1 replica with the annotation removed", func(context.Context) (bool, error) {
+		cur := e.getDeployment(d)
+		return ptr.Deref(cur.Spec.Replicas, 0) == 1 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "", nil
+	})
+	e.WaitReady(d)
+}
+
+// Protect blocks the drain of a single replica's node, then lets it through after
+// escapeAfter and says so.
+func TestProtectBlocksThenEscapes(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	const escapeAfter = 8 * time.Second
+	p := e.policy("db", func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect
+		s.EscapeAfter = &metav1.Duration{Duration: escapeAfter}
+	})
+	d := e.deployment("db", "db", 1)
+	e.waitBudget(deploy, "db", "minAvailable 1", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 1
+	})
+	e.WaitBudget(disruptionBudget("db"), 0)
+	e.Eventually(settle, "do-not-disrupt on the pod", func(ctx context.Context) (bool, error) {
+		return e.onlyPod(d).Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true", nil
+	})
+	if _, ok := e.getDeployment(d).Spec.Template.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation]; ok {
+		t.Error("the annotation was put on the template, which rolls the pod")
+	}
+	pod := e.onlyPod(d)
+
+	e.Cordon(pod.Spec.NodeName)
+	start := time.Now()
+	if err := e.Evict(e.Ctx, pod); err == nil {
+		t.Fatal("the eviction of a protected single replica was accepted at once")
+	}
+	waited := e.evictUntil(pod, escapeAfter+settle)
+	t.Logf("eviction accepted %s after the cordon (escapeAfter %s)", time.Since(start).Round(time.Millisecond), escapeAfter)
+	if waited < escapeAfter-2*time.Second {
+		t.Errorf("eviction accepted after %s, before escapeAfter %s", waited, escapeAfter)
+	}
+	note := e.waitEvent(p, "DrainEscaped")
+	if !strings.Contains(note, pod.Spec.NodeName) {
+		t.Errorf("DrainEscaped %q does not name the node", note)
+	}
+}
+
+func findCondition(cs []metav1.Condition, typ string) *metav1.Condition {
+	for i := range cs {
+		if cs[i].Type == typ {
+			return &cs[i]
+		}
+	}
+	return nil
+}

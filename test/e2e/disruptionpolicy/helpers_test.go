@@ -1,0 +1,292 @@
+//go:build e2e
+
+package disruptionpolicy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+// settle bounds waits for the control plane and the operator to converge.
+const settle = 60 * time.Second
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(klog.NewKlogr())
+	// Pods take 3 s to become Ready, like an application starting: a surge that let the
+	// eviction through before its new pod was Ready would show as time at zero Ready.
+	framework.Main(m, framework.Options{Nodes: 5, Zones: 3, PodReadyDelay: 3 * time.Second})
+}
+
+// env is one test's cluster, with a client that knows holdfast's types.
+type env struct {
+	*framework.Framework
+	c client.Client
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	f := framework.New(t)
+	e := &env{Framework: f, c: f.HoldfastClient()}
+	e.InstallCRDs(e.c, &holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})
+	// Runs after the test's operator has stopped (cleanups run last-registered first).
+	t.Cleanup(func() {
+		if err := e.c.DeleteAllOf(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, client.InNamespace(f.Namespace)); err != nil {
+			t.Logf("deleting DisruptionPolicies: %v", err)
+		}
+	})
+	return e
+}
+
+// policy creates a DisruptionPolicy over the workloads labelled tier=name.
+func (e *env) policy(name string, mod func(*holdfastv1alpha1.DisruptionPolicySpec)) *holdfastv1alpha1.DisruptionPolicy {
+	e.T.Helper()
+	p := &holdfastv1alpha1.DisruptionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace},
+		Spec: holdfastv1alpha1.DisruptionPolicySpec{
+			Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"tier": name}},
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+		},
+	}
+	if mod != nil {
+		mod(&p.Spec)
+	}
+	if err := e.c.Create(e.Ctx, p); err != nil {
+		e.T.Fatalf("creating DisruptionPolicy %s: %v", name, err)
+	}
+	return p
+}
+
+// deployment creates a Deployment selected by the policy tier and waits until it is
+// Ready.
+func (e *env) deployment(name, tier string, replicas int32) *appsv1.Deployment {
+	e.T.Helper()
+	d := e.Deployment(name, replicas)
+	d.Labels["tier"] = tier
+	d.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	e.Create(d)
+	e.WaitReady(d)
+	return d
+}
+
+// budget returns the managed budget of a workload, nil when there is none.
+func (e *env) budget(ctx context.Context, kind, name string) (*policyv1.PodDisruptionBudget, error) {
+	pdb, err := e.Clientset.PolicyV1().PodDisruptionBudgets(e.Namespace).Get(ctx, disruptionpolicy.BudgetName(kind, name), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return pdb, err
+}
+
+// waitBudget waits until the workload's managed budget satisfies ok (nil: is absent).
+func (e *env) waitBudget(kind, name, what string, ok func(*policyv1.PodDisruptionBudget) bool) {
+	e.T.Helper()
+	e.Eventually(settle, fmt.Sprintf("budget of %s %s: %s", kind, name, what), func(ctx context.Context) (bool, error) {
+		pdb, err := e.budget(ctx, kind, name)
+		if err != nil {
+			return false, err
+		}
+		if ok == nil {
+			return pdb == nil, nil
+		}
+		return pdb != nil && ok(pdb), nil
+	})
+}
+
+// waitState waits until the policy's status lists the workload in state.
+func (e *env) waitState(p *holdfastv1alpha1.DisruptionPolicy, kind, name string, state holdfastv1alpha1.WorkloadState) holdfastv1alpha1.WorkloadStatus {
+	e.T.Helper()
+	var got holdfastv1alpha1.WorkloadStatus
+	e.Eventually(settle, fmt.Sprintf("%s %s to be %s", kind, name, state), func(ctx context.Context) (bool, error) {
+		cur := &holdfastv1alpha1.DisruptionPolicy{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
+			return false, err
+		}
+		i := slices.IndexFunc(cur.Status.Workloads, func(w holdfastv1alpha1.WorkloadStatus) bool { return w.Kind == kind && w.Name == name })
+		if i < 0 || cur.Status.ObservedGeneration != cur.Generation {
+			return false, nil
+		}
+		got = cur.Status.Workloads[i]
+		return got.State == state, nil
+	})
+	return got
+}
+
+// waitEvent waits for an Event of the given reason on the policy and returns its note.
+func (e *env) waitEvent(p *holdfastv1alpha1.DisruptionPolicy, reason string) string {
+	e.T.Helper()
+	var note string
+	e.Eventually(settle, "Event "+reason, func(ctx context.Context) (bool, error) {
+		list, err := e.Clientset.EventsV1().Events(e.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, ev := range list.Items {
+			if ev.Regarding.Name == p.Name && ev.Reason == reason {
+				note = ev.Note
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return note
+}
+
+func (e *env) scale(d *appsv1.Deployment, replicas int32) {
+	e.T.Helper()
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+	if err := e.c.Patch(e.Ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name}}, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		e.T.Fatalf("scaling %s to %d: %v", d.Name, replicas, err)
+	}
+}
+
+func (e *env) getDeployment(d *appsv1.Deployment) *appsv1.Deployment {
+	e.T.Helper()
+	cur := &appsv1.Deployment{}
+	if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(d), cur); err != nil {
+		e.T.Fatal(err)
+	}
+	return cur
+}
+
+// onlyPod returns the one live pod of a single-replica Deployment.
+func (e *env) onlyPod(d *appsv1.Deployment) *corev1.Pod {
+	e.T.Helper()
+	var pod *corev1.Pod
+	e.Eventually(settle, "the only pod of "+d.Name, func(ctx context.Context) (bool, error) {
+		pods, err := e.Pods(ctx, framework.SelectorOf(d))
+		if err != nil {
+			return false, err
+		}
+		var live []corev1.Pod
+		for _, p := range pods {
+			if p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
+				live = append(live, p)
+			}
+		}
+		if len(live) != 1 {
+			return false, nil
+		}
+		pod = &live[0]
+		return true, nil
+	})
+	return pod
+}
+
+// readyWatch samples the Ready pods of a selector every interval and records how long
+// none was Ready.
+type readyWatch struct {
+	mu      sync.Mutex
+	samples int
+	zero    int
+	lowest  int
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+func (e *env) watchReady(selector string, interval time.Duration) *readyWatch {
+	ctx, cancel := context.WithCancel(e.Ctx)
+	w := &readyWatch{lowest: -1, stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			if pods, err := e.Pods(ctx, selector); err == nil {
+				ready := 0
+				for i := range pods {
+					if pods[i].DeletionTimestamp == nil && framework.PodReady(&pods[i]) {
+						ready++
+					}
+				}
+				w.mu.Lock()
+				w.samples++
+				if ready == 0 {
+					w.zero++
+				}
+				if w.lowest < 0 || ready < w.lowest {
+					w.lowest = ready
+				}
+				w.mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
+// Stop ends sampling and returns the samples, those at zero Ready, and the lowest count.
+func (w *readyWatch) Stop() (samples, zero, lowest int) {
+	w.stop()
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.samples, w.zero, w.lowest
+}
+
+// evictUntil retries the eviction of pod, as kubectl drain does, until it is accepted;
+// it returns how long that took.
+func (e *env) evictUntil(pod *corev1.Pod, timeout time.Duration) time.Duration {
+	e.T.Helper()
+	start := time.Now()
+	e.Eventually(timeout, "the eviction of "+pod.Name, func(ctx context.Context) (bool, error) {
+		err := e.Evict(ctx, pod)
+		if apierrors.IsTooManyRequests(err) {
+			return false, nil
+		}
+		return err == nil || apierrors.IsNotFound(err), err
+	})
+	return time.Since(start)
+}
+
+// timeToBudget scales d and returns how long until a watch on its managed budget sees
+// it created (created) or deleted (!created). The watch starts before the scale, so the
+// figure is holdfast's reaction plus the watch's delivery, without polling granularity.
+func (e *env) timeToBudget(d *appsv1.Deployment, replicas int32, created bool) time.Duration {
+	e.T.Helper()
+	name := disruptionBudget(d.Name)
+	list, err := e.Clientset.PolicyV1().PodDisruptionBudgets(e.Namespace).List(e.Ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(e.Ctx, settle)
+	defer cancel()
+	w, err := e.Clientset.PolicyV1().PodDisruptionBudgets(e.Namespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer w.Stop()
+	start := time.Now()
+	e.scale(d, replicas)
+	for ev := range w.ResultChan() {
+		if (created && ev.Type == watch.Added) || (!created && ev.Type == watch.Deleted) {
+			return time.Since(start)
+		}
+	}
+	e.T.Fatalf("no budget %s seen (created=%t) within %s", name, created, settle)
+	return 0
+}
