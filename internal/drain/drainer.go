@@ -180,7 +180,7 @@ func (d *Drainer) acquire(ctx context.Context, node string) (*Slot, error) {
 // drainNode drains one node in the slot taken for it, and releases the slot.
 func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res NodeResult) {
 	res = NodeResult{Node: node, Started: true}
-	d.report(Event{Node: node, Kind: SlotTaken, Message: slot.Name()})
+	d.report(Event{Node: node, Kind: SlotTaken, Message: slot.String()})
 	held, lose := context.WithCancelCause(ctx)
 	go slot.Hold(held, lose)
 	defer func() {
@@ -191,7 +191,7 @@ func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res N
 		if err := slot.Release(rctx); err != nil {
 			res.Err = errors.Join(res.Err, err)
 		}
-		d.report(Event{Node: node, Kind: SlotReleased, Message: slot.Name()})
+		d.report(Event{Node: node, Kind: SlotReleased, Message: slot.lease.Name})
 	}()
 
 	if err := d.cordon(held, node); err != nil {

@@ -30,11 +30,10 @@ const DefaultLeaseDuration = 30 * time.Second
 // SlotName returns the name of the i-th slot Lease.
 func SlotName(i int) string { return fmt.Sprintf("%s%d", SlotPrefix, i) }
 
-// Holder is who holds a slot and until when, for telling the user whom they wait for.
+// Holder is who holds a slot, for telling the user whom they wait for.
 type Holder struct {
 	Slot     string
 	Identity string
-	Until    time.Time
 }
 
 // SlotChoice is the slot to take and how: create the Lease when Current is nil, else update
@@ -72,7 +71,7 @@ func ChooseSlot(leases []coordinationv1.Lease, size int, identity string, now ti
 		case !expiry(l).After(now):
 			free = append(free, SlotChoice{Name: name, Current: l, Expired: holder})
 		default:
-			holders = append(holders, Holder{Slot: name, Identity: holder, Until: expiry(l)})
+			holders = append(holders, Holder{Slot: name, Identity: holder})
 		}
 	}
 	if len(free) == 0 {
@@ -108,10 +107,17 @@ type Slot struct {
 	sem      *Semaphore
 	identity string
 	lease    *coordinationv1.Lease
+	// expired is the holder the slot was taken from after its Lease lapsed, if any.
+	expired string
 }
 
-// Name returns the slot's Lease name.
-func (s *Slot) Name() string { return s.lease.Name }
+// String names the slot's Lease, and the holder it was taken from if its Lease lapsed.
+func (s *Slot) String() string {
+	if s.expired != "" {
+		return fmt.Sprintf("%s (taken over from %s, whose Lease expired)", s.lease.Name, s.expired)
+	}
+	return s.lease.Name
+}
 
 var (
 	// errRaced means another drain changed the Lease between our read and our write.
@@ -179,7 +185,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, identity string) (*Slot, []H
 	if err != nil {
 		return nil, nil, fmt.Errorf("taking drain slot %s/%s: %w", s.Namespace, choice.Name, err)
 	}
-	return &Slot{sem: s, identity: identity, lease: lease}, nil, nil
+	return &Slot{sem: s, identity: identity, lease: lease, expired: choice.Expired}, nil, nil
 }
 
 // Renew extends the slot; it fails when another drain took the slot, which happens only

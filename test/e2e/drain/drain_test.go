@@ -510,6 +510,9 @@ func TestDeadDrainsSlotExpires(t *testing.T) {
 	if !strings.Contains(out, "waiting for a drain slot: all 1 drain slot(s) are taken by "+dead) {
 		t.Errorf("the wait does not name the dead holder")
 	}
+	if !strings.Contains(out, "took drain slot holdfast-drain-slot-0 (taken over from "+dead+", whose Lease expired)") {
+		t.Errorf("taking the slot does not say it was taken over from the dead holder")
+	}
 	if took < 3*time.Second || took > 20*time.Second {
 		t.Errorf("took %s; want the slot taken when it expires, about 5 s in", took)
 	}
