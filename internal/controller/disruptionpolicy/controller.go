@@ -151,8 +151,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 	}
 	for _, b := range d.Delete {
-		if err := r.client.Delete(ctx, b, client.Preconditions{UID: &b.UID, ResourceVersion: &b.ResourceVersion}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-			return ctrl.Result{}, fmt.Errorf("deleting PodDisruptionBudget %s: %w", klog.KObj(b), err)
+		if err := r.deleteBudget(ctx, b); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
 
@@ -401,10 +401,20 @@ func (r *reconciler) deleteBudgetsOf(ctx context.Context, key types.NamespacedNa
 		return fmt.Errorf("listing budgets of deleted DisruptionPolicy %s: %w", key, err)
 	}
 	for i := range budgets.Items {
-		b := &budgets.Items[i]
-		if err := r.client.Delete(ctx, b, client.Preconditions{UID: &b.UID, ResourceVersion: &b.ResourceVersion}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-			return fmt.Errorf("deleting PodDisruptionBudget %s: %w", klog.KObj(b), err)
+		if err := r.deleteBudget(ctx, &budgets.Items[i]); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// deleteBudget deletes the budget as the cache saw it. The resourceVersion precondition
+// keeps it from deleting a budget that another policy has just taken over; a conflict
+// (most often only the disruption controller's status write) is an error, so that the
+// reconcile is retried once the cache has caught up.
+func (r *reconciler) deleteBudget(ctx context.Context, b *policyv1.PodDisruptionBudget) error {
+	if err := r.client.Delete(ctx, b, client.Preconditions{UID: &b.UID, ResourceVersion: &b.ResourceVersion}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting PodDisruptionBudget %s: %w", klog.KObj(b), err)
 	}
 	return nil
 }

@@ -1,0 +1,488 @@
+package disruptionpolicy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+const ns = "shop"
+
+// policy builds a policy over tier=web with maxUnavailable 1, created at now minus age.
+func policy(name string, age time.Duration, mod func(*holdfastv1alpha1.DisruptionPolicySpec)) holdfastv1alpha1.DisruptionPolicy {
+	p := holdfastv1alpha1.DisruptionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Generation: 1, CreationTimestamp: metav1.NewTime(now.Add(-age))},
+		Spec: holdfastv1alpha1.DisruptionPolicySpec{
+			Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"tier": "web"}},
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			SingleReplica:  holdfastv1alpha1.SingleReplicaSkip,
+		},
+	}
+	if mod != nil {
+		mod(&p.Spec)
+	}
+	return p
+}
+
+// workload builds a selected workload whose pods carry app=name.
+func workload(kind, name string, replicas int32) Workload {
+	return Workload{
+		Kind: kind, Name: name, UID: types.UID("uid-" + name), Replicas: replicas,
+		Labels:         map[string]string{"tier": "web"},
+		Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+		TemplateLabels: map[string]string{"app": name, "version": "1"},
+	}
+}
+
+func surged(w Workload, original string) Workload {
+	w.Annotations = map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original}
+	return w
+}
+
+func userBudget(name string, sel map[string]string) policyv1.PodDisruptionBudget {
+	return policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: sel}, MinAvailable: ptr.To(intstr.FromInt32(1))},
+	}
+}
+
+func node(name string, cordoned bool, taints ...string) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{Unschedulable: cordoned}}
+	for _, t := range taints {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: t, Effect: corev1.TaintEffectNoSchedule})
+	}
+	return n
+}
+
+// budget is the managed budget Decide builds for w under policy p.
+func budget(p string, w Workload, spec policyv1.PodDisruptionBudgetSpec, annotations map[string]string) *policyv1.PodDisruptionBudget {
+	spec.Selector = w.Selector
+	spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: BudgetName(w.Kind, w.Name), Namespace: ns, Annotations: annotations,
+			Labels:          map[string]string{holdfastv1alpha1.PolicyLabel: p, managedByLabel: managedByValue},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: w.Kind, Name: w.Name, UID: w.UID}},
+		},
+		Spec: spec,
+	}
+}
+
+func maxUnavailable(v intstr.IntOrString) policyv1.PodDisruptionBudgetSpec {
+	return policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &v}
+}
+
+func minAvailable(v intstr.IntOrString) policyv1.PodDisruptionBudgetSpec {
+	return policyv1.PodDisruptionBudgetSpec{MinAvailable: &v}
+}
+
+// result is the part of a Decision a case states; Status is checked through Workloads.
+type result struct {
+	Apply          []*policyv1.PodDisruptionBudget
+	Delete         []string
+	Scales         []Scale
+	PodAnnotations []PodAnnotation
+	Workloads      []holdfastv1alpha1.WorkloadStatus
+	RequeueAfter   time.Duration
+}
+
+func TestDecide(t *testing.T) {
+	web := workload(holdfastv1alpha1.KindDeployment, "web", 3)
+	single := workload(holdfastv1alpha1.KindDeployment, "single", 1)
+	agent := workload(holdfastv1alpha1.KindDaemonSet, "agent", 5)
+	db := workload(holdfastv1alpha1.KindStatefulSet, "db", 1)
+	surge := func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge }
+	protect := func(escape time.Duration) func(*holdfastv1alpha1.DisruptionPolicySpec) {
+		return func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+			s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect
+			if escape > 0 {
+				s.EscapeAfter = &metav1.Duration{Duration: escape}
+			}
+		}
+	}
+	minAvail := func(v intstr.IntOrString) func(*holdfastv1alpha1.DisruptionPolicySpec) {
+		return func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.MaxUnavailable, s.MinAvailable = nil, &v }
+	}
+	cordoned := map[string]*corev1.Node{"n1": node("n1", true), "n2": node("n2", false)}
+	onN1 := map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}}}
+
+	tests := map[string]struct {
+		policy   holdfastv1alpha1.DisruptionPolicy
+		others   []holdfastv1alpha1.DisruptionPolicy
+		work     []Workload
+		budgets  []policyv1.PodDisruptionBudget
+		pods     map[string][]Pod
+		nodes    map[string]*corev1.Node
+		want     result
+		wantCond map[string]string // condition type -> reason
+	}{
+		"deployment gets the policy's budget as is": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{web, {Kind: holdfastv1alpha1.KindDeployment, Name: "other", Labels: map[string]string{"tier": "db"}, Replicas: 3}},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonAllBudgetsManaged, holdfastv1alpha1.ConditionConflicted: holdfastv1alpha1.ReasonNoConflicts},
+		},
+		"kinds not listed are not selected": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+				s.Kinds = []holdfastv1alpha1.WorkloadKind{holdfastv1alpha1.KindStatefulSet}
+			}),
+			work:     []Workload{web},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonNoWorkloads},
+		},
+		"percentage minAvailable kept as a percentage": {
+			policy: policy("p", time.Hour, minAvail(intstr.FromString("60%"))),
+			work:   []Workload{web},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromString("60%")), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+			},
+		},
+		"a budget that allows no disruption is not created": {
+			policy: policy("p", time.Hour, minAvail(intstr.FromString("100%"))),
+			work:   []Workload{web},
+			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadNoDisruption,
+				Message: "the policy's budget keeps 3 of 3 pods available, which allows no disruption: no budget is created, since it would block every drain; lower minAvailable or add replicas"}}},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonSomeWithoutBudget},
+		},
+		"daemonset: maxUnavailable becomes an integer minAvailable": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.MaxUnavailable = ptr.To(intstr.FromString("20%")) }),
+			work:   []Workload{agent},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{budget("p", agent, minAvailable(intstr.FromInt32(4)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "DaemonSet", Name: "agent", Replicas: 5, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-ds-agent", Message: "1 of 5 pods may be disrupted at once"}},
+			},
+		},
+		"daemonset: percentage minAvailable rounds up like the disruption controller": {
+			policy: policy("p", time.Hour, minAvail(intstr.FromString("50%"))),
+			work:   []Workload{agent},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{budget("p", agent, minAvailable(intstr.FromInt32(3)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "DaemonSet", Name: "agent", Replicas: 5, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-ds-agent", Message: "2 of 5 pods may be disrupted at once"}},
+			},
+		},
+		"user budget over the pods: conflict, no second budget, ours deleted": {
+			policy:  policy("p", time.Hour, nil),
+			work:    []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{userBudget("web-by-hand", map[string]string{"version": "1"}), *budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+			want: result{
+				Delete: []string{"holdfast-deploy-web"},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadConflict,
+					Message: "PodDisruptionBudget web-by-hand, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete web-by-hand or unselect the workload"}},
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionConflicted: holdfastv1alpha1.ReasonConflictingBudgets, holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonSomeWithoutBudget},
+		},
+		"user budget matching by expression is a conflict too": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{{
+				ObjectMeta: metav1.ObjectMeta{Name: "by-expr", Namespace: ns},
+				Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web", "api"}},
+				}}},
+			}},
+			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadConflict,
+				Message: "PodDisruptionBudget by-expr, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete by-expr or unselect the workload"}}},
+		},
+		"user budget over other pods, or with an empty selector, is no conflict": {
+			policy:  policy("p", time.Hour, nil),
+			work:    []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{userBudget("api", map[string]string{"app": "api"}), userBudget("empty", nil)},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+			},
+		},
+		"older policy wins; the younger reports it and leaves the budget alone": {
+			policy:  policy("young", time.Minute, nil),
+			others:  []holdfastv1alpha1.DisruptionPolicy{policy("old", time.Hour, nil)},
+			work:    []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{*budget("old", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadOverridden,
+				Message: "DisruptionPolicy old is older and also selects it: that policy manages its budget"}}},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionConflicted: holdfastv1alpha1.ReasonOverriddenByPolicy, holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonAllBudgetsManaged},
+		},
+		"same age: the first name wins and takes over the budget": {
+			policy:  policy("a", time.Hour, nil),
+			others:  []holdfastv1alpha1.DisruptionPolicy{policy("b", time.Hour, nil)},
+			work:    []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{*budget("b", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{budget("a", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+			},
+		},
+		"budget of a workload no longer selected is deleted": {
+			policy:  policy("p", time.Hour, nil),
+			budgets: []policyv1.PodDisruptionBudget{*budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil), *budget("other", agent, maxUnavailable(intstr.FromInt32(1)), nil)},
+			want:    result{Delete: []string{"holdfast-deploy-web"}},
+		},
+		"single replica under Skip: no budget, a warning": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{single},
+			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSkipped,
+				Message: "single replica: any budget would block every drain, so it gets none (singleReplica: Skip); add replicas, or choose Surge or Protect"}}},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonSomeWithoutBudget},
+		},
+		"zero replicas: nothing to budget": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{workload(holdfastv1alpha1.KindDeployment, "idle", 0)},
+			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "idle", State: holdfastv1alpha1.WorkloadSkipped, Message: "no replicas: nothing to budget"}}},
+		},
+		"surge: quiet node, minAvailable 1 and nothing else": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{single},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n2", Ready: true}}},
+			nodes:  cordoned,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
+					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
+			},
+		},
+		"surge: node cordoned, scale to 2 and remember 1": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{single},
+			pods:   onN1,
+			nodes:  cordoned,
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Scales: []Scale{{Name: "single", Replicas: 2, Original: ptr.To[int32](1)}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
+					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"surge: karpenter's taint starts it too": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{single},
+			pods:   onN1,
+			nodes:  map[string]*corev1.Node{"n1": node("n1", false, "karpenter.sh/disrupted")},
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Scales: []Scale{{Name: "single", Replicas: 2, Original: ptr.To[int32](1)}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
+					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"surge in progress: old pod still on the drained node, hold": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}, {Name: "single-b", Node: "n2", Ready: true}}},
+			nodes:  cordoned,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
+					Message: "surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"surge in progress: evicted, replacement not Ready yet, hold": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: false}, {Name: "single-c", Node: "n2", Ready: false}}},
+			nodes:  cordoned,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
+					Message: "surged from 1 to 2: waiting for 1 Ready pods before scaling back (0 now)"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"surge done: nothing on the drained node and one Ready elsewhere, scale back": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}, {Name: "single-c", Node: "n2", Ready: false}}},
+			nodes:  cordoned,
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Scales: []Scale{{Name: "single", Replicas: 1}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
+					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
+			},
+		},
+		"surge: someone scaled during it, their size stays and the mark goes": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 4), "1")},
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Scales: []Scale{{Name: "single", Replicas: 4}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 4, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
+					Message: "1 of 4 pods may be disrupted at once"}},
+			},
+		},
+		"surge is finished even when a newer policy lost the workload": {
+			policy: policy("young", time.Minute, surge),
+			others: []holdfastv1alpha1.DisruptionPolicy{policy("old", time.Hour, nil)},
+			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}}},
+			nodes:  cordoned,
+			want: result{
+				Scales: []Scale{{Name: "single", Replicas: 1}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadOverridden,
+					Message: "DisruptionPolicy old is older and also selects it: that policy manages its budget"}},
+			},
+		},
+		"surge on a StatefulSet: no second identity, no budget": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{db},
+			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadSkipped,
+				Message: "single-replica StatefulSet under Surge: a second copy of the same identity cannot run, so it gets no budget and a drain restarts its pod on another node"}}},
+		},
+		"protect: minAvailable 1 and the pod annotated": {
+			policy: policy("p", time.Hour, protect(time.Minute)),
+			work:   []Workload{db},
+			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n2", Ready: true}}},
+			nodes:  cordoned,
+			want: result{
+				Apply:          []*policyv1.PodDisruptionBudget{budget("p", db, minAvailable(intstr.FromInt32(1)), nil)},
+				PodAnnotations: []PodAnnotation{{Pod: "db-0", DoNotDisrupt: true}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
+					Message: "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod"}},
+			},
+		},
+		"protect: drain seen, blocked since now, requeued for escapeAfter": {
+			policy: policy("p", time.Hour, protect(time.Minute)),
+			work:   []Workload{db},
+			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n1", Ready: true, DoNotDisrupt: true}}},
+			nodes:  cordoned,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, minAvailable(intstr.FromInt32(1)), map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T12:00:00Z"})},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
+					Message: "blocks the drain of node n1 since 2026-11-22T12:00:00Z; lets it through at 2026-11-22T12:01:00Z"}},
+				RequeueAfter: time.Minute,
+			},
+		},
+		"protect: blocked for escapeAfter, budget relaxed and annotation removed": {
+			policy: policy("p", time.Hour, protect(time.Minute)),
+			work:   []Workload{db},
+			budgets: []policyv1.PodDisruptionBudget{*budget("p", db, minAvailable(intstr.FromInt32(1)),
+				map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T11:58:30.5Z"})},
+			pods:  map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n1", Ready: true, DoNotDisrupt: true}}},
+			nodes: cordoned,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)),
+					map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T11:58:30.5Z"})},
+				PodAnnotations: []PodAnnotation{{Pod: "db-0", DoNotDisrupt: false}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadEscaped, Budget: "holdfast-sts-db",
+					Message: "the drain of node n1 was blocked for escapeAfter (1m0s): its budget now lets the eviction through"}},
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonSomeWithoutBudget},
+		},
+		"protect without escapeAfter blocks for good": {
+			policy: policy("p", time.Hour, protect(0)),
+			work:   []Workload{db},
+			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n1", Ready: true, DoNotDisrupt: true}}},
+			nodes:  cordoned,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, minAvailable(intstr.FromInt32(1)), map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T12:00:00Z"})},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
+					Message: "blocks the drain of node n1 (no escapeAfter)"}},
+			},
+		},
+		"invalid selector: nothing selected, nothing deleted": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+				s.Selector = metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}
+			}),
+			work:     []Workload{web},
+			budgets:  []policyv1.PodDisruptionBudget{*budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonInvalidSelector},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := tc.policy
+			obs := Observed{
+				Policy:    &p,
+				Policies:  append([]holdfastv1alpha1.DisruptionPolicy{p}, tc.others...),
+				Workloads: tc.work,
+				Budgets:   tc.budgets,
+				Pods:      tc.pods,
+				Nodes:     tc.nodes,
+				Now:       now,
+			}
+			policyBefore := p.DeepCopy()
+			var budgetsBefore []policyv1.PodDisruptionBudget
+			for i := range tc.budgets {
+				budgetsBefore = append(budgetsBefore, *tc.budgets[i].DeepCopy())
+			}
+			d := Decide(obs)
+			if diff := cmp.Diff(policyBefore, obs.Policy); diff != "" {
+				t.Errorf("Decide modified the policy:\n%s", diff)
+			}
+			if diff := cmp.Diff(budgetsBefore, obs.Budgets); diff != "" {
+				t.Errorf("Decide modified the budgets:\n%s", diff)
+			}
+			got := result{Apply: d.Apply, Scales: d.Scales, PodAnnotations: d.PodAnnotations, Workloads: d.Status.Workloads, RequeueAfter: d.RequeueAfter}
+			for _, b := range d.Delete {
+				got.Delete = append(got.Delete, b.Name)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+			for typ, reason := range tc.wantCond {
+				c := meta.FindStatusCondition(d.Status.Conditions, typ)
+				if c == nil || c.Reason != reason || c.ObservedGeneration != 1 {
+					t.Errorf("condition %s = %+v, want reason %s", typ, c, reason)
+				}
+			}
+		})
+	}
+}
+
+func TestStatusCountsAndConditionsStayPut(t *testing.T) {
+	p := policy("p", time.Hour, nil)
+	budgeted := workload(holdfastv1alpha1.KindDeployment, "web", 3)
+	lone := workload(holdfastv1alpha1.KindDeployment, "lone", 1)
+	obs := Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{budgeted, lone}, Now: now}
+	first := Decide(obs).Status
+	want := holdfastv1alpha1.DisruptionPolicyStatus{ObservedGeneration: 1, Selected: 2, Budgeted: 1, Unprotected: 1}
+	if diff := cmp.Diff(want, first, cmpopts.IgnoreFields(holdfastv1alpha1.DisruptionPolicyStatus{}, "Workloads", "Conditions")); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if first.Workloads[0].Name != "lone" {
+		t.Errorf("workloads %v: the one without a budget should come first", first.Workloads)
+	}
+	// A later pass with the same facts keeps the conditions' transition times: no
+	// status write, so no hot loop.
+	p.Status = first
+	obs.Now = now.Add(time.Hour)
+	if diff := cmp.Diff(first, Decide(obs).Status); diff != "" {
+		t.Errorf("second pass changed status (-first +second):\n%s", diff)
+	}
+}
+
+func TestStatusEvents(t *testing.T) {
+	old := holdfastv1alpha1.DisruptionPolicyStatus{Workloads: []holdfastv1alpha1.WorkloadStatus{
+		{Kind: "Deployment", Name: "a", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging},
+		{Kind: "Deployment", Name: "b", State: holdfastv1alpha1.WorkloadConflict, Message: "covered"},
+	}}
+	cur := holdfastv1alpha1.DisruptionPolicyStatus{Workloads: []holdfastv1alpha1.WorkloadStatus{
+		{Kind: "Deployment", Name: "a", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted},
+		{Kind: "Deployment", Name: "b", State: holdfastv1alpha1.WorkloadConflict, Message: "covered"},
+		{Kind: "Deployment", Name: "c", State: holdfastv1alpha1.WorkloadNoDisruption, Message: "keeps 3 of 3"},
+	}}
+	want := []record{
+		{corev1.EventTypeNormal, EventSurgeFinished, "Deployment a: surge over, back to 1 replicas"},
+		{corev1.EventTypeWarning, EventNoDisruption, "Deployment c: keeps 3 of 3"},
+	}
+	if diff := cmp.Diff(want, statusEvents(old, cur)); diff != "" {
+		t.Errorf("statusEvents (-want +got):\n%s", diff)
+	}
+}
