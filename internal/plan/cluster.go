@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,8 +31,10 @@ type cluster struct {
 	lost    []int32
 	// workloads index the model's workloads for the per-node counts below.
 	workloads map[*availability.Workload]int32
-	// onNode counts each workload's placed pods per node, for spreading replacements.
+	// onNode counts each workload's placed pods per node, for spreading replacements;
+	// where lists the nodes of each workload's placed pods, for keeping them together.
 	onNode   map[[2]int32]int32
+	where    [][]int32
 	profiles map[*availability.Workload]*profile
 	groups   map[string]*group
 	domains  map[string]*domains
@@ -57,7 +60,13 @@ type node struct {
 	// queued is true for a target node not drained yet: replacements go there last,
 	// since they would have to move again.
 	queued bool
-	pods   []*pod
+	// rank is the node's place in the planned order: replacements go to the nodes
+	// drained last.
+	rank int
+	pods []*pod
+	// demands caches demandsOf; stale is set when a pod comes or goes.
+	demands []demand
+	stale   bool
 }
 
 type pod struct {
@@ -65,12 +74,15 @@ type pod struct {
 	member          *availability.Member
 	workload        *availability.Workload
 	wl              int32 // index in cluster.workloads, -1 without a workload
+	budget          int   // index of its only budget in cluster.budgets, else -1
 	prof            *profile
 	req             resources
 	node            int // -1 while pending
 	ready           bool
 	// skip marks pods a drain leaves where they are: DaemonSet and mirror pods.
-	skip   bool
+	skip bool
+	// bare marks a pod with no controller: nothing recreates it.
+	bare   bool
 	groups []*group
 }
 
@@ -81,6 +93,7 @@ func newCluster(m *availability.Model) *cluster {
 		lost:      make([]int32, len(m.Budgets)),
 		workloads: make(map[*availability.Workload]int32, len(m.Workloads)),
 		onNode:    map[[2]int32]int32{},
+		where:     make([][]int32, len(m.Workloads)),
 		profiles:  map[*availability.Workload]*profile{},
 		groups:    map[string]*group{},
 		domains:   map[string]*domains{},
@@ -159,9 +172,10 @@ func (c *cluster) newPod(mb *availability.Member, j int32) *pod {
 	var spec *corev1.PodSpec
 	if mb.Pod != nil {
 		spec = &mb.Pod.Spec
-		ref := metav1.GetControllerOf(mb.Pod)
+		ref := metav1.GetControllerOfNoCopy(mb.Pod)
 		_, mirror := mb.Pod.Annotations[mirrorPodAnnotation]
 		p.skip = mirror || (ref != nil && ref.Kind == snapshot.KindDaemonSet)
+		p.bare = ref == nil
 	} else {
 		p.name = fmt.Sprintf("%s-%d", mb.Name, j)
 		p.skip = mb.Workload.Kind == snapshot.KindDaemonSet
@@ -172,8 +186,12 @@ func (c *cluster) newPod(mb *availability.Member, j int32) *pod {
 		// what has to fit; the old pods' specs may predate a rollout.
 		spec = &w.Template.Spec
 	}
-	p.req = requests(spec)
+	p.budget = -1
+	if len(mb.Budgets) == 1 {
+		p.budget = c.budgets[mb.Budgets[0]]
+	}
 	p.prof = c.profile(mb.Workload, mb.Namespace, spec, mb.Labels)
+	p.req = p.prof.req
 	return p
 }
 
@@ -182,14 +200,6 @@ func (p *pod) labels() labels.Set { return p.member.Labels }
 func requests(spec *corev1.PodSpec) resources {
 	r := resource.PodRequests(&corev1.Pod{Spec: *spec}, resource.PodResourcesOptions{})
 	return resources{r.Cpu().MilliValue(), r.Memory().Value(), 1}
-}
-
-// singleBudget returns the index of the pod's only budget, or -1.
-func (c *cluster) singleBudget(p *pod) int {
-	if len(p.member.Budgets) != 1 {
-		return -1
-	}
-	return c.budgets[p.member.Budgets[0]]
 }
 
 // allowed is what budget b allows at once now: what the disruption controller would
@@ -204,6 +214,7 @@ func (c *cluster) bind(p *pod, n int) {
 	p.node = n
 	nd.pods = append(nd.pods, p)
 	nd.used = nd.used.add(p.req, 1)
+	nd.stale = true
 	c.count(p, n, 1)
 }
 
@@ -217,6 +228,7 @@ func (c *cluster) unbind(p *pod) {
 		}
 	}
 	nd.used = nd.used.add(p.req, -1)
+	nd.stale = true
 	c.count(p, p.node, -1)
 	p.node = -1
 }
@@ -224,6 +236,11 @@ func (c *cluster) unbind(p *pod) {
 func (c *cluster) count(p *pod, n int, delta int32) {
 	if p.wl >= 0 {
 		c.onNode[[2]int32{p.wl, int32(n)}] += delta
+		if delta > 0 {
+			c.where[p.wl] = append(c.where[p.wl], int32(n))
+		} else if i := slices.Index(c.where[p.wl], int32(n)); i >= 0 {
+			c.where[p.wl] = slices.Delete(c.where[p.wl], i, i+1)
+		}
 	}
 	for _, g := range p.groups {
 		for key, counts := range g.byKey {
@@ -274,7 +291,7 @@ func (c *cluster) placeProjected(pending []*pod) {
 		}
 		if best < 0 {
 			p.ready = false
-			if b := c.singleBudget(p); b >= 0 && p.member.Pod == nil {
+			if b := p.budget; b >= 0 && p.member.Pod == nil {
 				c.lost[b]++
 			}
 			continue
@@ -370,6 +387,7 @@ func (c *cluster) group(namespace string, ls *metav1.LabelSelector, key string) 
 
 // profile is what a pod's spec asks of a node, compiled once per workload.
 type profile struct {
+	req         resources
 	affinity    nodeaffinity.RequiredNodeAffinity
 	tolerations []corev1.Toleration
 	anti        []antiTerm
@@ -406,6 +424,7 @@ func (c *cluster) profile(w *availability.Workload, namespace string, spec *core
 		}
 	}
 	p := &profile{
+		req:         requests(spec),
 		affinity:    nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: *spec}),
 		tolerations: spec.Tolerations,
 		nodeOK:      make([]int8, len(c.m.Nodes)),

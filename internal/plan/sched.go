@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -163,17 +165,22 @@ func (c *cluster) spreadMins(p *pod) []int32 {
 }
 
 // placer puts evicted pods back, as the scheduler would with holdfast drain's queued
-// taint: on nodes that will not be drained (or are done) before nodes still queued,
-// which would have to move them again; on a node without a pod of the same workload
-// before one with; and otherwise on the next node that fits, going round the nodes so that
-// replacements spread.
+// taint: on nodes that will not be drained (or are done) before nodes still queued, which
+// would have to move them again. On those, a pod goes first where its workload has no pod
+// yet, spreading it. On queued nodes it goes first next to a pod of its workload, when
+// that workload has a budget: there it adds no node to those the budget's disruptions are
+// spread over, so later waves stay as large as they were planned (the budget makes the
+// drain of that node evict them one after the other). Otherwise it goes to the nodes
+// planned last. Within each choice, nodes are taken round-robin from where the last pod
+// went, so that replacements spread and a placement costs about one check.
 type placer struct {
 	c      *cluster
 	tiers  [2][]*node
 	cursor [2]int
 }
 
-// newPlacer sorts the schedulable nodes into the two tiers.
+// newPlacer sorts the schedulable nodes into the two tiers; queued nodes by planned
+// order, the last first.
 func (c *cluster) newPlacer() *placer {
 	pl := &placer{c: c}
 	for _, n := range c.nodes {
@@ -186,6 +193,7 @@ func (c *cluster) newPlacer() *placer {
 		}
 		pl.tiers[t] = append(pl.tiers[t], n)
 	}
+	slices.SortFunc(pl.tiers[1], func(a, b *node) int { return cmp.Compare(b.rank, a.rank) })
 	return pl
 }
 
@@ -194,13 +202,22 @@ func (c *cluster) newPlacer() *placer {
 func (pl *placer) place(p *pod) (bool, [refusals]int) {
 	c := pl.c
 	mins := c.spreadMins(p)
-	for t := range pl.tiers {
-		for _, spread := range []bool{true, false} {
-			if n := pl.scan(t, p, mins, spread); n != nil {
-				c.bind(p, n.idx)
-				return true, [refusals]int{}
-			}
-		}
+	n := pl.scan(0, p, mins, true)
+	if n == nil {
+		n = pl.scan(0, p, mins, false)
+	}
+	if n == nil {
+		n = pl.together(p, mins)
+	}
+	if n == nil {
+		n = pl.scan(1, p, mins, true)
+	}
+	if n == nil {
+		n = pl.scan(1, p, mins, false)
+	}
+	if n != nil {
+		c.bind(p, n.idx)
+		return true, [refusals]int{}
 	}
 	var why [refusals]int
 	for _, n := range c.nodes {
@@ -227,6 +244,26 @@ func (pl *placer) scan(t int, p *pod, mins []int32, spread bool) *node {
 		}
 	}
 	return nil
+}
+
+// together returns the queued node planned last that holds a pod of the pod's workload
+// and fits it, for a workload with a budget.
+func (pl *placer) together(p *pod, mins []int32) *node {
+	c := pl.c
+	if p.wl < 0 || p.budget < 0 {
+		return nil
+	}
+	var best *node
+	for _, i := range c.where[p.wl] {
+		n := c.nodes[i]
+		if !n.queued || (best != nil && n.rank <= best.rank) {
+			continue
+		}
+		if ok, _ := c.feasible(p, n, mins); ok {
+			best = n
+		}
+	}
+	return best
 }
 
 // describe renders why no node took the pod, as the scheduler's FailedScheduling event

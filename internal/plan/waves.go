@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -40,6 +39,10 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 		}
 	}
 	plan.LowerBound = c.lowerBound(remaining, opts)
+	remaining = c.order(remaining, opts)
+	for i, n := range remaining {
+		n.rank = i
+	}
 	ready := c.readyPerWorkload()
 	for len(remaining) > 0 {
 		wave, moves := c.nextWave(remaining, opts, len(plan.Waves), blocked)
@@ -69,12 +72,19 @@ type demand struct {
 
 // demands lists, per budget, the node's ready pods a drain would evict.
 func (c *cluster) demands(n *node) []demand {
-	var out []demand
+	if n.stale || n.demands == nil {
+		n.demands, n.stale = c.demandsOf(n), false
+	}
+	return n.demands
+}
+
+func (c *cluster) demandsOf(n *node) []demand {
+	out := []demand{}
 	for _, p := range n.pods {
 		if p.skip || !p.ready {
 			continue
 		}
-		b := c.singleBudget(p)
+		b := p.budget
 		if b < 0 {
 			continue
 		}
@@ -106,12 +116,7 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 		if !fitsBudgets(c, ds, used, alone) {
 			continue
 		}
-		for _, d := range ds {
-			used[d.budget] += d.pods
-			if d.pods > c.allowed(d.budget) {
-				alone[d.budget] = true
-			}
-		}
+		c.admit(ds, used, alone)
 		wave = append(wave, n)
 	}
 	for len(wave) > 0 {
@@ -155,6 +160,86 @@ func fitsBudgets(c *cluster, ds []demand, used map[int]int32, alone map[int]bool
 		}
 	}
 	return true
+}
+
+// admit adds a node's demands to a wave's.
+func (c *cluster) admit(ds []demand, used map[int]int32, alone map[int]bool) {
+	for _, d := range ds {
+		used[d.budget] += d.pods
+		if d.pods > c.allowed(d.budget) {
+			alone[d.budget] = true
+		}
+	}
+}
+
+// order sorts the nodes for the greedy waves by a first-fit colouring of their budget
+// conflicts, computed on the cluster as it is now. Nodes are coloured in the order of a
+// maximum cardinality search over shared budgets (next, the node sharing budgets with the
+// most nodes already coloured): for conflicts that form a chordal graph, as interval-like
+// placements do, first-fit in that order uses the fewest colours possible.
+func (c *cluster) order(nodes []*node, opts Options) []*node {
+	ds := make([][]demand, len(c.nodes))
+	holders := map[int][]*node{}
+	for _, n := range nodes {
+		ds[n.idx] = c.demands(n)
+		for _, d := range ds[n.idx] {
+			holders[d.budget] = append(holders[d.budget], n)
+		}
+	}
+	order := make([]*node, 0, len(nodes))
+	weight := make([]int, len(c.nodes))
+	visited := make([]bool, len(c.nodes))
+	// buckets[w] holds nodes of weight w, possibly stale: a bucket queue for the search.
+	buckets := [][]*node{slices.Clone(nodes)}
+	slices.Reverse(buckets[0])
+	for top := 0; top >= 0; {
+		b := buckets[top]
+		if len(b) == 0 {
+			top--
+			continue
+		}
+		n := b[len(b)-1]
+		buckets[top] = b[:len(b)-1]
+		if visited[n.idx] || weight[n.idx] != top {
+			continue
+		}
+		visited[n.idx] = true
+		order = append(order, n)
+		for _, d := range ds[n.idx] {
+			for _, o := range holders[d.budget] {
+				if visited[o.idx] {
+					continue
+				}
+				weight[o.idx]++
+				w := weight[o.idx]
+				for len(buckets) <= w {
+					buckets = append(buckets, nil)
+				}
+				buckets[w] = append(buckets[w], o)
+				top = max(top, w)
+			}
+		}
+	}
+	var used []map[int]int32
+	var alone []map[int]bool
+	var size []int
+	colour := make(map[*node]int, len(nodes))
+	for _, n := range order {
+		for k := 0; ; k++ {
+			if k == len(used) {
+				used, alone, size = append(used, map[int]int32{}), append(alone, map[int]bool{}), append(size, 0)
+			}
+			if (opts.MaxConcurrent > 0 && size[k] == opts.MaxConcurrent) || !fitsBudgets(c, ds[n.idx], used[k], alone[k]) {
+				continue
+			}
+			c.admit(ds[n.idx], used[k], alone[k])
+			size[k]++
+			colour[n] = k
+			break
+		}
+	}
+	slices.SortStableFunc(order, func(a, b *node) int { return cmp.Compare(colour[a], colour[b]) })
+	return order
 }
 
 // exhausted explains budgets that earlier waves left with nothing to give.
@@ -210,10 +295,10 @@ func (c *cluster) evict(wave []*node, opts Options) (*undoLog, []failure) {
 			}
 			u.moves = append(u.moves, moved{pod: p, from: n.idx, ready: p.ready, lost: -1})
 			c.unbind(p)
-			if p.member.Pod != nil && metav1.GetControllerOf(p.member.Pod) == nil {
+			if p.bare {
 				// Forced: nothing recreates it.
 				m := &u.moves[len(u.moves)-1]
-				if b := c.singleBudget(p); b >= 0 && p.ready {
+				if b := p.budget; b >= 0 && p.ready {
 					c.lost[b]++
 					m.lost = b
 				}
@@ -364,7 +449,7 @@ func (c *cluster) staticReasons(n *node, opts Options) []Reason {
 			continue
 		}
 		if pod := p.member.Pod; pod != nil {
-			if metav1.GetControllerOf(pod) == nil && !opts.Force {
+			if p.bare && !opts.Force {
 				add(Reason{Type: NoController, Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name, Permanent: true,
 					Message: "no controller would recreate the pod: give it one (a Deployment), or drain with --force and lose it"})
 			}
