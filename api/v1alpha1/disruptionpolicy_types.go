@@ -59,6 +59,9 @@ const (
 	// ConditionConflicted is True when a selected workload is covered by a budget holdfast
 	// does not manage, or is selected by an older policy.
 	ConditionConflicted = "Conflicted"
+	// ConditionWindowOpen is True while a maintenance window is open, or when the policy
+	// has none (disruptions are always allowed within budget).
+	ConditionWindowOpen = "WindowOpen"
 
 	ReasonAllBudgetsManaged  = "AllBudgetsManaged"
 	ReasonSomeWithoutBudget  = "SomeWithoutBudget"
@@ -67,6 +70,10 @@ const (
 	ReasonConflictingBudgets = "ConflictingBudgets"
 	ReasonOverriddenByPolicy = "OverriddenByPolicy"
 	ReasonInvalidSelector    = "InvalidSelector"
+	ReasonNoWindows          = "NoWindows"
+	ReasonInWindow           = "InWindow"
+	ReasonOutsideWindows     = "OutsideWindows"
+	ReasonInvalidWindow      = "InvalidWindow"
 )
 
 // WorkloadState is what a DisruptionPolicy did for one selected workload.
@@ -132,11 +139,46 @@ type DisruptionPolicySpec struct {
 	// +optional
 	SingleReplica SingleReplicaStrategy `json:"singleReplica,omitempty"`
 
+	// MaintenanceWindows, when set, confine voluntary disruptions to these windows:
+	// outside every window the selected workloads' budgets allow no disruption at all
+	// (and no surge starts); inside one, the budget above applies.
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
+
 	// EscapeAfter is, under Protect, how long a drain of the single replica's node may
 	// be blocked before holdfast lets it through. Unset, Protect blocks until the drain
 	// gives up.
 	// +optional
 	EscapeAfter *metav1.Duration `json:"escapeAfter,omitempty"`
+}
+
+// MaintenanceWindow opens at every time its cron schedule names and stays open for
+// duration.
+type MaintenanceWindow struct {
+	// Schedule is a standard five-field cron expression (minute hour day-of-month month
+	// day-of-week), or a descriptor such as @daily.
+	// +kubebuilder:validation:MinLength=1
+	Schedule string `json:"schedule"`
+	// Duration is how long the window stays open, at least a minute.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="duration must be at least 1m"
+	Duration metav1.Duration `json:"duration"`
+	// TimeZone is the IANA time zone the schedule is read in; defaults to UTC.
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// WindowStatus is the state of a policy's maintenance windows.
+type WindowStatus struct {
+	// Open is true while a window is open.
+	Open bool `json:"open"`
+	// ClosesAt is when the open window closes.
+	// +optional
+	ClosesAt *metav1.Time `json:"closesAt,omitempty"`
+	// NextOpening is when the next window opens.
+	// +optional
+	NextOpening *metav1.Time `json:"nextOpening,omitempty"`
 }
 
 // WorkloadKind is Deployment, StatefulSet or DaemonSet.
@@ -182,11 +224,14 @@ type DisruptionPolicyStatus struct {
 	// single replicas, escaped drains, and budgets that would allow no disruption.
 	// +optional
 	Unprotected int32 `json:"unprotected"`
+	// Window is the state of spec.maintenanceWindows, absent without windows.
+	// +optional
+	Window *WindowStatus `json:"window,omitempty"`
 	// Workloads lists the selected workloads (at most 50), sorted by kind and name.
 	// +optional
 	// +listType=atomic
 	Workloads []WorkloadStatus `json:"workloads,omitempty"`
-	// Conditions are BudgetsReady and Conflicted.
+	// Conditions are BudgetsReady, Conflicted and WindowOpen.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -209,6 +254,7 @@ type DisruptionPolicyStatus struct {
 // +kubebuilder:printcolumn:name="Budgeted",type=integer,JSONPath=`.status.budgeted`
 // +kubebuilder:printcolumn:name="Conflicting",type=integer,JSONPath=`.status.conflicting`
 // +kubebuilder:printcolumn:name="Unprotected",type=integer,JSONPath=`.status.unprotected`
+// +kubebuilder:printcolumn:name="Window",type=string,JSONPath=`.status.conditions[?(@.type=="WindowOpen")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type DisruptionPolicy struct {
 	metav1.TypeMeta   `json:",inline"`

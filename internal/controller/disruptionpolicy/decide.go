@@ -197,6 +197,15 @@ func Decide(o Observed) Decision {
 		d.Status = status(p, nil, fmt.Errorf("spec.selector: %w", err), o.Now)
 		return d
 	}
+	win, winErr := windowsAt(p.Spec.MaintenanceWindows, o.Now)
+	closed := winErr == nil && !win.open
+	if winErr == nil && len(p.Spec.MaintenanceWindows) > 0 {
+		if win.open {
+			requeue(&d, win.closesAt.Sub(o.Now))
+		} else {
+			requeue(&d, win.nextOpening.Sub(o.Now))
+		}
+	}
 	wanted := map[string]bool{}
 	var outs []holdfastv1alpha1.WorkloadStatus
 	for i := range o.Workloads {
@@ -204,7 +213,7 @@ func Decide(o Observed) Decision {
 		if ok, _ := Selects(p, w); !ok {
 			continue
 		}
-		out := decideWorkload(o, w, &d)
+		out := decideWorkload(o, w, closed, win, &d)
 		if out.budget != nil {
 			wanted[out.budget.Name] = true
 			d.Apply = append(d.Apply, out.budget)
@@ -218,12 +227,16 @@ func Decide(o Observed) Decision {
 		}
 	}
 	d.Status = status(p, outs, nil, o.Now)
+	d.Status.Window = windowStatus(p.Spec.MaintenanceWindows, win, winErr)
+	c := windowCondition(p.Spec.MaintenanceWindows, win, winErr)
+	c.ObservedGeneration, c.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
+	meta.SetStatusCondition(&d.Status.Conditions, c)
 	return d
 }
 
 // decideWorkload decides one selected workload, adding its scales and pod annotations
-// to d.
-func decideWorkload(o Observed, w *Workload, d *Decision) outcome {
+// to d. closed says that the policy's maintenance windows are all closed.
+func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *Decision) outcome {
 	p := o.Policy
 	st := holdfastv1alpha1.WorkloadStatus{Kind: w.Kind, Name: w.Name, Replicas: w.Replicas}
 	if original, surging := surgeOriginal(w); surging {
@@ -251,6 +264,8 @@ func decideWorkload(o Observed, w *Workload, d *Decision) outcome {
 	case st.Replicas == 0:
 		st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, "no replicas: nothing to budget"
 		return outcome{status: st}
+	case closed:
+		return held(p, w, st, win.nextOpening)
 	case st.Replicas == 1 && w.Kind != holdfastv1alpha1.KindDaemonSet:
 		return singleReplica(o, w, st, d)
 	}
@@ -275,6 +290,18 @@ func budgeted(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, st holdfastv1al
 	st.State = holdfastv1alpha1.WorkloadBudgeted
 	st.Budget = BudgetName(w.Kind, w.Name)
 	st.Message = fmt.Sprintf("%d of %d pods may be disrupted at once", st.Replicas-floor, st.Replicas)
+	return outcome{status: st, budget: budgetFor(p, w, spec, nil)}
+}
+
+// held gives a workload a budget that allows no disruption, outside every maintenance
+// window: maxUnavailable 0, or for a DaemonSet minAvailable of all its pods.
+func held(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, st holdfastv1alpha1.WorkloadStatus, until time.Time) outcome {
+	spec := policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(0))}
+	if w.Kind == holdfastv1alpha1.KindDaemonSet {
+		spec = policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(st.Replicas))}
+	}
+	st.State, st.Budget = holdfastv1alpha1.WorkloadBudgeted, BudgetName(w.Kind, w.Name)
+	st.Message = "outside every maintenance window: no voluntary disruption until " + until.UTC().Format(time.RFC3339)
 	return outcome{status: st, budget: budgetFor(p, w, spec, nil)}
 }
 
