@@ -20,6 +20,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/holdfast-dev/holdfast/internal/drain"
+	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
 // ExitIncomplete is drain's exit code when it ended with a node not drained: a budget that
@@ -72,12 +74,15 @@ Pacing (on by default): the next eviction from a workload waits until the replac
 the previous one is Ready, and a node keeps its slot until its pods' replacements are
 Ready, so the next node starts from full strength.
 
-Given several nodes, one run drains up to --max-concurrent of them at a time: next is a
-node whose workloads are all free, then one with some pod it can evict now, the lightest
-first. Until its turn, each node carries the taint holdfast.dev/drain-queued with effect
-PreferNoSchedule, so that replacements land on nodes already drained rather than on nodes
-that would have to move them again; the taint goes when the node is cordoned, and from
-every node when the run ends.
+Given several nodes, one run takes them in the order of the waves holdfast's planner
+computes from the cluster as it is (no budget below its floor, every evicted pod fitting
+somewhere, at most --max-concurrent nodes a wave), the nodes it finds blocked last, so
+that each says what stops it. A node starts as soon as a slot is free, without waiting
+for the rest of its wave: one whose workloads are all free goes first, the lightest
+first, and pacing keeps each budget whole. Until its turn, each node carries the taint holdfast.dev/drain-queued
+with effect PreferNoSchedule, so that replacements land on nodes already drained rather
+than on nodes that would have to move them again; the taint goes when the node is
+cordoned, and from every node when the run ends.
 
 A refused eviction (429) is retried with backoff, honouring Retry-After, and the budget
 that refused it is named. A budget that can never allow an eviction (minAvailable 1 on
@@ -89,8 +94,9 @@ pods with no controller need --force and pods with emptyDir volumes need
 Ctrl-C or --timeout leaves the nodes cordoned, releases their slots and says what
 remains; running the same command again resumes.
 
---dry-run lists, for waves of --max-concurrent nodes in the order given, what would be
-evicted, skipped, refused or blocked, counting each budget's disruptions across the wave.
+--dry-run prints that plan: for each wave what would be evicted, skipped, refused or
+blocked, counting each budget's disruptions across the wave, and the capacity each
+workload keeps; then each node that cannot be drained, with every reason.
 
 Needs: nodes get, list, patch, update; pods list; pods/eviction create;
 poddisruptionbudgets list; leases get, list, create, update in --coordination-namespace.
@@ -188,8 +194,18 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	snap, err := snapshot.LoadLive(ctx, o.client, nil, metav1.NamespaceAll)
+	if err != nil {
+		return err
+	}
+	p, err := plan.DrainWaves(snap, o.Clock.Now(), plan.Targets{Names: nodes}, plan.Options{
+		MaxConcurrent: o.MaxConcurrent, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData,
+	})
+	if err != nil {
+		return fmt.Errorf("planning the drain: %w", err)
+	}
 	if o.DryRun {
-		return o.dryRun(ctx, drainWaves(nodes, o.MaxConcurrent))
+		return o.dryRun(snap, p)
 	}
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -210,9 +226,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		Report: progress.event,
 	}
 	start := o.Clock.Now()
-	// One wave: the slots bound how many nodes drain at once and PickNext orders them.
-	// TODO(plan): hand Run internal/plan's waves once it is there.
-	res := d.Run(ctx, [][]string{nodes})
+	res := d.Run(ctx, drain.InOneWave(drain.WavesOf(p)))
 	progress.finish()
 	if err := o.summary(res, o.Clock.Since(start), ctx.Err() != nil); err != nil {
 		return err
@@ -271,11 +285,4 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 		}
 	}
 	return nodes, nil
-}
-
-// drainWaves groups the nodes into waves of at most maxConcurrent, in the order given, for
-// the dry run to count budgets over the nodes drained together.
-// TODO(plan): print internal/plan's waves instead, once it is there.
-func drainWaves(nodes []string, maxConcurrent int) [][]string {
-	return slices.Collect(slices.Chunk(nodes, maxConcurrent))
 }

@@ -1,36 +1,33 @@
 package cli
 
 import (
-	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/drain"
+	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
-// dryRun prints what the drain would do, wave by wave, counting each budget's
-// disruptions across all the pods of a wave: where kubectl's server-side dry run checks
-// every pod against the budget as it is now, two pods of one budget in a wave are counted
-// as two. Within a wave a pod beyond its budget waits for pacing; between waves the
-// budgets are whole again, because pacing holds each node until its replacements are Ready.
-func (o *DrainOptions) dryRun(ctx context.Context, waves [][]string) error {
-	snap, err := snapshot.LoadLive(ctx, o.client, nil, metav1.NamespaceAll)
-	if err != nil {
-		return err
-	}
+// dryRun prints the plan the drain would follow: for each wave, what becomes of every pod,
+// counting each budget's disruptions across all the pods of the wave (where kubectl's
+// server-side dry run checks every pod against the budget as it is now, two pods of one
+// budget in a wave count as two), and the capacity each workload keeps; then the nodes
+// that cannot be drained and why. Within a wave a pod beyond its budget waits for pacing;
+// between waves the budgets are whole again, because pacing holds each node until its
+// replacements are Ready.
+func (o *DrainOptions) dryRun(snap *snapshot.Snapshot, p *plan.Plan) error {
 	model := availability.Build(snap, o.Clock.Now())
 	filter := drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData}
 	w := &errWriter{w: o.Out}
-	blocked := 0
-	for i, wave := range waves {
-		w.println(fmt.Sprintf("Wave %d: %v", i+1, wave))
+	stopped := 0
+	for i, wave := range p.Waves {
+		w.println(fmt.Sprintf("Wave %d: %s", i+1, strings.Join(wave.Nodes, ", ")))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		left := map[*availability.Budget]int32{}
-		for _, name := range wave {
+		for _, name := range wave.Nodes {
 			node, ok := model.Node(name)
 			if !ok {
 				return fmt.Errorf("node %s is not in the cluster", name)
@@ -42,7 +39,7 @@ func (o *DrainOptions) dryRun(ctx context.Context, waves [][]string) error {
 				}
 				step, why := preview(filter, m, left)
 				if step == "blocked" || step == "refused" {
-					blocked++
+					stopped++
 				}
 				fmt.Fprintf(tw, "    %s\t%s/%s\t%s\n", step, m.Namespace, m.Name, why)
 			}
@@ -50,9 +47,25 @@ func (o *DrainOptions) dryRun(ctx context.Context, waves [][]string) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		for _, c := range wave.Capacity {
+			w.println(fmt.Sprintf("  %s %s/%s keeps %d of %d ready (%d on these nodes)", c.Kind, c.Namespace, c.Name, c.Ready, c.Desired, c.Evicted))
+		}
 	}
-	if blocked > 0 {
-		w.println(fmt.Sprintf("Dry run, nothing changed: %d pod(s) would stop the drain; fix them first.", blocked))
+	for _, b := range p.Blocked {
+		w.println("Cannot drain " + b.Node + ":")
+		for _, r := range b.Reasons {
+			when := "until it changes"
+			if !r.Permanent {
+				when = "for now"
+			}
+			w.println(fmt.Sprintf("  %s/%s/%s (%s, %s): %s", r.Kind, r.Namespace, r.Name, r.Type, when, r.Message))
+		}
+	}
+	if len(p.Waves) > 0 {
+		w.println(fmt.Sprintf("%d wave(s); the budgets and --max-concurrent allow no fewer than %d.", len(p.Waves), p.LowerBound.Waves))
+	}
+	if stopped > 0 || len(p.Blocked) > 0 {
+		w.println(fmt.Sprintf("Dry run, nothing changed: %d node(s) cannot be drained, %d pod(s) would stop the drain.", len(p.Blocked), stopped))
 		if w.err != nil {
 			return w.err
 		}

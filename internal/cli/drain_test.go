@@ -154,11 +154,12 @@ func TestDrainDryRun(t *testing.T) {
 
 	var out bytes.Buffer
 	o := &DrainOptions{
+		Nodes: []string{"node-1", "node-2"}, MaxConcurrent: 1, DryRun: true,
 		IOStreams: genericiooptions.IOStreams{Out: &out},
 		Clock:     clocktesting.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 		client:    fake.NewClientset(objects...),
 	}
-	err := o.dryRun(context.Background(), [][]string{{"node-1"}, {"node-2"}})
+	err := o.Run(context.Background())
 	var coded *ExitCodeError
 	if !errors.As(err, &coded) || coded.Code != ExitIncomplete {
 		t.Errorf("dryRun = %v, want exit code %d", err, ExitIncomplete)
@@ -169,11 +170,12 @@ func TestDrainDryRun(t *testing.T) {
 		"evict  shop/web-rs-0          budget web allows 1, 0 left in this wave",
 		"wait   shop/web-rs-1          budget web has nothing left in this wave",
 		"skip   kube-system/fluentd-0  managed by DaemonSet fluentd",
-		// A new wave starts from the budgets as they are.
-		"evict    shop/web-rs-2  budget web allows 1, 0 left in this wave",
-		"blocked  shop/db-rs-0   PodDisruptionBudget shop/db (minAvailable 1) wants 1 healthy of 1 expected pods",
-		"refused  shop/bare      no controller would recreate the pod (use --force)",
-		"2 pod(s) would stop the drain",
+		"Deployment shop/web keeps 2 of 3 ready (2 on these nodes)",
+		// The plan's blockers, named.
+		"Cannot drain node-2:",
+		"PodDisruptionBudget/shop/db (SingleReplicaBudget, until it changes)",
+		"Pod/shop/bare (NoController, until it changes)",
+		"1 node(s) cannot be drained",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the dry run does not say %q:\n%s", want, got)

@@ -15,9 +15,12 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/holdfast-dev/holdfast/internal/drain"
+	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -32,9 +35,11 @@ const (
 )
 
 // TestRollingDrainSpeed drains and uncordons every node in turn, first with kubectl drain
-// node by node, then with holdfast's drain (the drain package, as the command runs it,
-// uncordoning each node as soon as it is drained), while a watcher checks every 200 ms
-// that no budget goes below its floor. HOLDFAST_SPEED_EVENTS=1 logs holdfast's progress.
+// node by node, then with holdfast's drain package (uncordoning each node as soon as it is
+// drained) following the planner's waves one after the other, then as `holdfast drain`
+// runs (the planner's order, no barrier between waves), while a watcher checks every
+// 200 ms that no budget goes below its floor. HOLDFAST_SPEED_EVENTS=1 logs holdfast's
+// progress.
 func TestRollingDrainSpeed(t *testing.T) {
 	f := framework.New(t)
 	kubectl, err := framework.Kubectl()
@@ -75,6 +80,51 @@ func TestRollingDrainSpeed(t *testing.T) {
 	kubectlTook := time.Since(start)
 	settle()
 
+	// The planner's waves, planned on the cluster as it is then (drained nodes come back,
+	// as here), each wave finished before the next starts.
+	start = time.Now()
+	snap, err := snapshot.LoadLive(f.Ctx, f.Clientset, nil, metav1.NamespaceAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.DrainWaves(snap, time.Now(), plan.Targets{Names: f.Nodes}, plan.Options{MaxConcurrent: concurrency, Uncordon: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plannedTook, plannedEvictions := holdfastDrain(t, f, drain.WavesOf(p), start)
+	t.Logf("plan: %d waves (lower bound %d), %d blocked", len(p.Waves), p.LowerBound.Waves, len(p.Blocked))
+	settle()
+
+	// As `holdfast drain` runs: the planner's order in one wave, each node starting as soon
+	// as a slot and its workloads are free.
+	start = time.Now()
+	snap, err = snapshot.LoadLive(f.Ctx, f.Clientset, nil, metav1.NamespaceAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = plan.DrainWaves(snap, time.Now(), plan.Targets{Names: f.Nodes}, plan.Options{MaxConcurrent: concurrency, Uncordon: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneWaveTook, oneWaveEvictions := holdfastDrain(t, f, drain.InOneWave(drain.WavesOf(p)), start)
+
+	samples, violations := budgets.Stop()
+	t.Logf("kubectl drain node by node:            %s (%d evictions)", kubectlTook.Round(100*time.Millisecond), kubectlEvictions)
+	t.Logf("holdfast, the planner's waves in turn: %s (%d evictions), %.2f of kubectl's time",
+		plannedTook.Round(100*time.Millisecond), plannedEvictions, plannedTook.Seconds()/kubectlTook.Seconds())
+	t.Logf("holdfast drain (planner's order, %d slots, no barrier between waves): %s (%d evictions), %.2f of kubectl's time",
+		concurrency, oneWaveTook.Round(100*time.Millisecond), oneWaveEvictions, oneWaveTook.Seconds()/kubectlTook.Seconds())
+	t.Logf("%d budget samples, lowest: %s", samples, budgets.Lowest())
+	if len(violations) > 0 {
+		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
+	}
+}
+
+// holdfastDrain drains the waves with the drain package as the command does, uncordoning
+// each node as soon as it is drained (the upgrade: the node comes back at once), and
+// returns the time since start and the evictions.
+func holdfastDrain(t *testing.T, f *framework.Framework, waves [][]string, start time.Time) (time.Duration, int) {
+	t.Helper()
 	d := &drain.Drainer{
 		Client: f.Clientset,
 		Clock:  clock.RealClock{},
@@ -84,7 +134,6 @@ func TestRollingDrainSpeed(t *testing.T) {
 			CoordinationNamespace: f.Namespace,
 			Identity:              "speed-test",
 		},
-		// The upgrade: a drained node comes back at once.
 		Report: func(e drain.Event) {
 			if os.Getenv("HOLDFAST_SPEED_EVENTS") != "" {
 				t.Logf("%6.1fs %s %s %s %s", time.Since(start).Seconds(), e.Node, e.Pod, e.Kind, e.Message)
@@ -96,26 +145,16 @@ func TestRollingDrainSpeed(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(f.Ctx, 5*time.Minute)
 	defer cancel()
-	start = time.Now()
-	// One wave, as `holdfast drain` runs it: the dispatcher orders the nodes live.
-	// TODO(plan): compare with internal/plan's waves once it is there.
-	res := d.Run(ctx, [][]string{f.Nodes})
-	holdfastTook := time.Since(start)
-	holdfastEvictions := 0
+	res := d.Run(ctx, waves)
+	took := time.Since(start)
+	evictions := 0
 	for _, n := range res.Nodes {
-		holdfastEvictions += n.Evicted
+		evictions += n.Evicted
 		if !n.Drained {
 			t.Errorf("holdfast did not drain %s: %v %+v", n.Node, n.Err, n.Remaining)
 		}
 	}
-
-	samples, violations := budgets.Stop()
-	t.Logf("kubectl drain node by node: %s (%d evictions)", kubectlTook.Round(100*time.Millisecond), kubectlEvictions)
-	t.Logf("holdfast drain, %d slots: %s (%d evictions)", concurrency, holdfastTook.Round(100*time.Millisecond), holdfastEvictions)
-	t.Logf("holdfast/kubectl = %.2f; %d budget samples, lowest: %s", holdfastTook.Seconds()/kubectlTook.Seconds(), samples, budgets.Lowest())
-	if len(violations) > 0 {
-		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
-	}
+	return took, evictions
 }
 
 // concurrency is the number of drain slots holdfast uses here: with two pods per node on
