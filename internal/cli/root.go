@@ -51,6 +51,7 @@ an operator that keeps disruption budgets and per-node companions right.`,
 	root.AddCommand(NewOperatorCommand(flags, streams))
 	root.AddCommand(NewInstallCommand(streams, flags))
 	root.AddCommand(NewDrainCommand(streams, flags))
+	root.AddCommand(NewPlanCommand(streams, flags))
 	return root
 }
 

@@ -26,9 +26,13 @@ type cluster struct {
 	index map[string]int
 	pods  []*pod
 	// budgets index the model's budgets; lost counts, per budget, ready pods the
-	// simulation took away for good (not re-placed).
+	// simulation took away for good (not re-placed). Indexes from len(m.Budgets) on are
+	// the implicit budgets of workloads without one (see implicit).
 	budgets map[*availability.Budget]int
 	lost    []int32
+	// ready counts each workload's ready, placed pods before any drain; replacements are
+	// Ready before the next wave, so it holds between waves.
+	ready []int32
 	// workloads index the model's workloads for the per-node counts below.
 	workloads map[*availability.Workload]int32
 	// onNode counts each workload's placed pods per node, for spreading replacements;
@@ -90,7 +94,7 @@ func newCluster(m *availability.Model) *cluster {
 	c := &cluster{
 		m:         m,
 		budgets:   make(map[*availability.Budget]int, len(m.Budgets)),
-		lost:      make([]int32, len(m.Budgets)),
+		lost:      make([]int32, len(m.Budgets)+len(m.Workloads)),
 		workloads: make(map[*availability.Workload]int32, len(m.Workloads)),
 		onNode:    map[[2]int32]int32{},
 		where:     make([][]int32, len(m.Workloads)),
@@ -149,6 +153,12 @@ func newCluster(m *availability.Model) *cluster {
 		}
 	}
 	c.placeProjected(pending)
+	c.ready = make([]int32, len(m.Workloads))
+	for _, p := range c.pods {
+		if p.wl >= 0 && p.ready && p.node >= 0 && !p.skip {
+			c.ready[p.wl]++
+		}
+	}
 	return c
 }
 
@@ -203,9 +213,35 @@ func requests(spec *corev1.PodSpec) resources {
 }
 
 // allowed is what budget b allows at once now: what the disruption controller would
-// say, less the ready pods the plan lost for good.
+// say (for an implicit budget, all ready pods but one), less the ready pods the plan lost
+// for good.
 func (c *cluster) allowed(b int) int32 {
+	if wl := b - len(c.m.Budgets); wl >= 0 {
+		return c.ready[wl] - 1 - c.lost[b]
+	}
 	return c.m.Budgets[b].Status.DisruptionsAllowed - c.lost[b]
+}
+
+// budgetOf returns the budget a drain of the pod counts against: its only
+// PodDisruptionBudget or, for a workload with several ready pods and no budget at all, an
+// implicit one that keeps one ready. That stops a plan from emptying a workload nobody
+// protected (article 004's loop of drains); holdfast drain's pacing keeps the same
+// promise. It returns -1 for pods no budget applies to.
+func (c *cluster) budgetOf(p *pod) int {
+	if p.budget >= 0 || len(p.member.Budgets) > 0 || p.wl < 0 || c.ready[p.wl] < 2 {
+		return p.budget
+	}
+	return len(c.m.Budgets) + int(p.wl)
+}
+
+// budgetRef names budget b: a PodDisruptionBudget, or the workload an implicit budget
+// protects.
+func (c *cluster) budgetRef(b int) snapshot.ObjectRef {
+	if wl := b - len(c.m.Budgets); wl >= 0 {
+		w := c.m.Workloads[wl]
+		return snapshot.ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}
+	}
+	return snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: c.m.Budgets[b].Namespace, Name: c.m.Budgets[b].Name}
 }
 
 // bind puts the pod on node n and counts it everywhere.

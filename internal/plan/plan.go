@@ -57,7 +57,8 @@ type Options struct {
 type Plan struct {
 	// Waves are drained one after the other. The nodes of one wave can be drained at the
 	// same time: no budget goes below its floor, counting the pods already unavailable
-	// and those earlier waves could not re-place, and every evicted pod fits somewhere.
+	// and those earlier waves could not re-place, no workload without a budget loses its
+	// last ready replica, and every evicted pod fits somewhere.
 	// Before the next wave starts, the evicted pods run Ready where the plan put them.
 	Waves []Wave `json:"waves"`
 	// Blocked lists the target nodes no wave drains, sorted by name, each with why.
@@ -155,9 +156,11 @@ type Reason struct {
 	Permanent bool `json:"permanent"`
 }
 
-// LowerBound is the fewest waves the drainable nodes need, whatever the order: a budget
-// that allows a disruptions and has pods on n of them needs ceil(n/a) waves, and
-// MaxConcurrent c needs ceil(nodes/c).
+// LowerBound is the fewest waves the drainable nodes need, whatever the order, as the
+// budgets as they are now impose it: a budget that allows a disruptions and has ready pods
+// on n of them needs at least ceil(n/a) waves, more when a node holds several of its pods
+// (see BudgetBound); MaxConcurrent c needs ceil(nodes/c). Pods moved by earlier waves
+// can make the best plan longer than the bound, never shorter.
 type LowerBound struct {
 	Waves int `json:"waves"`
 	// Budgets are the budgets that impose Waves, at most ten, sorted by namespace and
@@ -166,15 +169,20 @@ type LowerBound struct {
 	BudgetsAtBound int           `json:"budgetsAtBound"`
 }
 
-// BudgetBound is the waves one budget imposes.
+// BudgetBound is the waves one budget imposes. Kind is PodDisruptionBudget, or the kind
+// of a workload with no budget and several replicas, which the plan never empties: it
+// counts as a budget allowing all its ready pods but one.
 type BudgetBound struct {
+	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	// Nodes is how many drainable nodes hold its ready pods.
 	Nodes int `json:"nodes"`
 	// Allowed is the disruptions it allows at once.
 	Allowed int32 `json:"allowed"`
-	Waves   int   `json:"waves"`
+	// Waves is one per node holding more than Allowed of its pods, plus
+	// ceil(pods on the other nodes / Allowed), at least ceil(Nodes/Allowed).
+	Waves int `json:"waves"`
 }
 
 // maxBoundBudgets caps LowerBound.Budgets: on a large cluster thousands of budgets can

@@ -43,13 +43,12 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 	for i, n := range remaining {
 		n.rank = i
 	}
-	ready := c.readyPerWorkload()
+	// Every round drains a wave or blocks a node, so the loop ends.
 	for len(remaining) > 0 {
 		wave, moves := c.nextWave(remaining, opts, len(plan.Waves), blocked)
-		if len(wave) == 0 {
-			break
+		if len(wave) > 0 {
+			plan.Waves = append(plan.Waves, c.record(wave, moves))
 		}
-		plan.Waves = append(plan.Waves, c.record(wave, moves, ready))
 		remaining = slices.DeleteFunc(remaining, func(n *node) bool {
 			_, isBlocked := blocked[n]
 			return isBlocked || slices.Contains(wave, n)
@@ -84,7 +83,7 @@ func (c *cluster) demandsOf(n *node) []demand {
 		if p.skip || !p.ready {
 			continue
 		}
-		b := p.budget
+		b := c.budgetOf(p)
 		if b < 0 {
 			continue
 		}
@@ -249,9 +248,9 @@ func (c *cluster) exhausted(ds []demand, done int) []Reason {
 		if c.allowed(d.budget) > 0 {
 			continue
 		}
-		b := c.m.Budgets[d.budget]
+		ref := c.budgetRef(d.budget)
 		out = append(out, Reason{
-			Type: BudgetExhausted, Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name,
+			Type: BudgetExhausted, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name,
 			Message: fmt.Sprintf("after wave %d, %d of its pods cannot run anywhere, so it allows no disruption", done, c.lost[d.budget]),
 		})
 	}
@@ -298,7 +297,7 @@ func (c *cluster) evict(wave []*node, opts Options) (*undoLog, []failure) {
 			if p.bare {
 				// Forced: nothing recreates it.
 				m := &u.moves[len(u.moves)-1]
-				if b := p.budget; b >= 0 && p.ready {
+				if b := c.budgetOf(p); b >= 0 && p.ready {
 					c.lost[b]++
 					m.lost = b
 				}
@@ -376,7 +375,7 @@ func (c *cluster) roomReasons(failed []failure, done int) []Reason {
 		r.Message = after + "its replacement fits on no other node: " + describe(len(c.nodes), f.why)
 		if p.prof.companion {
 			r.Type = CompanionPending
-			r.Message = after + fmt.Sprintf("%s %s runs one pod per node, so the replacement stays Pending while the node is drained (%s)",
+			r.Message = after + fmt.Sprintf("%s %s runs one pod per node, so the replacement stays Pending while the node is drained, until it is uncordoned (%s)",
 				p.workload.Kind, p.workload.Name, describe(len(c.nodes), f.why))
 		}
 		if !slices.ContainsFunc(out, func(o Reason) bool { return o.Kind == r.Kind && o.Name == r.Name && o.Namespace == r.Namespace }) {
@@ -388,13 +387,16 @@ func (c *cluster) roomReasons(failed []failure, done int) []Reason {
 
 // record describes a wave that fits: its nodes, where its pods went, and the capacity
 // each workload keeps. ready is each workload's ready pods before the wave.
-func (c *cluster) record(wave []*node, moves []moved, ready []int32) Wave {
+func (c *cluster) record(wave []*node, moves []moved) Wave {
 	w := Wave{Nodes: make([]string, len(wave)), Capacity: []Capacity{}, Moves: make([]Move, len(moves))}
 	for i, n := range wave {
 		w.Nodes[i] = n.name
 	}
 	slices.Sort(w.Nodes)
 	evicted := map[int32]int32{}
+	// budget is the budget of the workload's evicted pods; pods under several budgets
+	// never get this far.
+	budget := map[int32]int{}
 	for i, m := range moves {
 		p := m.pod
 		w.Moves[i] = Move{Namespace: p.namespace, Pod: p.name, From: c.nodes[m.from].name}
@@ -403,16 +405,17 @@ func (c *cluster) record(wave []*node, moves []moved, ready []int32) Wave {
 		}
 		if m.ready && p.wl >= 0 {
 			evicted[p.wl]++
+			budget[p.wl] = c.budgetOf(p)
 		}
 	}
 	for wl, lost := range evicted {
 		wk := c.m.Workloads[wl]
-		if len(wk.Budgets) == 1 {
+		if b := budget[wl]; b >= 0 {
 			// The budget lets only this many go before replacements are Ready.
-			lost = min(lost, max(0, c.allowed(c.budgets[wk.Budgets[0]])))
+			lost = min(lost, max(0, c.allowed(b)))
 		}
 		w.Capacity = append(w.Capacity, Capacity{Kind: wk.Kind, Namespace: wk.Namespace, Name: wk.Name,
-			Desired: wk.Desired, Ready: ready[wl] - lost, Evicted: evicted[wl]})
+			Desired: wk.Desired, Ready: c.ready[wl] - lost, Evicted: evicted[wl]})
 	}
 	slices.SortFunc(w.Capacity, func(a, b Capacity) int {
 		// a.Ready/a.Desired < b.Ready/b.Desired, without division.
@@ -420,17 +423,6 @@ func (c *cluster) record(wave []*node, moves []moved, ready []int32) Wave {
 			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	return w
-}
-
-// readyPerWorkload counts each workload's ready, placed pods.
-func (c *cluster) readyPerWorkload() []int32 {
-	out := make([]int32, len(c.m.Workloads))
-	for _, p := range c.pods {
-		if p.wl >= 0 && p.ready && p.node >= 0 && !p.skip {
-			out[p.wl]++
-		}
-	}
-	return out
 }
 
 // staticReasons lists what stops the node's drain before any wave: the Eviction API's
@@ -530,7 +522,9 @@ func budgetSpec(b *availability.Budget) string {
 }
 
 // lowerBound computes the fewest waves the nodes need: ceil(nodes/MaxConcurrent), and
-// for each budget ceil(nodes holding its ready pods / disruptions it allows).
+// for each budget allowing a disruptions: one wave for each node holding more than a of
+// its ready pods (such a node shares its wave with no other node of the budget), plus
+// ceil(p/a) for the p pods on the other nodes.
 func (c *cluster) lowerBound(nodes []*node, opts Options) LowerBound {
 	if len(nodes) == 0 {
 		return LowerBound{}
@@ -539,29 +533,45 @@ func (c *cluster) lowerBound(nodes []*node, opts Options) LowerBound {
 	if opts.MaxConcurrent > 0 {
 		lb.Waves = (len(nodes) + opts.MaxConcurrent - 1) / opts.MaxConcurrent
 	}
-	holding := map[int]int{}
+	type load struct {
+		nodes, big int
+		pods       int32
+	}
+	loads := map[int]*load{}
 	for _, n := range nodes {
 		for _, d := range c.demands(n) {
-			holding[d.budget]++
+			l := loads[d.budget]
+			if l == nil {
+				l = &load{}
+				loads[d.budget] = l
+			}
+			l.nodes++
+			if d.pods > c.allowed(d.budget) {
+				l.big++
+			} else {
+				l.pods += d.pods
+			}
 		}
 	}
 	var bounds []BudgetBound
-	for b, count := range holding {
+	for b, l := range loads {
 		a := c.allowed(b)
-		if a <= 0 || count <= int(a) {
+		if a <= 0 {
 			continue
 		}
-		bb := BudgetBound{Namespace: c.m.Budgets[b].Namespace, Name: c.m.Budgets[b].Name, Nodes: count, Allowed: a,
-			Waves: (count + int(a) - 1) / int(a)}
-		switch {
-		case bb.Waves > lb.Waves:
-			lb.Waves, bounds = bb.Waves, []BudgetBound{bb}
-		case bb.Waves == lb.Waves:
-			bounds = append(bounds, bb)
+		waves := l.big + int((l.pods+a-1)/a)
+		if waves < 2 || waves < lb.Waves {
+			continue
 		}
+		ref := c.budgetRef(b)
+		bb := BudgetBound{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Nodes: l.nodes, Allowed: a, Waves: waves}
+		if waves > lb.Waves {
+			lb.Waves, bounds = waves, bounds[:0]
+		}
+		bounds = append(bounds, bb)
 	}
 	slices.SortFunc(bounds, func(a, b BudgetBound) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
 	})
 	lb.BudgetsAtBound = len(bounds)
 	lb.Budgets = bounds[:min(len(bounds), maxBoundBudgets)]

@@ -1,0 +1,401 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+)
+
+// capacityRows caps the workloads shown per wave in the table: the most hurt come first,
+// and on a large cluster a wave touches thousands.
+const capacityRows = 5
+
+// NewPlanCommand returns `holdfast plan` with its drain and failure subcommands.
+func NewPlanCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Plan node drains and see what node or zone failures would do",
+		Long: `Plan from a live cluster (the current kube context) or from manifests and a nodes file
+(Node objects among the -f inputs). Nothing is changed.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newPlanDrainCommand(streams, flags), newPlanFailureCommand(streams, flags))
+	return cmd
+}
+
+// planInput is what both plan subcommands read: manifests or the cluster, at a time.
+type planInput struct {
+	Filenames []string
+	Output    string
+	// Now is the clock; budgets count pods evicted in the last two minutes as disrupted.
+	Now func() time.Time
+
+	configFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+}
+
+func (in *planInput) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringSliceVarP(&in.Filenames, "filename", "f", nil, "manifest files or folders (Node objects included) to plan on instead of the cluster; - reads stdin")
+	cmd.Flags().StringVarP(&in.Output, "output", "o", "table", "output format: table or json")
+}
+
+func (in *planInput) validate() error {
+	if in.Output != "table" && in.Output != "json" {
+		return fmt.Errorf("unknown output format %q: use table or json", in.Output)
+	}
+	return nil
+}
+
+// load reads the snapshot the way audit does, from every namespace: a drain moves pods of
+// all of them. Pieces of input that cannot be read are reported on ErrOut and counted,
+// for inputError to turn into the exit code after the output.
+func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) {
+	a := &AuditOptions{Filenames: in.Filenames, configFlags: in.configFlags, namespace: metav1.NamespaceAll, IOStreams: in.IOStreams}
+	snap, problems, err := a.load(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, p := range problems {
+		fmt.Fprintln(in.ErrOut, "holdfast: skipped:", p.Error())
+	}
+	if len(snap.Nodes) == 0 {
+		return nil, 0, errors.New("no Node in the input: add a nodes file with -f, e.g. the output of kubectl get nodes -o yaml")
+	}
+	return snap, len(problems), nil
+}
+
+// inputError is the error for input that could not all be read, or nil.
+func inputError(problems int) error {
+	if problems == 0 {
+		return nil
+	}
+	return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("%d piece(s) of input could not be read; the rest was planned", problems)}
+}
+
+func (in *planInput) printJSON(v any) error {
+	enc := json.NewEncoder(in.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// PlanDrainOptions holds the flags and collaborators of `holdfast plan drain`.
+type PlanDrainOptions struct {
+	Nodes              []string
+	Selector           string
+	All                bool
+	MaxConcurrent      int
+	Uncordon           bool
+	Force              bool
+	DeleteEmptyDirData bool
+
+	selector labels.Selector
+	planInput
+}
+
+func newPlanDrainCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	o := &PlanDrainOptions{planInput: planInput{IOStreams: streams, configFlags: flags, Now: time.Now}}
+	cmd := &cobra.Command{
+		Use:   "drain NODE... | --selector SEL | --all",
+		Short: "Order nodes into waves that drain without breaking a budget, and explain the rest",
+		Long: `Plan the drain of nodes: waves of nodes that can be drained at the same time without any
+PodDisruptionBudget going below its floor (counting pods already unavailable and pods
+under several budgets) and with every evicted pod fitting on another node, as a small
+scheduling simulation judges it (requests, taints, node selectors and affinity, required
+anti-affinity, DoNotSchedule topology spread, cordoned nodes). Waves run one after the
+other; before the next starts, the evicted pods run Ready where the plan put them.
+
+Drained nodes stay cordoned for the rest of the plan, as holdfast drain leaves them, so
+later waves have less room; --uncordon plans a rolling upgrade instead, where each node
+comes back empty after its wave.
+
+Each wave lists the workloads it hurts most with their ready replicas against those asked
+for (a workload under a budget loses at most what the budget allows at once). Each node
+that cannot be drained is listed with every reason: a budget with nothing to give now or
+ever (a single replica under minAvailable 1), a pod under two budgets, a pod with no
+controller or with emptyDir data, an unready pod its budget will not let go, no room for
+an evicted pod, or a one-per-node companion that would stay Pending.
+
+The lower bound is the fewest waves any order could reach: a budget allowing a
+disruptions with pods on n nodes needs ceil(n/a) waves.
+
+Exit codes: 0 every node is in a wave, 1 error (bad flags, unreadable input, cluster
+unreachable), 2 some node is blocked.`,
+		Example: `  # Every node of the cluster, two at a time at most.
+  holdfast plan drain --all --max-concurrent 2
+
+  # A node pool, as a rolling upgrade that brings each node back.
+  holdfast plan drain --selector pool=blue --uncordon
+
+  # From manifests and a nodes file, as JSON.
+  kubectl get nodes -o yaml > nodes.yaml
+  holdfast plan drain --all -f manifests/ -f nodes.yaml -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Nodes = args
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return o.Run(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Selector, "selector", "l", "", "plan the nodes with these labels, besides any named")
+	f.BoolVar(&o.All, "all", false, "plan every node")
+	f.IntVar(&o.MaxConcurrent, "max-concurrent", 0, "most nodes in one wave (0: as many as the budgets allow)")
+	f.BoolVar(&o.Uncordon, "uncordon", false, "nodes come back empty and schedulable after their wave (a rolling upgrade)")
+	f.BoolVar(&o.Force, "force", false, "pods with no controller may be evicted (and are lost)")
+	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "pods with emptyDir volumes may be evicted")
+	o.addFlags(cmd)
+	return cmd
+}
+
+// Complete parses the selector.
+func (o *PlanDrainOptions) Complete() error {
+	if o.Selector == "" {
+		return nil
+	}
+	sel, err := labels.Parse(o.Selector)
+	if err != nil {
+		return fmt.Errorf("--selector: %w", err)
+	}
+	o.selector = sel
+	return nil
+}
+
+// Validate checks the flags.
+func (o *PlanDrainOptions) Validate() error {
+	if len(o.Nodes) == 0 && o.Selector == "" && !o.All {
+		return errors.New("name at least one node, or give --selector or --all")
+	}
+	if o.MaxConcurrent < 0 {
+		return fmt.Errorf("--max-concurrent must not be negative, not %d", o.MaxConcurrent)
+	}
+	return o.validate()
+}
+
+// drainReport is the JSON form of a plan: waves as lists of node names, the capacity of
+// each wave alongside.
+type drainReport struct {
+	Waves      [][]string        `json:"waves"`
+	Blocked    []plan.Blocker    `json:"blocked"`
+	LowerBound plan.LowerBound   `json:"lowerBound"`
+	Capacity   [][]plan.Capacity `json:"capacity"`
+}
+
+// Run loads the snapshot, plans and prints the plan.
+func (o *PlanDrainOptions) Run(ctx context.Context) error {
+	snap, problems, err := o.load(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := plan.DrainWaves(snap, o.Now(), plan.Targets{Names: o.Nodes, Selector: o.selector, All: o.All},
+		plan.Options{MaxConcurrent: o.MaxConcurrent, Uncordon: o.Uncordon, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData})
+	if err != nil {
+		return err
+	}
+	if o.Output == "json" {
+		r := drainReport{Waves: [][]string{}, Blocked: p.Blocked, LowerBound: p.LowerBound, Capacity: [][]plan.Capacity{}}
+		for _, w := range p.Waves {
+			r.Waves = append(r.Waves, w.Nodes)
+			r.Capacity = append(r.Capacity, w.Capacity)
+		}
+		err = o.printJSON(r)
+	} else {
+		err = o.printTable(p)
+	}
+	switch {
+	case err != nil:
+		return err
+	case problems > 0:
+		return inputError(problems)
+	case len(p.Blocked) > 0:
+		return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("%s cannot be drained", count(len(p.Blocked), "node"))}
+	}
+	return nil
+}
+
+func (o *PlanDrainOptions) printTable(p *plan.Plan) error {
+	w := &errWriter{w: o.Out}
+	nodes := 0
+	for i, wave := range p.Waves {
+		nodes += len(wave.Nodes)
+		printWords(w, fmt.Sprintf("Wave %d (%s):", i+1, count(len(wave.Nodes), "node")), wave.Nodes)
+		for j, c := range wave.Capacity {
+			if j == capacityRows {
+				w.println(fmt.Sprintf("  ... and %s more", count(len(wave.Capacity)-capacityRows, "workload")))
+				break
+			}
+			w.println(row(c.Kind+"/"+c.Namespace+"/"+c.Name, fmt.Sprintf("%d/%d ready, %d evicted", c.Ready, c.Desired, c.Evicted)))
+		}
+	}
+	for _, b := range p.Blocked {
+		w.println("Blocked: " + b.Node)
+		for _, r := range b.Reasons {
+			when := "until it changes"
+			if !r.Permanent {
+				when = "for now"
+			}
+			w.println(fmt.Sprintf("  %s %s, %s", r.Type, strings.TrimPrefix(r.Kind+"/"+r.Namespace+"/"+r.Name, "/"), when))
+			for _, line := range wrap(r.Message, tableWidth-4) {
+				w.println("    " + line)
+			}
+		}
+	}
+	if len(p.Waves)+len(p.Blocked) > 0 {
+		w.println("")
+	}
+	summary := fmt.Sprintf("%s in %s", count(nodes, "node"), count(len(p.Waves), "wave"))
+	if len(p.Blocked) > 0 {
+		summary += fmt.Sprintf("; %s blocked", count(len(p.Blocked), "node"))
+	}
+	summary += fmt.Sprintf(". Lower bound: %s", count(p.LowerBound.Waves, "wave"))
+	switch lb := p.LowerBound; {
+	case len(lb.Budgets) > 0:
+		b := lb.Budgets[0]
+		what := fmt.Sprintf("%s %s/%s", b.Kind, b.Namespace, b.Name)
+		if b.Kind != snapshot.KindPodDisruptionBudget {
+			what += ", with no budget, keeps one ready and"
+		}
+		summary += fmt.Sprintf(" (%s has pods on %s and lets %d go at once", what, count(b.Nodes, "node"), b.Allowed)
+		if lb.BudgetsAtBound > 1 {
+			summary += fmt.Sprintf("; %d more need as many", lb.BudgetsAtBound-1)
+		}
+		summary += ")"
+	case o.MaxConcurrent > 0 && lb.Waves > 1:
+		summary += fmt.Sprintf(" (at most %s at a time)", count(o.MaxConcurrent, "node"))
+	}
+	for _, line := range wrap(summary+".", tableWidth) {
+		w.println(line)
+	}
+	return w.err
+}
+
+// row lays out an object and what happens to it on one line of tableWidth, or on two
+// when the object's name is long.
+func row(object, what string) string {
+	const objectWidth = 50
+	if len(object) <= objectWidth {
+		return fmt.Sprintf("  %-*s  %s", objectWidth, object, what)
+	}
+	return fmt.Sprintf("  %s\n  %*s  %s", object, objectWidth, "", what)
+}
+
+// printWords prints a heading followed by words, wrapped within tableWidth and indented
+// under the first word.
+func printWords(w *errWriter, heading string, words []string) {
+	lines := wrap(heading+" "+strings.Join(words, " "), tableWidth-2)
+	for i, line := range lines {
+		if i > 0 {
+			line = "  " + line
+		}
+		w.println(line)
+	}
+}
+
+// PlanFailureOptions holds the flags and collaborators of `holdfast plan failure`.
+type PlanFailureOptions struct {
+	Zone bool
+	planInput
+}
+
+func newPlanFailureCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	o := &PlanFailureOptions{planInput: planInput{IOStreams: streams, configFlags: flags, Now: time.Now}}
+	cmd := &cobra.Command{
+		Use:   "failure [--zone]",
+		Short: "Show the workloads each node's (or zone's) loss would take down or below half",
+		Long: `For each node, or with --zone each zone, list the workloads whose sudden loss of that
+node or zone would leave no replica running, or fewer than half of those they ask for.
+Budgets do not help here: a crash is not an eviction. DaemonSets are left out, their
+pods serve their own node. From manifests, replicas are first placed the way the
+scheduler spreads them.
+
+Exit codes: 0 no single failure leaves a workload without a replica, 1 error, 2 some
+failure would.`,
+		Example: `  holdfast plan failure
+  holdfast plan failure --zone -o json
+  holdfast plan failure -f manifests/ -f nodes.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return o.Run(ctx)
+		},
+	}
+	cmd.Flags().BoolVar(&o.Zone, "zone", false, "fail whole zones (topology.kubernetes.io/zone) instead of nodes")
+	o.addFlags(cmd)
+	return cmd
+}
+
+// Run loads the snapshot and prints what each failure does.
+func (o *PlanFailureOptions) Run(ctx context.Context) error {
+	snap, problems, err := o.load(ctx)
+	if err != nil {
+		return err
+	}
+	failures := plan.Failures(snap, o.Now(), o.Zone)
+	if o.Output == "json" {
+		err = o.printJSON(failures)
+	} else {
+		err = o.printTable(failures)
+	}
+	if err != nil {
+		return err
+	}
+	if problems > 0 {
+		return inputError(problems)
+	}
+	for _, f := range failures {
+		for _, l := range f.Losses {
+			if l.All {
+				return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("losing %s %s leaves %s/%s/%s with no replica", f.Topology, f.Domain, l.Kind, l.Namespace, l.Name)}
+			}
+		}
+	}
+	return nil
+}
+
+func (o *PlanFailureOptions) printTable(failures []plan.Failure) error {
+	w := &errWriter{w: o.Out}
+	topology := plan.TopologyNode
+	if o.Zone {
+		topology = plan.TopologyZone
+	}
+	if len(failures) == 0 {
+		w.println(fmt.Sprintf("No single %s's loss takes any workload below half of its replicas.", topology))
+		return w.err
+	}
+	for _, f := range failures {
+		w.println(fmt.Sprintf("Losing %s %s:", f.Topology, f.Domain))
+		for _, l := range f.Losses {
+			left := fmt.Sprintf("%d/%d left", l.Running-l.Lost, l.Desired)
+			if l.All {
+				left = fmt.Sprintf("0/%d left, down", l.Desired)
+			}
+			w.println(row(l.Kind+"/"+l.Namespace+"/"+l.Name, left))
+		}
+	}
+	return w.err
+}
