@@ -284,3 +284,52 @@ func findCondition(cs []metav1.Condition, typ string) *metav1.Condition {
 	}
 	return nil
 }
+
+// Article 004's maintenance windows: outside every window the budget allows nothing, so
+// a drain is refused; when the window opens, by the clock alone, the same drain goes.
+func TestWindowClosedBlocksOpenAllows(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	// A window that opens at the start of the next whole minute (the one after, when
+	// that is too close to see it closed first) and stays open for two.
+	opens := time.Now().UTC().Truncate(time.Minute).Add(time.Minute)
+	if time.Until(opens) < 10*time.Second {
+		opens = opens.Add(time.Minute)
+	}
+	p := e.policy("maint", func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.MaintenanceWindows = []holdfastv1alpha1.MaintenanceWindow{{
+			Schedule: fmt.Sprintf("%d %d * * *", opens.Minute(), opens.Hour()),
+			Duration: metav1.Duration{Duration: 2 * time.Minute},
+		}}
+	})
+	d := e.deployment("maint", "maint", 3)
+	e.waitBudget(deploy, "maint", "maxUnavailable 0 while closed", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 0
+	})
+	e.WaitBudget(disruptionBudget("maint"), 0)
+	cur := &holdfastv1alpha1.DisruptionPolicy{}
+	if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(p), cur); err != nil {
+		t.Fatal(err)
+	}
+	if c := findCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionWindowOpen); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("WindowOpen = %+v, want False", c)
+	}
+	if w := cur.Status.Window; w == nil || w.Open || w.NextOpening == nil || !w.NextOpening.Time.Equal(opens) {
+		t.Errorf("status.window = %+v, want closed until %s", w, opens)
+	}
+	pods, err := e.Pods(e.Ctx, framework.SelectorOf(d))
+	if err != nil || len(pods) == 0 {
+		t.Fatalf("pods: %v %v", pods, err)
+	}
+	victim := &pods[0]
+	if err := e.Evict(e.Ctx, victim); err == nil {
+		t.Fatal("eviction accepted outside every maintenance window")
+	}
+
+	// No edit: the window opens on time and the drain proceeds.
+	waited := e.evictUntil(victim, time.Until(opens)+settle)
+	t.Logf("eviction accepted %s after the window opened", time.Since(opens).Round(time.Millisecond))
+	if time.Now().Before(opens) {
+		t.Errorf("eviction accepted before the window opened (after %s)", waited)
+	}
+}
