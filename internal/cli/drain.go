@@ -43,6 +43,7 @@ type DrainOptions struct {
 	Force                 bool
 	DeleteEmptyDirData    bool
 	CoordinationNamespace string
+	WaveByWave            bool
 
 	// Clock drives waits and timestamps; tests give a fake one.
 	Clock clock.WithTicker
@@ -79,10 +80,11 @@ computes from the cluster as it is (no budget below its floor, every evicted pod
 somewhere, at most --max-concurrent nodes a wave), the nodes it finds blocked last, so
 that each says what stops it. A node starts as soon as a slot is free, without waiting
 for the rest of its wave: one whose workloads are all free goes first, the lightest
-first, and pacing keeps each budget whole. Until its turn, each node carries the taint holdfast.dev/drain-queued
-with effect PreferNoSchedule, so that replacements land on nodes already drained rather
-than on nodes that would have to move them again; the taint goes when the node is
-cordoned, and from every node when the run ends.
+first, and pacing keeps each budget whole. --wave-by-wave follows the waves strictly
+instead, as --dry-run prints them. Until its turn, each node carries the taint
+holdfast.dev/drain-queued with effect PreferNoSchedule, so that replacements land on
+nodes already drained rather than on nodes that would have to move them again; the
+taint goes when the node is cordoned, and from every node when the run ends.
 
 A refused eviction (429) is retried with backoff, honouring Retry-After, and the budget
 that refused it is named. A budget that can never allow an eviction (minAvailable 1 on
@@ -140,6 +142,7 @@ again to resume.`,
 	f.BoolVar(&o.Force, "force", false, "also evict pods that no controller will recreate")
 	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "also evict pods with emptyDir volumes, whose data is lost")
 	f.StringVar(&o.CoordinationNamespace, "coordination-namespace", metav1.NamespaceSystem, "namespace of the slot Leases")
+	f.BoolVar(&o.WaveByWave, "wave-by-wave", false, "drain the planner's waves one after the other, as --dry-run prints them, each finished before the next starts (slower)")
 	return cmd
 }
 
@@ -226,7 +229,11 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		Report: progress.event,
 	}
 	start := o.Clock.Now()
-	res := d.Run(ctx, drain.InOneWave(drain.WavesOf(p)))
+	waves := drain.WavesOf(p)
+	if !o.WaveByWave {
+		waves = drain.InOneWave(waves)
+	}
+	res := d.Run(ctx, waves)
 	progress.finish()
 	if err := o.summary(res, o.Clock.Since(start), ctx.Err() != nil); err != nil {
 		return err
