@@ -421,6 +421,59 @@ func TestSeveralNodesInOneRun(t *testing.T) {
 	}
 }
 
+// --wave-by-wave drains the waves --dry-run printed, one after the other: no node of a
+// wave is cordoned before every node of the wave before it has lost its last pod.
+func TestWaveByWaveFollowsTheDryRun(t *testing.T) {
+	f := framework.New(t)
+	for _, name := range []string{"web", "api"} {
+		d := f.Deployment(name, 3)
+		framework.HostnameAntiAffinity(d)
+		f.Create(d)
+		f.Create(f.PDB(name+"-pdb", name, 1))
+		f.WaitReady(d)
+		f.WaitBudget(name+"-pdb", 1)
+	}
+	// Three of six nodes: the other three keep room for three replicas that refuse to
+	// share a node.
+	nodes := f.Nodes[:3]
+	uncordonAtEnd(f, nodes...)
+	args := append([]string{"drain", "--max-concurrent", "2", "--coordination-namespace", f.Namespace, "--timeout", "3m"}, nodes...)
+
+	dry := holdfast(f.Ctx, f, append(args, "--dry-run")...)
+	dry.wait(t, time.Minute)
+	t.Logf("dry run, exit %d:\n%s", dry.code, dry.output())
+	var waves [][]string
+	for _, line := range strings.Split(dry.out.String(), "\n") {
+		if _, rest, ok := strings.Cut(line, "Wave "); ok && !strings.HasPrefix(line, " ") {
+			_, names, _ := strings.Cut(rest, ": ")
+			waves = append(waves, strings.Split(names, ", "))
+		}
+	}
+	if dry.code != cli.ExitOK || len(waves) == 0 {
+		t.Fatalf("the dry run exited %d with waves %v; want 0 and a plan", dry.code, waves)
+	}
+
+	tl := watchTimeline(t, f, nodes)
+	r := holdfast(f.Ctx, f, append(args, "--wave-by-wave")...)
+	r.wait(t, 4*time.Minute)
+	t.Logf("exit %d:\n%s", r.code, r.output())
+	if r.code != cli.ExitOK {
+		t.Fatalf("exit code %d, want 0", r.code)
+	}
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	for i := 1; i < len(waves); i++ {
+		for _, prev := range waves[i-1] {
+			for _, n := range waves[i] {
+				if end, ok := tl.lastGone[prev]; ok && tl.cordoned[n].Before(end) {
+					t.Errorf("node %s of wave %d was cordoned before node %s of wave %d lost its last pod", n, i+1, prev, i)
+				}
+			}
+		}
+	}
+	t.Logf("waves %v", waves)
+}
+
 // kubectl's rules and the Eviction API's 500: a pod with no controller needs --force, a
 // pod with emptyDir data needs --delete-emptydir-data, and a pod under two budgets is
 // stopped with both budgets named. The drain evicts everything else and exits 3.
