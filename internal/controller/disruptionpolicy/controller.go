@@ -158,9 +158,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 
 	var evs []record
 	if !equality.Semantic.DeepEqual(p.Status, d.Status) {
-		patched := p.DeepCopy()
-		patched.Status = d.Status
-		if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(p)); err != nil {
+		// The whole status, not a diff against the cached one: a diff leaves out counts
+		// that are zero in both, and the apiserver then never shows them.
+		patch, err := json.Marshal(map[string]any{"status": d.Status})
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("encoding status of DisruptionPolicy %s: %w", klog.KObj(p), err)
+		}
+		if err := r.client.Status().Patch(ctx, p.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("patching status of DisruptionPolicy %s: %w", klog.KObj(p), err)
 		}
 		r.patchedFrom.Store(req.NamespacedName, p.ResourceVersion)

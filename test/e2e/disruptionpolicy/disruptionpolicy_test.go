@@ -117,6 +117,11 @@ func TestUserBudgetLeftAloneAndConflictReported(t *testing.T) {
 	if c := findCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionConflicted); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Conflicted condition = %+v, want True", c)
 	}
+	out := e.kubectlGet("disruptionpolicies")
+	t.Logf("kubectl get disruptionpolicies:\n%s", out)
+	if !strings.Contains(out, "CONFLICTING") {
+		t.Errorf("kubectl get shows no printer columns:\n%s", out)
+	}
 	if pdb, err := e.budget(e.Ctx, deploy, "api"); err != nil || pdb != nil {
 		t.Fatalf("holdfast created a second budget over the same pods: %v %v", pdb, err)
 	}
@@ -130,6 +135,7 @@ func TestUserBudgetLeftAloneAndConflictReported(t *testing.T) {
 	}
 	e.waitBudget(deploy, "api", "created once the user's budget is gone", func(*policyv1.PodDisruptionBudget) bool { return true })
 	e.waitState(p, deploy, "api", holdfastv1alpha1.WorkloadBudgeted)
+	t.Logf("kubectl get disruptionpolicies,pdb -o wide:\n%s", e.kubectlGet("disruptionpolicies,pdb", "-o", "wide"))
 }
 
 // Article 000's first approach done right: a DaemonSet's budget is the integer
@@ -265,14 +271,58 @@ func TestProtectBlocksThenEscapes(t *testing.T) {
 	if err := e.Evict(e.Ctx, pod); err == nil {
 		t.Fatal("the eviction of a protected single replica was accepted at once")
 	}
+	e.waitBudget(deploy, "db", "blocked-since recorded", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Annotations[holdfastv1alpha1.BlockedSinceAnnotation] != ""
+	})
+	pdb, err := e.budget(e.Ctx, deploy, "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	since, err := time.Parse(time.RFC3339Nano, pdb.Annotations[holdfastv1alpha1.BlockedSinceAnnotation])
+	if err != nil {
+		t.Fatal(err)
+	}
 	waited := e.evictUntil(pod, escapeAfter+settle)
-	t.Logf("eviction accepted %s after the cordon (escapeAfter %s)", time.Since(start).Round(time.Millisecond), escapeAfter)
+	t.Logf("drain seen %s after the cordon; eviction accepted %s after the cordon (escapeAfter %s)", since.Sub(start).Round(time.Millisecond), time.Since(start).Round(time.Millisecond), escapeAfter)
 	if waited < escapeAfter-2*time.Second {
 		t.Errorf("eviction accepted after %s, before escapeAfter %s", waited, escapeAfter)
 	}
 	note := e.waitEvent(p, "DrainEscaped")
 	if !strings.Contains(note, pod.Spec.NodeName) {
 		t.Errorf("DrainEscaped %q does not name the node", note)
+	}
+	// The replacement, on a node nobody drains, is protected again.
+	e.waitBudget(deploy, "db", "minAvailable 1 again, not blocked", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 1 && pdb.Annotations[holdfastv1alpha1.BlockedSinceAnnotation] == ""
+	})
+	e.waitState(p, deploy, "db", holdfastv1alpha1.WorkloadProtected)
+}
+
+// The control for the Surge test: the same drain of a single replica without a surge
+// (singleReplica: Skip) leaves no Ready pod while the replacement starts, and the
+// 200 ms watcher sees it. Without this, zero samples at zero Ready would prove nothing.
+func TestWatcherSeesDowntimeWithoutSurge(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy("single", nil)
+	d := e.deployment("single", "single", 1)
+	e.waitState(p, deploy, "single", holdfastv1alpha1.WorkloadSkipped)
+	pod := e.onlyPod(d)
+
+	watch := e.watchReady(framework.SelectorOf(d), 200*time.Millisecond)
+	e.Cordon(pod.Spec.NodeName)
+	e.evictUntil(pod, settle)
+	e.Eventually(settle, "the replacement Ready", func(ctx context.Context) (bool, error) {
+		pods, err := e.Pods(ctx, framework.SelectorOf(d))
+		if err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Name != pod.Name && framework.PodReady(&p) }), nil
+	})
+	samples, zero, _ := watch.Stop()
+	t.Logf("%d samples every 200ms, %d at zero Ready", samples, zero)
+	if zero == 0 {
+		t.Errorf("the watcher saw no time at zero Ready in a drain without surge (%d samples)", samples)
 	}
 }
 

@@ -5,7 +5,9 @@ package disruptionpolicy
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -289,4 +291,19 @@ func (e *env) timeToBudget(d *appsv1.Deployment, replicas int32, created bool) t
 	}
 	e.T.Fatalf("no budget %s seen (created=%t) within %s", name, created, settle)
 	return 0
+}
+
+// kubectlGet returns what the testbed's kubectl prints for `get args...` in the test's
+// namespace.
+func (e *env) kubectlGet(args ...string) string {
+	e.T.Helper()
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	out, err := exec.Command(kubectl, append([]string{"--kubeconfig", e.Kubeconfig, "-n", e.Namespace, "get"}, args...)...).CombinedOutput()
+	if err != nil {
+		e.T.Fatalf("kubectl get %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }
