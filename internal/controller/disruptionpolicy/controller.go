@@ -46,6 +46,10 @@ const Name = "disruptionpolicy"
 // drained wakes only the policies that act on drains.
 const strategyIndex = "spec.singleReplica"
 
+// surgingIndex indexes Deployments that carry the surge annotation, so that a reconcile
+// finds the namespace's surges without listing its Deployments.
+const surgingIndex = "holdfast.dev/surging"
+
 // cacheLagRetry is how soon a reconcile that found its own status patch not yet in the
 // cache tries again.
 const cacheLagRetry = 200 * time.Millisecond
@@ -92,6 +96,14 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	}); err != nil {
 		return fmt.Errorf("indexing DisruptionPolicies by strategy: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1.Deployment{}, surgingIndex, func(o client.Object) []string {
+		if _, ok := o.GetAnnotations()[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]; ok {
+			return []string{"true"}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing surging Deployments: %w", err)
+	}
 	inNamespace := handler.EnqueueRequestsFromMapFunc(r.policiesInNamespace)
 	specOrLabels := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))
 	return ctrl.NewControllerManagedBy(mgr).
@@ -116,7 +128,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName)
 			r.patchedFrom.Delete(req.NamespacedName)
-			return ctrl.Result{}, r.deleteBudgetsOf(ctx, req.NamespacedName)
+			return ctrl.Result{}, r.cleanUpAfter(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, fmt.Errorf("getting DisruptionPolicy %s: %w", req.NamespacedName, err)
 	}
@@ -205,6 +217,9 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 	if err := r.client.List(ctx, budgets, ns); err != nil {
 		return obs, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
 	}
+	if obs.Surging, err = r.surging(ctx, p.Namespace); err != nil {
+		return obs, err
+	}
 	obs.Budgets = budgets.Items
 	for i := range obs.Workloads {
 		w := &obs.Workloads[i]
@@ -216,6 +231,11 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		}
 	}
 	return obs, nil
+}
+
+// surging lists the namespace's Deployments in the middle of a surge, from the index.
+func (r *reconciler) surging(ctx context.Context, namespace string) ([]Workload, error) {
+	return r.listWorkloads(ctx, holdfastv1alpha1.KindDeployment, client.InNamespace(namespace), client.MatchingFields{surgingIndex: "true"})
 }
 
 func selectedKinds(p *holdfastv1alpha1.DisruptionPolicy) []string {
@@ -397,9 +417,22 @@ func (r *reconciler) annotatePod(ctx context.Context, namespace string, a PodAnn
 	return nil
 }
 
-// deleteBudgetsOf deletes the budgets a deleted policy managed; another policy that
-// selects the same workloads recreates theirs, woken by the deletions.
-func (r *reconciler) deleteBudgetsOf(ctx context.Context, key types.NamespacedName) error {
+// cleanUpAfter deletes the budgets a deleted policy managed (another policy that selects
+// the same workloads recreates theirs, woken by the deletions) and ends its surges.
+func (r *reconciler) cleanUpAfter(ctx context.Context, key types.NamespacedName) error {
+	policies := &holdfastv1alpha1.DisruptionPolicyList{}
+	if err := r.client.List(ctx, policies, client.InNamespace(key.Namespace)); err != nil {
+		return fmt.Errorf("listing DisruptionPolicies: %w", err)
+	}
+	surging, err := r.surging(ctx, key.Namespace)
+	if err != nil {
+		return err
+	}
+	for _, s := range OrphanedSurges(policies.Items, surging) {
+		if err := r.scale(ctx, key.Namespace, s); err != nil {
+			return err
+		}
+	}
 	budgets := &policyv1.PodDisruptionBudgetList{}
 	if err := r.client.List(ctx, budgets, client.InNamespace(key.Namespace), client.MatchingLabels{holdfastv1alpha1.PolicyLabel: key.Name}); err != nil {
 		return fmt.Errorf("listing budgets of deleted DisruptionPolicy %s: %w", key, err)

@@ -74,7 +74,10 @@ type Observed struct {
 	Pods map[string][]Pod
 	// Nodes are the nodes of those pods.
 	Nodes map[string]*corev1.Node
-	Now   time.Time
+	// Surging are the namespace's Deployments that carry the surge annotation, selected
+	// or not: a surge whose policy went away must still end.
+	Surging []Workload
+	Now     time.Time
 }
 
 // Scale changes a Deployment's replicas and its surge annotation in one write.
@@ -102,6 +105,22 @@ type Decision struct {
 	PodAnnotations []PodAnnotation
 	Status         holdfastv1alpha1.DisruptionPolicyStatus
 	RequeueAfter   time.Duration
+}
+
+// OrphanedSurges returns the scales that end the surges no policy selects any more (the
+// policy was deleted or its selector changed): back to the original size at once, since
+// nothing is left to wait for the drain on their behalf.
+func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Workload) []Scale {
+	var out []Scale
+	for i := range surging {
+		w := &surging[i]
+		original, ok := surgeOriginal(w)
+		if !ok || winnerOf(policies, w) != "" {
+			continue
+		}
+		out = append(out, Scale{Name: w.Name, Replicas: original})
+	}
+	return out
 }
 
 // Selects reports whether policy p selects workload w: its kind is listed and its labels
@@ -206,6 +225,7 @@ func Decide(o Observed) Decision {
 			requeue(&d, win.nextOpening.Sub(o.Now))
 		}
 	}
+	d.Scales = OrphanedSurges(o.Policies, o.Surging)
 	wanted := map[string]bool{}
 	var outs []holdfastv1alpha1.WorkloadStatus
 	for i := range o.Workloads {

@@ -126,6 +126,7 @@ func TestDecide(t *testing.T) {
 		budgets  []policyv1.PodDisruptionBudget
 		pods     map[string][]Pod
 		nodes    map[string]*corev1.Node
+		surging  []Workload
 		want     result
 		wantCond map[string]string // condition type -> reason
 	}{
@@ -242,7 +243,7 @@ func TestDecide(t *testing.T) {
 		"zero replicas: nothing to budget": {
 			policy: policy("p", time.Hour, nil),
 			work:   []Workload{workload(holdfastv1alpha1.KindDeployment, "idle", 0)},
-			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "idle", State: holdfastv1alpha1.WorkloadSkipped, Message: "no replicas: nothing to budget"}}},
+			want:   result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "idle", State: holdfastv1alpha1.WorkloadSkipped, Message: "no replicas: nothing to budget"}}},
 		},
 		"surge: quiet node, minAvailable 1 and nothing else": {
 			policy: policy("p", time.Hour, surge),
@@ -396,6 +397,14 @@ func TestDecide(t *testing.T) {
 					Message: "blocks the drain of node n1 (no escapeAfter)"}},
 			},
 		},
+		"a surge no policy selects any more is ended at once": {
+			policy: policy("p", time.Hour, surge),
+			surging: []Workload{
+				{Kind: "Deployment", Name: "orphan", Labels: map[string]string{"tier": "batch"}, Replicas: 2, Annotations: map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: "1"}},
+				{Kind: "Deployment", Name: "owned", Labels: map[string]string{"tier": "web"}, Replicas: 2, Annotations: map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: "1"}},
+			},
+			want: result{Scales: []Scale{{Name: "orphan", Replicas: 1}}},
+		},
 		"invalid selector: nothing selected, nothing deleted": {
 			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 				s.Selector = metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}
@@ -415,6 +424,7 @@ func TestDecide(t *testing.T) {
 				Budgets:   tc.budgets,
 				Pods:      tc.pods,
 				Nodes:     tc.nodes,
+				Surging:   tc.surging,
 				Now:       now,
 			}
 			policyBefore := p.DeepCopy()
