@@ -42,6 +42,9 @@ type cluster struct {
 	profiles map[*availability.Workload]*profile
 	groups   map[string]*group
 	domains  map[string]*domains
+	// classes are the colours of the planned order, for the placer to put pods where
+	// they take no room from a later wave.
+	classes []*class
 }
 
 type resources struct{ cpu, memory, pods int64 }
@@ -64,9 +67,10 @@ type node struct {
 	// queued is true for a target node not drained yet: replacements go there last,
 	// since they would have to move again.
 	queued bool
-	// rank is the node's place in the planned order: replacements go to the nodes
-	// drained last.
-	rank int
+	// rank is the node's place in the planned order, class its colour: replacements go
+	// to the nodes drained last.
+	rank  int
+	class int
 	pods []*pod
 	// demands caches demandsOf; stale is set when a pod comes or goes.
 	demands []demand

@@ -127,7 +127,8 @@ func (c *cluster) feasible(p *pod, n *node, mins []int32) (bool, refusal) {
 // spreadMins returns, per DoNotSchedule constraint of the pod, the fewest matching pods in
 // any eligible domain, as the scheduler's PodTopologySpread computes it: domains are the
 // nodes' values of the key on nodes matching the pod's node affinity (and, with
-// nodeTaintsPolicy Honor, whose taints it tolerates), cordoned nodes included.
+// nodeTaintsPolicy Honor, whose taints it tolerates, which leaves cordoned nodes out), so
+// by default cordoned and drained nodes count, with their zero pods.
 func (c *cluster) spreadMins(p *pod) []int32 {
 	if len(p.prof.spread) == 0 {
 		return nil
@@ -151,6 +152,10 @@ func (c *cluster) spreadMins(p *pod) []int32 {
 					continue
 				}
 			}
+			// A cordoned node carries node.kubernetes.io/unschedulable:NoSchedule.
+			if n.unschedulable && t.honourTaints {
+				continue
+			}
 			eligible[dom] = true
 		}
 		mins[i] = -1
@@ -167,12 +172,13 @@ func (c *cluster) spreadMins(p *pod) []int32 {
 // placer puts evicted pods back, as the scheduler would with holdfast drain's queued
 // taint: on nodes that will not be drained (or are done) before nodes still queued, which
 // would have to move them again. On those, a pod goes first where its workload has no pod
-// yet, spreading it. On queued nodes it goes first next to a pod of its workload, when
-// that workload has a budget: there it adds no node to those the budget's disruptions are
-// spread over, so later waves stay as large as they were planned (the budget makes the
-// drain of that node evict them one after the other). Otherwise it goes to the nodes
-// planned last. Within each choice, nodes are taken round-robin from where the last pod
-// went, so that replacements spread and a placement costs about one check.
+// yet, spreading it. On queued nodes, a pod under a budget goes first to a node of a
+// planned wave that still has room in that budget, the latest such wave first, spread
+// again; failing that, next to a pod of its workload, where it adds no node to those its
+// budget's disruptions are spread over (the budget then has that node's drain evict them
+// one after the other); so later waves stay as planned. Other pods go to the nodes planned
+// last. Within each choice, nodes are taken round-robin from where the last pod went, so
+// that replacements spread and a placement costs about one check.
 type placer struct {
 	c      *cluster
 	tiers  [2][]*node
@@ -205,6 +211,9 @@ func (pl *placer) place(p *pod) (bool, [refusals]int) {
 	n := pl.scan(0, p, mins, true)
 	if n == nil {
 		n = pl.scan(0, p, mins, false)
+	}
+	if n == nil {
+		n = pl.room(p, mins)
 	}
 	if n == nil {
 		n = pl.together(p, mins)
@@ -241,6 +250,35 @@ func (pl *placer) scan(t int, p *pod, mins []int32, spread bool) *node {
 		if ok, _ := c.feasible(p, n, mins); ok {
 			pl.cursor[t] = (at + 1) % len(nodes)
 			return n
+		}
+	}
+	return nil
+}
+
+// room returns a queued node of the latest planned wave whose budget usage leaves room
+// for the pod, holding no pod of its workload, and counts the pod there.
+func (pl *placer) room(p *pod, mins []int32) *node {
+	c := pl.c
+	b := c.budgetOf(p)
+	if b < 0 {
+		return nil
+	}
+	for k := len(c.classes) - 1; k >= 0; k-- {
+		cl := c.classes[k]
+		if cl.alone[b] || cl.used[b]+1 > c.allowed(b) {
+			continue
+		}
+		for i := range cl.nodes {
+			at := (cl.cursor + i) % len(cl.nodes)
+			n := cl.nodes[at]
+			if !n.queued || n.unschedulable || (p.wl >= 0 && c.onNode[[2]int32{p.wl, int32(n.idx)}] > 0) {
+				continue
+			}
+			if ok, _ := c.feasible(p, n, mins); ok {
+				cl.cursor = at
+				cl.used[b]++
+				return n
+			}
 		}
 	}
 	return nil

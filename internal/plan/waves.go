@@ -188,17 +188,17 @@ func (c *cluster) order(nodes []*node, opts Options) []*node {
 	order := make([]*node, 0, len(nodes))
 	weight := make([]int, len(c.nodes))
 	visited := make([]bool, len(c.nodes))
-	// buckets[w] holds nodes of weight w, possibly stale: a bucket queue for the search.
+	// buckets[w] holds nodes of weight w, possibly stale, first come first served: a
+	// bucket queue for the search, which keeps the nodes' order among equals.
 	buckets := [][]*node{slices.Clone(nodes)}
-	slices.Reverse(buckets[0])
+	heads := []int{0}
 	for top := 0; top >= 0; {
-		b := buckets[top]
-		if len(b) == 0 {
+		if heads[top] == len(buckets[top]) {
 			top--
 			continue
 		}
-		n := b[len(b)-1]
-		buckets[top] = b[:len(b)-1]
+		n := buckets[top][heads[top]]
+		heads[top]++
 		if visited[n.idx] || weight[n.idx] != top {
 			continue
 		}
@@ -212,33 +212,41 @@ func (c *cluster) order(nodes []*node, opts Options) []*node {
 				weight[o.idx]++
 				w := weight[o.idx]
 				for len(buckets) <= w {
-					buckets = append(buckets, nil)
+					buckets, heads = append(buckets, nil), append(heads, 0)
 				}
 				buckets[w] = append(buckets[w], o)
 				top = max(top, w)
 			}
 		}
 	}
-	var used []map[int]int32
-	var alone []map[int]bool
-	var size []int
-	colour := make(map[*node]int, len(nodes))
+	c.classes = nil
 	for _, n := range order {
 		for k := 0; ; k++ {
-			if k == len(used) {
-				used, alone, size = append(used, map[int]int32{}), append(alone, map[int]bool{}), append(size, 0)
+			if k == len(c.classes) {
+				c.classes = append(c.classes, &class{used: map[int]int32{}, alone: map[int]bool{}})
 			}
-			if (opts.MaxConcurrent > 0 && size[k] == opts.MaxConcurrent) || !fitsBudgets(c, ds[n.idx], used[k], alone[k]) {
+			cl := c.classes[k]
+			if (opts.MaxConcurrent > 0 && len(cl.nodes) == opts.MaxConcurrent) || !fitsBudgets(c, ds[n.idx], cl.used, cl.alone) {
 				continue
 			}
-			c.admit(ds[n.idx], used[k], alone[k])
-			size[k]++
-			colour[n] = k
+			c.admit(ds[n.idx], cl.used, cl.alone)
+			cl.nodes = append(cl.nodes, n)
+			n.class = k
 			break
 		}
 	}
-	slices.SortStableFunc(order, func(a, b *node) int { return cmp.Compare(colour[a], colour[b]) })
+	slices.SortStableFunc(order, func(a, b *node) int { return cmp.Compare(a.class, b.class) })
 	return order
+}
+
+// class is one colour of the planned order: nodes expected to drain in one wave, and
+// what they take from each budget.
+type class struct {
+	nodes []*node
+	used  map[int]int32
+	alone map[int]bool
+	// cursor is where the placer looks first among nodes.
+	cursor int
 }
 
 // exhausted explains budgets that earlier waves left with nothing to give.
