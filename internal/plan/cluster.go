@@ -71,7 +71,7 @@ type node struct {
 	// to the nodes drained last.
 	rank  int
 	class int
-	pods []*pod
+	pods  []*pod
 	// demands caches demandsOf; stale is set when a pod comes or goes.
 	demands []demand
 	stale   bool
