@@ -138,7 +138,8 @@ func newCluster(m *availability.Model) *cluster {
 			byNamespace[p.namespace] = append(byNamespace[p.namespace], p)
 			if n, ok := c.index[mb.NodeName]; ok {
 				p.node = n
-			} else {
+			} else if mb.Pod == nil {
+				// A live pod that is pending stays so: its budget already counts it.
 				pending = append(pending, p)
 			}
 		}
@@ -210,6 +211,23 @@ func (c *cluster) newPod(mb *availability.Member, j int32) *pod {
 }
 
 func (p *pod) labels() labels.Set { return p.member.Labels }
+
+// object names the pod in reasons: the pod, or for a replica that manifests only
+// describe, its workload.
+func (p *pod) object() snapshot.ObjectRef {
+	if p.member.Pod == nil {
+		return snapshot.ObjectRef{Kind: p.workload.Kind, Namespace: p.workload.Namespace, Name: p.workload.Name}
+	}
+	return snapshot.ObjectRef{Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name}
+}
+
+// spec is the pod's own spec, or its template's.
+func (p *pod) spec() *corev1.PodSpec {
+	if p.member.Pod == nil {
+		return &p.workload.Template.Spec
+	}
+	return &p.member.Pod.Spec
+}
 
 func requests(spec *corev1.PodSpec) resources {
 	r := resource.PodRequests(&corev1.Pod{Spec: *spec}, resource.PodResourcesOptions{})
@@ -291,8 +309,8 @@ func (c *cluster) count(p *pod, n int, delta int32) {
 	}
 }
 
-// placeProjected places the replicas that manifests only describe (and pending pods of a
-// live cluster) as the default scheduler would spread them: DaemonSet pods on every node
+// placeProjected places the replicas that manifests only describe as the default
+// scheduler would spread them: DaemonSet pods on every node
 // they fit, others where their workload has the fewest pods in the zone, then on the node,
 // then on the emptiest node. Those that fit nowhere stay pending and count as lost to
 // their budget.

@@ -376,10 +376,8 @@ func (c *cluster) roomReasons(failed []failure, done int) []Reason {
 	}
 	for _, f := range failed {
 		p := f.pod
-		r := Reason{Type: NoRoom, Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name}
-		if p.member.Pod == nil {
-			r.Kind, r.Name = p.workload.Kind, p.workload.Name
-		}
+		ref := p.object()
+		r := Reason{Type: NoRoom, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
 		r.Message = after + "its replacement fits on no other node: " + describe(len(c.nodes), f.why)
 		if p.prof.companion {
 			r.Type = CompanionPending
@@ -448,15 +446,14 @@ func (c *cluster) staticReasons(n *node, opts Options) []Reason {
 		if p.skip {
 			continue
 		}
-		if pod := p.member.Pod; pod != nil {
-			if p.bare && !opts.Force {
-				add(Reason{Type: NoController, Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name, Permanent: true,
-					Message: "no controller would recreate the pod: give it one (a Deployment), or drain with --force and lose it"})
-			}
-			if v := emptyDir(pod); v != "" && !opts.DeleteEmptyDirData {
-				add(Reason{Type: EmptyDirData, Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name, Permanent: true,
-					Message: fmt.Sprintf("emptyDir volume %q would lose its data: drain with --delete-emptydir-data", v)})
-			}
+		ref := p.object()
+		if p.bare && !opts.Force {
+			add(Reason{Type: NoController, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
+				Message: "no controller would recreate the pod: give it one (a Deployment), or drain with --force and lose it"})
+		}
+		if v := emptyDir(p.spec()); v != "" && !opts.DeleteEmptyDirData {
+			add(Reason{Type: EmptyDirData, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
+				Message: fmt.Sprintf("emptyDir volume %q would lose its data: drain with --delete-emptydir-data", v)})
 		}
 		if r, ok := c.evictionReason(p); ok {
 			add(r)
@@ -465,8 +462,8 @@ func (c *cluster) staticReasons(n *node, opts Options) []Reason {
 	return out
 }
 
-func emptyDir(pod *corev1.Pod) string {
-	for _, v := range pod.Spec.Volumes {
+func emptyDir(spec *corev1.PodSpec) string {
+	for _, v := range spec.Volumes {
 		if v.EmptyDir != nil {
 			return v.Name
 		}
@@ -486,7 +483,8 @@ func (c *cluster) evictionReason(p *pod) (Reason, bool) {
 			names[i] = b.Namespace + "/" + b.Name
 		}
 		slices.Sort(names)
-		return Reason{Type: OverlappingBudgets, Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name, Permanent: true,
+		ref := p.object()
+		return Reason{Type: OverlappingBudgets, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
 			Message: fmt.Sprintf("covered by %d PodDisruptionBudgets (%s): the Eviction API answers 500 to every eviction; make their selectors disjoint",
 				len(names), strings.Join(names, ", "))}, true
 	}
