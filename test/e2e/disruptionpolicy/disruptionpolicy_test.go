@@ -383,3 +383,25 @@ func TestWindowClosedBlocksOpenAllows(t *testing.T) {
 		t.Errorf("eviction accepted before the window opened (after %s)", waited)
 	}
 }
+
+// A surge whose policy is deleted mid-way ends at once: the workload is never left
+// scaled up.
+func TestPolicyDeletedMidSurgeEndsIt(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	d := e.deployment("single", "single", 1)
+	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.Cordon(e.onlyPod(d).Spec.NodeName)
+	e.Eventually(settle, "the surge to start", func(context.Context) (bool, error) {
+		return ptr.Deref(e.getDeployment(d).Spec.Replicas, 0) == 2, nil
+	})
+	if err := e.c.Delete(e.Ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually(settle, "back to 1 replica, its budget gone", func(ctx context.Context) (bool, error) {
+		cur := e.getDeployment(d)
+		pdb, err := e.budget(ctx, deploy, "single")
+		return ptr.Deref(cur.Spec.Replicas, 0) == 1 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "" && pdb == nil, err
+	})
+}
