@@ -120,6 +120,10 @@ Drained nodes stay cordoned for the rest of the plan, as holdfast drain leaves t
 later waves have less room; --uncordon plans a rolling upgrade instead, where each node
 comes back empty after its wave.
 
+A workload with several replicas and no budget is planned as if a budget kept one of
+them ready, so that no wave empties it (article 004's loop of drains); holdfast drain's
+pacing keeps the same promise.
+
 Each wave lists the workloads it hurts most with their ready replicas against those asked
 for (a workload under a budget loses at most what the budget allows at once). Each node
 that cannot be drained is listed with every reason: a budget with nothing to give now or
@@ -128,7 +132,8 @@ controller or with emptyDir data, an unready pod its budget will not let go, no 
 an evicted pod, or a one-per-node companion that would stay Pending.
 
 The lower bound is the fewest waves any order could reach: a budget allowing a
-disruptions with pods on n nodes needs ceil(n/a) waves.
+disruptions with pods on n nodes needs at least ceil(n/a) waves, more when a node holds
+several of its pods.
 
 Exit codes: 0 every node is in a wave, 1 error (bad flags, unreadable input, cluster
 unreachable), 2 some node is blocked.`,

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const (
+	example003 = "../../examples/003-single-replica-budget/"
+	example004 = "../../examples/004-upgrade-mass-drain/"
+)
+
+// checkWidth fails for lines wider than the table.
+func checkWidth(t *testing.T, out string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > tableWidth {
+			t.Errorf("line wider than %d columns: %q", tableWidth, line)
+		}
+	}
+}
+
+// TestPlanDrainArticle004 plans the article's node-by-node upgrade: node-2, with two of
+// the three replicas, takes the service down to a third while it drains.
+func TestPlanDrainArticle004(t *testing.T) {
+	stdout, stderr, code := runAudit(t, "", "plan", "drain", "--all", "--uncordon", "--max-concurrent", "1",
+		"-f", example004+"bad.yaml", "-f", example004+"placement.yaml", "-f", example004+"nodes.yaml")
+	want := `Wave 1 (1 node): node-1
+  Deployment/default/platform                         2/3 ready, 1 evicted
+Wave 2 (1 node): node-2
+  Deployment/default/platform                         1/3 ready, 2 evicted
+Wave 3 (1 node): node-3
+  Deployment/default/platform                         2/3 ready, 1 evicted
+
+3 nodes in 3 waves. Lower bound: 3 waves (at most 1 node at a time).
+`
+	if diff := cmp.Diff(want, stdout); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	if stderr != "" || code != ExitOK {
+		t.Errorf("stderr %q, exit %d; want none, %d", stderr, code, ExitOK)
+	}
+}
+
+// TestPlanDrainArticle004Fixed plans the fixed manifests: one replica per node and a
+// budget of minAvailable 2, so the nodes go one at a time, each losing one replica; kept
+// cordoned, the replica of the first node drained would have nowhere to go.
+func TestPlanDrainArticle004Fixed(t *testing.T) {
+	args := []string{"plan", "drain", "--all", "-f", example004 + "fixed.yaml", "-f", example004 + "nodes.yaml"}
+	stdout, _, code := runAudit(t, "", append(args, "--uncordon")...)
+	want := `Wave 1 (1 node): node-1
+  Deployment/default/platform                         2/3 ready, 1 evicted
+Wave 2 (1 node): node-2
+  Deployment/default/platform                         2/3 ready, 1 evicted
+Wave 3 (1 node): node-3
+  Deployment/default/platform                         2/3 ready, 1 evicted
+
+3 nodes in 3 waves. Lower bound: 3 waves (PodDisruptionBudget
+default/platform-pdb has pods on 3 nodes and lets 1 go at once).
+`
+	if diff := cmp.Diff(want, stdout); diff != "" || code != ExitOK {
+		t.Errorf("--uncordon: exit %d, table (-want +got):\n%s", code, diff)
+	}
+	stdout, _, code = runAudit(t, "", append(args, "node-1")...)
+	if !strings.Contains(stdout, "Blocked: node-1\n  CompanionPending Deployment/default/platform, for now\n") || code != ExitFindings {
+		t.Errorf("cordoned: exit %d, output:\n%s", code, stdout)
+	}
+	checkWidth(t, stdout)
+}
+
+// TestPlanDrainArticle003 finds the single-replica budgets, each blocking its node.
+func TestPlanDrainArticle003(t *testing.T) {
+	stdout, stderr, code := runAudit(t, "", "plan", "drain", "--all", "-f", example003+"bad.yaml", "-f", example003+"nodes.yaml")
+	want := `Wave 1 (1 node): node-3
+Blocked: node-1
+  SingleReplicaBudget PodDisruptionBudget/prod/mysvc-prod, until it changes
+    minAvailable 1 on a single replica: it needs 1 of 1 pod healthy, so it never
+    allows an eviction and the drain waits forever; run 2 replicas or use
+    maxUnavailable: 1
+Blocked: node-2
+  SingleReplicaBudget PodDisruptionBudget/prod/worker, until it changes
+    minAvailable 50% on a single replica: it needs 1 of 1 pod healthy, so it
+    never allows an eviction and the drain waits forever; run 2 replicas or use
+    maxUnavailable: 1
+
+1 node in 1 wave; 2 nodes blocked. Lower bound: 1 wave.
+`
+	if diff := cmp.Diff(want, stdout); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	checkWidth(t, stdout)
+	if stderr != "" || code != ExitFindings {
+		t.Errorf("stderr %q, exit %d; want none, %d", stderr, code, ExitFindings)
+	}
+}
+
+func TestPlanDrainJSON(t *testing.T) {
+	stdout, _, code := runAudit(t, "", "plan", "drain", "node-1", "node-3", "-o", "json",
+		"-f", example003+"bad.yaml", "-f", example003+"nodes.yaml")
+	var got struct {
+		Waves   [][]string `json:"waves"`
+		Blocked []struct {
+			Node    string `json:"node"`
+			Reasons []struct {
+				Kind, Namespace, Name, Message string
+			} `json:"reasons"`
+		} `json:"blocked"`
+		LowerBound struct {
+			Waves int `json:"waves"`
+		} `json:"lowerBound"`
+		Capacity [][]any `json:"capacity"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	if diff := cmp.Diff([][]string{{"node-3"}}, got.Waves); diff != "" {
+		t.Errorf("waves (-want +got):\n%s", diff)
+	}
+	if len(got.Blocked) != 1 || got.Blocked[0].Node != "node-1" || len(got.Blocked[0].Reasons) != 1 {
+		t.Fatalf("blocked %+v, want node-1 with one reason", got.Blocked)
+	}
+	if r := got.Blocked[0].Reasons[0]; r.Kind != "PodDisruptionBudget" || r.Namespace != "prod" || r.Name != "mysvc-prod" || r.Message == "" {
+		t.Errorf("reason %+v", r)
+	}
+	if got.LowerBound.Waves != 1 || len(got.Capacity) != 1 || code != ExitFindings {
+		t.Errorf("lower bound %d, capacity %v, exit %d", got.LowerBound.Waves, got.Capacity, code)
+	}
+}
+
+func TestPlanFailure(t *testing.T) {
+	files := []string{"-f", example004 + "bad.yaml", "-f", example004 + "placement.yaml", "-f", example004 + "nodes.yaml"}
+	stdout, _, code := runAudit(t, "", append([]string{"plan", "failure"}, files...)...)
+	want := `Losing node node-2:
+  Deployment/default/platform                         1/3 left
+`
+	if diff := cmp.Diff(want, stdout); diff != "" || code != ExitOK {
+		t.Errorf("exit %d, table (-want +got):\n%s", code, diff)
+	}
+	stdout, _, code = runAudit(t, "", append([]string{"plan", "failure", "--zone", "-o", "json"}, files...)...)
+	var got []struct {
+		Topology, Domain string
+		Losses           []struct {
+			Name      string
+			Lost      int32
+			All       bool
+			Desired   int32
+			Running   int32
+			Kind      string
+			Namespace string
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	if len(got) != 1 || got[0].Topology != "zone" || got[0].Domain != "europe-west1-c" || len(got[0].Losses) != 1 || got[0].Losses[0].Lost != 2 || code != ExitOK {
+		t.Errorf("zone failures %+v, exit %d", got, code)
+	}
+	stdout, _, code = runAudit(t, "", "plan", "failure", "-f", example003+"bad.yaml", "-f", example003+"nodes.yaml")
+	if !strings.Contains(stdout, "  Deployment/prod/mysvc                               0/1 left, down\n") || code != ExitFindings {
+		t.Errorf("single replicas: exit %d, output:\n%s", code, stdout)
+	}
+	stdout, _, code = runAudit(t, "", "plan", "failure", "--zone", "-f", example004+"fixed.yaml", "-f", example004+"nodes.yaml")
+	if stdout != "No single zone's loss takes any workload below half of its replicas.\n" || code != ExitOK {
+		t.Errorf("fixed: exit %d, output %q", code, stdout)
+	}
+}
+
+func TestPlanExitCodes(t *testing.T) {
+	nodes := example003 + "nodes.yaml"
+	tests := map[string]struct {
+		stdin string
+		args  []string
+		want  int
+	}{
+		"no node named":           {args: []string{"drain", "-f", nodes}, want: ExitError},
+		"unknown node":            {args: []string{"drain", "node-9", "-f", nodes}, want: ExitError},
+		"bad selector":            {args: []string{"drain", "--selector", "a in (", "-f", nodes}, want: ExitError},
+		"selector matching none":  {args: []string{"drain", "--selector", "pool=red", "-f", nodes}, want: ExitError},
+		"negative max-concurrent": {args: []string{"drain", "--all", "--max-concurrent", "-1", "-f", nodes}, want: ExitError},
+		"unknown output":          {args: []string{"drain", "--all", "-o", "yaml", "-f", nodes}, want: ExitError},
+		"no nodes in the input":   {stdin: singleReplica, args: []string{"drain", "--all", "-f", "-"}, want: ExitError},
+		"unreadable document":     {stdin: "kind: [\n", args: []string{"drain", "--all", "-f", nodes, "-f", "-"}, want: ExitError},
+		"nodes only":              {args: []string{"drain", "--selector", "topology.kubernetes.io/zone=europe-west1-b", "-f", nodes}, want: ExitOK},
+		"failure, unknown output": {args: []string{"failure", "-o", "sarif", "-f", nodes}, want: ExitError},
+		"failure, nodes only":     {args: []string{"failure", "-f", nodes}, want: ExitOK},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, stderr, code := runAudit(t, tc.stdin, append([]string{"plan"}, tc.args...)...)
+			if code != tc.want {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.want, stderr)
+			}
+		})
+	}
+}
