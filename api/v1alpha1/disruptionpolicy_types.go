@@ -15,6 +15,10 @@ const (
 	// by one replica, and holds the replicas to go back to. An operator that restarts in
 	// the middle of a surge reads it and finishes the surge.
 	SurgeOriginalReplicasAnnotation = "holdfast.dev/surge-original-replicas"
+	// SurgeOriginalBoundsAnnotation is set on the HorizontalPodAutoscaler of a surged
+	// Deployment, as "min/max": the bounds holdfast raised so that the autoscaler keeps the
+	// surge, and puts back after it.
+	SurgeOriginalBoundsAnnotation = "holdfast.dev/surge-original-bounds"
 	// BlockedSinceAnnotation is set on a Protect budget while the node of its pod is being
 	// drained, with the RFC 3339 time (with nanoseconds) the drain was first seen; escapeAfter counts from it.
 	BlockedSinceAnnotation = "holdfast.dev/blocked-since"

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -59,6 +60,7 @@ const cacheLagRetry = 200 * time.Millisecond
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets;daemonsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -220,6 +222,9 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 	if obs.Surging, err = r.surging(ctx, p.Namespace); err != nil {
 		return obs, err
 	}
+	if err := r.attachAutoscalers(ctx, p.Namespace, obs.Workloads, obs.Surging); err != nil {
+		return obs, err
+	}
 	obs.Budgets = budgets.Items
 	for i := range obs.Workloads {
 		w := &obs.Workloads[i]
@@ -236,6 +241,40 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 // surging lists the namespace's Deployments in the middle of a surge, from the index.
 func (r *reconciler) surging(ctx context.Context, namespace string) ([]Workload, error) {
 	return r.listWorkloads(ctx, holdfastv1alpha1.KindDeployment, client.InNamespace(namespace), client.MatchingFields{surgingIndex: "true"})
+}
+
+// attachAutoscalers gives each Deployment its HorizontalPodAutoscaler, which a surge
+// must raise. Only when a surge may start or is under way: otherwise nothing reads it.
+func (r *reconciler) attachAutoscalers(ctx context.Context, namespace string, lists ...[]Workload) error {
+	var deployments []*Workload
+	for _, ws := range lists {
+		for i := range ws {
+			if ws[i].Kind == holdfastv1alpha1.KindDeployment && (ws[i].Replicas == 1 || ws[i].Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] != "") {
+				deployments = append(deployments, &ws[i])
+			}
+		}
+	}
+	if len(deployments) == 0 {
+		return nil
+	}
+	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
+	if err := r.client.List(ctx, hpas, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("listing HorizontalPodAutoscalers: %w", err)
+	}
+	for i := range hpas.Items {
+		h := &hpas.Items[i]
+		ref := h.Spec.ScaleTargetRef
+		if ref.Kind != holdfastv1alpha1.KindDeployment {
+			continue
+		}
+		for _, w := range deployments {
+			if w.Name == ref.Name {
+				w.Autoscaler = &Autoscaler{Name: h.Name, Min: replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
+					Original: h.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}
+			}
+		}
+	}
+	return nil
 }
 
 func selectedKinds(p *holdfastv1alpha1.DisruptionPolicy) []string {
@@ -379,8 +418,45 @@ func (r *reconciler) applyBudget(ctx context.Context, want *policyv1.PodDisrupti
 }
 
 // scale sets a Deployment's replicas and its surge annotation in one merge patch, so
-// that an operator restarting between two writes never finds one without the other.
+// that an operator restarting between two writes never finds one without the other. An
+// autoscaler's bounds are raised before the surge and put back after it, so that it
+// never scales the surge away.
 func (r *reconciler) scale(ctx context.Context, namespace string, s Scale) error {
+	raising := s.Autoscaler != nil && s.Autoscaler.Original != ""
+	if raising {
+		if err := r.setBounds(ctx, namespace, s.Autoscaler); err != nil {
+			return err
+		}
+	}
+	if err := r.scaleDeployment(ctx, namespace, s); err != nil {
+		return err
+	}
+	if s.Autoscaler != nil && !raising {
+		return r.setBounds(ctx, namespace, s.Autoscaler)
+	}
+	return nil
+}
+
+func (r *reconciler) setBounds(ctx context.Context, namespace string, b *AutoscalerBounds) error {
+	var original any // nil removes the annotation
+	if b.Original != "" {
+		original = b.Original
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{holdfastv1alpha1.SurgeOriginalBoundsAnnotation: original}},
+		"spec":     map[string]any{"minReplicas": b.Min, "maxReplicas": b.Max},
+	})
+	if err != nil {
+		return fmt.Errorf("encoding the bounds of HorizontalPodAutoscaler %s: %w", klog.KRef(namespace, b.Name), err)
+	}
+	h := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: b.Name}}
+	if err := r.client.Patch(ctx, h, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("setting the bounds of HorizontalPodAutoscaler %s to %d-%d: %w", klog.KRef(namespace, b.Name), b.Min, b.Max, err)
+	}
+	return nil
+}
+
+func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s Scale) error {
 	var original any // nil removes the annotation
 	if s.Original != nil {
 		original = strconv.Itoa(int(*s.Original))
@@ -426,6 +502,9 @@ func (r *reconciler) cleanUpAfter(ctx context.Context, key types.NamespacedName)
 	}
 	surging, err := r.surging(ctx, key.Namespace)
 	if err != nil {
+		return err
+	}
+	if err := r.attachAutoscalers(ctx, key.Namespace, surging); err != nil {
 		return err
 	}
 	for _, s := range OrphanedSurges(policies.Items, surging) {

@@ -50,6 +50,17 @@ type Workload struct {
 	Replicas int32
 	// Annotations are the workload's annotations (the surge's memory).
 	Annotations map[string]string
+	// Autoscaler is the HorizontalPodAutoscaler that scales a Deployment, if any.
+	Autoscaler *Autoscaler
+}
+
+// Autoscaler is a HorizontalPodAutoscaler's bounds, which a surge raises so that the
+// autoscaler does not undo it.
+type Autoscaler struct {
+	Name     string
+	Min, Max int32
+	// Original is the SurgeOriginalBoundsAnnotation, "min/max", while surging.
+	Original string
 }
 
 // Pod is one live (not terminating) pod of a single-replica workload.
@@ -80,12 +91,22 @@ type Observed struct {
 	Now     time.Time
 }
 
-// Scale changes a Deployment's replicas and its surge annotation in one write.
+// Scale changes a Deployment's replicas and its surge annotation in one write, and its
+// autoscaler's bounds in another.
 type Scale struct {
 	Name     string
 	Replicas int32
 	// Original is the value for SurgeOriginalReplicasAnnotation; nil removes it.
-	Original *int32
+	Original   *int32
+	Autoscaler *AutoscalerBounds
+}
+
+// AutoscalerBounds sets a HorizontalPodAutoscaler's bounds and its surge annotation.
+type AutoscalerBounds struct {
+	Name     string
+	Min, Max int32
+	// Original is the value for SurgeOriginalBoundsAnnotation; "" removes it.
+	Original string
 }
 
 // PodAnnotation sets or removes karpenter.sh/do-not-disrupt on a pod.
@@ -118,9 +139,37 @@ func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Work
 		if !ok || winnerOf(policies, w) != "" {
 			continue
 		}
-		out = append(out, Scale{Name: w.Name, Replicas: original})
+		out = append(out, Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)})
 	}
 	return out
+}
+
+// raisedBounds lifts w's autoscaler bounds to at least replicas for a surge,
+// remembering the first originals.
+func raisedBounds(w *Workload, replicas int32) *AutoscalerBounds {
+	a := w.Autoscaler
+	if a == nil {
+		return nil
+	}
+	original := a.Original
+	if original == "" {
+		original = fmt.Sprintf("%d/%d", a.Min, a.Max)
+	}
+	return &AutoscalerBounds{Name: a.Name, Min: max(a.Min, replicas), Max: max(a.Max, replicas), Original: original}
+}
+
+// restoredBounds puts back the bounds a surge raised; nil when it raised none.
+func restoredBounds(w *Workload) *AutoscalerBounds {
+	a := w.Autoscaler
+	if a == nil || a.Original == "" {
+		return nil
+	}
+	var lo, hi int32
+	if _, err := fmt.Sscanf(a.Original, "%d/%d", &lo, &hi); err != nil || lo < 1 || hi < lo {
+		// Not holdfast's writing: leave the bounds, drop the mark.
+		return &AutoscalerBounds{Name: a.Name, Min: a.Min, Max: a.Max}
+	}
+	return &AutoscalerBounds{Name: a.Name, Min: lo, Max: hi}
 }
 
 // Selects reports whether policy p selects workload w: its kind is listed and its labels
@@ -407,7 +456,7 @@ func surgeStart(o Observed, w *Workload, d *Decision) (string, bool) {
 	if node == "" {
 		return "", false
 	}
-	d.Scales = append(d.Scales, Scale{Name: w.Name, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas)})
+	d.Scales = append(d.Scales, Scale{Name: w.Name, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas), Autoscaler: raisedBounds(w, w.Replicas+1)})
 	requeue(d, surgePoll)
 	return fmt.Sprintf("node %s is being drained: scaled from %d to %d; the eviction waits until the new pod is Ready on another node", node, w.Replicas, w.Replicas+1), true
 }
@@ -418,7 +467,7 @@ func surgeStart(o Observed, w *Workload, d *Decision) (string, bool) {
 func surgeStep(o Observed, w *Workload, original int32, d *Decision) (string, int32, bool) {
 	if w.Replicas != original+1 {
 		// Someone else changed the size during the surge: theirs is the size to keep.
-		d.Scales = append(d.Scales, Scale{Name: w.Name, Replicas: w.Replicas})
+		d.Scales = append(d.Scales, Scale{Name: w.Name, Replicas: w.Replicas, Autoscaler: restoredBounds(w)})
 		return "", w.Replicas, true
 	}
 	var ready int32
@@ -434,7 +483,7 @@ func surgeStep(o Observed, w *Workload, original int32, d *Decision) (string, in
 		}
 		return fmt.Sprintf("surged from %d to %d: waiting for %d Ready pods before scaling back (%d now)", original, w.Replicas, original, ready), 0, false
 	}
-	d.Scales = append(d.Scales, Scale{Name: w.Name, Replicas: original})
+	d.Scales = append(d.Scales, Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)})
 	return "", original, true
 }
 

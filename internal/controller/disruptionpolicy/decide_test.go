@@ -52,6 +52,11 @@ func surged(w Workload, original string) Workload {
 	return w
 }
 
+func withAutoscaler(w Workload, lo, hi int32, original string) Workload {
+	w.Autoscaler = &Autoscaler{Name: w.Name + "-hpa", Min: lo, Max: hi, Original: original}
+	return w
+}
+
 func userBudget(name string, sel map[string]string) policyv1.PodDisruptionBudget {
 	return policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -395,6 +400,32 @@ func TestDecide(t *testing.T) {
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, minAvailable(intstr.FromInt32(1)), map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T12:00:00Z"})},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
 					Message: "blocks the drain of node n1 (no escapeAfter)"}},
+			},
+		},
+		"surge with an autoscaler: its bounds are raised too, the originals remembered": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{withAutoscaler(single, 1, 1, "")},
+			pods:   onN1,
+			nodes:  cordoned,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Scales: []Scale{{Name: "single", Replicas: 2, Original: ptr.To[int32](1),
+					Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 2, Max: 2, Original: "1/1"}}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
+					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"surge with an autoscaler done: bounds put back": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{withAutoscaler(surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1"), 2, 5, "1/5")},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}}},
+			nodes:  cordoned,
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Scales: []Scale{{Name: "single", Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 1, Max: 5}}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
+					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
 			},
 		},
 		"a surge no policy selects any more is ended at once": {

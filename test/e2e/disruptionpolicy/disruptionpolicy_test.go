@@ -11,6 +11,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -404,4 +405,55 @@ func TestPolicyDeletedMidSurgeEndsIt(t *testing.T) {
 		pdb, err := e.budget(ctx, deploy, "single")
 		return ptr.Deref(cur.Spec.Replicas, 0) == 1 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "" && pdb == nil, err
 	})
+}
+
+// A surge under an autoscaler: its bounds are raised for the surge, so that it does not
+// scale the new pod away (here maxReplicas 1 would), and put back after.
+func TestSurgeRaisesAutoscalerBounds(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	d := e.deployment("single", "single", 1)
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "single", Namespace: e.Namespace},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "single"},
+			MinReplicas:    ptr.To[int32](1),
+			MaxReplicas:    1,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)},
+			}}},
+		},
+	}
+	e.Create(hpa)
+	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	pod := e.onlyPod(d)
+	bounds := func() (int32, int32, string) {
+		cur := &autoscalingv2.HorizontalPodAutoscaler{}
+		if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(hpa), cur); err != nil {
+			t.Fatal(err)
+		}
+		return ptr.Deref(cur.Spec.MinReplicas, 0), cur.Spec.MaxReplicas, cur.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]
+	}
+
+	watch := e.watchReady(framework.SelectorOf(d), 200*time.Millisecond)
+	e.Cordon(pod.Spec.NodeName)
+	e.Eventually(settle, "the autoscaler raised to 2-2", func(context.Context) (bool, error) {
+		lo, hi, original := bounds()
+		return lo == 2 && hi == 2 && original == "1/1", nil
+	})
+	e.evictUntil(pod, settle)
+	e.Eventually(settle, "back to 1 replica and the autoscaler to 1-1", func(ctx context.Context) (bool, error) {
+		lo, hi, original := bounds()
+		cur := e.getDeployment(d)
+		pods, err := e.Pods(ctx, framework.SelectorOf(d))
+		return lo == 1 && hi == 1 && original == "" && ptr.Deref(cur.Spec.Replicas, 0) == 1 &&
+			len(pods) == 1 && framework.PodReady(&pods[0]) && pods[0].Spec.NodeName != pod.Spec.NodeName, err
+	})
+	samples, zero, _ := watch.Stop()
+	t.Logf("%d samples every 200ms, %d at zero Ready", samples, zero)
+	if zero != 0 {
+		t.Errorf("%d samples (of %d) saw zero Ready pods", zero, samples)
+	}
+	e.waitState(p, deploy, "single", holdfastv1alpha1.WorkloadBudgeted)
 }
