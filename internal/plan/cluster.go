@@ -320,10 +320,11 @@ func (c *cluster) placeProjected(pending []*pod) {
 		if !p.skip || p.member.Pod != nil || daemons[p.workload] {
 			continue
 		}
-		// One template member stands for the DaemonSet; put one pod on each node it fits.
+		// One template member stands for the DaemonSet; put one pod on each node it fits,
+		// cordoned or not, as the DaemonSet controller does.
 		daemons[p.workload] = true
 		for _, n := range c.nodes {
-			if ok, _ := c.fits(p, n, true); ok {
+			if c.fixed(p, n) == accepted {
 				q := *p
 				q.groups = p.groups
 				c.pods = append(c.pods, &q)

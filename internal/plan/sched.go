@@ -73,16 +73,6 @@ func untolerated(n *corev1.Node, tolerations []corev1.Toleration) bool {
 	return found
 }
 
-// fits checks a node for a DaemonSet's pod: only its fixed constraints and, unless
-// cordoned nodes count (DaemonSet pods tolerate the cordon), the node being schedulable.
-func (c *cluster) fits(p *pod, n *node, ignoreCordon bool) (bool, refusal) {
-	if n.unschedulable && !ignoreCordon {
-		return false, refusedUnschedulable
-	}
-	r := c.fixed(p, n)
-	return r == accepted, r
-}
-
 // feasible runs the scheduler's filters for the pod on the node; mins are the
 // spreadMins of the pod.
 func (c *cluster) feasible(p *pod, n *node, mins []int32) (bool, refusal) {

@@ -303,3 +303,46 @@ func copyAll[T any](in []T, deepCopy func(*T) *T) []T {
 	}
 	return out
 }
+
+// TestManifests plans on manifests, whose replicas exist only as templates: the
+// simulation spreads them over the nodes and puts a DaemonSet's pod on every node, which
+// here leaves no room for the replica evicted from n1.
+func TestManifests(t *testing.T) {
+	var docs []string
+	for _, n := range []string{"n1", "n2", "n3"} {
+		docs = append(docs, `apiVersion: v1
+kind: Node
+metadata: {name: `+n+`, labels: {kubernetes.io/hostname: `+n+`}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "2"}}`)
+	}
+	docs = append(docs, `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: ops}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: agent, image: agent}]}`, `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: web}]}`)
+	s, problems := snapshot.LoadManifestBytes("cluster.yaml", []byte(strings.Join(docs, "\n---\n")), snapshot.ManifestOptions{})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	p := mustPlan(t, s, plan.Targets{Names: []string{"n1"}}, plan.Options{})
+	want := []plan.Blocker{{Node: "n1", Reasons: []plan.Reason{{Type: plan.NoRoom, Kind: "Deployment", Namespace: "shop", Name: "web",
+		Message: "its replacement fits on no other node: 0/3 nodes are available: 1 cordoned or being drained, 2 with too many pods"}}}}
+	if diff := cmp.Diff(want, p.Blocked); diff != "" {
+		t.Errorf("blocked (-want +got):\n%s", diff)
+	}
+	failures := plan.Failures(s, now, false)
+	if len(failures) != 0 {
+		t.Errorf("failures %+v; want none, with one replica per node", failures)
+	}
+}
