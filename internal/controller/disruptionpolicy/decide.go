@@ -308,23 +308,32 @@ func Decide(o Observed) Decision {
 func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *Decision) outcome {
 	p := o.Policy
 	st := holdfastv1alpha1.WorkloadStatus{Kind: w.Kind, Name: w.Name, Replicas: w.Replicas}
+	winner := winnerOf(o.Policies, w)
+	lost := winner != "" && winner != p.Name
+	other := coveringBudget(o.Budgets, w)
 	if original, surging := surgeOriginal(w); surging {
-		// The surge is finished first, whatever else changed (even the policy that wins
-		// the workload): the workload must never stay scaled up.
+		// The surge is moved on first, whatever else changed (even the policy that wins
+		// the workload): the workload must never stay scaled up. Scales are absolute, so
+		// two policies moving one surge agree.
 		st.Replicas = original
 		msg, size, done := surgeStep(o, w, original, d)
-		if !done {
+		switch {
+		case !done && other != "" && !lost:
+			st.State, st.Message = holdfastv1alpha1.WorkloadSurging, msg+fmt.Sprintf("; PodDisruptionBudget %s now covers its pods, so holdfast keeps none", other)
+			return outcome{status: st}
+		case !done && !lost:
 			st.State, st.Message, st.Budget = holdfastv1alpha1.WorkloadSurging, msg, BudgetName(w.Kind, w.Name)
 			return outcome{status: st, budget: singleReplicaBudget(o, w, nil)}
+		case done:
+			st.Replicas = size
 		}
-		st.Replicas = size
 	}
-	if winner := winnerOf(o.Policies, w); winner != "" && winner != p.Name {
+	if lost {
 		st.State = holdfastv1alpha1.WorkloadOverridden
 		st.Message = fmt.Sprintf("DisruptionPolicy %s is older and also selects it: that policy manages its budget", winner)
 		return outcome{status: st}
 	}
-	if other := coveringBudget(o.Budgets, w); other != "" {
+	if other != "" {
 		st.State = holdfastv1alpha1.WorkloadConflict
 		st.Message = fmt.Sprintf("PodDisruptionBudget %s, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete %s or unselect the workload", other, other)
 		return outcome{status: st}

@@ -428,6 +428,31 @@ func TestDecide(t *testing.T) {
 					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
 			},
 		},
+		"surge in progress under an older policy: moved on, budget left to the winner": {
+			policy: policy("young", time.Minute, surge),
+			others: []holdfastv1alpha1.DisruptionPolicy{policy("old", time.Hour, surge)},
+			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}, {Name: "single-b", Node: "n2", Ready: true}}},
+			nodes:  cordoned,
+			want: result{
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadOverridden,
+					Message: "DisruptionPolicy old is older and also selects it: that policy manages its budget"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"surge in progress when a user's budget appears: no second budget": {
+			policy:  policy("p", time.Hour, surge),
+			work:    []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
+			budgets: []policyv1.PodDisruptionBudget{userBudget("mine", map[string]string{"app": "single"}), *budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+			pods:    map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}, {Name: "single-b", Node: "n2", Ready: true}}},
+			nodes:   cordoned,
+			want: result{
+				Delete: []string{"holdfast-deploy-single"},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging,
+					Message: "surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere; PodDisruptionBudget mine now covers its pods, so holdfast keeps none"}},
+				RequeueAfter: surgePoll,
+			},
+		},
 		"a surge no policy selects any more is ended at once": {
 			policy: policy("p", time.Hour, surge),
 			surging: []Workload{
