@@ -49,10 +49,12 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 		if len(wave) > 0 {
 			plan.Waves = append(plan.Waves, c.record(wave, moves))
 		}
-		remaining = slices.DeleteFunc(remaining, func(n *node) bool {
-			_, isBlocked := blocked[n]
-			return isBlocked || slices.Contains(wave, n)
-		})
+		for n := range blocked {
+			// A node left as it is takes replacements like any other.
+			n.queued = false
+		}
+		// Drained nodes are not queued any more either.
+		remaining = slices.DeleteFunc(remaining, func(n *node) bool { return !n.queued })
 	}
 	for _, n := range targets {
 		if rs, ok := blocked[n]; ok {
@@ -112,7 +114,7 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 			blocked[n] = rs
 			continue
 		}
-		if !fitsBudgets(c, ds, used, alone) {
+		if !c.fitsBudgets(ds, used, alone) {
 			continue
 		}
 		c.admit(ds, used, alone)
@@ -144,7 +146,7 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 }
 
 // fitsBudgets reports whether a node's demands fit the budgets next to the wave's.
-func fitsBudgets(c *cluster, ds []demand, used map[int]int32, alone map[int]bool) bool {
+func (c *cluster) fitsBudgets(ds []demand, used map[int]int32, alone map[int]bool) bool {
 	for _, d := range ds {
 		if alone[d.budget] {
 			return false
@@ -226,7 +228,7 @@ func (c *cluster) order(nodes []*node, opts Options) []*node {
 				c.classes = append(c.classes, &class{used: map[int]int32{}, alone: map[int]bool{}})
 			}
 			cl := c.classes[k]
-			if (opts.MaxConcurrent > 0 && len(cl.nodes) == opts.MaxConcurrent) || !fitsBudgets(c, ds[n.idx], cl.used, cl.alone) {
+			if (opts.MaxConcurrent > 0 && len(cl.nodes) == opts.MaxConcurrent) || !c.fitsBudgets(ds[n.idx], cl.used, cl.alone) {
 				continue
 			}
 			c.admit(ds[n.idx], cl.used, cl.alone)
