@@ -245,7 +245,7 @@ func (o *PlanDrainOptions) printTable(p *plan.Plan) error {
 		printWords(w, fmt.Sprintf("Wave %d (%s):", i+1, count(len(wave.Nodes), "node")), wave.Nodes)
 		for j, c := range wave.Capacity {
 			if j == capacityRows {
-				w.println(fmt.Sprintf("  ... and %s more", count(len(wave.Capacity)-capacityRows, "workload")))
+				w.println(fmt.Sprintf("  ... and %d more", len(wave.Capacity)-capacityRows))
 				break
 			}
 			w.println(row(c.Kind+"/"+c.Namespace+"/"+c.Name, fmt.Sprintf("%d/%d ready, %d evicted", c.Ready, c.Desired, c.Evicted)))

@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/holdfast-dev/holdfast/internal/plan"
 )
 
 const (
@@ -195,4 +200,54 @@ func TestPlanExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPlanDrainTableLayout checks what large plans look like: long node lists wrap
+// within 80 columns, a wave shows its five most hurt workloads, long names take two
+// lines.
+func TestPlanDrainTableLayout(t *testing.T) {
+	var nodes []string
+	for i := range 12 {
+		nodes = append(nodes, fmt.Sprintf("ip-10-0-%d-17.eu-west-1.compute.internal", i))
+	}
+	wave := plan.Wave{Nodes: nodes}
+	for i := range 7 {
+		wave.Capacity = append(wave.Capacity, plan.Capacity{Kind: "Deployment", Namespace: "shop", Name: fmt.Sprintf("web-%d", i), Desired: 3, Ready: 2, Evicted: 1})
+	}
+	wave.Capacity[0].Name = "a-workload-whose-name-is-far-too-long-for-one-column"
+	p := &plan.Plan{
+		Waves:      []plan.Wave{wave},
+		LowerBound: plan.LowerBound{Waves: 1},
+	}
+	var out bytes.Buffer
+	o := &PlanDrainOptions{planInput: planInput{IOStreams: genericiooptions.IOStreams{Out: &out}}}
+	if err := o.printTable(p); err != nil {
+		t.Fatal(err)
+	}
+	want := `Wave 1 (12 nodes): ip-10-0-0-17.eu-west-1.compute.internal
+  ip-10-0-1-17.eu-west-1.compute.internal
+  ip-10-0-2-17.eu-west-1.compute.internal
+  ip-10-0-3-17.eu-west-1.compute.internal
+  ip-10-0-4-17.eu-west-1.compute.internal
+  ip-10-0-5-17.eu-west-1.compute.internal
+  ip-10-0-6-17.eu-west-1.compute.internal
+  ip-10-0-7-17.eu-west-1.compute.internal
+  ip-10-0-8-17.eu-west-1.compute.internal
+  ip-10-0-9-17.eu-west-1.compute.internal
+  ip-10-0-10-17.eu-west-1.compute.internal
+  ip-10-0-11-17.eu-west-1.compute.internal
+  Deployment/shop/a-workload-whose-name-is-far-too-long-for-one-column
+                                                      2/3 ready, 1 evicted
+  Deployment/shop/web-1                               2/3 ready, 1 evicted
+  Deployment/shop/web-2                               2/3 ready, 1 evicted
+  Deployment/shop/web-3                               2/3 ready, 1 evicted
+  Deployment/shop/web-4                               2/3 ready, 1 evicted
+  ... and 2 more
+
+12 nodes in 1 wave. Lower bound: 1 wave.
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	checkWidth(t, out.String())
 }

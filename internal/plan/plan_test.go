@@ -373,3 +373,25 @@ func TestTargets(t *testing.T) {
 		})
 	}
 }
+
+// TestGeneratedWithinBound plans a rolling drain of every node of a generated cluster,
+// replicas spread round the nodes under budgets allowing one to three disruptions, and
+// expects the waves within 10% of the lower bound, with nothing blocked.
+func TestGeneratedWithinBound(t *testing.T) {
+	c := &snapshottest.Cluster{Snapshot: snapshottest.Generate(snapshottest.ScaleFor(15_000))}
+	for _, n := range c.Snapshot.Nodes {
+		allocatable(c, "16", "110", n.Name)
+	}
+	p := mustPlan(t, c.Snapshot, plan.Targets{All: true}, plan.Options{Uncordon: true})
+	if lb := p.LowerBound.Waves; lb < 2 || len(p.Waves)*10 > lb*11 || len(p.Blocked) > 0 {
+		t.Errorf("%d waves for a lower bound of %d, %d nodes blocked", len(p.Waves), lb, len(p.Blocked))
+	}
+	t.Logf("%d waves for a lower bound of %d", len(p.Waves), p.LowerBound.Waves)
+	nodes := 0
+	for _, w := range p.Waves {
+		nodes += len(w.Nodes)
+	}
+	if nodes != len(c.Snapshot.Nodes) {
+		t.Errorf("%d nodes in waves, want all %d", nodes, len(c.Snapshot.Nodes))
+	}
+}
