@@ -7,14 +7,35 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
 
 // BenchmarkRollingDrain plans a rolling drain (drained nodes come back) of every node of
 // a generated cluster at Kubernetes' published limits: 5,000 nodes of 110 pods each and
-// 150,000 pods in 10,000 workloads, each under a budget. It reports the waves planned
-// against the lower bound the budgets impose.
+// 150,000 pods in 10,000 workloads, each under a budget allowing one to three
+// disruptions. It reports the waves planned against the lower bound the budgets impose.
 func BenchmarkRollingDrain(b *testing.B) {
+	benchmarkRollingDrain(b, generated())
+}
+
+// BenchmarkRollingDrainSpread is BenchmarkRollingDrain with every workload spread by
+// DoNotSchedule constraints over hostnames and zones: a replacement must stay in its
+// zone and off nodes holding its workload, so the simulation checks more and can keep
+// fewer replicas together.
+func BenchmarkRollingDrainSpread(b *testing.B) {
+	s := generated()
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{
+			{MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: d.Spec.Selector},
+			{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: d.Spec.Selector},
+		}
+	}
+	benchmarkRollingDrain(b, s)
+}
+
+func generated() *snapshot.Snapshot {
 	s := snapshottest.Generate(snapshottest.ScaleFor(150_000))
 	for i := range s.Nodes {
 		s.Nodes[i].Status.Allocatable = corev1.ResourceList{
@@ -22,6 +43,10 @@ func BenchmarkRollingDrain(b *testing.B) {
 			corev1.ResourcePods: resource.MustParse("110"),
 		}
 	}
+	return s
+}
+
+func benchmarkRollingDrain(b *testing.B, s *snapshot.Snapshot) {
 	var p *plan.Plan
 	b.ReportAllocs()
 	for b.Loop() {

@@ -304,6 +304,7 @@ func (c *cluster) count(p *pod, n int, delta int32) {
 		for key, counts := range g.byKey {
 			if d := c.domains[key].of[n]; d >= 0 {
 				counts[d] += delta
+				g.totals[key] += delta
 			}
 		}
 	}
@@ -424,6 +425,8 @@ type group struct {
 	namespace string
 	sel       labels.Selector
 	byKey     map[string][]int32
+	// totals sums byKey's counts per key.
+	totals map[string]int32
 }
 
 func (c *cluster) group(namespace string, ls *metav1.LabelSelector, key string) *group {
@@ -435,7 +438,7 @@ func (c *cluster) group(namespace string, ls *metav1.LabelSelector, key string) 
 	id := namespace + "\x00" + sel.String()
 	g, ok := c.groups[id]
 	if !ok {
-		g = &group{namespace: namespace, sel: sel, byKey: map[string][]int32{}}
+		g = &group{namespace: namespace, sel: sel, byKey: map[string][]int32{}, totals: map[string]int32{}}
 		c.groups[id] = g
 	}
 	if _, ok := g.byKey[key]; !ok {
@@ -446,8 +449,10 @@ func (c *cluster) group(namespace string, ls *metav1.LabelSelector, key string) 
 
 // profile is what a pod's spec asks of a node, compiled once per workload.
 type profile struct {
-	req         resources
-	affinity    nodeaffinity.RequiredNodeAffinity
+	req      resources
+	affinity nodeaffinity.RequiredNodeAffinity
+	// anyNode is set when the pod has no node selector or required node affinity.
+	anyNode     bool
 	tolerations []corev1.Toleration
 	anti        []antiTerm
 	spread      []spreadTerm
@@ -474,6 +479,9 @@ type spreadTerm struct {
 	honourTaints bool
 	// ignoreAffinity is nodeAffinityPolicy Ignore.
 	ignoreAffinity bool
+	// eligible caches the domains that count, once known.
+	eligible []int
+	known    bool
 }
 
 func (c *cluster) profile(w *availability.Workload, namespace string, spec *corev1.PodSpec, own labels.Set) *profile {
@@ -487,6 +495,8 @@ func (c *cluster) profile(w *availability.Workload, namespace string, spec *core
 		affinity:    nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: *spec}),
 		tolerations: spec.Tolerations,
 		nodeOK:      make([]int8, len(c.m.Nodes)),
+		anyNode: len(spec.NodeSelector) == 0 &&
+			(spec.Affinity == nil || spec.Affinity.NodeAffinity == nil || spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil),
 	}
 	if a := spec.Affinity; a != nil && a.PodAntiAffinity != nil {
 		for _, t := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {

@@ -124,39 +124,66 @@ func (c *cluster) spreadMins(p *pod) []int32 {
 		return nil
 	}
 	mins := make([]int32, len(p.prof.spread))
-	for i, t := range p.prof.spread {
-		d := c.domains[t.key]
-		eligible := make([]bool, d.n)
-		for _, n := range c.nodes {
-			dom := d.of[n.idx]
-			if dom < 0 || eligible[dom] {
+	for i := range p.prof.spread {
+		t := &p.prof.spread[i]
+		counts := t.g.byKey[t.key]
+		if (p.prof.anyNode || t.ignoreAffinity) && !t.honourTaints {
+			// Every domain counts: the usual case, and the cheap one.
+			if len(counts) > int(t.g.totals[t.key]) {
+				// More domains than matching pods: one of them is empty.
 				continue
 			}
-			switch c.fixed(p, n) {
-			case refusedAffinity:
-				if !t.ignoreAffinity {
-					continue
-				}
-			case refusedTaint:
-				if t.honourTaints {
-					continue
-				}
-			}
-			// A cordoned node carries node.kubernetes.io/unschedulable:NoSchedule.
-			if n.unschedulable && t.honourTaints {
-				continue
-			}
-			eligible[dom] = true
+			mins[i] = slices.Min(counts)
+			continue
+		}
+		eligible := t.eligible
+		if !t.known || t.honourTaints {
+			// Without Honor, eligibility depends on fixed things only: compute it once.
+			eligible = c.eligibleDomains(p, t)
+			t.eligible, t.known = eligible, !t.honourTaints
+		}
+		if len(eligible) > int(t.g.totals[t.key]) {
+			continue
 		}
 		mins[i] = -1
-		for dom, ok := range eligible {
-			if ok && (mins[i] < 0 || t.g.byKey[t.key][dom] < mins[i]) {
-				mins[i] = t.g.byKey[t.key][dom]
+		for _, dom := range eligible {
+			if mins[i] < 0 || counts[dom] < mins[i] {
+				mins[i] = counts[dom]
 			}
 		}
 		mins[i] = max(mins[i], 0)
 	}
 	return mins
+}
+
+// eligibleDomains lists the domains of the constraint's key that count for the pod.
+func (c *cluster) eligibleDomains(p *pod, t *spreadTerm) []int {
+	d := c.domains[t.key]
+	seen := make([]bool, d.n)
+	out := []int{}
+	for _, n := range c.nodes {
+		dom := d.of[n.idx]
+		if dom < 0 || seen[dom] {
+			continue
+		}
+		switch c.fixed(p, n) {
+		case refusedAffinity:
+			if !t.ignoreAffinity {
+				continue
+			}
+		case refusedTaint:
+			if t.honourTaints {
+				continue
+			}
+		}
+		// A cordoned node carries node.kubernetes.io/unschedulable:NoSchedule.
+		if n.unschedulable && t.honourTaints {
+			continue
+		}
+		seen[dom] = true
+		out = append(out, dom)
+	}
+	return out
 }
 
 // placer puts evicted pods back, as the scheduler would with holdfast drain's queued
