@@ -79,8 +79,9 @@ type Wave struct {
 }
 
 // Move is one evicted pod and the node its replacement lands on. To is empty for a pod
-// that is not replaced (a pod with no controller, evicted with Force) and, with
-// Uncordon, for a pod that waits for this wave's nodes to come back.
+// that is not replaced (a pod with no controller, evicted with Force). With Uncordon, a
+// replacement that fits nowhere else waits for the wave's nodes to come back, and To may
+// be the node it was evicted from.
 type Move struct {
 	Namespace string `json:"namespace"`
 	Pod       string `json:"pod"`
