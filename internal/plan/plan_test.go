@@ -186,6 +186,15 @@ func TestBlockers(t *testing.T) {
 			},
 			want: []plan.Reason{{Type: plan.CompanionPending, Kind: "Pod", Namespace: "ops", Name: "backup-rs-0"}},
 		},
+		"pod of a NodeCompanion's Deployment": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ops", "backup-n1", app("backup"), []string{"n1"}, func(d *appsv1.Deployment) {
+					d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "holdfast.dev/v1alpha1", Kind: "NodeCompanion", Name: "backup", Controller: ptr.To(true)}}
+					d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: "n1"}
+				})
+			},
+			want: []plan.Reason{{Type: plan.CompanionPending, Kind: "Pod", Namespace: "ops", Name: "backup-n1-rs-0"}},
+		},
 		"DaemonSet pods stay and block nothing": {
 			build: func(c *snapshottest.Cluster) {
 				c.DaemonSet("ops", "agent", app("agent"), []string{"n1", "n2", "n3"})
