@@ -17,6 +17,9 @@ go build -o "$bin/holdfast" ./cmd/holdfast
 (cd hack/testbed && go build -o "$bin/testbed" .)
 
 "$bin/testbed" up --src hack/testbed --dir "$dir" --nodes "$nodes" --zones 3
+# kubectl of the testbed's release, so that nothing needs installing.
+kubectl_bin=$("$bin/testbed" build --src hack/testbed)/kubectl
+kubectl() { "$kubectl_bin" "$@"; }
 operator_pid=
 cleanup() {
 	if [[ -n $operator_pid ]]; then kill "$operator_pid" 2>/dev/null || true; fi

@@ -163,7 +163,7 @@ func (o *DrainOptions) Complete() error {
 		if err != nil {
 			return fmt.Errorf("reading the kube context: %w", err)
 		}
-		// A drain looks at each node's pods and each paced workload twice a second;
+		// A drain looks at each node's pods and each paced workload four times a second;
 		// client-go's default of 5 requests a second would pace the drain instead of the
 		// budgets. The API server's priority and fairness still protects it.
 		config.QPS, config.Burst = 50, 100

@@ -21,7 +21,7 @@ import (
 )
 
 // DefaultInterval is how often a drain looks at its pods again while it waits.
-const DefaultInterval = 500 * time.Millisecond
+const DefaultInterval = 250 * time.Millisecond
 
 // Options shape a drain.
 type Options struct {

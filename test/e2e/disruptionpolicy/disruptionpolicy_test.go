@@ -64,13 +64,24 @@ func TestDefaultBudgetsFollowScaling(t *testing.T) {
 	e.waitEvent(p, "SingleReplicaUnbudgeted")
 
 	// The latency from a replica change to holdfast's budget change, both directions.
-	var created, deleted []time.Duration
+	var created, removed []time.Duration
 	for range 20 {
-		created = append(created, e.timeToBudget(d, 2, true))
-		deleted = append(deleted, e.timeToBudget(d, 1, false))
+		created = append(created, e.timeToBudget(d, 2, added))
+		removed = append(removed, e.timeToBudget(d, 1, deleted))
 	}
-	t.Logf("replica change 1->2 to budget created: %s", distribution(created))
-	t.Logf("replica change 2->1 to budget deleted: %s", distribution(deleted))
+	t.Logf("replica change 1->2 to budget created by holdfast: %s", distribution(created))
+	t.Logf("replica change 2->1 to budget deleted by holdfast: %s", distribution(removed))
+
+	// Above one replica the budget's spec does not change with the size: the disruption
+	// controller follows the scale itself. Time until the budget's status expects the new
+	// size, with holdfast out of the path.
+	e.scale(d, 3)
+	e.WaitBudget(disruptionBudget("web"), 1)
+	var followed []time.Duration
+	for i := range 20 {
+		followed = append(followed, e.timeToBudget(d, int32(4-i%2), expecting(int32(4-i%2))))
+	}
+	t.Logf("replica change 3<->4 to budget status expecting the new size: %s", distribution(followed))
 
 	// The budget goes with its workload (garbage collection through the owner reference).
 	e.scale(d, 3)

@@ -266,9 +266,9 @@ func (e *env) evictUntil(pod *corev1.Pod, timeout time.Duration) time.Duration {
 }
 
 // timeToBudget scales d and returns how long until a watch on its managed budget sees
-// it created (created) or deleted (!created). The watch starts before the scale, so the
-// figure is holdfast's reaction plus the watch's delivery, without polling granularity.
-func (e *env) timeToBudget(d *appsv1.Deployment, replicas int32, created bool) time.Duration {
+// an event for which seen returns true. The watch starts before the scale, so the figure
+// is the reaction plus the watch's delivery, without polling granularity.
+func (e *env) timeToBudget(d *appsv1.Deployment, replicas int32, seen func(watch.Event) bool) time.Duration {
 	e.T.Helper()
 	name := disruptionBudget(d.Name)
 	list, err := e.Clientset.PolicyV1().PodDisruptionBudgets(e.Namespace).List(e.Ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
@@ -285,12 +285,23 @@ func (e *env) timeToBudget(d *appsv1.Deployment, replicas int32, created bool) t
 	start := time.Now()
 	e.scale(d, replicas)
 	for ev := range w.ResultChan() {
-		if (created && ev.Type == watch.Added) || (!created && ev.Type == watch.Deleted) {
+		if seen(ev) {
 			return time.Since(start)
 		}
 	}
-	e.T.Fatalf("no budget %s seen (created=%t) within %s", name, created, settle)
+	e.T.Fatalf("budget %s: the awaited event did not come within %s", name, settle)
 	return 0
+}
+
+func added(ev watch.Event) bool   { return ev.Type == watch.Added }
+func deleted(ev watch.Event) bool { return ev.Type == watch.Deleted }
+
+// expecting is an event of a budget whose status expects n pods.
+func expecting(n int32) func(watch.Event) bool {
+	return func(ev watch.Event) bool {
+		pdb, ok := ev.Object.(*policyv1.PodDisruptionBudget)
+		return ok && ev.Type == watch.Modified && pdb.Status.ExpectedPods == n
+	}
 }
 
 // kubectlGet returns what the testbed's kubectl prints for `get args...` in the test's
