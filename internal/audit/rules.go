@@ -259,7 +259,7 @@ func covered(b *availability.Budget) int32 {
 }
 
 func budgetNeverAllows(_ *availability.Model, b *availability.Budget) *Result {
-	if b.SyncError != "" || len(b.Members) == 0 || b.Status.ExpectedPods <= 0 || b.AtFullHealth > 0 {
+	if b.SyncError != "" || len(b.Members) == 0 || b.Status.ExpectedPods <= 0 || b.AtFullHealth > 0 || b.Policy() != "" {
 		return nil
 	}
 	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s (%s) requires %d of its %s to stay healthy, so it allows no eviction even when every pod is ready: every drain, upgrade or autoscaler consolidation of a node running %s blocks forever.",

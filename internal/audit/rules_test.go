@@ -83,6 +83,13 @@ func TestRules(t *testing.T) {
 			},
 			want: []string{"PodDisruptionBudget/ns/web"},
 		},
+		"HF001 passes a single-replica budget that a DisruptionPolicy manages (it surges or escapes)": {
+			rule: "HF001",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1"})
+				c.PDB("ns", "holdfast-deployment-web", web, snapshottest.MinAvailable(one), snapshottest.ManagedBy("defaults"))
+			},
+		},
 		"HF001 minAvailable 100%": {
 			rule: "HF001",
 			build: func(c *snapshottest.Cluster) {

@@ -9,6 +9,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
 // DeletionTimeout is how long the disruption controller keeps counting an evicted pod as
@@ -55,6 +57,13 @@ type Status struct {
 	DesiredHealthy     int32 `json:"desiredHealthy"`
 	CurrentHealthy     int32 `json:"currentHealthy"`
 	DisruptionsAllowed int32 `json:"disruptionsAllowed"`
+}
+
+// Policy is the DisruptionPolicy that manages the budget (its holdfast.dev/disruption-policy
+// label), empty for a user's own. A managed budget that allows nothing at full health is
+// not a deadlock: the policy's single-replica strategy makes room for a drain.
+func (b *Budget) Policy() string {
+	return b.PDB.Labels[holdfastv1alpha1.PolicyLabel]
 }
 
 // UsesScale reports whether the budget's arithmetic needs its pods' controllers' scale:

@@ -8,6 +8,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
 // Covering returns the budgets whose selector matches the pod, as the Eviction API finds
@@ -44,9 +46,11 @@ func NeverAllows(pdb *policyv1.PodDisruptionBudget) (string, bool) {
 }
 
 // NeverAllowsAt is NeverAllows with the expected and desired healthy pods computed
-// elsewhere, as availability computes them from a snapshot.
+// elsewhere, as availability computes them from a snapshot. A budget that a
+// DisruptionPolicy manages is never a deadlock: the policy's single-replica strategy
+// surges a replacement or lets the drain through, so the drain waits for it.
 func NeverAllowsAt(pdb *policyv1.PodDisruptionBudget, expected, desired int32) (string, bool) {
-	if expected == 0 || desired < expected {
+	if expected == 0 || desired < expected || ManagedBy(pdb) != "" {
 		return "", false
 	}
 	return fmt.Sprintf("PodDisruptionBudget %s/%s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: "+
@@ -57,8 +61,17 @@ func NeverAllowsAt(pdb *policyv1.PodDisruptionBudget, expected, desired int32) (
 // BlockedBy describes the budget that refused an eviction, with its live numbers.
 func BlockedBy(pdb *policyv1.PodDisruptionBudget) string {
 	s := pdb.Status
-	return fmt.Sprintf("PodDisruptionBudget %s/%s (%s): %d of %d healthy, needs %d, allows %d",
+	msg := fmt.Sprintf("PodDisruptionBudget %s/%s (%s): %d of %d healthy, needs %d, allows %d",
 		pdb.Namespace, pdb.Name, budgetSpec(pdb), s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy, s.DisruptionsAllowed)
+	if policy := ManagedBy(pdb); policy != "" {
+		msg += "; managed by DisruptionPolicy " + policy + ", which makes room for the drain"
+	}
+	return msg
+}
+
+// ManagedBy is the DisruptionPolicy that manages the budget, empty for a user's own.
+func ManagedBy(pdb *policyv1.PodDisruptionBudget) string {
+	return pdb.Labels[holdfastv1alpha1.PolicyLabel]
 }
 
 // Overlapping explains the Eviction API's 500 for a pod under several budgets.

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
 // pod builds a running pod of namespace ns with label app=web, owned by a ReplicaSet
@@ -130,6 +132,11 @@ func budget(name string, spec policyv1.PodDisruptionBudgetSpec, status policyv1.
 	return policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Generation: 1}, Spec: spec, Status: status}
 }
 
+func managed(pdb policyv1.PodDisruptionBudget) policyv1.PodDisruptionBudget {
+	pdb.Labels = map[string]string{holdfastv1alpha1.PolicyLabel: "defaults"}
+	return pdb
+}
+
 func TestNeverAllows(t *testing.T) {
 	one := intstr.FromInt32(1)
 	half := intstr.FromString("50%")
@@ -152,6 +159,9 @@ func TestNeverAllows(t *testing.T) {
 		},
 		"maxUnavailable 1 while a replacement starts: only waiting": {
 			pdb: budget("web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one}, policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, ExpectedPods: 6, DesiredHealthy: 5, CurrentHealthy: 5}),
+		},
+		"minAvailable 1 on one replica, managed by a DisruptionPolicy that surges it": {
+			pdb: managed(budget("mysvc", policyv1.PodDisruptionBudgetSpec{MinAvailable: &one}, policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, ExpectedPods: 1, DesiredHealthy: 1, CurrentHealthy: 1})),
 		},
 		"not yet observed by the disruption controller": {
 			pdb: budget("new", policyv1.PodDisruptionBudgetSpec{MinAvailable: &one}, policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 0, ExpectedPods: 1, DesiredHealthy: 1}),

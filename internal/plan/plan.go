@@ -125,6 +125,10 @@ const (
 	// SingleReplicaBudget: article 003, a budget over a single replica that needs it
 	// available; the drain waits forever.
 	SingleReplicaBudget ReasonType = "SingleReplicaBudget"
+	// PolicyHeld: a budget that a DisruptionPolicy manages allows nothing now; the
+	// policy makes room (it surges a replacement first, or lets the drain through after
+	// escapeAfter), so the node drains once the operator has acted.
+	PolicyHeld ReasonType = "PolicyHeld"
 	// OverlappingBudgets: the pod is covered by more than one budget, and the Eviction
 	// API answers 500 to every eviction of it.
 	OverlappingBudgets ReasonType = "OverlappingBudgets"

@@ -110,6 +110,13 @@ func TestBlockers(t *testing.T) {
 			},
 			want: []plan.Reason{{Type: plan.SingleReplicaBudget, Kind: "PodDisruptionBudget", Namespace: "prod", Name: "mysvc-prod", Permanent: true}},
 		},
+		"single-replica budget that a DisruptionPolicy manages: held until the policy makes room": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("prod", "mysvc", app("mysvc"), []string{"n1"})
+				c.PDB("prod", "holdfast-deployment-mysvc", app("mysvc"), snapshottest.MinAvailable(intstr.FromInt32(1)), snapshottest.ManagedBy("defaults"))
+			},
+			want: []plan.Reason{{Type: plan.PolicyHeld, Kind: "PodDisruptionBudget", Namespace: "prod", Name: "holdfast-deployment-mysvc"}},
+		},
 		"50% on a single replica rounds up (article 003)": {
 			build: func(c *snapshottest.Cluster) {
 				c.Deployment("prod", "worker", app("worker"), []string{"n1"})

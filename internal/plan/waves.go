@@ -497,6 +497,10 @@ func (c *cluster) evictionReason(p *pod) (Reason, bool) {
 	case b.SyncError != "":
 		r.Type, r.Permanent = BudgetNeverAllows, true
 		r.Message = "the disruption controller cannot compute it (" + b.SyncError + "), so it allows no eviction: use an integer minAvailable"
+	case b.AtFullHealth == 0 && b.Policy() != "":
+		r.Type = PolicyHeld
+		r.Message = fmt.Sprintf("%s allows no eviction by itself; DisruptionPolicy %s makes room for the drain by its single-replica strategy (Surge starts a replacement first, Protect lets the drain through after escapeAfter)",
+			budgetSpec(b), b.Policy())
 	case b.AtFullHealth == 0 && s.ExpectedPods <= 1:
 		r.Type, r.Permanent = SingleReplicaBudget, true
 		r.Message = fmt.Sprintf("%s on a single replica: it needs %d of %d pod healthy, so it never allows an eviction and the drain waits forever; run 2 replicas or use maxUnavailable: 1",

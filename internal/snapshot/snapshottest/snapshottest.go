@@ -15,6 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
 // Cluster accumulates objects into a live Snapshot.
@@ -162,6 +164,13 @@ func MinAvailable(v intstr.IntOrString) func(*policyv1.PodDisruptionBudget) {
 // MaxUnavailable sets a budget's maxUnavailable.
 func MaxUnavailable(v intstr.IntOrString) func(*policyv1.PodDisruptionBudget) {
 	return func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = &v }
+}
+
+// ManagedBy labels a budget as a DisruptionPolicy's.
+func ManagedBy(policy string) func(*policyv1.PodDisruptionBudget) {
+	return func(p *policyv1.PodDisruptionBudget) {
+		p.Labels = map[string]string{holdfastv1alpha1.PolicyLabel: policy}
+	}
 }
 
 func controllerRef(kind, name string, uid types.UID) metav1.OwnerReference {
