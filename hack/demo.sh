@@ -106,6 +106,19 @@ for i in "${!pids[@]}"; do
 done
 run "$kubectl" -n prod get pods -o wide
 
+step "9. Articles 001 and 003 fixed: a DisruptionPolicy surges the one replica instead of blocking the drain"
+say "the hand-written minAvailable 1 budget goes; one policy keeps a budget on every workload of prod"
+run "$kubectl" -n prod delete pdb mysvc
+run "$kubectl" apply -f hack/demo/policy.yaml
+wait_for "the policy's budget of prod/mysvc" "$kubectl" -n prod get pdb holdfast-deploy-mysvc
+run "$kubectl" -n prod get disruptionpolicies
+run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[*]}{.kind}/{.name}: {.state}{" "}{.message}{"\n"}{end}'
+node=$("$kubectl" -n prod get pod -l app=mysvc -o jsonpath='{.items[0].spec.nodeName}')
+run "$holdfast" drain "$node" --timeout 60s
+run "$kubectl" uncordon "$node"
+wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') == 1 ]]"
+say "mysvc was surged to two replicas, the new one Ready on another node before the old one went, then scaled back to $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}')"
+
 step "Done"
 kill "$timeline_pid"; wait "$timeline_pid" || true; timeline_pid=
 say "report: $report (ready replicas of every workload through the demo)"

@@ -510,11 +510,19 @@ func singleReplicaNoStrategy(_ *availability.Model, w *availability.Workload) *R
 	if w.HPA != nil && w.HPA.Spec.MinReplicas != nil && *w.HPA.Spec.MinReplicas >= 2 {
 		return nil
 	}
+	for _, b := range w.Budgets {
+		if b.Policy() != "" {
+			return nil // the DisruptionPolicy's single-replica strategy is its strategy
+		}
+	}
 	return &Result{
 		Message: fmt.Sprintf("%s runs a single replica and declares no strategy for disruptions: every drain, upgrade or autoscaler consolidation of its node takes it down until the replacement is ready.", describe(w)),
 		Fix: snippet(describe(w)+": run two replicas (and add a PodDisruptionBudget with maxUnavailable: 1)", obj{"spec": obj{"replicas": 2}}) +
 			"\n---\n" + snippet("or, if it must stay single, tell autoscalers not to disrupt it and move it yourself",
-			obj{"spec": obj{"template": obj{"metadata": obj{"annotations": obj{availability.AnnotationKarpenterDoNotDisrupt: "true"}}}}}),
+			obj{"spec": obj{"template": obj{"metadata": obj{"annotations": obj{availability.AnnotationKarpenterDoNotDisrupt: "true"}}}}}) +
+			"\n---\n" + snippet("or let holdfast start a second replica before each drain of its node",
+			obj{"apiVersion": "holdfast.dev/v1alpha1", "kind": "DisruptionPolicy", "metadata": obj{"name": "defaults", "namespace": w.Namespace},
+				"spec": obj{"selector": obj{}, "maxUnavailable": 1, "singleReplica": "Surge"}}),
 	}
 }
 

@@ -87,7 +87,14 @@ func TestRules(t *testing.T) {
 			rule: "HF001",
 			build: func(c *snapshottest.Cluster) {
 				c.Deployment("ns", "web", web, []string{"n1"})
-				c.PDB("ns", "holdfast-deployment-web", web, snapshottest.MinAvailable(one), snapshottest.ManagedBy("defaults"))
+				c.PDB("ns", "holdfast-deploy-web", web, snapshottest.MinAvailable(one), snapshottest.ManagedBy("defaults"))
+			},
+		},
+		"HF013 passes a single replica whose budget a DisruptionPolicy manages": {
+			rule: "HF013",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1"})
+				c.PDB("ns", "holdfast-deploy-web", web, snapshottest.MinAvailable(one), snapshottest.ManagedBy("defaults"))
 			},
 		},
 		"HF001 minAvailable 100%": {

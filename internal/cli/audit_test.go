@@ -96,6 +96,17 @@ func TestAuditTable(t *testing.T) {
         metadata:
           annotations:
             karpenter.sh/do-not-disrupt: "true"
+    ---
+    # or let holdfast start a second replica before each drain of its node
+    apiVersion: holdfast.dev/v1alpha1
+    kind: DisruptionPolicy
+    metadata:
+      name: defaults
+      namespace: shop
+    spec:
+      maxUnavailable: 1
+      selector: {}
+      singleReplica: Surge
   ERROR   HF001  PodDisruptionBudget web (minAvailable: 1) requires 1 of its 1
                  pod to stay healthy, so it allows no eviction even when every
                  pod is ready: every drain, upgrade or autoscaler consolidation

@@ -113,9 +113,9 @@ func TestBlockers(t *testing.T) {
 		"single-replica budget that a DisruptionPolicy manages: held until the policy makes room": {
 			build: func(c *snapshottest.Cluster) {
 				c.Deployment("prod", "mysvc", app("mysvc"), []string{"n1"})
-				c.PDB("prod", "holdfast-deployment-mysvc", app("mysvc"), snapshottest.MinAvailable(intstr.FromInt32(1)), snapshottest.ManagedBy("defaults"))
+				c.PDB("prod", "holdfast-deploy-mysvc", app("mysvc"), snapshottest.MinAvailable(intstr.FromInt32(1)), snapshottest.ManagedBy("defaults"))
 			},
-			want: []plan.Reason{{Type: plan.PolicyHeld, Kind: "PodDisruptionBudget", Namespace: "prod", Name: "holdfast-deployment-mysvc"}},
+			want: []plan.Reason{{Type: plan.PolicyHeld, Kind: "PodDisruptionBudget", Namespace: "prod", Name: "holdfast-deploy-mysvc"}},
 		},
 		"50% on a single replica rounds up (article 003)": {
 			build: func(c *snapshottest.Cluster) {
