@@ -102,7 +102,9 @@ for n in 1 2 3 4 5 6; do
 done
 for i in "${!pids[@]}"; do
 	rc=0; wait "${pids[$i]}" || rc=$?
-	say "node-$((i + 1)): $(tail -n 1 "$logs/holdfast-drain-node-$((i + 1)).log") (exit $rc)"
+	log=$logs/holdfast-drain-node-$((i + 1)).log
+	# A node left cordoned names what kept it; a drained one its summary.
+	say "node-$((i + 1)) (exit $rc): $(grep -m 1 "^  node-$((i + 1)) " "$log" | sed 's/^ *//' || tail -n 1 "$log")"
 done
 run "$kubectl" -n prod get pods -o wide
 
@@ -112,12 +114,12 @@ run "$kubectl" -n prod delete pdb mysvc
 run "$kubectl" apply -f hack/demo/policy.yaml
 wait_for "the policy's budget of prod/mysvc" "$kubectl" -n prod get pdb holdfast-deploy-mysvc
 run "$kubectl" -n prod get disruptionpolicies
-run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[*]}{.kind}/{.name}: {.state}{" "}{.message}{"\n"}{end}'
-node=$("$kubectl" -n prod get pod -l app=mysvc -o jsonpath='{.items[0].spec.nodeName}')
-run "$holdfast" drain "$node" --timeout 60s
-run "$kubectl" uncordon "$node"
-wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') == 1 ]]"
-say "mysvc was surged to two replicas, the new one Ready on another node before the old one went, then scaled back to $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}')"
+run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[*]}{.kind}/{.name}: {.state}, {.message}{"\n"}{end}'
+say "node-1 is still cordoned with mysvc's only replica on it: the same drain again"
+run "$holdfast" drain node-1 --timeout 60s
+run "$kubectl" uncordon node-1
+wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}/{.status.readyReplicas}') == 1/1 ]]"
+say "mysvc ran a second replica, Ready on another node before the first went, and is back at $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') replica"
 
 step "Done"
 kill "$timeline_pid"; wait "$timeline_pid" || true; timeline_pid=

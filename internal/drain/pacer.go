@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -71,9 +72,19 @@ func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key
 	if err != nil {
 		return false, "", false, err
 	}
-	// A workload that was already short before the eviction counts from where it was.
-	if ready < g.baseline {
-		why := fmt.Sprintf("waiting for the replacement in %s to be Ready (%d of %d ready)", key, ready, g.baseline)
+	// A workload that was already short before the eviction counts from where it was; one
+	// scaled down since (an autoscaler, or a DisruptionPolicy's surge that ended with the
+	// eviction) waits for no more than its new size.
+	want := g.baseline
+	if ready < want {
+		if desired, known, err := desiredPods(ctx, client, key); err != nil {
+			return false, "", false, err
+		} else if known {
+			want = min(want, desired)
+		}
+	}
+	if ready < want {
+		why := fmt.Sprintf("waiting for the replacement in %s to be Ready (%d of %d ready)", key, ready, want)
 		if unschedulable != "" {
 			why += "; the scheduler cannot place it: " + unschedulable
 		}
@@ -134,6 +145,38 @@ func (p *pacer) replaced(ctx context.Context, client kubernetes.Interface, key w
 		return true, why + "; the node is drained without waiting for it", nil
 	}
 	return false, why, nil
+}
+
+// desiredPods is the replicas the workload's controller wants now, for the controllers
+// that recreate evicted pods by count; known is false for other kinds. A controller that
+// is gone wants none.
+func desiredPods(ctx context.Context, client kubernetes.Interface, key workloadKey) (desired int, known bool, err error) {
+	var replicas *int32
+	switch key.kind {
+	case "ReplicaSet":
+		rs, getErr := client.AppsV1().ReplicaSets(key.namespace).Get(ctx, key.name, metav1.GetOptions{})
+		if getErr == nil {
+			replicas = rs.Spec.Replicas
+		}
+		err = getErr
+	case "StatefulSet":
+		sts, getErr := client.AppsV1().StatefulSets(key.namespace).Get(ctx, key.name, metav1.GetOptions{})
+		if getErr == nil {
+			replicas = sts.Spec.Replicas
+		}
+		err = getErr
+	default:
+		return 0, false, nil
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return 0, true, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("reading %s: %w", key, err)
+	case replicas == nil:
+		return 1, true, nil // the API's default
+	}
+	return int(*replicas), true, nil
 }
 
 // readyPods counts the workload's Ready pods that are not being deleted, and returns the

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -21,11 +22,19 @@ func readyPod(name string) *corev1.Pod {
 	}
 }
 
-// The pacer against a fake clientset (it only lists pods): one eviction per workload at
+// replicaSet is the ReplicaSet of readyPod, wanting replicas pods.
+func replicaSet(replicas int32) *appsv1.ReplicaSet {
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-abc", Namespace: "ns", UID: "rs"},
+		Spec:       appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas)},
+	}
+}
+
+// The pacer against a fake clientset (it lists pods and reads their ReplicaSet): one eviction per workload at
 // a time, the next once the workload has its ready pods back.
 func TestPacerWaitsForTheReplacement(t *testing.T) {
 	ctx := context.Background()
-	client := fake.NewClientset()
+	client := fake.NewClientset(replicaSet(3))
 	for i := range 3 {
 		if _, err := client.CoreV1().Pods("ns").Create(ctx, readyPod(fmt.Sprintf("web-%d", i)), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -77,7 +86,7 @@ func TestPacerWaitsForTheReplacement(t *testing.T) {
 
 func TestPacerRefusedEvictionFreesTheWorkload(t *testing.T) {
 	ctx := context.Background()
-	client := fake.NewClientset(readyPod("web-0"))
+	client := fake.NewClientset(replicaSet(1), readyPod("web-0"))
 	key, _ := workloadOf(readyPod("web-0"))
 	var p pacer
 	baseline, seq, ok := p.begin(ctx, client, key)
@@ -94,7 +103,7 @@ func TestPacerRefusedEvictionFreesTheWorkload(t *testing.T) {
 // the node that evicted it: that node is drained.
 func TestPacerUnschedulableReplacement(t *testing.T) {
 	ctx := context.Background()
-	client := fake.NewClientset(readyPod("web-0"), readyPod("web-1"))
+	client := fake.NewClientset(replicaSet(2), readyPod("web-0"), readyPod("web-1"))
 	key, _ := workloadOf(readyPod("web-0"))
 	var p pacer
 	baseline, seq, _ := p.begin(ctx, client, key)
@@ -116,5 +125,28 @@ func TestPacerUnschedulableReplacement(t *testing.T) {
 	done, why, err := p.replaced(ctx, client, key, seq)
 	if err != nil || !done || !strings.Contains(why, "without waiting for it") {
 		t.Errorf("replaced = %v, %q, %v; want done, saying it does not wait", done, why, err)
+	}
+}
+
+// A workload scaled down after the eviction (a DisruptionPolicy's surge ends as the old
+// pod goes) waits for its new size, not for the pods it had before.
+func TestPacerWorkloadScaledDownAfterTheEviction(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset(replicaSet(2), readyPod("web-old"), readyPod("web-surge"))
+	key, _ := workloadOf(readyPod("web-old"))
+	var p pacer
+	baseline, seq, _ := p.begin(ctx, client, key)
+	if err := client.CoreV1().Pods("ns").Delete(ctx, "web-old", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.end(key, baseline, seq, true)
+	if open, _, _ := p.open(ctx, client, key); open {
+		t.Fatal("open with 1 of 2 pods ready and the ReplicaSet still at 2")
+	}
+	if _, err := client.AppsV1().ReplicaSets("ns").Update(ctx, replicaSet(1), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if open, why, err := p.open(ctx, client, key); err != nil || !open {
+		t.Errorf("open = %v, %q, %v after the scale down to 1 with 1 ready; want open", open, why, err)
 	}
 }
