@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # demo.sh walks through the articles' scenarios on a local testbed (6 nodes, 3 zones):
 # the audit of manifests and of live state, a NodeCompanion keeping one guard pod per
-# storage node, kubectl drains held to one node at a time, and replicas piled onto one
-# node. `make demo` builds what it needs first; DEMO_KEEP=1 leaves the testbed running.
+# storage node, kubectl drains held to one node at a time, replicas piled onto one node,
+# and a single replica surged through a drain by a DisruptionPolicy. `make demo` builds
+# what it needs first; DEMO_KEEP=1 leaves the testbed running, DEMO_DIR moves it, and
+# HOLDFAST / HOLDFAST_TESTBED point at other builds of the two binaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${DEMO_DIR:-/tmp/holdfast-demo}
-holdfast=$PWD/bin/holdfast
-testbed=$PWD/bin/testbed
+holdfast=${HOLDFAST:-$PWD/bin/holdfast}
+testbed=${HOLDFAST_TESTBED:-$PWD/bin/testbed}
 kubectl=$("$testbed" build --src hack/testbed)/kubectl
 export KUBECONFIG=$dir/kubeconfig
 

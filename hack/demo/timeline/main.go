@@ -186,19 +186,29 @@ func render(w io.Writer, start, end time.Time, series map[string][]sample, marks
 			ss = ss[1:]
 		}
 		var pts []string
-		lowest, lowestDesired := ss[0].ready, ss[0].desired
+		// The lowest point counts from the moment the workload is first whole: its
+		// start-up is not a disruption.
+		up := false
+		summary := "never fully ready"
+		var lowest sample
 		for j, s := range ss {
 			if j > 0 { // a step line: ready holds its value until the next sample
 				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(s.at), y(ss[j-1].ready)))
 			}
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(s.at), y(s.ready)))
-			if s.ready < lowest {
-				lowest, lowestDesired = s.ready, s.desired
+			if !up && s.ready >= s.desired {
+				up, lowest = true, s
 			}
+			if up && s.ready < lowest.ready {
+				lowest = s
+			}
+		}
+		if up {
+			summary = fmt.Sprintf("lowest %d of %d ready once up", lowest.ready, lowest.desired)
 		}
 		rows = append(rows, row{
 			Name: name, Colour: palette[i%len(palette)], Points: strings.Join(pts, " "),
-			Summary: fmt.Sprintf("lowest %d of %d ready", lowest, lowestDesired),
+			Summary: summary,
 			Y:       base - rowHeight/2 + 10, Base: base, Desired: y(ss[len(ss)-1].desired),
 		})
 	}

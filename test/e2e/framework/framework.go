@@ -103,14 +103,14 @@ func testbed(args ...string) *exec.Cmd {
 	if bin := os.Getenv("HOLDFAST_TESTBED"); bin != "" {
 		return exec.Command(bin, args...)
 	}
-	src := filepath.Join(repoRoot(), "hack", "testbed")
+	src := filepath.Join(RepoRoot(), "hack", "testbed")
 	cmd := exec.Command("go", append([]string{"run", "."}, args...)...)
 	cmd.Dir = src
 	return cmd
 }
 
-// repoRoot finds the repository from the test's working folder (its package).
-func repoRoot() string {
+// RepoRoot finds the repository from the test's working folder (its package).
+func RepoRoot() string {
 	dir, _ := os.Getwd()
 	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "hack", "testbed", "go.mod")); err == nil {

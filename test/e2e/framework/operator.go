@@ -33,7 +33,7 @@ func (f *Framework) HoldfastClient() client.Client {
 // operator starts only once every kind it watches is served).
 func (f *Framework) InstallCRDs(c client.Client, lists ...client.ObjectList) {
 	f.T.Helper()
-	files, err := filepath.Glob(filepath.Join(repoRoot(), "config", "crd", "bases", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(RepoRoot(), "config", "crd", "bases", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		f.T.Fatalf("no CRDs in config/crd/bases: %v", err)
 	}
