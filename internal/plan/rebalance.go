@@ -352,14 +352,11 @@ func (c *cluster) refusals(p *pod) string {
 	return describe(len(c.nodes), why)
 }
 
-// budgetHeld says why the Eviction API would refuse the pod now, or "".
+// budgetHeld says why the Eviction API would refuse the pod now, or "". Without a
+// budget every replica is Ready (see settling), so one can go.
 func (c *cluster) budgetHeld(p *pod) string {
-	if n := len(p.member.Budgets); n > 1 {
-		return fmt.Sprintf("%d PodDisruptionBudgets cover it, and the Eviction API refuses such pods", n)
-	}
-	b := c.budgetOf(p)
-	if b >= 0 && c.allowed(b) < 1 {
-		return fmt.Sprintf("%s allows no disruption now", c.budgetRef(b))
+	if e := c.m.Eviction(p.member); !e.Allowed {
+		return "the Eviction API would refuse it: " + e.Reason
 	}
 	return ""
 }

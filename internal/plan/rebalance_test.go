@@ -221,7 +221,7 @@ func TestRebalanceOutcomes(t *testing.T) {
 				c.PDB("shop", "web", app("web"), snapshottest.MinAvailable(intstr.FromInt32(3)))
 			},
 			want:    plan.RebalanceBudgetExhausted,
-			message: "PodDisruptionBudget/shop/web allows no disruption now",
+			message: "the Eviction API would refuse it: budget web needs 3 healthy pods and has 3",
 		},
 		"two budgets": {
 			build: func(c *snapshottest.Cluster) {
@@ -230,7 +230,7 @@ func TestRebalanceOutcomes(t *testing.T) {
 				c.PDB("shop", "web-too", app("web"), snapshottest.MaxUnavailable(intstr.FromInt32(1)))
 			},
 			want:    plan.RebalanceBudgetExhausted,
-			message: "2 PodDisruptionBudgets cover it",
+			message: "more than one PodDisruptionBudget",
 		},
 		"a replica not Ready": {
 			build: func(c *snapshottest.Cluster) {
