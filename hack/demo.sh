@@ -2,7 +2,8 @@
 # demo.sh walks through the articles' scenarios on a local testbed (6 nodes, 3 zones):
 # the audit of manifests and of live state, a NodeCompanion keeping one guard pod per
 # storage node, kubectl drains held to one node at a time, replicas piled onto one node,
-# and a single replica surged through a drain by a DisruptionPolicy. `make demo` builds
+# a single replica surged through a drain by a DisruptionPolicy, and the piled replicas
+# spread again by the rebalance controller. `make demo` builds
 # what it needs first; DEMO_KEEP=1 leaves the testbed running, DEMO_DIR moves it, and
 # HOLDFAST / HOLDFAST_TESTBED point at other builds of the two binaries.
 set -euo pipefail
@@ -122,6 +123,19 @@ run "$holdfast" drain node-1 --timeout 60s
 run "$kubectl" uncordon node-1
 wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}/{.status.readyReplicas}') == 1/1 ]]"
 say "mysvc ran a second replica, Ready on another node before the first went, and is back at $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') replica"
+
+step "10. Article 002 fixed: the operator spreads replicas piled onto one node"
+say "node-2 to node-6 are lost again while api rolls out: its three replicas pile onto node-1"
+run "$kubectl" cordon node-2 node-3 node-4 node-5 node-6
+run "$kubectl" -n prod rollout restart deploy/api
+wait_for "prod/api rolled out" "$kubectl" -n prod rollout status deploy/api --timeout=10s
+run "$kubectl" uncordon node-2 node-3 node-4 node-5 node-6
+run "$kubectl" -n prod get pods -l app=api -o wide
+say "api opts in to rebalancing: one pod at a time, within its budget, 5 s apart"
+run "$kubectl" -n prod annotate deploy api holdfast.dev/rebalance=true holdfast.dev/rebalance-cooldown=5s
+wait_for "prod/api on three nodes" bash -c "[[ \$('$kubectl' -n prod get pods -l app=api -o jsonpath='{range .items[?(@.status.phase==\"Running\")]}{.spec.nodeName}{\"\\n\"}{end}' | sort -u | wc -l) == 3 && \$('$kubectl' -n prod get deploy api -o jsonpath='{.status.readyReplicas}/{.status.replicas}') == 3/3 ]]"
+run "$kubectl" -n prod get pods -l app=api -o wide
+run "$kubectl" -n prod get events --field-selector reason=Rebalanced -o custom-columns=REASON:.reason,OBJECT:.involvedObject.name,MESSAGE:.message
 
 step "Done"
 kill "$timeline_pid"; wait "$timeline_pid" || true; timeline_pid=

@@ -31,6 +31,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/controller/nodecompanion"
+	"github.com/holdfast-dev/holdfast/internal/controller/rebalance"
 )
 
 const (
@@ -76,6 +77,7 @@ func controllers() []controller {
 	return []controller{
 		{name: nodecompanion.Name, setup: nodecompanion.SetupWithManager},
 		{name: disruptionpolicy.Name, setup: disruptionpolicy.SetupWithManager},
+		{name: rebalance.Name, setup: rebalance.SetupWithManager},
 	}
 }
 
@@ -139,8 +141,10 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 // cacheOptions trims what the shared cache holds, since the operator's memory is mostly
 // its cache. managedFields are never read. Pods are the largest set by far and the
 // controllers only read companions from the cache (the DisruptionPolicy controller reads
-// the few pods of single replicas straight from the apiserver, by label selector). Nodes keep their labels, taints and conditions, but
-// not the image lists and volumes that make most of a real node's size.
+// the few pods of single replicas straight from the apiserver, by label selector; the
+// rebalance controller the pods of opted-in workloads, and all pods only to simulate a
+// move; ReplicaSets are not cached either). Nodes keep their labels, taints and
+// conditions, but not the image lists and volumes that make most of a real node's size.
 func cacheOptions() (cache.Options, error) {
 	companions, err := labels.NewRequirement(holdfastv1alpha1.CompanionLabel, selection.Exists, nil)
 	if err != nil {

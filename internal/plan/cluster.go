@@ -311,9 +311,8 @@ func (c *cluster) count(p *pod, n int, delta int32) {
 }
 
 // placeProjected places the replicas that manifests only describe as the default
-// scheduler would spread them: DaemonSet pods on every node
-// they fit, others where their workload has the fewest pods in the zone, then on the node,
-// then on the emptiest node. Those that fit nowhere stay pending and count as lost to
+// scheduler would spread them: DaemonSet pods on every node they fit, others on their
+// spreadingNode. Those that fit nowhere stay pending and count as lost to
 // their budget.
 func (c *cluster) placeProjected(pending []*pod) {
 	daemons := map[*availability.Workload]bool{}
@@ -337,18 +336,7 @@ func (c *cluster) placeProjected(pending []*pod) {
 		if p.skip && p.member.Pod == nil {
 			continue
 		}
-		best := -1
-		var bestScore [3]int64
-		mins := c.spreadMins(p)
-		for _, n := range c.nodes {
-			if ok, _ := c.feasible(p, n, mins); !ok {
-				continue
-			}
-			score := [3]int64{c.zoneCount(p, n), int64(c.onNode[[2]int32{p.wl, int32(n.idx)}]), int64(len(n.pods))}
-			if best < 0 || less(score, bestScore) {
-				best, bestScore = n.idx, score
-			}
-		}
+		best := c.spreadingNode(p)
 		if best < 0 {
 			p.ready = false
 			if b := p.budget; b >= 0 && p.member.Pod == nil {
@@ -358,6 +346,25 @@ func (c *cluster) placeProjected(pending []*pod) {
 		}
 		c.bind(p, best)
 	}
+}
+
+// spreadingNode returns the node the default scheduler's spreading would pick for the
+// pod among those that fit it: where its workload has the fewest pods in the zone, then
+// on the node, then the emptiest node; -1 when none fits.
+func (c *cluster) spreadingNode(p *pod) int {
+	best := -1
+	var bestScore [3]int64
+	mins := c.spreadMins(p)
+	for _, n := range c.nodes {
+		if ok, _ := c.feasible(p, n, mins); !ok {
+			continue
+		}
+		score := [3]int64{c.zoneCount(p, n), int64(c.onNode[[2]int32{p.wl, int32(n.idx)}]), int64(len(n.pods))}
+		if best < 0 || less(score, bestScore) {
+			best, bestScore = n.idx, score
+		}
+	}
+	return best
 }
 
 func less(a, b [3]int64) bool {

@@ -38,6 +38,8 @@ var narration = []struct{ step, pattern string }{
 	{"9", `Deployment/mysvc: Surging, surged from 1 to 2 for the drain of node node-1`},
 	{"9", `(?m)^node-1 +drained +1 `},
 	{"9", `is back at 1 replica`},
+	{"10", `(?m)^Rebalanced +api +kubernetes.io/hostname: 3 to 0 pods .* moves from kubernetes.io/hostname=node-1 \(3 pods\)`},
+	{"10", `(?m)^Rebalanced +api +kubernetes.io/hostname: 2 to 0 pods .* moves from kubernetes.io/hostname=node-1 \(2 pods\)`},
 }
 
 func TestDemo(t *testing.T) {

@@ -1,0 +1,19 @@
+package v1alpha1
+
+// Annotations that opt a Deployment or StatefulSet into rebalancing (article 002), and the
+// one the rebalance controller writes on it.
+const (
+	// RebalanceAnnotation opts a workload in: "true" spreads its replicas over nodes
+	// (kubernetes.io/hostname), a comma-separated list of node label keys over the
+	// domains of each, e.g. "kubernetes.io/hostname,topology.kubernetes.io/zone".
+	RebalanceAnnotation = "holdfast.dev/rebalance"
+	// RebalanceMaxSkewAnnotation is the most pods one domain may hold above the emptiest
+	// before a pod is moved; 1 when absent.
+	RebalanceMaxSkewAnnotation = "holdfast.dev/rebalance-max-skew"
+	// RebalanceCooldownAnnotation is the least time between two moves of the workload, as
+	// a Go duration ("30s", "5m"); five minutes when absent.
+	RebalanceCooldownAnnotation = "holdfast.dev/rebalance-cooldown"
+	// LastRebalanceAnnotation records the workload's last move as "RFC3339-time pod-name",
+	// so that the cooldown and "never the same pod twice in a row" survive a restart.
+	LastRebalanceAnnotation = "holdfast.dev/last-rebalance"
+)

@@ -1,0 +1,320 @@
+//go:build e2e
+
+// Package rebalance reproduces article 002 on the testbed: replicas piled on one node
+// after the other nodes were lost and came back, spread again by the operator with no
+// more evictions than needed; and a workload whose pods can only be where they are, left
+// alone with an Event saying why.
+package rebalance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/rebalance"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+const (
+	// settle bounds waits for the control plane and the operator to converge.
+	settle = 90 * time.Second
+	// cooldown is the test workloads' time between two moves: short, so that the test is
+	// quick, and long enough to see that nothing moves during it.
+	cooldown = 3 * time.Second
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(klog.NewKlogr())
+	// Pods take 2 s to become Ready, like an application starting: a move that let the
+	// next eviction through before its replacement was Ready would show in the budget.
+	framework.Main(m, framework.Options{Nodes: 6, Zones: 3, PodReadyDelay: 2 * time.Second})
+}
+
+// Article 002: every node but node-1 is lost (cordoned, its pods gone) while the
+// Deployment replaces its replicas, so all three land on node-1; the nodes come back and
+// nothing moves the replicas. With the annotation, the operator moves two pods, one at a
+// time within the budget, and they run on three nodes; a second run moves nothing.
+func TestArticle002PiledReplicasSpread(t *testing.T) {
+	f := setup(t)
+	d := f.Deployment("web", 3)
+	d.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	f.Create(d)
+	f.Create(f.PDB("web", "web", 1))
+	f.WaitReady(d)
+
+	// The loss: every other node goes away and the pods on them with it.
+	for _, n := range f.Nodes[1:] {
+		f.Cordon(n)
+	}
+	pods, err := f.Pods(f.Ctx, framework.SelectorOf(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName != f.Nodes[0] {
+			if err := f.Clientset.CoreV1().Pods(f.Namespace).Delete(f.Ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f.waitSpread(d, "all 3 on "+f.Nodes[0], func(perNode map[string]int) bool { return perNode[f.Nodes[0]] == 3 })
+	// The nodes come back; the scheduler has no reason to move anything.
+	for _, n := range f.Nodes[1:] {
+		f.Uncordon(n)
+	}
+	f.WaitBudget("web", 1)
+
+	created := f.watchCreatedPods(framework.SelectorOf(d))
+	budgets := f.WatchBudgets(100 * time.Millisecond)
+	start := time.Now()
+	stop := f.StartOperator()
+	f.annotate(d, map[string]string{
+		holdfastv1alpha1.RebalanceAnnotation:         "true",
+		holdfastv1alpha1.RebalanceCooldownAnnotation: cooldown.String(),
+	})
+	spread := f.waitSpread(d, "one pod per node", func(perNode map[string]int) bool { return len(perNode) == 3 })
+	took := time.Since(start)
+	samples, violations := budgets.Stop()
+
+	moves := f.events(d, rebalance.EventRebalanced)
+	t.Logf("spread in %s: %v; %d pods created; budget %s over %d samples", took.Round(100*time.Millisecond), spread, created.count(), budgets.Lowest(), samples)
+	for _, m := range moves {
+		t.Logf("Event %s: %s", rebalance.EventRebalanced, m)
+	}
+	if n := created.count(); n != 2 {
+		t.Errorf("%d replacement pods were created, want 2 (one per eviction): %v", n, created.names())
+	}
+	if len(moves) != 2 {
+		t.Errorf("%d %s Events, want 2", len(moves), rebalance.EventRebalanced)
+	}
+	for _, m := range moves {
+		if !strings.Contains(m, "moves from kubernetes.io/hostname="+f.Nodes[0]) {
+			t.Errorf("Event %q does not say the pod left %s", m, f.Nodes[0])
+		}
+	}
+	if len(violations) > 0 {
+		t.Errorf("the budget's floor was broken: %v", violations)
+	}
+
+	// A second run, as after an operator restart: it looks, finds the workload balanced,
+	// and moves nothing for several cooldowns.
+	stop()
+	balanced := decisions("Balanced")
+	f.StartOperator()
+	f.Eventually(settle, "the second run to decide", func(context.Context) (bool, error) { return decisions("Balanced") > balanced, nil })
+	f.quietFor(created, 4*cooldown)
+	if n := created.count(); n != 2 {
+		t.Errorf("the second run created %d more pods", n-2)
+	}
+}
+
+// A workload whose pods refuse to share a node with db, which runs on every other
+// node, piles on node-1 and must stay there: evicting a pod would only bring it back
+// (descheduler's loop). The operator evicts nothing and says why.
+func TestOnlyWhereItIsNoEviction(t *testing.T) {
+	f := setup(t)
+	db := f.Deployment("db", int32(len(f.Nodes)-1))
+	framework.HostnameAntiAffinity(db)
+	db.Spec.Template.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+			Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpNotIn, Values: []string{f.Nodes[0]},
+		}}}},
+	}}
+	f.Create(db)
+	f.WaitReady(db)
+	web := f.Deployment("web", 3)
+	web.Annotations = map[string]string{
+		holdfastv1alpha1.RebalanceAnnotation:         "true",
+		holdfastv1alpha1.RebalanceCooldownAnnotation: cooldown.String(),
+	}
+	web.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: db.Spec.Selector, TopologyKey: corev1.LabelHostname,
+		}},
+	}}
+	f.Create(web)
+	f.WaitReady(web)
+	f.waitSpread(web, "all 3 on "+f.Nodes[0], func(perNode map[string]int) bool { return perNode[f.Nodes[0]] == 3 })
+
+	created := f.watchCreatedPods(framework.SelectorOf(web))
+	f.StartOperator()
+	var note string
+	f.Eventually(settle, "a RebalanceHeld Event", func(ctx context.Context) (bool, error) {
+		held := f.events(web, rebalance.EventRebalanceHeld)
+		if len(held) > 0 {
+			note = held[0]
+		}
+		return len(held) > 0, nil
+	})
+	t.Logf("Event %s: %s", rebalance.EventRebalanceHeld, note)
+	if !strings.Contains(note, "would land where it is, on "+f.Nodes[0]) {
+		t.Errorf("Event %q does not say the pod would come back", note)
+	}
+	f.quietFor(created, 4*cooldown)
+	if n := created.count(); n != 0 {
+		t.Errorf("%d pods were evicted and replaced: %v", n, created.names())
+	}
+}
+
+type env struct{ *framework.Framework }
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	f := framework.New(t)
+	// The operator starts only once every kind it watches is served.
+	f.InstallCRDs(f.HoldfastClient(), &holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})
+	return &env{f}
+}
+
+func (f *env) annotate(d *appsv1.Deployment, annotations map[string]string) {
+	f.T.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":%s}}`, mustJSON(annotations))
+	if _, err := f.Clientset.AppsV1().Deployments(f.Namespace).Patch(f.Ctx, d.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		f.T.Fatalf("annotating %s: %v", d.Name, err)
+	}
+}
+
+func mustJSON(m map[string]string) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%q:%q", k, v))
+	}
+	slices.Sort(parts)
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// waitSpread waits until the Deployment's pods are all Ready, none is terminating, and
+// ok holds for their count per node, which it returns.
+func (f *env) waitSpread(d *appsv1.Deployment, what string, ok func(perNode map[string]int) bool) map[string]int {
+	f.T.Helper()
+	var perNode map[string]int
+	f.Eventually(settle, d.Name+": "+what, func(ctx context.Context) (bool, error) {
+		pods, err := f.Pods(ctx, framework.SelectorOf(d))
+		if err != nil {
+			return false, err
+		}
+		perNode = map[string]int{}
+		for i := range pods {
+			p := &pods[i]
+			if p.DeletionTimestamp != nil || !framework.PodReady(p) {
+				return false, nil
+			}
+			perNode[p.Spec.NodeName]++
+		}
+		return len(pods) == int(*d.Spec.Replicas) && ok(perNode), nil
+	})
+	return perNode
+}
+
+// events returns the notes of the Events of a reason on the Deployment, oldest first.
+func (f *env) events(d *appsv1.Deployment, reason string) []string {
+	f.T.Helper()
+	list, err := f.Clientset.EventsV1().Events(f.Namespace).List(f.Ctx, metav1.ListOptions{})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	var out []string
+	for _, ev := range list.Items {
+		if ev.Regarding.Kind == "Deployment" && ev.Regarding.Name == d.Name && ev.Reason == reason {
+			out = append(out, ev.Note)
+		}
+	}
+	return out
+}
+
+// createdPods records the pods created after it started.
+type createdPods struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (c *createdPods) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.all)
+}
+
+func (c *createdPods) names() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.all)
+}
+
+// watchCreatedPods watches the selector's pods from now on: every pod added is a
+// replacement of an evicted one.
+func (f *env) watchCreatedPods(selector string) *createdPods {
+	f.T.Helper()
+	list, err := f.Clientset.CoreV1().Pods(f.Namespace).List(f.Ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	w, err := f.Clientset.CoreV1().Pods(f.Namespace).Watch(f.Ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	f.T.Cleanup(w.Stop)
+	c := &createdPods{}
+	go func() {
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
+				c.mu.Lock()
+				c.all = append(c.all, p.Name)
+				c.mu.Unlock()
+			}
+		}
+	}()
+	return c
+}
+
+// quietFor fails the test if a pod is created during the window: a bounded observation
+// of nothing happening, the one place a fixed wait is the point.
+func (f *env) quietFor(c *createdPods, window time.Duration) {
+	f.T.Helper()
+	before := c.count()
+	select {
+	case <-time.After(window):
+	case <-f.Ctx.Done():
+	}
+	if n := c.count(); n != before {
+		f.T.Errorf("%d pods created in %s of quiet: %v", n-before, window, c.names()[before:])
+	}
+}
+
+// decisions reads holdfast_rebalance_decisions_total for an outcome from the operator's
+// registry (the operator runs in this process).
+func decisions(outcome string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return 0
+	}
+	for _, mf := range families {
+		if mf.GetName() != "holdfast_rebalance_decisions_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" && l.GetValue() == outcome {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
