@@ -104,6 +104,11 @@ func (in *DisruptionPolicySpec) DeepCopyInto(out *DisruptionPolicySpec) {
 		*out = new(intstr.IntOrString)
 		**out = **in
 	}
+	if in.MinReadySeconds != nil {
+		in, out := &in.MinReadySeconds, &out.MinReadySeconds
+		*out = new(int32)
+		**out = **in
+	}
 	if in.MaintenanceWindows != nil {
 		in, out := &in.MaintenanceWindows, &out.MaintenanceWindows
 		*out = make([]MaintenanceWindow, len(*in))

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -26,6 +28,10 @@ const (
 	// surgePoll is how often a surge in progress is looked at again, besides the watches:
 	// the pods it waits for are not in the cache.
 	surgePoll = 2 * time.Second
+	// startGrace is how long a pod may stay not Ready before its workload counts as
+	// degraded: a replacement after a drain, or a pod of a scale-up, is starting, not
+	// broken, for that long.
+	startGrace = 30 * time.Second
 	// managedByLabel is the well-known label that marks holdfast's budgets for humans.
 	managedByLabel = "app.kubernetes.io/managed-by"
 	managedByValue = "holdfast"
@@ -48,6 +54,14 @@ type Workload struct {
 	TemplateLabels map[string]string
 	// Replicas is spec.replicas, or status.desiredNumberScheduled for a DaemonSet.
 	Replicas int32
+	// Ready is how many of its pods are Ready, from the workload's status.
+	Ready int32
+	// MinReadySeconds is the workload's own spec.minReadySeconds, the pacing a policy
+	// without minReadySeconds applies.
+	MinReadySeconds int32
+	// RollingOut is true while the workload's pods are being replaced by a new template:
+	// the rollout, not the workload's health, explains pods that are not Ready.
+	RollingOut bool
 	// Annotations are the workload's annotations (the surge's memory).
 	Annotations map[string]string
 	// Autoscaler is the HorizontalPodAutoscaler that scales a Deployment, if any.
@@ -63,12 +77,15 @@ type Autoscaler struct {
 	Original string
 }
 
-// Pod is one live (not terminating) pod of a single-replica workload.
+// Pod is one live (not terminating) pod of a workload whose pods Decide reads.
 type Pod struct {
 	Name         string
 	Node         string
 	Ready        bool
 	DoNotDisrupt bool
+	// Since is when the pod's Ready condition last changed, or its creation when it has
+	// none yet.
+	Since time.Time
 }
 
 // Observed is everything Decide reads, gathered from one namespace.
@@ -80,8 +97,8 @@ type Observed struct {
 	Workloads []Workload
 	// Budgets are every PodDisruptionBudget of the namespace.
 	Budgets []policyv1.PodDisruptionBudget
-	// Pods are the live pods of the single-replica workloads under Surge or Protect,
-	// keyed by workloadKey.
+	// Pods are the live pods of the workloads for which NeedsPods is true, keyed by
+	// workloadKey.
 	Pods map[string][]Pod
 	// Nodes are the nodes of those pods.
 	Nodes map[string]*corev1.Node
@@ -185,20 +202,36 @@ func Selects(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) (bool, error) {
 	return sel.Matches(labels.Set(w.Labels)), nil
 }
 
-// NeedsPods reports whether Decide needs the pods of w under p: a single replica (or a
-// surge in progress) under Surge or Protect.
-func NeedsPods(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) bool {
+// NeedsPods reports whether Decide needs the pods of w, which o.Policy selects: a
+// single replica under Surge or Protect, a surge in progress, a workload short of Ready
+// pods (degraded, or a replacement coming), one whose pacing gate may still be closed,
+// or one whose budget blocks a drain under surge: WhenBlocked. Any other workload costs
+// no read of its pods, so a change to one workload lists the pods of none but the few
+// in motion.
+func NeedsPods(o *Observed, w *Workload) bool {
+	p := o.Policy
+	if _, surging := surgeOriginal(w); surging || w.Ready < w.Replicas {
+		return true
+	}
 	if w.Kind == holdfastv1alpha1.KindDaemonSet {
 		return false
 	}
-	switch p.Spec.SingleReplica {
-	case holdfastv1alpha1.SingleReplicaProtect:
-		return w.Replicas == 1
-	case holdfastv1alpha1.SingleReplicaSurge:
-		_, surging := surgeOriginal(w)
-		return w.Kind == holdfastv1alpha1.KindDeployment && (w.Replicas == 1 || surging)
+	if w.Replicas == 1 && (p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaProtect ||
+		p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Kind == holdfastv1alpha1.KindDeployment) {
+		return true
 	}
-	return false
+	b := existingBudget(o.Budgets, BudgetName(w.Kind, w.Name))
+	if b == nil || b.Labels[holdfastv1alpha1.PolicyLabel] != p.Name {
+		return false
+	}
+	_, pacing := b.Annotations[holdfastv1alpha1.PacingAnnotation]
+	return pacing || mayBlockDrains(p, w) && b.Status.DisruptionsAllowed == 0
+}
+
+// mayBlockDrains reports whether p would surge w, a Deployment of several replicas,
+// when its budget blocks a drain.
+func mayBlockDrains(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) bool {
+	return p.Spec.Surge == holdfastv1alpha1.SurgeWhenBlocked && w.Kind == holdfastv1alpha1.KindDeployment && w.Replicas > 1
 }
 
 // BudgetName is the name of the budget holdfast keeps for a workload.
@@ -323,7 +356,7 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 			return outcome{status: st}
 		case !done && !lost:
 			st.State, st.Message, st.Budget = holdfastv1alpha1.WorkloadSurging, msg, BudgetName(w.Kind, w.Name)
-			return outcome{status: st, budget: singleReplicaBudget(o, w, nil)}
+			return pace(o, w, w.Replicas, assess(o, w), outcome{status: st, budget: surgeBudget(o, w, original)}, d)
 		case done:
 			st.Replicas = size
 		}
@@ -345,9 +378,162 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 	case closed:
 		return held(p, w, st, win.nextOpening)
 	case st.Replicas == 1 && w.Kind != holdfastv1alpha1.KindDaemonSet:
-		return singleReplica(o, w, st, d)
+		return pace(o, w, st.Replicas, assess(o, w), singleReplica(o, w, st, d), d)
 	}
-	return budgeted(p, w, st)
+	return multiReplica(o, w, st, d)
+}
+
+// multiReplica gives a workload of several replicas the policy's budget, paced, and
+// under surge: WhenBlocked surges it when that budget blocks a drain.
+func multiReplica(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus, d *Decision) outcome {
+	out := budgeted(o.Policy, w, st)
+	h := assess(o, w)
+	if blocksDrain(o, w, h, out) {
+		if msg, started := surgeStart(o, w, d); started {
+			out.status.State, out.status.Message = holdfastv1alpha1.WorkloadSurging, msg
+			out.budget = surgeBudget(o, w, w.Replicas)
+		}
+	}
+	return pace(o, w, st.Replicas, h, out, d)
+}
+
+// blocksDrain reports whether out's budget, as the disruption controller last counted
+// it, allows no disruption for a reason a surge can fix: not a closed window (out would
+// be held), not pacing or a pod starting (both pass by themselves), but pods that stay
+// unavailable. Whether a drain waits on it is surgeStart's question.
+func blocksDrain(o Observed, w *Workload, h health, out outcome) bool {
+	if !mayBlockDrains(o.Policy, w) || out.budget == nil || len(h.young) > 0 || h.starting > 0 {
+		return false
+	}
+	cur := existingBudget(o.Budgets, out.budget.Name)
+	return cur != nil && cur.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name &&
+		cur.Status.ObservedGeneration == cur.Generation && cur.Status.DisruptionsAllowed == 0 &&
+		equality.Semantic.DeepEqual(cur.Spec, out.budget.Spec)
+}
+
+// health is what a workload's pods say at o.Now.
+type health struct {
+	ready int32
+	// young say which Ready pods are not proven yet: Ready for less than minReadySeconds.
+	young []string
+	// stuck say which pods have not been Ready for startGrace, on nodes not being drained.
+	stuck []string
+	// starting counts the pods not Ready for less than startGrace.
+	starting int
+	// next is the soonest a young pod is proven or a starting pod becomes stuck.
+	next time.Time
+}
+
+// assess reads w's pods. Pods not Ready on a node being drained are left out: the
+// drain explains them, and their budget lets them go (unhealthyPodEvictionPolicy).
+func assess(o Observed, w *Workload) health {
+	var h health
+	soon := func(t time.Time) {
+		if h.next.IsZero() || t.Before(h.next) {
+			h.next = t
+		}
+	}
+	gate := minReady(o.Policy, w)
+	for _, pod := range o.Pods[workloadKey(w.Kind, w.Name)] {
+		switch {
+		case pod.Ready:
+			h.ready++
+			// Condition times are stored in whole seconds, truncated: counting from the
+			// end of that second never opens the gate early.
+			proven := pod.Since.Add(time.Second + gate)
+			if gate > 0 && o.Now.Before(proven) {
+				h.young = append(h.young, fmt.Sprintf("pod %s Ready since %s, counted from %s", pod.Name, stamp(pod.Since), stamp(proven)))
+				soon(proven)
+			}
+		case BeingDrained(o.Nodes[pod.Node]):
+		case o.Now.Before(pod.Since.Add(startGrace)):
+			h.starting++
+			soon(pod.Since.Add(startGrace))
+		case pod.Node == "":
+			h.stuck = append(h.stuck, fmt.Sprintf("pod %s not scheduled since %s", pod.Name, stamp(pod.Since)))
+		default:
+			h.stuck = append(h.stuck, fmt.Sprintf("pod %s not Ready on node %s since %s", pod.Name, pod.Node, stamp(pod.Since)))
+		}
+	}
+	slices.Sort(h.young)
+	slices.Sort(h.stuck)
+	return h
+}
+
+// stamp renders a time for a status message. Messages carry times, not ages, so that
+// they stay the same from one reconcile to the next and status is not rewritten.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// minReady is how long a pod of w must have been Ready before its budget counts it: the
+// policy's minReadySeconds, or the workload's own when the policy leaves it unset.
+func minReady(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) time.Duration {
+	if p.Spec.MinReadySeconds != nil {
+		return time.Duration(*p.Spec.MinReadySeconds) * time.Second
+	}
+	return time.Duration(w.MinReadySeconds) * time.Second
+}
+
+// pace applies minReadySeconds to the budget out keeps for w (size pods wanted) and
+// reports w degraded. Each pod Ready for less than minReadySeconds takes one disruption
+// off the budget until it is proven, and a reconcile is due the moment it is: the gate
+// always opens by the clock. A pod that is not Ready is not paced (the disruption
+// controller already counts it unavailable); past startGrace it makes w Degraded.
+func pace(o Observed, w *Workload, size int32, h health, out outcome, d *Decision) outcome {
+	st := &out.status
+	if out.budget == nil || st.State != holdfastv1alpha1.WorkloadBudgeted && st.State != holdfastv1alpha1.WorkloadSurging {
+		return out
+	}
+	if !h.next.IsZero() {
+		requeue(d, h.next.Sub(o.Now))
+	}
+	if minReady(o.Policy, w) > 0 && (w.Ready < w.Replicas || len(h.young) > 0) {
+		// Until the replacements are proven, the next reconcile must read the pods even
+		// if the workload's Ready count is whole again.
+		out.budget.Annotations = map[string]string{holdfastv1alpha1.PacingAnnotation: "true"}
+	}
+	// A surge's message stays first; a budget's plain one gives way to what is wrong.
+	var notes []string
+	if st.State == holdfastv1alpha1.WorkloadSurging {
+		notes = append(notes, st.Message)
+	} else if len(h.stuck) > 0 && !w.RollingOut && h.ready < size {
+		st.State = holdfastv1alpha1.WorkloadDegraded
+		notes = append(notes, fmt.Sprintf("%d of %d Ready: %s", h.ready, size, strings.Join(h.stuck, ", ")))
+	}
+	if len(h.young) > 0 {
+		out.budget.Spec = tighten(out.budget.Spec, w.Replicas, int32(len(h.young)))
+		if st.State == holdfastv1alpha1.WorkloadBudgeted {
+			st.State = holdfastv1alpha1.WorkloadPacing
+		}
+		notes = append(notes, fmt.Sprintf("Pacing: %s (minReadySeconds %d): the budget counts each as unavailable until then", strings.Join(h.young, ", "), int(minReady(o.Policy, w).Seconds())))
+	}
+	if len(notes) > 0 {
+		st.Message = strings.Join(notes, "; ")
+	}
+	return out
+}
+
+// tighten takes n disruptions off what spec allows at replicas pods, in the form the
+// disruption controller follows: maxUnavailable stays maxUnavailable.
+func tighten(spec policyv1.PodDisruptionBudgetSpec, replicas, n int32) policyv1.PodDisruptionBudgetSpec {
+	if spec.MaxUnavailable != nil {
+		allowed, _ := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, int(replicas), true)
+		spec.MaxUnavailable = ptr.To(intstr.FromInt32(max(0, int32(allowed)-n)))
+		return spec
+	}
+	spec.MinAvailable = ptr.To(intstr.FromInt32(min(replicas, floorOf(spec, replicas)+n)))
+	return spec
+}
+
+// surgeBudget holds a surged Deployment at the floor of its original size, so that the
+// added pod pays for the eviction: minAvailable 1 for a single replica, the policy's
+// floor at the original size otherwise. The policy's maxUnavailable as is would raise
+// the floor with the surge and never let the eviction through.
+func surgeBudget(o Observed, w *Workload, original int32) *policyv1.PodDisruptionBudget {
+	if original <= 1 {
+		return singleReplicaBudget(o, w, nil)
+	}
+	floor := floorOf(policyv1.PodDisruptionBudgetSpec{MaxUnavailable: o.Policy.Spec.MaxUnavailable, MinAvailable: o.Policy.Spec.MinAvailable}, original)
+	return budgetFor(o.Policy, w, policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(floor))}, nil)
 }
 
 // budgeted gives a workload of several replicas the policy's budget, unless that budget
@@ -626,7 +812,10 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 	var conflicts, overridden int32
 	for _, w := range outs {
 		switch w.State {
-		case holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadProtected, holdfastv1alpha1.WorkloadSurging:
+		case holdfastv1alpha1.WorkloadDegraded:
+			st.Budgeted++
+			st.Degraded++
+		case holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadProtected, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadPacing:
 			st.Budgeted++
 		case holdfastv1alpha1.WorkloadConflict:
 			conflicts++
@@ -669,7 +858,12 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 		conflicted.Status, conflicted.Reason = metav1.ConditionTrue, holdfastv1alpha1.ReasonOverriddenByPolicy
 		conflicted.Message = fmt.Sprintf("%d workloads are managed by older policies that select them too", overridden)
 	}
-	for _, c := range []metav1.Condition{ready, conflicted} {
+	degraded := metav1.Condition{Type: holdfastv1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonAllHealthy, Message: "no selected workload is short of Ready pods but for drains and rollouts"}
+	if st.Degraded > 0 {
+		degraded.Status, degraded.Reason = metav1.ConditionTrue, holdfastv1alpha1.ReasonWorkloadsDegraded
+		degraded.Message = fmt.Sprintf("%d selected workloads have fewer Ready pods than they want, not because of a drain or a rollout; see status.workloads", st.Degraded)
+	}
+	for _, c := range []metav1.Condition{ready, conflicted, degraded} {
 		c.ObservedGeneration = p.Generation
 		c.LastTransitionTime = metav1.NewTime(now)
 		meta.SetStatusCondition(&st.Conditions, c)
@@ -680,9 +874,9 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 // rank orders states in status: what needs attention first.
 func rank(s holdfastv1alpha1.WorkloadState) int {
 	switch s {
-	case holdfastv1alpha1.WorkloadConflict, holdfastv1alpha1.WorkloadNoDisruption:
+	case holdfastv1alpha1.WorkloadConflict, holdfastv1alpha1.WorkloadNoDisruption, holdfastv1alpha1.WorkloadDegraded:
 		return 0
-	case holdfastv1alpha1.WorkloadEscaped, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadSkipped:
+	case holdfastv1alpha1.WorkloadEscaped, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadSkipped, holdfastv1alpha1.WorkloadPacing:
 		return 1
 	case holdfastv1alpha1.WorkloadOverridden:
 		return 2
