@@ -499,8 +499,10 @@ func pace(o Observed, w *Workload, size int32, h health, out outcome, d *Decisio
 		st.State = holdfastv1alpha1.WorkloadDegraded
 		notes = append(notes, fmt.Sprintf("%d of %d Ready: %s", h.ready, size, strings.Join(h.stuck, ", ")))
 	}
-	if len(h.young) > 0 {
-		out.budget.Spec = tighten(out.budget.Spec, w.Replicas, int32(len(h.young)))
+	// A budget that already allows nothing (a single replica's minAvailable 1) has nothing
+	// to pace.
+	if tight := tighten(out.budget.Spec, w.Replicas, int32(len(h.young))); len(h.young) > 0 && !equality.Semantic.DeepEqual(tight, out.budget.Spec) {
+		out.budget.Spec = tight
 		if st.State == holdfastv1alpha1.WorkloadBudgeted {
 			st.State = holdfastv1alpha1.WorkloadPacing
 		}

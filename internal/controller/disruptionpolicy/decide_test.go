@@ -925,3 +925,22 @@ func TestNeedsPods(t *testing.T) {
 		})
 	}
 }
+
+func TestDecideDoesNotPaceWhatAllowsNothing(t *testing.T) {
+	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
+	runDecide(t, map[string]decideCase{
+		"a single replica's minAvailable 1 allows nothing already: not Pacing": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+				s.SingleReplica, s.MinReadySeconds = holdfastv1alpha1.SingleReplicaSurge, ptr.To[int32](10)
+			}),
+			work: []Workload{single},
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n2", true, 3*time.Second)}},
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), pacing)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
+					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
+				RequeueAfter: 8 * time.Second,
+			},
+		},
+	})
+}
