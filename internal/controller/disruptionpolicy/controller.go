@@ -332,18 +332,18 @@ func toWorkload(obj client.Object) Workload {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
 		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDeployment, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas, w.Ready, w.MinReadySeconds = replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Spec.MinReadySeconds
+		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Status.AvailableReplicas, o.Spec.MinReadySeconds
 		stale = o.Status.ObservedGeneration < o.Generation
 		// Pods of an older template left, or not all of the new one made yet.
 		w.RollingOut = o.Status.UpdatedReplicas < w.Replicas || o.Status.Replicas > o.Status.UpdatedReplicas
 	case *appsv1.StatefulSet:
 		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindStatefulSet, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas, w.Ready, w.MinReadySeconds = replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Spec.MinReadySeconds
+		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Status.AvailableReplicas, o.Spec.MinReadySeconds
 		stale = o.Status.ObservedGeneration < o.Generation
 		w.RollingOut = o.Status.UpdatedReplicas < w.Replicas || o.Status.UpdateRevision != o.Status.CurrentRevision
 	case *appsv1.DaemonSet:
 		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDaemonSet, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas, w.Ready, w.MinReadySeconds = o.Status.DesiredNumberScheduled, o.Status.NumberReady, o.Spec.MinReadySeconds
+		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = o.Status.DesiredNumberScheduled, o.Status.NumberReady, o.Status.NumberAvailable, o.Spec.MinReadySeconds
 		stale = o.Status.ObservedGeneration < o.Generation
 		w.RollingOut = o.Status.UpdatedNumberScheduled < w.Replicas
 	}

@@ -56,6 +56,8 @@ type Workload struct {
 	Replicas int32
 	// Ready is how many of its pods are Ready, from the workload's status.
 	Ready int32
+	// Available is how many have been Ready for the workload's own minReadySeconds.
+	Available int32
 	// MinReadySeconds is the workload's own spec.minReadySeconds, the pacing a policy
 	// without minReadySeconds applies.
 	MinReadySeconds int32
@@ -203,14 +205,14 @@ func Selects(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) (bool, error) {
 }
 
 // NeedsPods reports whether Decide needs the pods of w, which o.Policy selects: a
-// single replica under Surge or Protect, a surge in progress, a workload short of Ready
-// pods (degraded, or a replacement coming), one whose pacing gate may still be closed,
-// or one whose budget blocks a drain under surge: WhenBlocked. Any other workload costs
-// no read of its pods, so a change to one workload lists the pods of none but the few
-// in motion.
+// single replica under Surge or Protect, a surge in progress, a workload short of
+// available pods (degraded, a replacement coming, or one not yet Ready for the
+// workload's own minReadySeconds), one whose budget carries the pacing mark, or one
+// whose budget blocks a drain under surge: WhenBlocked. Any other workload costs no read
+// of its pods, so a change to one workload lists the pods of none but the few in motion.
 func NeedsPods(o *Observed, w *Workload) bool {
 	p := o.Policy
-	if _, surging := surgeOriginal(w); surging || w.Ready < w.Replicas {
+	if _, surging := surgeOriginal(w); surging || w.Available < w.Replicas {
 		return true
 	}
 	if w.Kind == holdfastv1alpha1.KindDaemonSet {

@@ -572,8 +572,9 @@ func pod(name, node string, ready bool, ago time.Duration) Pod {
 	return Pod{Name: name, Node: node, Ready: ready, Since: now.Add(-ago)}
 }
 
+// ready sets how many of w's pods are Ready, and available by its own minReadySeconds.
 func ready(w Workload, n int32) Workload {
-	w.Ready = n
+	w.Ready, w.Available = n, n
 	return w
 }
 
@@ -905,6 +906,7 @@ func TestNeedsPods(t *testing.T) {
 	}{
 		"settled workload: no pods read":             {policy: p, w: web, want: false},
 		"short of Ready pods":                        {policy: p, w: ready(web, 2), want: true},
+		"Ready, not yet for its own minReadySeconds": {policy: p, w: func() Workload { w := web; w.Available = 2; return w }(), want: true},
 		"DaemonSet short of Ready pods":              {policy: p, w: ready(workload(holdfastv1alpha1.KindDaemonSet, "agent", 3), 2), want: true},
 		"pacing mark on its budget":                  {policy: p, w: web, budgets: []policyv1.PodDisruptionBudget{marked}, want: true},
 		"pacing mark on another policy's budget":     {policy: p, w: web, budgets: []policyv1.PodDisruptionBudget{foreign}, want: false},

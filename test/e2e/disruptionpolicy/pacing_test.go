@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,12 +24,26 @@ import (
 // Issue point 5, pacing: a drain of two nodes evicts one pod, then waits until its
 // replacement has been Ready for minReadySeconds before the second eviction, although
 // the budget (maxUnavailable 1) would let it go as soon as the replacement is Ready.
+// minReadySeconds comes from the policy, or from the Deployment when the policy has none.
 func TestPacingWaitsForTheReplacement(t *testing.T) {
+	const minReady = 8 * time.Second
+	t.Run("policy's minReadySeconds", func(t *testing.T) {
+		testPacing(t, minReady, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.MinReadySeconds = ptr.To(int32(minReady.Seconds())) }, nil)
+	})
+	t.Run("Deployment's own minReadySeconds", func(t *testing.T) {
+		testPacing(t, minReady, nil, func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = int32(minReady.Seconds()) })
+	})
+}
+
+func testPacing(t *testing.T, minReady time.Duration, policyMod func(*holdfastv1alpha1.DisruptionPolicySpec), deploymentMod func(*appsv1.Deployment)) {
 	e := setup(t)
 	e.StartOperator()
-	const minReady = 8 * time.Second
-	p := e.policy("paced", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.MinReadySeconds = ptr.To(int32(minReady.Seconds())) })
-	d := e.deployment("paced", "paced", 3, framework.HostnameAntiAffinity)
+	p := e.policy("paced", policyMod)
+	mods := []func(*appsv1.Deployment){framework.HostnameAntiAffinity}
+	if deploymentMod != nil {
+		mods = append(mods, deploymentMod)
+	}
+	d := e.deployment("paced", "paced", 3, mods...)
 	// The pods just became Ready: pacing holds first, then the gate opens by the clock.
 	e.waitState(p, deploy, "paced", holdfastv1alpha1.WorkloadBudgeted)
 	e.WaitBudget(disruptionBudget("paced"), 1)
@@ -70,9 +85,10 @@ func TestPacingWaitsForTheReplacement(t *testing.T) {
 
 	e.evictUntil(second, minReady+settle)
 	after := time.Since(readyAt)
-	// readyAt is in whole seconds, truncated: it is never later than the true time.
-	t.Logf("second eviction accepted %s after the replacement became Ready (minReadySeconds %s): the gate opened %s late",
-		after.Round(time.Millisecond), minReady, (after - minReady).Round(time.Millisecond))
+	// readyAt is in whole seconds, truncated: it is never later than the true time, and
+	// the gate opens at the end of its second plus minReadySeconds.
+	t.Logf("second eviction accepted %s after the replacement's Ready time (minReadySeconds %s): %s after the gate opened",
+		after.Round(time.Millisecond), minReady, (after - minReady - time.Second).Round(time.Millisecond))
 	if after < minReady {
 		t.Errorf("second eviction accepted %s after the replacement became Ready, before minReadySeconds %s", after, minReady)
 	}
