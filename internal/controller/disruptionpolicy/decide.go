@@ -444,7 +444,7 @@ func assess(o Observed, w *Workload) health {
 			// end of that second never opens the gate early.
 			proven := pod.Since.Add(time.Second + gate)
 			if gate > 0 && o.Now.Before(proven) {
-				h.young = append(h.young, fmt.Sprintf("pod %s Ready since %s, counted from %s", pod.Name, stamp(pod.Since), stamp(proven)))
+				h.young = append(h.young, fmt.Sprintf("pod %s Ready since %s, counted available from %s", pod.Name, stamp(pod.Since), stamp(proven)))
 				soon(proven)
 			}
 		case BeingDrained(o.Nodes[pod.Node]):
@@ -491,7 +491,10 @@ func pace(o Observed, w *Workload, size int32, h health, out outcome, d *Decisio
 	if minReady(o.Policy, w) > 0 && (w.Ready < w.Replicas || len(h.young) > 0) {
 		// Until the replacements are proven, the next reconcile must read the pods even
 		// if the workload's Ready count is whole again.
-		out.budget.Annotations = map[string]string{holdfastv1alpha1.PacingAnnotation: "true"}
+		if out.budget.Annotations == nil {
+			out.budget.Annotations = map[string]string{}
+		}
+		out.budget.Annotations[holdfastv1alpha1.PacingAnnotation] = "true"
 	}
 	// A surge's message stays first; a budget's plain one gives way to what is wrong.
 	var notes []string

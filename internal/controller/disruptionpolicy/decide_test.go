@@ -596,7 +596,7 @@ func TestDecidePacingAndHealth(t *testing.T) {
 		st.State, st.Message = state, msg
 		return st
 	}
-	const youngMsg = "Pacing: pod web-c Ready since 2026-11-22T11:59:57Z, counted from 2026-11-22T12:00:08Z (minReadySeconds 10): the budget counts each as unavailable until then"
+	const youngMsg = "Pacing: pod web-c Ready since 2026-11-22T11:59:57Z, counted available from 2026-11-22T12:00:08Z (minReadySeconds 10): the budget counts each as unavailable until then"
 
 	runDecide(t, map[string]decideCase{
 		"a pod Ready for less than minReadySeconds: no disruption until it is proven": {
@@ -607,7 +607,7 @@ func TestDecidePacingAndHealth(t *testing.T) {
 			want: result{
 				Apply:        []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(0)), pacing)},
 				Workloads:    []holdfastv1alpha1.WorkloadStatus{withState(budgeted, holdfastv1alpha1.WorkloadPacing, youngMsg)},
-				RequeueAfter: 8 * time.Second, // the gate opens at 12:00:08, counted from the end of 11:59:57
+				RequeueAfter: 8 * time.Second, // the gate opens at 12:00:08, counted available from the end of 11:59:57
 			},
 			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonAllBudgetsManaged, holdfastv1alpha1.ConditionDegraded: holdfastv1alpha1.ReasonAllHealthy},
 		},
@@ -643,7 +643,7 @@ func TestDecidePacingAndHealth(t *testing.T) {
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(0)), pacing)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 5, State: holdfastv1alpha1.WorkloadPacing, Budget: "holdfast-deploy-web",
-					Message: "Pacing: pod web-c Ready since 2026-11-22T11:59:57Z, counted from 2026-11-22T12:00:08Z, pod web-e Ready since 2026-11-22T11:59:55Z, counted from 2026-11-22T12:00:06Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
+					Message: "Pacing: pod web-c Ready since 2026-11-22T11:59:57Z, counted available from 2026-11-22T12:00:08Z, pod web-e Ready since 2026-11-22T11:59:55Z, counted available from 2026-11-22T12:00:06Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
 				RequeueAfter: 6 * time.Second,
 			},
 		},
@@ -656,7 +656,7 @@ func TestDecidePacingAndHealth(t *testing.T) {
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(5)), pacing)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 5, State: holdfastv1alpha1.WorkloadPacing, Budget: "holdfast-deploy-web",
-					Message: "Pacing: pod web-c Ready since 2026-11-22T11:59:59Z, counted from 2026-11-22T12:00:10Z, pod web-d Ready since 2026-11-22T11:59:59Z, counted from 2026-11-22T12:00:10Z, pod web-e Ready since 2026-11-22T11:59:59Z, counted from 2026-11-22T12:00:10Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
+					Message: "Pacing: pod web-c Ready since 2026-11-22T11:59:59Z, counted available from 2026-11-22T12:00:10Z, pod web-d Ready since 2026-11-22T11:59:59Z, counted available from 2026-11-22T12:00:10Z, pod web-e Ready since 2026-11-22T11:59:59Z, counted available from 2026-11-22T12:00:10Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
 				RequeueAfter: 10 * time.Second,
 			},
 		},
@@ -667,7 +667,7 @@ func TestDecidePacingAndHealth(t *testing.T) {
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", workload(holdfastv1alpha1.KindDaemonSet, "agent", 5), minAvailable(intstr.FromInt32(5)), pacing)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "DaemonSet", Name: "agent", Replicas: 5, State: holdfastv1alpha1.WorkloadPacing, Budget: "holdfast-ds-agent",
-					Message: "Pacing: pod agent-a Ready since 2026-11-22T11:59:59Z, counted from 2026-11-22T12:00:10Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
+					Message: "Pacing: pod agent-a Ready since 2026-11-22T11:59:59Z, counted available from 2026-11-22T12:00:10Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
 				RequeueAfter: 10 * time.Second,
 			},
 		},
@@ -757,7 +757,7 @@ func TestDecidePacingAndHealth(t *testing.T) {
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", workload(holdfastv1alpha1.KindDeployment, "single", 1), minAvailable(intstr.FromInt32(2)), pacing)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
-					Message: "surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere; Pacing: pod single-b Ready since 2026-11-22T11:59:57Z, counted from 2026-11-22T12:00:08Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
+					Message: "surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere; Pacing: pod single-b Ready since 2026-11-22T11:59:57Z, counted available from 2026-11-22T12:00:08Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
 				RequeueAfter: surgePoll,
 			},
 		},
