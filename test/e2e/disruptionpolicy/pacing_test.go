@@ -38,6 +38,68 @@ func TestPacingWaitsForTheReplacement(t *testing.T) {
 func testPacing(t *testing.T, minReady time.Duration, policyMod func(*holdfastv1alpha1.DisruptionPolicySpec), deploymentMod func(*appsv1.Deployment)) {
 	e := setup(t)
 	e.StartOperator()
+	pd := e.startPacedDrain(policyMod, deploymentMod)
+	pdb, err := e.budget(e.Ctx, deploy, "paced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(pd.readyAt) < minReady && (pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 0) {
+		t.Errorf("budget %v while the replacement is Ready for %s, want maxUnavailable 0", pdb.Spec, time.Since(pd.readyAt))
+	}
+
+	e.evictUntil(pd.second, minReady+settle)
+	after := time.Since(pd.readyAt)
+	// readyAt is in whole seconds, truncated: it is never later than the true time, and
+	// the gate opens at the end of its second plus minReadySeconds.
+	t.Logf("second eviction accepted %s after the replacement's Ready time (minReadySeconds %s): %s after the gate opened",
+		after.Round(time.Millisecond), minReady, (after - minReady - time.Second).Round(time.Millisecond))
+	if after < minReady {
+		t.Errorf("second eviction accepted %s after the replacement became Ready, before minReadySeconds %s", after, minReady)
+	}
+	e.waitEvent(pd.policy, "DisruptionPaced")
+}
+
+// An operator restarted while a replacement is being paced keeps the gate closed until
+// minReadySeconds, although the workload's Ready count is whole again: the pacing mark
+// on the budget tells it to read the pods.
+func TestPacingSurvivesOperatorRestart(t *testing.T) {
+	e := setup(t)
+	stop := e.StartOperator()
+	const minReady = 12 * time.Second
+	pd := e.startPacedDrain(func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.MinReadySeconds = ptr.To(int32(minReady.Seconds())) }, nil)
+	e.waitBudget(deploy, "paced", "maxUnavailable 0 and the pacing mark", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 0 && pdb.Annotations[holdfastv1alpha1.PacingAnnotation] == "true"
+	})
+	stop()
+	e.StartOperator()
+	restarted := time.Since(pd.readyAt)
+	e.waitBudget(deploy, "paced", "maxUnavailable 1, the mark gone", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 1 && pdb.Annotations[holdfastv1alpha1.PacingAnnotation] == ""
+	})
+	opened := time.Since(pd.readyAt)
+	t.Logf("operator restarted %s after the replacement's Ready time; gate opened at %s (minReadySeconds %s)", restarted.Round(time.Millisecond), opened.Round(time.Millisecond), minReady)
+	if restarted >= minReady {
+		t.Fatalf("the restart took until %s, past minReadySeconds: the test proves nothing", restarted)
+	}
+	if opened < minReady {
+		t.Errorf("the restarted operator opened the gate %s after the replacement's Ready time, before minReadySeconds %s", opened, minReady)
+	}
+	e.evictUntil(pd.second, settle)
+}
+
+// pacedDrain is a drain of two nodes under a paced policy, after its first eviction.
+type pacedDrain struct {
+	policy *holdfastv1alpha1.DisruptionPolicy
+	// second is the pod on the second cordoned node, not yet evicted.
+	second *corev1.Pod
+	// readyAt is when the first eviction's replacement became Ready.
+	readyAt time.Time
+}
+
+// startPacedDrain creates a policy over three pods on three nodes, cordons two of them,
+// evicts the first pod and waits until the policy paces its Ready replacement.
+func (e *env) startPacedDrain(policyMod func(*holdfastv1alpha1.DisruptionPolicySpec), deploymentMod func(*appsv1.Deployment)) pacedDrain {
+	e.T.Helper()
 	p := e.policy("paced", policyMod)
 	mods := []func(*appsv1.Deployment){framework.HostnameAntiAffinity}
 	if deploymentMod != nil {
@@ -49,7 +111,7 @@ func testPacing(t *testing.T, minReady time.Duration, policyMod func(*holdfastv1
 	e.WaitBudget(disruptionBudget("paced"), 1)
 	pods, err := e.livePods(e.Ctx, d)
 	if err != nil {
-		t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	first, second := &pods[0], &pods[1]
 	e.Cordon(first.Spec.NodeName)
@@ -73,26 +135,9 @@ func testPacing(t *testing.T, minReady time.Duration, policyMod func(*holdfastv1
 	})
 	st := e.waitState(p, deploy, "paced", holdfastv1alpha1.WorkloadPacing)
 	if !strings.Contains(st.Message, replacement.Name) {
-		t.Errorf("pacing message %q does not name the replacement %s", st.Message, replacement.Name)
+		e.T.Errorf("pacing message %q does not name the replacement %s", st.Message, replacement.Name)
 	}
-	pdb, err := e.budget(e.Ctx, deploy, "paced")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if time.Since(readyAt) < minReady && (pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 0) {
-		t.Errorf("budget %v while the replacement is Ready for %s, want maxUnavailable 0", pdb.Spec, time.Since(readyAt))
-	}
-
-	e.evictUntil(second, minReady+settle)
-	after := time.Since(readyAt)
-	// readyAt is in whole seconds, truncated: it is never later than the true time, and
-	// the gate opens at the end of its second plus minReadySeconds.
-	t.Logf("second eviction accepted %s after the replacement's Ready time (minReadySeconds %s): %s after the gate opened",
-		after.Round(time.Millisecond), minReady, (after - minReady - time.Second).Round(time.Millisecond))
-	if after < minReady {
-		t.Errorf("second eviction accepted %s after the replacement became Ready, before minReadySeconds %s", after, minReady)
-	}
-	e.waitEvent(p, "DisruptionPaced")
+	return pacedDrain{policy: p, second: second, readyAt: readyAt}
 }
 
 // Issue point 5, health: a workload with a pod that is not Ready, not because of a
