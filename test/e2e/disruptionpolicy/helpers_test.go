@@ -109,7 +109,13 @@ func (e *env) budget(ctx context.Context, kind, name string) (*policyv1.PodDisru
 // waitBudget waits until the workload's managed budget satisfies ok (nil: is absent).
 func (e *env) waitBudget(kind, name, what string, ok func(*policyv1.PodDisruptionBudget) bool) {
 	e.T.Helper()
-	e.Eventually(settle, fmt.Sprintf("budget of %s %s: %s", kind, name, what), func(ctx context.Context) (bool, error) {
+	e.waitBudgetWithin(settle, kind, name, what, ok)
+}
+
+// waitBudgetWithin is waitBudget for changes that take longer than settle.
+func (e *env) waitBudgetWithin(timeout time.Duration, kind, name, what string, ok func(*policyv1.PodDisruptionBudget) bool) {
+	e.T.Helper()
+	e.Eventually(timeout, fmt.Sprintf("budget of %s %s: %s", kind, name, what), func(ctx context.Context) (bool, error) {
 		pdb, err := e.budget(ctx, kind, name)
 		if err != nil {
 			return false, err
