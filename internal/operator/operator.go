@@ -139,8 +139,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 // cacheOptions trims what the shared cache holds, since the operator's memory is mostly
 // its cache. managedFields are never read. Pods are the largest set by far and the
 // controllers only read companions from the cache (the DisruptionPolicy controller reads
-// the few pods of single replicas straight from the apiserver, by label selector). Nodes keep their labels, taints and conditions, but
-// not the image lists and volumes that make most of a real node's size.
+// the pods of the few workloads in motion straight from the apiserver, by label
+// selector). Nodes keep their labels, taints and conditions, but not the image lists and
+// volumes that make most of a real node's size.
 func cacheOptions() (cache.Options, error) {
 	companions, err := labels.NewRequirement(holdfastv1alpha1.CompanionLabel, selection.Exists, nil)
 	if err != nil {

@@ -664,8 +664,8 @@ func surgeStart(o Observed, w *Workload, d *Decision) (string, bool) {
 }
 
 // surgeStep moves a surge in progress on: it is done (and scaled back) once no pod is
-// on a node being drained and the original number of pods is Ready elsewhere. Done, it
-// returns the size the workload is left at.
+// on a node being drained and the original number of pods is Ready elsewhere, or no pod
+// is still starting. Done, it returns the size the workload is left at.
 func surgeStep(o Observed, w *Workload, original int32, d *Decision) (string, int32, bool) {
 	if w.Replicas != original+1 {
 		// Someone else changed the size during the surge: theirs is the size to keep.
@@ -678,7 +678,10 @@ func surgeStep(o Observed, w *Workload, original int32, d *Decision) (string, in
 			ready++
 		}
 	}
-	if node := drainedNode(o, w); node != "" || ready < original {
+	// Short of Ready pods, the surge waits for those still starting; once none is, waiting
+	// longer changes nothing (the new pod crash-loops, or finds no room), and scaling
+	// back deletes the pods that are not Ready first.
+	if node := drainedNode(o, w); node != "" || ready < original && assess(o, w).starting > 0 {
 		requeue(d, surgePoll)
 		if node != "" {
 			return fmt.Sprintf("surged from %d to %d for the drain of node %s: %d Ready elsewhere", original, w.Replicas, node, ready), 0, false

@@ -293,7 +293,7 @@ func TestDecide(t *testing.T) {
 		"surge in progress: evicted, replacement not Ready yet, hold": {
 			policy: policy("p", time.Hour, surge),
 			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: false}, {Name: "single-c", Node: "n2", Ready: false}}},
+			pods:   map[string][]Pod{"Deployment/single": {pod("single-b", "n2", false, 2*time.Second), pod("single-c", "n2", false, time.Second)}},
 			nodes:  cordoned,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
@@ -866,6 +866,34 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web",
 					Message: "surged from 3 to 4 for the drain of node n1: 2 Ready elsewhere"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"the drain is over but the new pod never became Ready: scaled back all the same": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{surging},
+			budgets: []policyv1.PodDisruptionBudget{atZero(minAvailable(intstr.FromInt32(2)), 0)},
+			pods: map[string][]Pod{"Deployment/web": {pod("web-a", "n3", true, time.Hour), pod("web-b", "n2", true, time.Hour),
+				pod("web-c", "n3", false, time.Minute), pod("web-d", "n2", false, time.Minute)}},
+			nodes: map[string]*corev1.Node{"n2": node("n2", false), "n3": node("n3", false)},
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Scales: []Scale{{Name: "web", Replicas: 3}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web",
+					Message: "2 of 3 Ready: pod web-c not Ready on node n3 since 2026-11-22T11:59:00Z, pod web-d not Ready on node n2 since 2026-11-22T11:59:00Z"}},
+			},
+		},
+		"a new pod still starting after the drain: the surge waits for it": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{surging},
+			budgets: []policyv1.PodDisruptionBudget{atZero(minAvailable(intstr.FromInt32(2)), 0)},
+			pods: map[string][]Pod{"Deployment/web": {pod("web-b", "n2", true, time.Hour), pod("web-c", "n3", false, time.Minute),
+				pod("web-d", "n2", true, time.Minute), pod("web-e", "n3", false, 2*time.Second)}},
+			nodes: nodes,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web",
+					Message: "surged from 3 to 4: waiting for 3 Ready pods before scaling back (2 now)"}},
 				RequeueAfter: surgePoll,
 			},
 		},
