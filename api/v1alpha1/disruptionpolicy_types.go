@@ -86,9 +86,6 @@ const (
 	// ConditionWindowOpen is True while a maintenance window is open, or when the policy
 	// has none (disruptions are always allowed within budget).
 	ConditionWindowOpen = "WindowOpen"
-	// ConditionDegraded (shared with NodeCompanion) is True on a DisruptionPolicy when a
-	// selected workload has fewer Ready pods than it wants, not because of a drain or a
-	// rollout.
 
 	ReasonAllBudgetsManaged  = "AllBudgetsManaged"
 	ReasonSomeWithoutBudget  = "SomeWithoutBudget"
@@ -101,8 +98,11 @@ const (
 	ReasonInWindow           = "InWindow"
 	ReasonOutsideWindows     = "OutsideWindows"
 	ReasonInvalidWindow      = "InvalidWindow"
-	ReasonAllHealthy         = "AllHealthy"
-	ReasonWorkloadsDegraded  = "WorkloadsDegraded"
+	// The reasons of a DisruptionPolicy's Degraded condition (ConditionDegraded, shared
+	// with NodeCompanion), True when a selected workload has fewer Ready pods than it
+	// wants, not because of a drain or a rollout.
+	ReasonAllHealthy        = "AllHealthy"
+	ReasonWorkloadsDegraded = "WorkloadsDegraded"
 )
 
 // WorkloadState is what a DisruptionPolicy did for one selected workload.
@@ -174,7 +174,8 @@ type DisruptionPolicySpec struct {
 	// waits until the replacement has been Ready this long. Unset, each workload's own
 	// spec.minReadySeconds applies; 0 turns pacing off. A pod that never becomes Ready is
 	// never paced: it is unavailable to the budget as any pod that is not Ready, and the
-	// workload is reported Degraded.
+	// workload is reported Degraded. The operator relaxes the budget when the pod is
+	// proven: a budget being paced stays tight while the operator is down.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=3600
 	// +optional

@@ -566,7 +566,7 @@ func (r *reconciler) policiesInNamespace(ctx context.Context, obj client.Object)
 }
 
 // drainingPolicies maps a node's cordon or drain taint to the policies that act on
-// drains: those with Surge or Protect.
+// drains: those with singleReplica Surge or Protect, or surge WhenBlocked.
 func (r *reconciler) drainingPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
 	var out []reconcile.Request
 	for _, s := range []string{string(holdfastv1alpha1.SingleReplicaSurge), string(holdfastv1alpha1.SingleReplicaProtect), string(holdfastv1alpha1.SurgeWhenBlocked)} {
