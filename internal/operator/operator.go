@@ -29,6 +29,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/clusterdisruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/controller/nodecompanion"
 )
@@ -76,6 +77,7 @@ func controllers() []controller {
 	return []controller{
 		{name: nodecompanion.Name, setup: nodecompanion.SetupWithManager},
 		{name: disruptionpolicy.Name, setup: disruptionpolicy.SetupWithManager},
+		{name: clusterdisruptionpolicy.Name, setup: clusterdisruptionpolicy.SetupWithManager},
 	}
 }
 

@@ -155,7 +155,7 @@ func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Work
 	for i := range surging {
 		w := &surging[i]
 		original, ok := surgeOriginal(w)
-		if !ok || winnerOf(policies, w) != "" {
+		if !ok || winnerOf(policies, w) != nil {
 			continue
 		}
 		out = append(out, Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)})
@@ -344,7 +344,7 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 	p := o.Policy
 	st := holdfastv1alpha1.WorkloadStatus{Kind: w.Kind, Name: w.Name, Replicas: w.Replicas}
 	winner := winnerOf(o.Policies, w)
-	lost := winner != "" && winner != p.Name
+	lost := winner != nil && winner.Name != p.Name
 	other := coveringBudget(o.Budgets, w)
 	if original, surging := surgeOriginal(w); surging {
 		// The surge is moved on first, whatever else changed (even the policy that wins
@@ -365,7 +365,11 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 	}
 	if lost {
 		st.State = holdfastv1alpha1.WorkloadOverridden
-		st.Message = fmt.Sprintf("DisruptionPolicy %s is older and also selects it: that policy manages its budget", winner)
+		st.Message = fmt.Sprintf("DisruptionPolicy %s is older and also selects it: that policy manages its budget", winner.Name)
+		if clusterCopy(p) && !clusterCopy(winner) {
+			st.Message = fmt.Sprintf("DisruptionPolicy %s, the namespace's own, also selects it and comes before ClusterDisruptionPolicy %s: that policy manages its budget",
+				winner.Name, p.Labels[holdfastv1alpha1.ClusterPolicyLabel])
+		}
 		return outcome{status: st}
 	}
 	if other != "" {
@@ -785,8 +789,9 @@ func coveringBudget(budgets []policyv1.PodDisruptionBudget, w *Workload) string 
 }
 
 // winnerOf returns the policy that manages w: of those selecting it and not being
-// deleted, the oldest, then the first by name.
-func winnerOf(policies []holdfastv1alpha1.DisruptionPolicy, w *Workload) string {
+// deleted, the namespace's own before copies of ClusterDisruptionPolicies, then the
+// oldest, then the first by name.
+func winnerOf(policies []holdfastv1alpha1.DisruptionPolicy, w *Workload) *holdfastv1alpha1.DisruptionPolicy {
 	var best *holdfastv1alpha1.DisruptionPolicy
 	for i := range policies {
 		q := &policies[i]
@@ -800,13 +805,19 @@ func winnerOf(policies []holdfastv1alpha1.DisruptionPolicy, w *Workload) string 
 			best = q
 		}
 	}
-	if best == nil {
-		return ""
-	}
-	return best.Name
+	return best
+}
+
+// clusterCopy reports whether p is a ClusterDisruptionPolicy's copy.
+func clusterCopy(p *holdfastv1alpha1.DisruptionPolicy) bool {
+	_, ok := p.Labels[holdfastv1alpha1.ClusterPolicyLabel]
+	return ok
 }
 
 func olderThan(a, b *holdfastv1alpha1.DisruptionPolicy) bool {
+	if ca, cb := clusterCopy(a), clusterCopy(b); ca != cb {
+		return !ca
+	}
 	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}

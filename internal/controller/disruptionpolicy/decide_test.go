@@ -974,3 +974,39 @@ func TestDecideDoesNotPaceWhatAllowsNothing(t *testing.T) {
 		},
 	})
 }
+
+func TestDecideNamespacePoliciesComeBeforeClusterCopies(t *testing.T) {
+	web := ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 3)
+	clusterCopyOf := func(name string, age time.Duration) holdfastv1alpha1.DisruptionPolicy {
+		p := policy(name, age, nil)
+		p.Labels = map[string]string{holdfastv1alpha1.ClusterPolicyLabel: name}
+		return p
+	}
+	budgetedBy := func(p string) result {
+		return result{
+			Apply:     []*policyv1.PodDisruptionBudget{budget(p, web, maxUnavailable(intstr.FromInt32(1)), nil)},
+			Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+		}
+	}
+	runDecide(t, map[string]decideCase{
+		"an older cluster copy loses to the namespace's own": {
+			policy: clusterCopyOf("fleet", time.Hour),
+			others: []holdfastv1alpha1.DisruptionPolicy{policy("mine", time.Minute, nil)},
+			work:   []Workload{web},
+			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadOverridden,
+				Message: "DisruptionPolicy mine, the namespace's own, also selects it and comes before ClusterDisruptionPolicy fleet: that policy manages its budget"}}},
+		},
+		"the namespace's own wins over an older cluster copy": {
+			policy: policy("mine", time.Minute, nil),
+			others: []holdfastv1alpha1.DisruptionPolicy{clusterCopyOf("fleet", time.Hour)},
+			work:   []Workload{web},
+			want:   budgetedBy("mine"),
+		},
+		"between cluster copies the oldest wins": {
+			policy: clusterCopyOf("fleet", time.Hour),
+			others: []holdfastv1alpha1.DisruptionPolicy{clusterCopyOf("young", time.Minute)},
+			work:   []Workload{web},
+			want:   budgetedBy("fleet"),
+		},
+	})
+}
