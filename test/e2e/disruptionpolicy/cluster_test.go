@@ -5,6 +5,7 @@ package disruptionpolicy
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -45,6 +46,11 @@ func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
 			t.Logf("deleting ClusterDisruptionPolicy %s: %v", name, err)
 		}
 	})
+	long := &holdfastv1alpha1.ClusterDisruptionPolicy{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("x", 64)}, Spec: cp.Spec}
+	if err := e.c.Create(e.Ctx, long); err == nil || !strings.Contains(err.Error(), "at most 63 characters") {
+		t.Errorf("a name of 64 characters: %v, want refused, since budgets carry it as a label value", err)
+		_ = e.c.Delete(e.Ctx, long)
+	}
 	e.deployment("web", "fleet", 3)
 	byCopy := func(pdb *policyv1.PodDisruptionBudget) bool { return pdb.Labels[holdfastv1alpha1.PolicyLabel] == name }
 	if pdb, err := e.budget(e.Ctx, deploy, "web"); err != nil || pdb != nil {
