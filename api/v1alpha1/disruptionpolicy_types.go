@@ -22,6 +22,11 @@ const (
 	// BlockedSinceAnnotation is set on a Protect budget while the node of its pod is being
 	// drained, with the RFC 3339 time (with nanoseconds) the drain was first seen; escapeAfter counts from it.
 	BlockedSinceAnnotation = "holdfast.dev/blocked-since"
+	// PacingAnnotation is set on a managed budget while holdfast paces its workload: a
+	// replacement is not Ready yet, or has been Ready for less than minReadySeconds. It
+	// tells the next reconcile to look at the workload's pods even once its Ready count
+	// is whole again, which is when the gate must still hold.
+	PacingAnnotation = "holdfast.dev/pacing"
 	// DoNotDisruptAnnotation is Karpenter's pod annotation that keeps it from disrupting
 	// the node of the pod. Protect puts it on the pods themselves, not on the template,
 	// since changing the template would roll the pods.
@@ -55,6 +60,21 @@ const (
 	SingleReplicaProtect SingleReplicaStrategy = "Protect"
 )
 
+// SurgePolicy says whether holdfast surges a Deployment of several replicas whose
+// budget blocks a drain.
+// +kubebuilder:validation:Enum=Never;WhenBlocked
+type SurgePolicy string
+
+const (
+	// SurgeNever leaves a blocked drain to wait until the workload recovers.
+	SurgeNever SurgePolicy = "Never"
+	// SurgeWhenBlocked scales a Deployment up by one when its budget allows no
+	// disruption while one of its pods is on a node being drained, holds the budget at
+	// the floor of the original size so that the new pod pays for the eviction, and
+	// scales back once the drain has passed (create before evict).
+	SurgeWhenBlocked SurgePolicy = "WhenBlocked"
+)
+
 // Condition types and reasons of a DisruptionPolicy.
 const (
 	// ConditionBudgetsReady is True when every selected workload has the budget the
@@ -78,6 +98,11 @@ const (
 	ReasonInWindow           = "InWindow"
 	ReasonOutsideWindows     = "OutsideWindows"
 	ReasonInvalidWindow      = "InvalidWindow"
+	// The reasons of a DisruptionPolicy's Degraded condition (ConditionDegraded, shared
+	// with NodeCompanion), True when a selected workload has fewer Ready pods than it
+	// wants, not because of a drain or a rollout.
+	ReasonAllHealthy        = "AllHealthy"
+	ReasonWorkloadsDegraded = "WorkloadsDegraded"
 )
 
 // WorkloadState is what a DisruptionPolicy did for one selected workload.
@@ -93,6 +118,12 @@ const (
 	WorkloadEscaped WorkloadState = "Escaped"
 	// WorkloadSurging: a single replica is scaled up by one for a drain.
 	WorkloadSurging WorkloadState = "Surging"
+	// WorkloadPacing: a pod became Ready less than minReadySeconds ago; the budget
+	// counts it as unavailable until then.
+	WorkloadPacing WorkloadState = "Pacing"
+	// WorkloadDegraded: fewer pods Ready than wanted, for reasons other than a drain or
+	// a rollout; the budget is the policy's, so a drain waits for the workload to heal.
+	WorkloadDegraded WorkloadState = "Degraded"
 	// WorkloadSkipped: no budget (single replica under Skip, a StatefulSet under Surge,
 	// or zero replicas).
 	WorkloadSkipped WorkloadState = "Skipped"
@@ -137,6 +168,25 @@ type DisruptionPolicySpec struct {
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]?[0-9]%$|^100%$')",message="minAvailable must be a non-negative integer or a percentage from 0% to 100%"
 	// +optional
 	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+
+	// MinReadySeconds paces disruptions: a pod that became Ready less than this long ago
+	// counts as unavailable in the workload's budget, so that after one eviction the next
+	// waits until the replacement has been Ready this long. Unset, each workload's own
+	// spec.minReadySeconds applies; 0 turns pacing off. A pod that never becomes Ready is
+	// never paced: it is unavailable to the budget as any pod that is not Ready, and the
+	// workload is reported Degraded. The operator relaxes the budget when the pod is
+	// proven: a budget being paced stays tight while the operator is down.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+
+	// Surge, WhenBlocked, scales a Deployment of several replicas up by one when its
+	// budget allows no disruption while a drain waits on one of its pods, and back after
+	// the drain (singleReplica: Surge does the same for one replica). Defaults to Never.
+	// +kubebuilder:default=Never
+	// +optional
+	Surge SurgePolicy `json:"surge,omitempty"`
 
 	// SingleReplica is the strategy for workloads of one replica. Defaults to Skip.
 	// +kubebuilder:default=Skip
@@ -198,8 +248,8 @@ type WorkloadStatus struct {
 	// Replicas is the workload's desired size (desiredNumberScheduled for a DaemonSet;
 	// the size before the surge while surging).
 	Replicas int32 `json:"replicas"`
-	// State is Budgeted, Protected, Escaped, Surging, Skipped, Conflict,
-	// NoDisruptionAllowed or Overridden.
+	// State is Budgeted, Protected, Escaped, Surging, Pacing, Degraded, Skipped,
+	// Conflict, NoDisruptionAllowed or Overridden.
 	State WorkloadState `json:"state"`
 	// Budget is the managed budget's name, when there is one.
 	// +optional
@@ -228,6 +278,10 @@ type DisruptionPolicyStatus struct {
 	// single replicas, escaped drains, and budgets that would allow no disruption.
 	// +optional
 	Unprotected int32 `json:"unprotected"`
+	// Degraded is the number of selected workloads with fewer Ready pods than wanted for
+	// reasons other than a drain or a rollout.
+	// +optional
+	Degraded int32 `json:"degraded"`
 	// Window is the state of spec.maintenanceWindows, absent without windows.
 	// +optional
 	Window *WindowStatus `json:"window,omitempty"`
@@ -235,7 +289,7 @@ type DisruptionPolicyStatus struct {
 	// +optional
 	// +listType=atomic
 	Workloads []WorkloadStatus `json:"workloads,omitempty"`
-	// Conditions are BudgetsReady, Conflicted and WindowOpen.
+	// Conditions are BudgetsReady, Conflicted, WindowOpen and Degraded.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

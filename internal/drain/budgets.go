@@ -63,7 +63,10 @@ func BlockedBy(pdb *policyv1.PodDisruptionBudget) string {
 	s := pdb.Status
 	msg := fmt.Sprintf("PodDisruptionBudget %s/%s (%s): %d of %d healthy, needs %d, allows %d",
 		pdb.Namespace, pdb.Name, budgetSpec(pdb), s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy, s.DisruptionsAllowed)
-	if policy := ManagedBy(pdb); policy != "" {
+	switch policy := ManagedBy(pdb); {
+	case policy != "" && pdb.Annotations[holdfastv1alpha1.PacingAnnotation] != "":
+		msg += "; paced by DisruptionPolicy " + policy + ": the next eviction waits until the latest replacement has been Ready for minReadySeconds"
+	case policy != "":
 		msg += "; managed by DisruptionPolicy " + policy + ", which makes room for the drain"
 	}
 	return msg

@@ -29,6 +29,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/clusterdisruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/controller/nodecompanion"
 	"github.com/holdfast-dev/holdfast/internal/controller/rebalance"
@@ -77,6 +78,7 @@ func controllers() []controller {
 	return []controller{
 		{name: nodecompanion.Name, setup: nodecompanion.SetupWithManager},
 		{name: disruptionpolicy.Name, setup: disruptionpolicy.SetupWithManager},
+		{name: clusterdisruptionpolicy.Name, setup: clusterdisruptionpolicy.SetupWithManager},
 		{name: rebalance.Name, setup: rebalance.SetupWithManager},
 	}
 }
@@ -141,10 +143,10 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 // cacheOptions trims what the shared cache holds, since the operator's memory is mostly
 // its cache. managedFields are never read. Pods are the largest set by far and the
 // controllers only read companions from the cache (the DisruptionPolicy controller reads
-// the few pods of single replicas straight from the apiserver, by label selector; the
-// rebalance controller the pods of opted-in workloads, and all pods only to simulate a
-// move; ReplicaSets are not cached either). Nodes keep their labels, taints and
-// conditions, but not the image lists and volumes that make most of a real node's size.
+// the pods of the few workloads in motion straight from the apiserver, by label
+// selector; the rebalance controller the pods of opted-in workloads, and all pods only to
+// simulate a move). Nodes keep their labels, taints and conditions, but not the image
+// lists and volumes that make most of a real node's size.
 func cacheOptions() (cache.Options, error) {
 	companions, err := labels.NewRequirement(holdfastv1alpha1.CompanionLabel, selection.Exists, nil)
 	if err != nil {

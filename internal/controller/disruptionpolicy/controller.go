@@ -2,8 +2,8 @@
 // selected workload, kept in step with its size and selector, never over pods that
 // another budget already covers, and single replicas handled by a declared strategy.
 //
-// The reconciler gathers one namespace from the cache (pods of single-replica workloads
-// under Surge or Protect only, straight from the apiserver by label selector), decides
+// The reconciler gathers one namespace from the cache (pods only of the few workloads in
+// motion that NeedsPods names, straight from the apiserver by label selector), decides
 // in the pure function Decide, acts only on what differs, writes status only when it
 // changed, and records Events after the writes succeed.
 package disruptionpolicy
@@ -43,9 +43,10 @@ import (
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
 const Name = "disruptionpolicy"
 
-// strategyIndex indexes DisruptionPolicies by spec.singleReplica, so that a node being
+// drainIndex indexes DisruptionPolicies by what they do when a node is drained
+// (spec.singleReplica, and spec.surge when it is WhenBlocked), so that a node being
 // drained wakes only the policies that act on drains.
-const strategyIndex = "spec.singleReplica"
+const drainIndex = "holdfast.dev/drain-strategy"
 
 // surgingIndex indexes Deployments that carry the surge annotation, so that a reconcile
 // finds the namespace's surges without listing its Deployments.
@@ -93,8 +94,9 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		recorder: mgr.GetEventRecorder("holdfast-" + Name),
 		metrics:  m,
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, strategyIndex, func(o client.Object) []string {
-		return []string{string(o.(*holdfastv1alpha1.DisruptionPolicy).Spec.SingleReplica)}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, func(o client.Object) []string {
+		spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
+		return []string{string(spec.SingleReplica), string(spec.Surge)}
 	}); err != nil {
 		return fmt.Errorf("indexing DisruptionPolicies by strategy: %w", err)
 	}
@@ -107,7 +109,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		return fmt.Errorf("indexing surging Deployments: %w", err)
 	}
 	inNamespace := handler.EnqueueRequestsFromMapFunc(r.policiesInNamespace)
-	specOrLabels := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))
+	specOrLabels := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&holdfastv1alpha1.DisruptionPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -116,7 +118,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		Watches(&appsv1.Deployment{}, inNamespace, builder.WithPredicates(workloadChanged())).
 		Watches(&appsv1.StatefulSet{}, inNamespace, builder.WithPredicates(workloadChanged())).
 		Watches(&appsv1.DaemonSet{}, inNamespace, builder.WithPredicates(workloadChanged())).
-		Watches(&policyv1.PodDisruptionBudget{}, inNamespace, specOrLabels).
+		Watches(&policyv1.PodDisruptionBudget{}, inNamespace, builder.WithPredicates(predicate.Or(specOrLabels, blockedChanged()))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged())).
 		Complete(r)
 }
@@ -219,16 +221,18 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 	if err := r.client.List(ctx, budgets, ns); err != nil {
 		return obs, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
 	}
+	obs.Budgets = budgets.Items
 	if obs.Surging, err = r.surging(ctx, p.Namespace); err != nil {
 		return obs, err
 	}
-	if err := r.attachAutoscalers(ctx, p.Namespace, obs.Workloads, obs.Surging); err != nil {
+	// A surge may start or move on only where Decide reads the pods.
+	needs := func(w *Workload) bool { return NeedsPods(&obs, w) }
+	if err := r.attachAutoscalers(ctx, p.Namespace, needs, obs.Workloads, obs.Surging); err != nil {
 		return obs, err
 	}
-	obs.Budgets = budgets.Items
 	for i := range obs.Workloads {
 		w := &obs.Workloads[i]
-		if !NeedsPods(p, w) {
+		if !needs(w) {
 			continue
 		}
 		if err := r.gatherPods(ctx, p.Namespace, w, &obs); err != nil {
@@ -243,13 +247,14 @@ func (r *reconciler) surging(ctx context.Context, namespace string) ([]Workload,
 	return r.listWorkloads(ctx, holdfastv1alpha1.KindDeployment, client.InNamespace(namespace), client.MatchingFields{surgingIndex: "true"})
 }
 
-// attachAutoscalers gives each Deployment its HorizontalPodAutoscaler, which a surge
-// must raise. Only when a surge may start or is under way: otherwise nothing reads it.
-func (r *reconciler) attachAutoscalers(ctx context.Context, namespace string, lists ...[]Workload) error {
+// attachAutoscalers gives each Deployment for which may is true its
+// HorizontalPodAutoscaler, which a surge must raise. Only when a surge may start or is
+// under way: otherwise nothing reads it.
+func (r *reconciler) attachAutoscalers(ctx context.Context, namespace string, may func(*Workload) bool, lists ...[]Workload) error {
 	var deployments []*Workload
 	for _, ws := range lists {
 		for i := range ws {
-			if ws[i].Kind == holdfastv1alpha1.KindDeployment && (ws[i].Replicas == 1 || ws[i].Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] != "") {
+			if ws[i].Kind == holdfastv1alpha1.KindDeployment && may(&ws[i]) {
 				deployments = append(deployments, &ws[i])
 			}
 		}
@@ -323,17 +328,27 @@ func (r *reconciler) listWorkloads(ctx context.Context, kind string, opts ...cli
 // toWorkload reduces a Deployment, StatefulSet or DaemonSet to a Workload.
 func toWorkload(obj client.Object) Workload {
 	w := Workload{Name: obj.GetName(), UID: obj.GetUID(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
+	var stale bool
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
 		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDeployment, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas = replicas(o.Spec.Replicas)
+		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Status.AvailableReplicas, o.Spec.MinReadySeconds
+		stale = o.Status.ObservedGeneration < o.Generation
+		// Pods of an older template left, or not all of the new one made yet.
+		w.RollingOut = o.Status.UpdatedReplicas < w.Replicas || o.Status.Replicas > o.Status.UpdatedReplicas
 	case *appsv1.StatefulSet:
 		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindStatefulSet, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas = replicas(o.Spec.Replicas)
+		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Status.AvailableReplicas, o.Spec.MinReadySeconds
+		stale = o.Status.ObservedGeneration < o.Generation
+		w.RollingOut = o.Status.UpdatedReplicas < w.Replicas || o.Status.UpdateRevision != o.Status.CurrentRevision
 	case *appsv1.DaemonSet:
 		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDaemonSet, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas = o.Status.DesiredNumberScheduled
+		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = o.Status.DesiredNumberScheduled, o.Status.NumberReady, o.Status.NumberAvailable, o.Spec.MinReadySeconds
+		stale = o.Status.ObservedGeneration < o.Generation
+		w.RollingOut = o.Status.UpdatedNumberScheduled < w.Replicas
 	}
+	// A status that has not caught up with the spec may be the start of a rollout.
+	w.RollingOut = w.RollingOut || stale
 	return w
 }
 
@@ -361,10 +376,12 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *Worklo
 		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
+		ready, since := readiness(pod)
 		obs.Pods[key] = append(obs.Pods[key], Pod{
 			Name:         pod.Name,
 			Node:         pod.Spec.NodeName,
-			Ready:        podReady(pod),
+			Ready:        ready,
+			Since:        since,
 			DoNotDisrupt: pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true",
 		})
 		if pod.Spec.NodeName == "" || obs.Nodes[pod.Spec.NodeName] != nil {
@@ -380,13 +397,15 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *Worklo
 	return nil
 }
 
-func podReady(p *corev1.Pod) bool {
+// readiness returns whether the pod is Ready and since when: the Ready condition's
+// last transition, or the pod's creation before it has one.
+func readiness(p *corev1.Pod) (bool, time.Time) {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
+			return c.Status == corev1.ConditionTrue, c.LastTransitionTime.Time
 		}
 	}
-	return false
+	return false, p.CreationTimestamp.Time
 }
 
 // applyBudget creates a budget or patches it when holdfast's part of it differs.
@@ -504,7 +523,7 @@ func (r *reconciler) cleanUpAfter(ctx context.Context, key types.NamespacedName)
 	if err != nil {
 		return err
 	}
-	if err := r.attachAutoscalers(ctx, key.Namespace, surging); err != nil {
+	if err := r.attachAutoscalers(ctx, key.Namespace, func(*Workload) bool { return true }, surging); err != nil {
 		return err
 	}
 	for _, s := range OrphanedSurges(policies.Items, surging) {
@@ -547,12 +566,12 @@ func (r *reconciler) policiesInNamespace(ctx context.Context, obj client.Object)
 }
 
 // drainingPolicies maps a node's cordon or drain taint to the policies that act on
-// drains: those with Surge or Protect.
+// drains: those with singleReplica Surge or Protect, or surge WhenBlocked.
 func (r *reconciler) drainingPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
 	var out []reconcile.Request
-	for _, s := range []holdfastv1alpha1.SingleReplicaStrategy{holdfastv1alpha1.SingleReplicaSurge, holdfastv1alpha1.SingleReplicaProtect} {
+	for _, s := range []string{string(holdfastv1alpha1.SingleReplicaSurge), string(holdfastv1alpha1.SingleReplicaProtect), string(holdfastv1alpha1.SurgeWhenBlocked)} {
 		list := &holdfastv1alpha1.DisruptionPolicyList{}
-		if err := r.client.List(ctx, list, client.MatchingFields{strategyIndex: string(s)}); err != nil {
+		if err := r.client.List(ctx, list, client.MatchingFields{drainIndex: s}); err != nil {
 			log.FromContext(ctx).Error(err, "Listing DisruptionPolicies for a node change")
 			return nil
 		}
@@ -570,26 +589,26 @@ func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request 
 }
 
 // workloadChanged passes workload events that can change a decision: anything Decide
-// reads (size, selector, labels, the surge annotation) and the Ready count a surge
-// waits on. Most workload updates are status churn of other fields.
+// reads (size, selector, labels, the surge annotation, the Ready count a surge and
+// pacing wait on, a rollout). Most workload updates are status churn of other fields.
 func workloadChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return !equality.Semantic.DeepEqual(toWorkload(e.ObjectOld), toWorkload(e.ObjectNew)) || readyOf(e.ObjectOld) != readyOf(e.ObjectNew)
+			return !equality.Semantic.DeepEqual(toWorkload(e.ObjectOld), toWorkload(e.ObjectNew))
 		},
 	}
 }
 
-func readyOf(obj client.Object) int32 {
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return o.Status.ReadyReplicas
-	case *appsv1.StatefulSet:
-		return o.Status.ReadyReplicas
-	case *appsv1.DaemonSet:
-		return o.Status.NumberReady
+// blockedChanged passes a budget's status update that starts or ends blocking
+// disruptions, which a surge: WhenBlocked waits on.
+func blockedChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, okOld := e.ObjectOld.(*policyv1.PodDisruptionBudget)
+			n, okNew := e.ObjectNew.(*policyv1.PodDisruptionBudget)
+			return !okOld || !okNew || (o.Status.DisruptionsAllowed == 0) != (n.Status.DisruptionsAllowed == 0)
+		},
 	}
-	return 0
 }
 
 // drainSignalChanged passes node events that start or end a drain: cordon and taints.

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -26,6 +28,10 @@ const (
 	// surgePoll is how often a surge in progress is looked at again, besides the watches:
 	// the pods it waits for are not in the cache.
 	surgePoll = 2 * time.Second
+	// startGrace is how long a pod may stay not Ready before its workload counts as
+	// degraded: a replacement after a drain, or a pod of a scale-up, is starting, not
+	// broken, for that long.
+	startGrace = 30 * time.Second
 	// managedByLabel is the well-known label that marks holdfast's budgets for humans.
 	managedByLabel = "app.kubernetes.io/managed-by"
 	managedByValue = "holdfast"
@@ -48,6 +54,16 @@ type Workload struct {
 	TemplateLabels map[string]string
 	// Replicas is spec.replicas, or status.desiredNumberScheduled for a DaemonSet.
 	Replicas int32
+	// Ready is how many of its pods are Ready, from the workload's status.
+	Ready int32
+	// Available is how many have been Ready for the workload's own minReadySeconds.
+	Available int32
+	// MinReadySeconds is the workload's own spec.minReadySeconds, the pacing a policy
+	// without minReadySeconds applies.
+	MinReadySeconds int32
+	// RollingOut is true while the workload's pods are being replaced by a new template:
+	// the rollout, not the workload's health, explains pods that are not Ready.
+	RollingOut bool
 	// Annotations are the workload's annotations (the surge's memory).
 	Annotations map[string]string
 	// Autoscaler is the HorizontalPodAutoscaler that scales a Deployment, if any.
@@ -63,12 +79,15 @@ type Autoscaler struct {
 	Original string
 }
 
-// Pod is one live (not terminating) pod of a single-replica workload.
+// Pod is one live (not terminating) pod of a workload whose pods Decide reads.
 type Pod struct {
 	Name         string
 	Node         string
 	Ready        bool
 	DoNotDisrupt bool
+	// Since is when the pod's Ready condition last changed, or its creation when it has
+	// none yet.
+	Since time.Time
 }
 
 // Observed is everything Decide reads, gathered from one namespace.
@@ -80,8 +99,8 @@ type Observed struct {
 	Workloads []Workload
 	// Budgets are every PodDisruptionBudget of the namespace.
 	Budgets []policyv1.PodDisruptionBudget
-	// Pods are the live pods of the single-replica workloads under Surge or Protect,
-	// keyed by workloadKey.
+	// Pods are the live pods of the workloads for which NeedsPods is true, keyed by
+	// workloadKey.
 	Pods map[string][]Pod
 	// Nodes are the nodes of those pods.
 	Nodes map[string]*corev1.Node
@@ -136,7 +155,7 @@ func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Work
 	for i := range surging {
 		w := &surging[i]
 		original, ok := surgeOriginal(w)
-		if !ok || winnerOf(policies, w) != "" {
+		if !ok || winnerOf(policies, w) != nil {
 			continue
 		}
 		out = append(out, Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)})
@@ -185,20 +204,36 @@ func Selects(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) (bool, error) {
 	return sel.Matches(labels.Set(w.Labels)), nil
 }
 
-// NeedsPods reports whether Decide needs the pods of w under p: a single replica (or a
-// surge in progress) under Surge or Protect.
-func NeedsPods(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) bool {
+// NeedsPods reports whether Decide needs the pods of w, which o.Policy selects: a
+// single replica under Surge or Protect, a surge in progress, a workload short of
+// available pods (degraded, a replacement coming, or one not yet Ready for the
+// workload's own minReadySeconds), one whose budget carries the pacing mark, or one
+// whose budget blocks a drain under surge: WhenBlocked. Any other workload costs no read
+// of its pods, so a change to one workload lists the pods of none but the few in motion.
+func NeedsPods(o *Observed, w *Workload) bool {
+	p := o.Policy
+	if _, surging := surgeOriginal(w); surging || w.Available < w.Replicas {
+		return true
+	}
 	if w.Kind == holdfastv1alpha1.KindDaemonSet {
 		return false
 	}
-	switch p.Spec.SingleReplica {
-	case holdfastv1alpha1.SingleReplicaProtect:
-		return w.Replicas == 1
-	case holdfastv1alpha1.SingleReplicaSurge:
-		_, surging := surgeOriginal(w)
-		return w.Kind == holdfastv1alpha1.KindDeployment && (w.Replicas == 1 || surging)
+	if w.Replicas == 1 && (p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaProtect ||
+		p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Kind == holdfastv1alpha1.KindDeployment) {
+		return true
 	}
-	return false
+	b := existingBudget(o.Budgets, BudgetName(w.Kind, w.Name))
+	if b == nil || b.Labels[holdfastv1alpha1.PolicyLabel] != p.Name {
+		return false
+	}
+	_, pacing := b.Annotations[holdfastv1alpha1.PacingAnnotation]
+	return pacing || mayBlockDrains(p, w) && b.Status.DisruptionsAllowed == 0
+}
+
+// mayBlockDrains reports whether p would surge w, a Deployment of several replicas,
+// when its budget blocks a drain.
+func mayBlockDrains(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) bool {
+	return p.Spec.Surge == holdfastv1alpha1.SurgeWhenBlocked && w.Kind == holdfastv1alpha1.KindDeployment && w.Replicas > 1
 }
 
 // BudgetName is the name of the budget holdfast keeps for a workload.
@@ -309,7 +344,7 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 	p := o.Policy
 	st := holdfastv1alpha1.WorkloadStatus{Kind: w.Kind, Name: w.Name, Replicas: w.Replicas}
 	winner := winnerOf(o.Policies, w)
-	lost := winner != "" && winner != p.Name
+	lost := winner != nil && winner.Name != p.Name
 	other := coveringBudget(o.Budgets, w)
 	if original, surging := surgeOriginal(w); surging {
 		// The surge is moved on first, whatever else changed (even the policy that wins
@@ -323,14 +358,18 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 			return outcome{status: st}
 		case !done && !lost:
 			st.State, st.Message, st.Budget = holdfastv1alpha1.WorkloadSurging, msg, BudgetName(w.Kind, w.Name)
-			return outcome{status: st, budget: singleReplicaBudget(o, w, nil)}
+			return pace(o, w, w.Replicas, assess(o, w), outcome{status: st, budget: surgeBudget(o, w, original)}, d)
 		case done:
 			st.Replicas = size
 		}
 	}
 	if lost {
 		st.State = holdfastv1alpha1.WorkloadOverridden
-		st.Message = fmt.Sprintf("DisruptionPolicy %s is older and also selects it: that policy manages its budget", winner)
+		st.Message = fmt.Sprintf("DisruptionPolicy %s is older and also selects it: that policy manages its budget", winner.Name)
+		if clusterCopy(p) && !clusterCopy(winner) {
+			st.Message = fmt.Sprintf("DisruptionPolicy %s, the namespace's own, also selects it and comes before ClusterDisruptionPolicy %s: that policy manages its budget",
+				winner.Name, p.Labels[holdfastv1alpha1.ClusterPolicyLabel])
+		}
 		return outcome{status: st}
 	}
 	if other != "" {
@@ -345,9 +384,167 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 	case closed:
 		return held(p, w, st, win.nextOpening)
 	case st.Replicas == 1 && w.Kind != holdfastv1alpha1.KindDaemonSet:
-		return singleReplica(o, w, st, d)
+		return pace(o, w, st.Replicas, assess(o, w), singleReplica(o, w, st, d), d)
 	}
-	return budgeted(p, w, st)
+	return multiReplica(o, w, st, d)
+}
+
+// multiReplica gives a workload of several replicas the policy's budget, paced, and
+// under surge: WhenBlocked surges it when that budget blocks a drain.
+func multiReplica(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus, d *Decision) outcome {
+	out := budgeted(o.Policy, w, st)
+	h := assess(o, w)
+	if blocksDrain(o, w, h, out) {
+		if msg, started := surgeStart(o, w, d); started {
+			out.status.State, out.status.Message = holdfastv1alpha1.WorkloadSurging, msg
+			out.budget = surgeBudget(o, w, w.Replicas)
+		}
+	}
+	return pace(o, w, st.Replicas, h, out, d)
+}
+
+// blocksDrain reports whether out's budget, as the disruption controller last counted
+// it, allows no disruption for a reason a surge can fix: not a closed window (out would
+// be held), not pacing or a pod starting (both pass by themselves), but pods that stay
+// unavailable. Whether a drain waits on it is surgeStart's question.
+func blocksDrain(o Observed, w *Workload, h health, out outcome) bool {
+	if !mayBlockDrains(o.Policy, w) || out.budget == nil || len(h.young) > 0 || h.starting > 0 {
+		return false
+	}
+	cur := existingBudget(o.Budgets, out.budget.Name)
+	return cur != nil && cur.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name &&
+		cur.Status.ObservedGeneration == cur.Generation && cur.Status.DisruptionsAllowed == 0 &&
+		equality.Semantic.DeepEqual(cur.Spec, out.budget.Spec)
+}
+
+// health is what a workload's pods say at o.Now.
+type health struct {
+	ready int32
+	// young say which Ready pods are not proven yet: Ready for less than minReadySeconds.
+	young []string
+	// stuck say which pods have not been Ready for startGrace, on nodes not being drained.
+	stuck []string
+	// starting counts the pods not Ready for less than startGrace.
+	starting int
+	// next is the soonest a young pod is proven or a starting pod becomes stuck.
+	next time.Time
+}
+
+// assess reads w's pods. Pods not Ready on a node being drained are left out: the
+// drain explains them, and their budget lets them go (unhealthyPodEvictionPolicy).
+func assess(o Observed, w *Workload) health {
+	var h health
+	soon := func(t time.Time) {
+		if h.next.IsZero() || t.Before(h.next) {
+			h.next = t
+		}
+	}
+	gate := minReady(o.Policy, w)
+	for _, pod := range o.Pods[workloadKey(w.Kind, w.Name)] {
+		switch {
+		case pod.Ready:
+			h.ready++
+			// Condition times are stored in whole seconds, truncated: counting from the
+			// end of that second never opens the gate early.
+			proven := pod.Since.Add(time.Second + gate)
+			if gate > 0 && o.Now.Before(proven) {
+				h.young = append(h.young, fmt.Sprintf("pod %s Ready since %s, counted available from %s", pod.Name, stamp(pod.Since), stamp(proven)))
+				soon(proven)
+			}
+		case BeingDrained(o.Nodes[pod.Node]):
+		case o.Now.Before(pod.Since.Add(startGrace)):
+			h.starting++
+			soon(pod.Since.Add(startGrace))
+		case pod.Node == "":
+			h.stuck = append(h.stuck, fmt.Sprintf("pod %s not scheduled since %s", pod.Name, stamp(pod.Since)))
+		default:
+			h.stuck = append(h.stuck, fmt.Sprintf("pod %s not Ready on node %s since %s", pod.Name, pod.Node, stamp(pod.Since)))
+		}
+	}
+	slices.Sort(h.young)
+	slices.Sort(h.stuck)
+	return h
+}
+
+// stamp renders a time for a status message. Messages carry times, not ages, so that
+// they stay the same from one reconcile to the next and status is not rewritten.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// minReady is how long a pod of w must have been Ready before its budget counts it: the
+// policy's minReadySeconds, or the workload's own when the policy leaves it unset.
+func minReady(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) time.Duration {
+	if p.Spec.MinReadySeconds != nil {
+		return time.Duration(*p.Spec.MinReadySeconds) * time.Second
+	}
+	return time.Duration(w.MinReadySeconds) * time.Second
+}
+
+// pace applies minReadySeconds to the budget out keeps for w (size pods wanted) and
+// reports w degraded. Each pod Ready for less than minReadySeconds takes one disruption
+// off the budget until it is proven, and a reconcile is due the moment it is: the gate
+// always opens by the clock. A pod that is not Ready is not paced (the disruption
+// controller already counts it unavailable); past startGrace it makes w Degraded.
+func pace(o Observed, w *Workload, size int32, h health, out outcome, d *Decision) outcome {
+	st := &out.status
+	if out.budget == nil || st.State != holdfastv1alpha1.WorkloadBudgeted && st.State != holdfastv1alpha1.WorkloadSurging {
+		return out
+	}
+	if !h.next.IsZero() {
+		requeue(d, h.next.Sub(o.Now))
+	}
+	if minReady(o.Policy, w) > 0 && (w.Ready < w.Replicas || len(h.young) > 0) {
+		// Until the replacements are proven, the next reconcile must read the pods even
+		// if the workload's Ready count is whole again.
+		if out.budget.Annotations == nil {
+			out.budget.Annotations = map[string]string{}
+		}
+		out.budget.Annotations[holdfastv1alpha1.PacingAnnotation] = "true"
+	}
+	// A surge's message stays first; a budget's plain one gives way to what is wrong.
+	var notes []string
+	if st.State == holdfastv1alpha1.WorkloadSurging {
+		notes = append(notes, st.Message)
+	} else if len(h.stuck) > 0 && !w.RollingOut && h.ready < size {
+		st.State = holdfastv1alpha1.WorkloadDegraded
+		notes = append(notes, fmt.Sprintf("%d of %d Ready: %s", h.ready, size, strings.Join(h.stuck, ", ")))
+	}
+	// A budget that already allows nothing (a single replica's minAvailable 1) has nothing
+	// to pace.
+	if tight := tighten(out.budget.Spec, w.Replicas, int32(len(h.young))); len(h.young) > 0 && !equality.Semantic.DeepEqual(tight, out.budget.Spec) {
+		out.budget.Spec = tight
+		if st.State == holdfastv1alpha1.WorkloadBudgeted {
+			st.State = holdfastv1alpha1.WorkloadPacing
+		}
+		notes = append(notes, fmt.Sprintf("Pacing: %s (minReadySeconds %d): the budget counts each as unavailable until then", strings.Join(h.young, ", "), int(minReady(o.Policy, w).Seconds())))
+	}
+	if len(notes) > 0 {
+		st.Message = strings.Join(notes, "; ")
+	}
+	return out
+}
+
+// tighten takes n disruptions off what spec allows at replicas pods, in the form the
+// disruption controller follows: maxUnavailable stays maxUnavailable.
+func tighten(spec policyv1.PodDisruptionBudgetSpec, replicas, n int32) policyv1.PodDisruptionBudgetSpec {
+	if spec.MaxUnavailable != nil {
+		allowed, _ := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, int(replicas), true)
+		spec.MaxUnavailable = ptr.To(intstr.FromInt32(max(0, int32(allowed)-n)))
+		return spec
+	}
+	spec.MinAvailable = ptr.To(intstr.FromInt32(min(replicas, floorOf(spec, replicas)+n)))
+	return spec
+}
+
+// surgeBudget holds a surged Deployment at the floor of its original size, so that the
+// added pod pays for the eviction: minAvailable 1 for a single replica, the policy's
+// floor at the original size otherwise. The policy's maxUnavailable as is would raise
+// the floor with the surge and never let the eviction through.
+func surgeBudget(o Observed, w *Workload, original int32) *policyv1.PodDisruptionBudget {
+	if original <= 1 {
+		return singleReplicaBudget(o, w, nil)
+	}
+	floor := floorOf(policyv1.PodDisruptionBudgetSpec{MaxUnavailable: o.Policy.Spec.MaxUnavailable, MinAvailable: o.Policy.Spec.MinAvailable}, original)
+	return budgetFor(o.Policy, w, policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(floor))}, nil)
 }
 
 // budgeted gives a workload of several replicas the policy's budget, unless that budget
@@ -471,8 +668,8 @@ func surgeStart(o Observed, w *Workload, d *Decision) (string, bool) {
 }
 
 // surgeStep moves a surge in progress on: it is done (and scaled back) once no pod is
-// on a node being drained and the original number of pods is Ready elsewhere. Done, it
-// returns the size the workload is left at.
+// on a node being drained and the original number of pods is Ready elsewhere, or no pod
+// is still starting. Done, it returns the size the workload is left at.
 func surgeStep(o Observed, w *Workload, original int32, d *Decision) (string, int32, bool) {
 	if w.Replicas != original+1 {
 		// Someone else changed the size during the surge: theirs is the size to keep.
@@ -485,7 +682,10 @@ func surgeStep(o Observed, w *Workload, original int32, d *Decision) (string, in
 			ready++
 		}
 	}
-	if node := drainedNode(o, w); node != "" || ready < original {
+	// Short of Ready pods, the surge waits for those still starting; once none is, waiting
+	// longer changes nothing (the new pod crash-loops, or finds no room), and scaling
+	// back deletes the pods that are not Ready first.
+	if node := drainedNode(o, w); node != "" || ready < original && assess(o, w).starting > 0 {
 		requeue(d, surgePoll)
 		if node != "" {
 			return fmt.Sprintf("surged from %d to %d for the drain of node %s: %d Ready elsewhere", original, w.Replicas, node, ready), 0, false
@@ -589,8 +789,9 @@ func coveringBudget(budgets []policyv1.PodDisruptionBudget, w *Workload) string 
 }
 
 // winnerOf returns the policy that manages w: of those selecting it and not being
-// deleted, the oldest, then the first by name.
-func winnerOf(policies []holdfastv1alpha1.DisruptionPolicy, w *Workload) string {
+// deleted, the namespace's own before copies of ClusterDisruptionPolicies, then the
+// oldest, then the first by name.
+func winnerOf(policies []holdfastv1alpha1.DisruptionPolicy, w *Workload) *holdfastv1alpha1.DisruptionPolicy {
 	var best *holdfastv1alpha1.DisruptionPolicy
 	for i := range policies {
 		q := &policies[i]
@@ -604,13 +805,19 @@ func winnerOf(policies []holdfastv1alpha1.DisruptionPolicy, w *Workload) string 
 			best = q
 		}
 	}
-	if best == nil {
-		return ""
-	}
-	return best.Name
+	return best
+}
+
+// clusterCopy reports whether p is a ClusterDisruptionPolicy's copy.
+func clusterCopy(p *holdfastv1alpha1.DisruptionPolicy) bool {
+	_, ok := p.Labels[holdfastv1alpha1.ClusterPolicyLabel]
+	return ok
 }
 
 func olderThan(a, b *holdfastv1alpha1.DisruptionPolicy) bool {
+	if ca, cb := clusterCopy(a), clusterCopy(b); ca != cb {
+		return !ca
+	}
 	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}
@@ -626,7 +833,10 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 	var conflicts, overridden int32
 	for _, w := range outs {
 		switch w.State {
-		case holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadProtected, holdfastv1alpha1.WorkloadSurging:
+		case holdfastv1alpha1.WorkloadDegraded:
+			st.Budgeted++
+			st.Degraded++
+		case holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadProtected, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadPacing:
 			st.Budgeted++
 		case holdfastv1alpha1.WorkloadConflict:
 			conflicts++
@@ -669,7 +879,12 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 		conflicted.Status, conflicted.Reason = metav1.ConditionTrue, holdfastv1alpha1.ReasonOverriddenByPolicy
 		conflicted.Message = fmt.Sprintf("%d workloads are managed by older policies that select them too", overridden)
 	}
-	for _, c := range []metav1.Condition{ready, conflicted} {
+	degraded := metav1.Condition{Type: holdfastv1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonAllHealthy, Message: "no selected workload is short of Ready pods but for drains and rollouts"}
+	if st.Degraded > 0 {
+		degraded.Status, degraded.Reason = metav1.ConditionTrue, holdfastv1alpha1.ReasonWorkloadsDegraded
+		degraded.Message = fmt.Sprintf("%d selected workloads have fewer Ready pods than they want, not because of a drain or a rollout; see status.workloads", st.Degraded)
+	}
+	for _, c := range []metav1.Condition{ready, conflicted, degraded} {
 		c.ObservedGeneration = p.Generation
 		c.LastTransitionTime = metav1.NewTime(now)
 		meta.SetStatusCondition(&st.Conditions, c)
@@ -680,9 +895,9 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 // rank orders states in status: what needs attention first.
 func rank(s holdfastv1alpha1.WorkloadState) int {
 	switch s {
-	case holdfastv1alpha1.WorkloadConflict, holdfastv1alpha1.WorkloadNoDisruption:
+	case holdfastv1alpha1.WorkloadConflict, holdfastv1alpha1.WorkloadNoDisruption, holdfastv1alpha1.WorkloadDegraded:
 		return 0
-	case holdfastv1alpha1.WorkloadEscaped, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadSkipped:
+	case holdfastv1alpha1.WorkloadEscaped, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadSkipped, holdfastv1alpha1.WorkloadPacing:
 		return 1
 	case holdfastv1alpha1.WorkloadOverridden:
 		return 2

@@ -1,6 +1,7 @@
 package disruptionpolicy
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -124,17 +125,7 @@ func TestDecide(t *testing.T) {
 	cordoned := map[string]*corev1.Node{"n1": node("n1", true), "n2": node("n2", false)}
 	onN1 := map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}}}
 
-	tests := map[string]struct {
-		policy   holdfastv1alpha1.DisruptionPolicy
-		others   []holdfastv1alpha1.DisruptionPolicy
-		work     []Workload
-		budgets  []policyv1.PodDisruptionBudget
-		pods     map[string][]Pod
-		nodes    map[string]*corev1.Node
-		surging  []Workload
-		want     result
-		wantCond map[string]string // condition type -> reason
-	}{
+	tests := map[string]decideCase{
 		"deployment gets the policy's budget as is": {
 			policy: policy("p", time.Hour, nil),
 			work:   []Workload{web, {Kind: holdfastv1alpha1.KindDeployment, Name: "other", Labels: map[string]string{"tier": "db"}, Replicas: 3}},
@@ -302,7 +293,7 @@ func TestDecide(t *testing.T) {
 		"surge in progress: evicted, replacement not Ready yet, hold": {
 			policy: policy("p", time.Hour, surge),
 			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: false}, {Name: "single-c", Node: "n2", Ready: false}}},
+			pods:   map[string][]Pod{"Deployment/single": {pod("single-b", "n2", false, 2*time.Second), pod("single-c", "n2", false, time.Second)}},
 			nodes:  cordoned,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
@@ -470,6 +461,25 @@ func TestDecide(t *testing.T) {
 			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonInvalidSelector},
 		},
 	}
+	runDecide(t, tests)
+}
+
+// decideCase is one Decide case: what is observed and the result expected.
+type decideCase struct {
+	policy   holdfastv1alpha1.DisruptionPolicy
+	others   []holdfastv1alpha1.DisruptionPolicy
+	work     []Workload
+	budgets  []policyv1.PodDisruptionBudget
+	pods     map[string][]Pod
+	nodes    map[string]*corev1.Node
+	surging  []Workload
+	want     result
+	wantCond map[string]string // condition type -> reason
+}
+
+// runDecide runs each case and checks that Decide leaves its input alone.
+func runDecide(t *testing.T, tests map[string]decideCase) {
+	t.Helper()
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := tc.policy
@@ -543,12 +553,460 @@ func TestStatusEvents(t *testing.T) {
 		{Kind: "Deployment", Name: "a", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted},
 		{Kind: "Deployment", Name: "b", State: holdfastv1alpha1.WorkloadConflict, Message: "covered"},
 		{Kind: "Deployment", Name: "c", State: holdfastv1alpha1.WorkloadNoDisruption, Message: "keeps 3 of 3"},
+		{Kind: "Deployment", Name: "d", State: holdfastv1alpha1.WorkloadDegraded, Message: "2 of 3 Ready"},
+		{Kind: "Deployment", Name: "e", State: holdfastv1alpha1.WorkloadPacing, Message: "Pacing: pod e-1"},
 	}}
 	want := []record{
 		{corev1.EventTypeNormal, EventSurgeFinished, "Deployment a: surge over, back to 1 replicas"},
 		{corev1.EventTypeWarning, EventNoDisruption, "Deployment c: keeps 3 of 3"},
+		{corev1.EventTypeWarning, EventDegraded, "Deployment d: 2 of 3 Ready"},
+		{corev1.EventTypeNormal, EventPaced, "Deployment e: Pacing: pod e-1"},
 	}
 	if diff := cmp.Diff(want, statusEvents(old, cur)); diff != "" {
 		t.Errorf("statusEvents (-want +got):\n%s", diff)
 	}
+}
+
+// pod builds a live pod whose Ready condition last changed ago before now.
+func pod(name, node string, ready bool, ago time.Duration) Pod {
+	return Pod{Name: name, Node: node, Ready: ready, Since: now.Add(-ago)}
+}
+
+// ready sets how many of w's pods are Ready, and available by its own minReadySeconds.
+func ready(w Workload, n int32) Workload {
+	w.Ready, w.Available = n, n
+	return w
+}
+
+func paced(seconds int32) func(*holdfastv1alpha1.DisruptionPolicySpec) {
+	return func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.MinReadySeconds = ptr.To(seconds) }
+}
+
+var pacing = map[string]string{holdfastv1alpha1.PacingAnnotation: "true"}
+
+func TestDecidePacingAndHealth(t *testing.T) {
+	web := ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 3)
+	nodes := map[string]*corev1.Node{"n1": node("n1", true), "n2": node("n2", false), "n3": node("n3", false)}
+	settled := []Pod{pod("web-a", "n2", true, time.Hour), pod("web-b", "n3", true, time.Hour)}
+	podsOf := func(extra ...Pod) map[string][]Pod {
+		return map[string][]Pod{"Deployment/web": append(slices.Clone(settled), extra...)}
+	}
+	budgeted := holdfastv1alpha1.WorkloadStatus{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}
+	withState := func(st holdfastv1alpha1.WorkloadStatus, state holdfastv1alpha1.WorkloadState, msg string) holdfastv1alpha1.WorkloadStatus {
+		st.State, st.Message = state, msg
+		return st
+	}
+	const youngMsg = "Pacing: pod web-c Ready since 2026-11-22T11:59:57Z, counted available from 2026-11-22T12:00:08Z (minReadySeconds 10): the budget counts each as unavailable until then"
+
+	runDecide(t, map[string]decideCase{
+		"a pod Ready for less than minReadySeconds: no disruption until it is proven": {
+			policy: policy("p", time.Hour, paced(10)),
+			work:   []Workload{web},
+			pods:   podsOf(pod("web-c", "n2", true, 3*time.Second)),
+			nodes:  nodes,
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(0)), pacing)},
+				Workloads:    []holdfastv1alpha1.WorkloadStatus{withState(budgeted, holdfastv1alpha1.WorkloadPacing, youngMsg)},
+				RequeueAfter: 8 * time.Second, // the gate opens at 12:00:08, counted available from the end of 11:59:57
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonAllBudgetsManaged, holdfastv1alpha1.ConditionDegraded: holdfastv1alpha1.ReasonAllHealthy},
+		},
+		"the gate opens by the clock: the policy's budget again, the mark removed": {
+			policy:  policy("p", time.Hour, paced(10)),
+			work:    []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{*budget("p", web, maxUnavailable(intstr.FromInt32(0)), pacing)},
+			pods:    podsOf(pod("web-c", "n2", true, 11*time.Second)),
+			nodes:   nodes,
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{budgeted},
+			},
+		},
+		"a replacement not Ready yet: the budget already counts it; the mark says to look again": {
+			policy: policy("p", time.Hour, paced(10)),
+			work:   []Workload{ready(web, 2)},
+			pods:   podsOf(pod("web-c", "n2", false, 2*time.Second)),
+			nodes:  nodes,
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), pacing)},
+				Workloads:    []holdfastv1alpha1.WorkloadStatus{budgeted},
+				RequeueAfter: startGrace - 2*time.Second,
+			},
+		},
+		"several young pods each take a disruption off; maxUnavailable stays maxUnavailable": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+				s.MinReadySeconds, s.MaxUnavailable = ptr.To[int32](10), ptr.To(intstr.FromString("40%"))
+			}),
+			work:  []Workload{ready(workload(holdfastv1alpha1.KindDeployment, "web", 5), 5)},
+			pods:  podsOf(pod("web-c", "n2", true, 3*time.Second), pod("web-d", "n2", true, time.Minute), pod("web-e", "n2", true, 5*time.Second)),
+			nodes: nodes,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(0)), pacing)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 5, State: holdfastv1alpha1.WorkloadPacing, Budget: "holdfast-deploy-web",
+					Message: "Pacing: pod web-c Ready since 2026-11-22T11:59:57Z, counted available from 2026-11-22T12:00:08Z, pod web-e Ready since 2026-11-22T11:59:55Z, counted available from 2026-11-22T12:00:06Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
+				RequeueAfter: 6 * time.Second,
+			},
+		},
+		"minAvailable is raised by the young pods, never above the size": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+				s.MinReadySeconds, s.MaxUnavailable, s.MinAvailable = ptr.To[int32](10), nil, ptr.To(intstr.FromString("60%"))
+			}),
+			work: []Workload{ready(workload(holdfastv1alpha1.KindDeployment, "web", 5), 5)},
+			pods: podsOf(pod("web-c", "n2", true, time.Second), pod("web-d", "n2", true, time.Second), pod("web-e", "n2", true, time.Second)),
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(5)), pacing)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 5, State: holdfastv1alpha1.WorkloadPacing, Budget: "holdfast-deploy-web",
+					Message: "Pacing: pod web-c Ready since 2026-11-22T11:59:59Z, counted available from 2026-11-22T12:00:10Z, pod web-d Ready since 2026-11-22T11:59:59Z, counted available from 2026-11-22T12:00:10Z, pod web-e Ready since 2026-11-22T11:59:59Z, counted available from 2026-11-22T12:00:10Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
+				RequeueAfter: 10 * time.Second,
+			},
+		},
+		"a DaemonSet's integer minAvailable is raised too": {
+			policy: policy("p", time.Hour, paced(10)),
+			work:   []Workload{ready(workload(holdfastv1alpha1.KindDaemonSet, "agent", 5), 5)},
+			pods:   map[string][]Pod{"DaemonSet/agent": {pod("agent-a", "n2", true, time.Second)}},
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", workload(holdfastv1alpha1.KindDaemonSet, "agent", 5), minAvailable(intstr.FromInt32(5)), pacing)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "DaemonSet", Name: "agent", Replicas: 5, State: holdfastv1alpha1.WorkloadPacing, Budget: "holdfast-ds-agent",
+					Message: "Pacing: pod agent-a Ready since 2026-11-22T11:59:59Z, counted available from 2026-11-22T12:00:10Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
+				RequeueAfter: 10 * time.Second,
+			},
+		},
+		"without minReadySeconds in the policy, the workload's own applies": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{func() Workload { w := web; w.MinReadySeconds = 10; return w }()},
+			pods:   podsOf(pod("web-c", "n2", true, 3*time.Second)),
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(0)), pacing)},
+				Workloads:    []holdfastv1alpha1.WorkloadStatus{withState(budgeted, holdfastv1alpha1.WorkloadPacing, youngMsg)},
+				RequeueAfter: 8 * time.Second,
+			},
+		},
+		"minReadySeconds 0 in the policy turns the workload's own off": {
+			policy: policy("p", time.Hour, paced(0)),
+			work:   []Workload{func() Workload { w := web; w.MinReadySeconds = 10; return w }()},
+			pods:   podsOf(pod("web-c", "n2", true, 3*time.Second)),
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{budgeted},
+			},
+		},
+		"a pod that never becomes Ready is not paced but reported: the budget stays the policy's": {
+			policy: policy("p", time.Hour, paced(10)),
+			work:   []Workload{ready(web, 2)},
+			pods:   podsOf(pod("web-c", "n2", false, time.Minute)),
+			nodes:  nodes,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), pacing)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{withState(budgeted, holdfastv1alpha1.WorkloadDegraded,
+					"2 of 3 Ready: pod web-c not Ready on node n2 since 2026-11-22T11:59:00Z")},
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionDegraded: holdfastv1alpha1.ReasonWorkloadsDegraded, holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonAllBudgetsManaged},
+		},
+		"degraded without pacing; a pod never scheduled is named as such": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{ready(web, 2)},
+			pods:   podsOf(pod("web-c", "", false, 2*time.Minute)),
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{withState(budgeted, holdfastv1alpha1.WorkloadDegraded,
+					"2 of 3 Ready: pod web-c not scheduled since 2026-11-22T11:58:00Z")},
+			},
+		},
+		"degraded and pacing at once: both said": {
+			policy: policy("p", time.Hour, paced(10)),
+			work:   []Workload{ready(workload(holdfastv1alpha1.KindDeployment, "web", 4), 3)},
+			pods:   podsOf(pod("web-c", "n2", true, 3*time.Second), pod("web-d", "n3", false, time.Minute)),
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(0)), pacing)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 4, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web",
+					Message: "3 of 4 Ready: pod web-d not Ready on node n3 since 2026-11-22T11:59:00Z; " + youngMsg}},
+				RequeueAfter: 8 * time.Second,
+			},
+		},
+		"not Ready on a node being drained, or during a rollout: not degraded": {
+			policy: policy("p", time.Hour, nil),
+			work: []Workload{ready(web, 2), func() Workload {
+				w := ready(workload(holdfastv1alpha1.KindDeployment, "api", 3), 2)
+				w.RollingOut = true
+				return w
+			}()},
+			pods: map[string][]Pod{
+				"Deployment/web": append(slices.Clone(settled), pod("web-c", "n1", false, time.Minute)),
+				"Deployment/api": {pod("api-a", "n2", true, time.Hour), pod("api-b", "n2", true, time.Hour), pod("api-c", "n3", false, time.Minute)},
+			},
+			nodes: nodes,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{
+					budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil),
+					budget("p", workload(holdfastv1alpha1.KindDeployment, "api", 3), maxUnavailable(intstr.FromInt32(1)), nil),
+				},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{
+					{Kind: "Deployment", Name: "api", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-api", Message: "1 of 3 pods may be disrupted at once"},
+					budgeted,
+				},
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionDegraded: holdfastv1alpha1.ReasonAllHealthy},
+		},
+		"a surge waits for its new pod to be proven before the eviction": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+				s.SingleReplica, s.MinReadySeconds = holdfastv1alpha1.SingleReplicaSurge, ptr.To[int32](10)
+			}),
+			work:  []Workload{ready(surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1"), 2)},
+			pods:  map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 3*time.Second)}},
+			nodes: nodes,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", workload(holdfastv1alpha1.KindDeployment, "single", 1), minAvailable(intstr.FromInt32(2)), pacing)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
+					Message: "surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere; Pacing: pod single-b Ready since 2026-11-22T11:59:57Z, counted available from 2026-11-22T12:00:08Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+	})
+}
+
+func TestDecideSurgeWhenBlocked(t *testing.T) {
+	web := ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 2)
+	whenBlocked := func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.Surge = holdfastv1alpha1.SurgeWhenBlocked }
+	nodes := map[string]*corev1.Node{"n1": node("n1", true), "n2": node("n2", false), "n3": node("n3", false)}
+	// web-a waits on the drain of n1; web-c has not been Ready for a minute: the budget
+	// (maxUnavailable 1) allows nothing.
+	blocked := map[string][]Pod{"Deployment/web": {pod("web-a", "n1", true, time.Hour), pod("web-b", "n2", true, time.Hour), pod("web-c", "n3", false, time.Minute)}}
+	atZero := func(spec policyv1.PodDisruptionBudgetSpec, allowed int32) policyv1.PodDisruptionBudget {
+		b := *budget("p", web, spec, nil)
+		b.Generation, b.Status.ObservedGeneration, b.Status.DisruptionsAllowed = 2, 2, allowed
+		return b
+	}
+	degraded := holdfastv1alpha1.WorkloadStatus{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web",
+		Message: "2 of 3 Ready: pod web-c not Ready on node n3 since 2026-11-22T11:59:00Z"}
+	notStarted := result{
+		Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+		Workloads: []holdfastv1alpha1.WorkloadStatus{degraded},
+	}
+	surging := surged(ready(workload(holdfastv1alpha1.KindDeployment, "web", 4), 3), "3")
+
+	runDecide(t, map[string]decideCase{
+		"budget at zero and a drain waiting: scale up by one, hold the original floor": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{withAutoscaler(web, 3, 6, "")},
+			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 0)},
+			pods:    blocked,
+			nodes:   nodes,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
+				Scales: []Scale{{Name: "web", Replicas: 4, Original: ptr.To[int32](3),
+					Autoscaler: &AutoscalerBounds{Name: "web-hpa", Min: 4, Max: 6, Original: "3/6"}}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web",
+					Message: "node n1 is being drained: scaled from 3 to 4; the eviction waits until the new pod is Ready on another node"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"surge: Never (the default) leaves the drain waiting": {
+			policy:  policy("p", time.Hour, nil),
+			work:    []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 0)},
+			pods:    blocked,
+			nodes:   nodes,
+			want:    notStarted,
+		},
+		"a budget that still allows a disruption needs no surge": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 1)},
+			pods:    blocked,
+			nodes:   nodes,
+			want:    notStarted,
+		},
+		"a budget status not caught up with its spec is not trusted": {
+			policy: policy("p", time.Hour, whenBlocked),
+			work:   []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{func() policyv1.PodDisruptionBudget {
+				b := atZero(maxUnavailable(intstr.FromInt32(1)), 0)
+				b.Generation = 3
+				return b
+			}()},
+			pods:  blocked,
+			nodes: nodes,
+			want:  notStarted,
+		},
+		"at zero for a closed window's spec, not the policy's: no surge": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(0)), 0)},
+			pods:    blocked,
+			nodes:   nodes,
+			want:    notStarted,
+		},
+		"no pod on a node being drained: no surge": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 0)},
+			pods:    blocked,
+			nodes:   map[string]*corev1.Node{"n1": node("n1", false)},
+			want:    notStarted,
+		},
+		"a pod still starting will free the budget by itself: no surge": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 0)},
+			pods:    map[string][]Pod{"Deployment/web": {pod("web-a", "n1", true, time.Hour), pod("web-b", "n2", true, time.Hour), pod("web-c", "n3", false, 5*time.Second)}},
+			nodes:   nodes,
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Workloads:    []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+				RequeueAfter: startGrace - 5*time.Second,
+			},
+		},
+		"in progress: the pod on the drained node is still there, hold at the original floor": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{surging},
+			budgets: []policyv1.PodDisruptionBudget{atZero(minAvailable(intstr.FromInt32(2)), 1)},
+			pods:    map[string][]Pod{"Deployment/web": append(slices.Clone(blocked["Deployment/web"]), pod("web-d", "n2", true, time.Minute))},
+			nodes:   nodes,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web",
+					Message: "surged from 3 to 4 for the drain of node n1: 2 Ready elsewhere"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"the drain is over but the new pod never became Ready: scaled back all the same": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{surging},
+			budgets: []policyv1.PodDisruptionBudget{atZero(minAvailable(intstr.FromInt32(2)), 0)},
+			pods: map[string][]Pod{"Deployment/web": {pod("web-a", "n3", true, time.Hour), pod("web-b", "n2", true, time.Hour),
+				pod("web-c", "n3", false, time.Minute), pod("web-d", "n2", false, time.Minute)}},
+			nodes: map[string]*corev1.Node{"n2": node("n2", false), "n3": node("n3", false)},
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Scales: []Scale{{Name: "web", Replicas: 3}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web",
+					Message: "2 of 3 Ready: pod web-c not Ready on node n3 since 2026-11-22T11:59:00Z, pod web-d not Ready on node n2 since 2026-11-22T11:59:00Z"}},
+			},
+		},
+		"a new pod still starting after the drain: the surge waits for it": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{surging},
+			budgets: []policyv1.PodDisruptionBudget{atZero(minAvailable(intstr.FromInt32(2)), 0)},
+			pods: map[string][]Pod{"Deployment/web": {pod("web-b", "n2", true, time.Hour), pod("web-c", "n3", false, time.Minute),
+				pod("web-d", "n2", true, time.Minute), pod("web-e", "n3", false, 2*time.Second)}},
+			nodes: nodes,
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web",
+					Message: "surged from 3 to 4: waiting for 3 Ready pods before scaling back (2 now)"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"done: evicted and replaced elsewhere, scaled back to 3": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{surging},
+			budgets: []policyv1.PodDisruptionBudget{atZero(minAvailable(intstr.FromInt32(2)), 1)},
+			pods: map[string][]Pod{"Deployment/web": {pod("web-b", "n2", true, time.Hour), pod("web-c", "n3", false, time.Minute),
+				pod("web-d", "n2", true, time.Minute), pod("web-e", "n3", true, time.Minute)}},
+			nodes: nodes,
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Scales: []Scale{{Name: "web", Replicas: 3}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web",
+					Message: "1 of 3 pods may be disrupted at once"}},
+			},
+		},
+	})
+}
+
+func TestNeedsPods(t *testing.T) {
+	p := policy("p", time.Hour, nil)
+	whenBlocked := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.Surge = holdfastv1alpha1.SurgeWhenBlocked })
+	protect := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect
+	})
+	web := ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 3)
+	zero := *budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)
+	marked := *budget("p", web, maxUnavailable(intstr.FromInt32(1)), pacing)
+	foreign := *budget("other", web, maxUnavailable(intstr.FromInt32(1)), pacing)
+	allowing := zero
+	allowing.Status.DisruptionsAllowed = 1
+	tests := map[string]struct {
+		policy  holdfastv1alpha1.DisruptionPolicy
+		w       Workload
+		budgets []policyv1.PodDisruptionBudget
+		want    bool
+	}{
+		"settled workload: no pods read":             {policy: p, w: web, want: false},
+		"short of Ready pods":                        {policy: p, w: ready(web, 2), want: true},
+		"Ready, not yet for its own minReadySeconds": {policy: p, w: func() Workload { w := web; w.Available = 2; return w }(), want: true},
+		"DaemonSet short of Ready pods":              {policy: p, w: ready(workload(holdfastv1alpha1.KindDaemonSet, "agent", 3), 2), want: true},
+		"pacing mark on its budget":                  {policy: p, w: web, budgets: []policyv1.PodDisruptionBudget{marked}, want: true},
+		"pacing mark on another policy's budget":     {policy: p, w: web, budgets: []policyv1.PodDisruptionBudget{foreign}, want: false},
+		"surge in progress, whatever the policy":     {policy: p, w: surged(web, "2"), want: true},
+		"single replica under Protect":               {policy: protect, w: ready(workload(holdfastv1alpha1.KindStatefulSet, "db", 1), 1), want: true},
+		"single replica under Skip":                  {policy: p, w: ready(workload(holdfastv1alpha1.KindDeployment, "one", 1), 1), want: false},
+		"WhenBlocked, budget at zero":                {policy: whenBlocked, w: web, budgets: []policyv1.PodDisruptionBudget{zero}, want: true},
+		"WhenBlocked, budget allowing one":           {policy: whenBlocked, w: web, budgets: []policyv1.PodDisruptionBudget{allowing}, want: false},
+		"budget at zero without WhenBlocked":         {policy: p, w: web, budgets: []policyv1.PodDisruptionBudget{zero}, want: false},
+		"WhenBlocked but a StatefulSet cannot surge": {policy: whenBlocked, w: ready(workload(holdfastv1alpha1.KindStatefulSet, "web", 3), 3), budgets: []policyv1.PodDisruptionBudget{zero}, want: false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pol := tc.policy
+			if got := NeedsPods(&Observed{Policy: &pol, Budgets: tc.budgets}, &tc.w); got != tc.want {
+				t.Errorf("NeedsPods = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecideDoesNotPaceWhatAllowsNothing(t *testing.T) {
+	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
+	runDecide(t, map[string]decideCase{
+		"a single replica's minAvailable 1 allows nothing already: not Pacing": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+				s.SingleReplica, s.MinReadySeconds = holdfastv1alpha1.SingleReplicaSurge, ptr.To[int32](10)
+			}),
+			work: []Workload{single},
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n2", true, 3*time.Second)}},
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), pacing)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
+					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
+				RequeueAfter: 8 * time.Second,
+			},
+		},
+	})
+}
+
+func TestDecideNamespacePoliciesComeBeforeClusterCopies(t *testing.T) {
+	web := ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 3)
+	clusterCopyOf := func(name string, age time.Duration) holdfastv1alpha1.DisruptionPolicy {
+		p := policy(name, age, nil)
+		p.Labels = map[string]string{holdfastv1alpha1.ClusterPolicyLabel: name}
+		return p
+	}
+	budgetedBy := func(p string) result {
+		return result{
+			Apply:     []*policyv1.PodDisruptionBudget{budget(p, web, maxUnavailable(intstr.FromInt32(1)), nil)},
+			Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+		}
+	}
+	runDecide(t, map[string]decideCase{
+		"an older cluster copy loses to the namespace's own": {
+			policy: clusterCopyOf("fleet", time.Hour),
+			others: []holdfastv1alpha1.DisruptionPolicy{policy("mine", time.Minute, nil)},
+			work:   []Workload{web},
+			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadOverridden,
+				Message: "DisruptionPolicy mine, the namespace's own, also selects it and comes before ClusterDisruptionPolicy fleet: that policy manages its budget"}}},
+		},
+		"the namespace's own wins over an older cluster copy": {
+			policy: policy("mine", time.Minute, nil),
+			others: []holdfastv1alpha1.DisruptionPolicy{clusterCopyOf("fleet", time.Hour)},
+			work:   []Workload{web},
+			want:   budgetedBy("mine"),
+		},
+		"between cluster copies the oldest wins": {
+			policy: clusterCopyOf("fleet", time.Hour),
+			others: []holdfastv1alpha1.DisruptionPolicy{clusterCopyOf("young", time.Minute)},
+			work:   []Workload{web},
+			want:   budgetedBy("fleet"),
+		},
+	})
 }

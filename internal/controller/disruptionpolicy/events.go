@@ -17,6 +17,8 @@ const (
 	EventSurgeFinished      = "SurgeFinished"
 	EventDrainEscaped       = "DrainEscaped"
 	EventOverridden         = "Overridden"
+	EventDegraded           = "WorkloadDegraded"
+	EventPaced              = "DisruptionPaced"
 )
 
 // record is one Event to record on the policy.
@@ -34,6 +36,8 @@ var stateEvents = map[holdfastv1alpha1.WorkloadState]struct{ typ, reason string 
 	holdfastv1alpha1.WorkloadSurging:      {corev1.EventTypeNormal, EventSurgeStarted},
 	holdfastv1alpha1.WorkloadEscaped:      {corev1.EventTypeWarning, EventDrainEscaped},
 	holdfastv1alpha1.WorkloadOverridden:   {corev1.EventTypeNormal, EventOverridden},
+	holdfastv1alpha1.WorkloadDegraded:     {corev1.EventTypeWarning, EventDegraded},
+	holdfastv1alpha1.WorkloadPacing:       {corev1.EventTypeNormal, EventPaced},
 }
 
 // statusEvents returns the Events that explain the move from one status to the next, in

@@ -11,7 +11,7 @@ import (
 )
 
 // workloadCounts are the values of the state label of holdfast_disruptionpolicy_workloads.
-var workloadCounts = []string{"selected", "budgeted", "conflicting", "unprotected", "surging"}
+var workloadCounts = []string{"selected", "budgeted", "conflicting", "unprotected", "surging", "pacing", "degraded"}
 
 // metrics exports each policy's workload counts, so that an alert can fire on a
 // workload left without a budget, or a surge that does not end.
@@ -24,7 +24,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	workloads := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "holdfast_disruptionpolicy_workloads",
-		Help: "Workloads of a DisruptionPolicy by state: selected, budgeted (holdfast manages the budget), conflicting (another budget or an older policy), unprotected (no budget), surging.",
+		Help: "Workloads of a DisruptionPolicy by state: selected, budgeted (holdfast manages the budget), conflicting (another budget or an older policy), unprotected (no budget), surging, pacing (a pod Ready for less than minReadySeconds), degraded (fewer Ready pods than wanted, not for a drain or a rollout).",
 	}, []string{"namespace", "name", "state"})
 	if err := reg.Register(workloads); err != nil {
 		var already prometheus.AlreadyRegisteredError
@@ -41,10 +41,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 }
 
 func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPolicyStatus) {
-	var surging int
+	// status.workloads is capped at maxListed, but lists problems first: surges and
+	// pacing are counted from it, degraded workloads from the exact count.
+	var surging, pacing int
 	for _, w := range st.Workloads {
-		if w.State == holdfastv1alpha1.WorkloadSurging {
+		switch w.State {
+		case holdfastv1alpha1.WorkloadSurging:
 			surging++
+		case holdfastv1alpha1.WorkloadPacing:
+			pacing++
 		}
 	}
 	for state, v := range map[string]int{
@@ -53,6 +58,8 @@ func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPo
 		"conflicting": int(st.Conflicting),
 		"unprotected": int(st.Unprotected),
 		"surging":     surging,
+		"pacing":      pacing,
+		"degraded":    int(st.Degraded),
 	} {
 		m.workloads.WithLabelValues(key.Namespace, key.Name, state).Set(float64(v))
 	}

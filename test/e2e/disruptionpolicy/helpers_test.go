@@ -4,7 +4,9 @@ package disruptionpolicy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
@@ -79,13 +82,16 @@ func (e *env) policy(name string, mod func(*holdfastv1alpha1.DisruptionPolicySpe
 	return p
 }
 
-// deployment creates a Deployment selected by the policy tier and waits until it is
-// Ready.
-func (e *env) deployment(name, tier string, replicas int32) *appsv1.Deployment {
+// deployment creates a Deployment selected by the policy tier, changed by mods, and
+// waits until it is Ready.
+func (e *env) deployment(name, tier string, replicas int32, mods ...func(*appsv1.Deployment)) *appsv1.Deployment {
 	e.T.Helper()
 	d := e.Deployment(name, replicas)
 	d.Labels["tier"] = tier
 	d.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	for _, mod := range mods {
+		mod(d)
+	}
 	e.Create(d)
 	e.WaitReady(d)
 	return d
@@ -103,7 +109,13 @@ func (e *env) budget(ctx context.Context, kind, name string) (*policyv1.PodDisru
 // waitBudget waits until the workload's managed budget satisfies ok (nil: is absent).
 func (e *env) waitBudget(kind, name, what string, ok func(*policyv1.PodDisruptionBudget) bool) {
 	e.T.Helper()
-	e.Eventually(settle, fmt.Sprintf("budget of %s %s: %s", kind, name, what), func(ctx context.Context) (bool, error) {
+	e.waitBudgetWithin(settle, kind, name, what, ok)
+}
+
+// waitBudgetWithin is waitBudget for changes that take longer than settle.
+func (e *env) waitBudgetWithin(timeout time.Duration, kind, name, what string, ok func(*policyv1.PodDisruptionBudget) bool) {
+	e.T.Helper()
+	e.Eventually(timeout, fmt.Sprintf("budget of %s %s: %s", kind, name, what), func(ctx context.Context) (bool, error) {
 		pdb, err := e.budget(ctx, kind, name)
 		if err != nil {
 			return false, err
@@ -317,4 +329,72 @@ func (e *env) kubectlGet(args ...string) string {
 		e.T.Fatalf("kubectl get %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// livePods returns the pods of d that are not terminating, by name.
+func (e *env) livePods(ctx context.Context, d *appsv1.Deployment) ([]corev1.Pod, error) {
+	pods, err := e.Pods(ctx, framework.SelectorOf(d))
+	if err != nil {
+		return nil, err
+	}
+	live := slices.DeleteFunc(pods, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
+	slices.SortFunc(live, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	return live, nil
+}
+
+// setReady writes a pod's Ready and ContainersReady conditions as a kubelet whose
+// readiness probe fails (or passes again) would, changed at since. kwok marks only
+// Pending pods Ready, so it leaves the change alone.
+func (e *env) setReady(pod *corev1.Pod, ready bool, since time.Time) {
+	e.T.Helper()
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	at := metav1.NewTime(since)
+	conds := []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: at}, {Type: corev1.ContainersReady, Status: status, LastTransitionTime: at}}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if _, err := e.Clientset.CoreV1().Pods(pod.Namespace).Patch(e.Ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		e.T.Fatalf("setting pod %s Ready=%t: %v", pod.Name, ready, err)
+	}
+}
+
+// readySince returns when a pod's Ready condition became True, or false if it is not
+// Ready.
+func readySince(p *corev1.Pod) (time.Time, bool) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// gauge reads one series of holdfast_disruptionpolicy_workloads from the registry the
+// in-process operator exports.
+func (e *env) gauge(p *holdfastv1alpha1.DisruptionPolicy, state string) (float64, bool) {
+	e.T.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	want := map[string]string{"namespace": p.Namespace, "name": p.Name, "state": state}
+	for _, f := range families {
+		if f.GetName() != "holdfast_disruptionpolicy_workloads" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			if maps.Equal(got, want) {
+				return m.GetGauge().GetValue(), true
+			}
+		}
+	}
+	return 0, false
 }

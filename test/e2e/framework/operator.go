@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,6 +38,7 @@ func (f *Framework) InstallCRDs(c client.Client, lists ...client.ObjectList) {
 	if err != nil || len(files) == 0 {
 		f.T.Fatalf("no CRDs in config/crd/bases: %v", err)
 	}
+	var crds []string
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -49,7 +51,27 @@ func (f *Framework) InstallCRDs(c client.Client, lists ...client.ObjectList) {
 		if err := c.Apply(f.Ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("holdfast-e2e"), client.ForceOwnership); err != nil {
 			f.T.Fatalf("applying %s: %v", file, err)
 		}
+		crds = append(crds, u.GetName())
 	}
+	// The operator watches every kind of the group, also those this test does not list.
+	f.Eventually(defaultTimeout, "the CRDs established", func(ctx context.Context) (bool, error) {
+		for _, name := range crds {
+			crd := &unstructured.Unstructured{}
+			crd.SetAPIVersion("apiextensions.k8s.io/v1")
+			crd.SetKind("CustomResourceDefinition")
+			if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+				return false, err
+			}
+			conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+			if !slices.ContainsFunc(conds, func(c any) bool {
+				m, _ := c.(map[string]any)
+				return m["type"] == "Established" && m["status"] == "True"
+			}) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 	f.Eventually(defaultTimeout, "the CRDs served", func(ctx context.Context) (bool, error) {
 		for _, l := range lists {
 			if err := c.List(ctx, l); err != nil {

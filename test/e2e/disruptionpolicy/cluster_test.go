@@ -1,0 +1,131 @@
+//go:build e2e
+
+package disruptionpolicy
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// A ClusterDisruptionPolicy keeps its template as a DisruptionPolicy in every namespace
+// it selects: budgets appear there as under a namespaced policy, the namespace's own
+// policy comes first although younger, and a namespace that stops matching loses the
+// copy and its budgets.
+func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	// Cluster-scoped: named after the test's namespace, so that tests never share one.
+	name, label := e.Namespace, "holdfast.dev/e2e-fleet"
+	cp := &holdfastv1alpha1.ClusterDisruptionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: holdfastv1alpha1.ClusterDisruptionPolicySpec{
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{label: name}},
+			Template: holdfastv1alpha1.DisruptionPolicySpec{
+				Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"tier": "fleet"}},
+				MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			},
+		},
+	}
+	if err := e.c.Create(e.Ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.c.Delete(context.Background(), cp); client.IgnoreNotFound(err) != nil {
+			t.Logf("deleting ClusterDisruptionPolicy %s: %v", name, err)
+		}
+	})
+	long := &holdfastv1alpha1.ClusterDisruptionPolicy{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("x", 64)}, Spec: cp.Spec}
+	if err := e.c.Create(e.Ctx, long); err == nil || !strings.Contains(err.Error(), "at most 63 characters") {
+		t.Errorf("a name of 64 characters: %v, want refused, since budgets carry it as a label value", err)
+		_ = e.c.Delete(e.Ctx, long)
+	}
+	e.deployment("web", "fleet", 3)
+	byCopy := func(pdb *policyv1.PodDisruptionBudget) bool { return pdb.Labels[holdfastv1alpha1.PolicyLabel] == name }
+	if pdb, err := e.budget(e.Ctx, deploy, "web"); err != nil || pdb != nil {
+		t.Fatalf("a namespace the cluster policy does not select got a budget (%v) or error %v", pdb, err)
+	}
+
+	e.labelNamespace(label, name)
+	e.waitBudget(deploy, "web", "made by the cluster policy's copy", byCopy)
+	copyOf := &holdfastv1alpha1.DisruptionPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: name}}
+	if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(copyOf), copyOf); err != nil {
+		t.Fatal(err)
+	}
+	if copyOf.Labels[holdfastv1alpha1.ClusterPolicyLabel] != name || !metav1.IsControlledBy(copyOf, e.clusterPolicy(name)) {
+		t.Errorf("copy %+v is not labelled and owned by its cluster policy", copyOf.ObjectMeta)
+	}
+	e.waitClusterStatus(name, "1 namespace, 1 budgeted", func(st holdfastv1alpha1.ClusterDisruptionPolicyStatus) bool {
+		return st.Namespaces == 1 && st.Selected == 1 && st.Budgeted == 1
+	})
+
+	// The namespace's own policy comes first, then the copy takes over again.
+	own := e.policy("fleet", nil)
+	e.waitBudget(deploy, "web", "made by the namespace's own policy", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Labels[holdfastv1alpha1.PolicyLabel] == own.Name
+	})
+	e.waitState(copyOf, deploy, "web", holdfastv1alpha1.WorkloadOverridden)
+	if err := e.c.Delete(e.Ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	e.waitBudget(deploy, "web", "the copy's again", byCopy)
+
+	e.labelNamespace(label, "")
+	e.Eventually(settle, "the copy deleted", func(ctx context.Context) (bool, error) {
+		err := e.c.Get(ctx, client.ObjectKeyFromObject(copyOf), &holdfastv1alpha1.DisruptionPolicy{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	e.waitBudget(deploy, "web", "gone with the copy", nil)
+	e.waitClusterStatus(name, "no namespace", func(st holdfastv1alpha1.ClusterDisruptionPolicyStatus) bool {
+		return st.Namespaces == 0 && st.Selected == 0
+	})
+}
+
+// labelNamespace sets a label on the test's namespace, or removes it when value is "".
+func (e *env) labelNamespace(key, value string) {
+	e.T.Helper()
+	var v any // null removes the label
+	if value != "" {
+		v = value
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{key: v}}})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if _, err := e.Clientset.CoreV1().Namespaces().Patch(e.Ctx, e.Namespace, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		e.T.Fatalf("labelling namespace %s: %v", e.Namespace, err)
+	}
+}
+
+func (e *env) clusterPolicy(name string) *holdfastv1alpha1.ClusterDisruptionPolicy {
+	e.T.Helper()
+	cp := &holdfastv1alpha1.ClusterDisruptionPolicy{}
+	if err := e.c.Get(e.Ctx, client.ObjectKey{Name: name}, cp); err != nil {
+		e.T.Fatal(err)
+	}
+	return cp
+}
+
+// waitClusterStatus waits until the cluster policy's status, for its current
+// generation, satisfies ok.
+func (e *env) waitClusterStatus(name, what string, ok func(holdfastv1alpha1.ClusterDisruptionPolicyStatus) bool) {
+	e.T.Helper()
+	e.Eventually(settle, "ClusterDisruptionPolicy status: "+what, func(ctx context.Context) (bool, error) {
+		cp := &holdfastv1alpha1.ClusterDisruptionPolicy{}
+		if err := e.c.Get(ctx, client.ObjectKey{Name: name}, cp); err != nil {
+			return false, err
+		}
+		return cp.Status.ObservedGeneration == cp.Generation && ok(cp.Status), nil
+	})
+}
