@@ -83,7 +83,7 @@ type reconciler struct {
 
 // SetupWithManager registers the reconciler and its watches with mgr.
 func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
-	m, err := newMetrics(ctrlmetrics.Registry)
+	m, err := newMetrics(ctrlmetrics.Registry, mgr.GetClient())
 	if err != nil {
 		return err
 	}

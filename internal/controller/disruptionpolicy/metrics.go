@@ -1,43 +1,55 @@
 package disruptionpolicy
 
 import (
-	"errors"
+	"context"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/collectors"
 )
 
 // workloadCounts are the values of the state label of holdfast_disruptionpolicy_workloads.
 var workloadCounts = []string{"selected", "budgeted", "conflicting", "unprotected", "surging", "pacing", "degraded"}
 
 // metrics exports each policy's workload counts, so that an alert can fire on a
-// workload left without a budget, or a surge that does not end.
+// workload left without a budget, or a surge that does not end; whether its maintenance
+// windows are open; and the disruptions each of its budgets allows.
 type metrics struct {
-	workloads *prometheus.GaugeVec
+	workloads  *prometheus.GaugeVec
+	windowOpen *prometheus.GaugeVec
+	budgets    *budgetCollector
 }
 
-// newMetrics registers the collectors with reg. A process that builds the operator more
-// than once (tests restart it) reuses the collectors registered the first time.
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	workloads := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+// newMetrics registers the collectors with reg; budgets reads the managed budgets at
+// each scrape.
+func newMetrics(reg prometheus.Registerer, budgets client.Reader) (*metrics, error) {
+	workloads, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "holdfast_disruptionpolicy_workloads",
 		Help: "Workloads of a DisruptionPolicy by state: selected, budgeted (holdfast manages the budget), conflicting (another budget or an older policy), unprotected (no budget), surging, pacing (a pod Ready for less than minReadySeconds), degraded (fewer Ready pods than wanted, not for a drain or a rollout).",
-	}, []string{"namespace", "name", "state"})
-	if err := reg.Register(workloads); err != nil {
-		var already prometheus.AlreadyRegisteredError
-		if !errors.As(err, &already) {
-			return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
-		}
-		existing, ok := already.ExistingCollector.(*prometheus.GaugeVec)
-		if !ok {
-			return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
-		}
-		workloads = existing
+	}, []string{"namespace", "name", "state"}))
+	if err != nil {
+		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
 	}
-	return &metrics{workloads: workloads}, nil
+	windowOpen, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "holdfast_disruptionpolicy_window_open",
+		Help: "1 while one of a DisruptionPolicy's maintenance windows is open, 0 while all are closed (its budgets then allow no disruption); absent for a policy without windows.",
+	}, []string{"namespace", "name"}))
+	if err != nil {
+		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
+	}
+	bc, err := collectors.Register(reg, &budgetCollector{})
+	if err != nil {
+		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
+	}
+	bc.reader.Store(&budgets)
+	return &metrics{workloads: workloads, windowOpen: windowOpen, budgets: bc}, nil
 }
 
 func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPolicyStatus) {
@@ -63,10 +75,58 @@ func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPo
 	} {
 		m.workloads.WithLabelValues(key.Namespace, key.Name, state).Set(float64(v))
 	}
+	if st.Window == nil {
+		m.windowOpen.DeleteLabelValues(key.Namespace, key.Name)
+		return
+	}
+	open := 0.0
+	if st.Window.Open {
+		open = 1
+	}
+	m.windowOpen.WithLabelValues(key.Namespace, key.Name).Set(open)
 }
 
 func (m *metrics) forget(key types.NamespacedName) {
 	for _, state := range workloadCounts {
 		m.workloads.DeleteLabelValues(key.Namespace, key.Name, state)
+	}
+	m.windowOpen.DeleteLabelValues(key.Namespace, key.Name)
+}
+
+const budgetsAllowedHelp = "Disruptions a PodDisruptionBudget that a DisruptionPolicy manages allows now, as the disruption controller last counted them: at 0 the next eviction of the workload is refused."
+
+// budgetsAllowed describes holdfast_disruptionpolicy_budget_disruptions_allowed.
+var budgetsAllowed = prometheus.NewDesc("holdfast_disruptionpolicy_budget_disruptions_allowed",
+	budgetsAllowedHelp, []string{"namespace", "policy", "budget", "kind", "workload"}, nil)
+
+// budgetCollector reads the managed budgets from the operator's cache at each scrape, so
+// that the series follow the disruption controller's every count without a reconcile.
+type budgetCollector struct {
+	// reader is swapped when a process builds the operator again (tests restart it).
+	reader atomic.Pointer[client.Reader]
+}
+
+func (c *budgetCollector) Describe(ch chan<- *prometheus.Desc) { ch <- budgetsAllowed }
+
+func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	r := c.reader.Load()
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	list := &policyv1.PodDisruptionBudgetList{}
+	if err := (*r).List(ctx, list, client.HasLabels{holdfastv1alpha1.PolicyLabel}); err != nil {
+		ch <- prometheus.NewInvalidMetric(budgetsAllowed, fmt.Errorf("listing managed PodDisruptionBudgets: %w", err))
+		return
+	}
+	for i := range list.Items {
+		b := &list.Items[i]
+		var kind, workload string
+		if len(b.OwnerReferences) > 0 { // the workload, which holdfast sets as the only owner
+			kind, workload = b.OwnerReferences[0].Kind, b.OwnerReferences[0].Name
+		}
+		ch <- prometheus.MustNewConstMetric(budgetsAllowed, prometheus.GaugeValue, float64(b.Status.DisruptionsAllowed),
+			b.Namespace, b.Labels[holdfastv1alpha1.PolicyLabel], b.Name, kind, workload)
 	}
 }

@@ -1,17 +1,21 @@
 package disruptionpolicy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
 func TestMetricsCountPacingAndDegraded(t *testing.T) {
-	m, err := newMetrics(prometheus.NewRegistry())
+	m, err := newMetrics(prometheus.NewRegistry(), fake.NewFakeClient())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,5 +33,56 @@ func TestMetricsCountPacingAndDegraded(t *testing.T) {
 	m.forget(key)
 	if got := testutil.CollectAndCount(m.workloads); got != 0 {
 		t.Errorf("%d series after forget, want 0", got)
+	}
+}
+
+func TestMetricsWindowOpen(t *testing.T) {
+	m, err := newMetrics(prometheus.NewRegistry(), fake.NewFakeClient())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: "shop", Name: "web"}
+	for _, open := range []bool{true, false} {
+		m.set(key, holdfastv1alpha1.DisruptionPolicyStatus{Window: &holdfastv1alpha1.WindowStatus{Open: open}})
+		want := map[bool]float64{true: 1, false: 0}[open]
+		if got := testutil.ToFloat64(m.windowOpen.WithLabelValues("shop", "web")); got != want {
+			t.Errorf("window open %v: gauge %v, want %v", open, got, want)
+		}
+	}
+	m.set(key, holdfastv1alpha1.DisruptionPolicyStatus{})
+	if got := testutil.CollectAndCount(m.windowOpen); got != 0 {
+		t.Errorf("%d window series for a policy without windows, want 0", got)
+	}
+}
+
+func TestMetricsBudgetsReadAtScrape(t *testing.T) {
+	managed := func(name, policy, owner string, allowed int32) *policyv1.PodDisruptionBudget {
+		b := &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop"},
+			Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed},
+		}
+		if policy != "" {
+			b.Labels = map[string]string{holdfastv1alpha1.PolicyLabel: policy}
+			b.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: owner}}
+		}
+		return b
+	}
+	c := fake.NewClientBuilder().WithObjects(
+		managed("holdfast-deploy-web", "defaults", "web", 1),
+		managed("holdfast-deploy-db", "defaults", "db", 0),
+		managed("users-own", "", "", 3), // not holdfast's: not exported
+	).Build()
+	reg := prometheus.NewRegistry()
+	if _, err := newMetrics(reg, c); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+# HELP holdfast_disruptionpolicy_budget_disruptions_allowed ` + budgetsAllowedHelp + `
+# TYPE holdfast_disruptionpolicy_budget_disruptions_allowed gauge
+holdfast_disruptionpolicy_budget_disruptions_allowed{budget="holdfast-deploy-db",kind="Deployment",namespace="shop",policy="defaults",workload="db"} 0
+holdfast_disruptionpolicy_budget_disruptions_allowed{budget="holdfast-deploy-web",kind="Deployment",namespace="shop",policy="defaults",workload="web"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "holdfast_disruptionpolicy_budget_disruptions_allowed"); err != nil {
+		t.Error(err)
 	}
 }

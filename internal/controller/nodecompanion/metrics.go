@@ -1,13 +1,13 @@
 package nodecompanion
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/collectors"
 )
 
 // nodeStates are the values of the state label of holdfast_nodecompanion_nodes.
@@ -19,23 +19,14 @@ type metrics struct {
 	nodes *prometheus.GaugeVec
 }
 
-// newMetrics registers the collectors with reg. A process that builds the operator more
-// than once (tests restart it) reuses the collectors registered the first time.
+// newMetrics registers the collectors with reg.
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	nodes := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	nodes, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "holdfast_nodecompanion_nodes",
 		Help: "Nodes of a NodeCompanion by state: desired, covered (Ready companion), missing (holding the budget), drained (cordoned after an eviction), excluded (cordoned without a companion), guarded.",
-	}, []string{"namespace", "name", "state"})
-	if err := reg.Register(nodes); err != nil {
-		var already prometheus.AlreadyRegisteredError
-		if !errors.As(err, &already) {
-			return nil, fmt.Errorf("registering NodeCompanion metrics: %w", err)
-		}
-		existing, ok := already.ExistingCollector.(*prometheus.GaugeVec)
-		if !ok {
-			return nil, fmt.Errorf("registering NodeCompanion metrics: %w", err)
-		}
-		nodes = existing
+	}, []string{"namespace", "name", "state"}))
+	if err != nil {
+		return nil, fmt.Errorf("registering NodeCompanion metrics: %w", err)
 	}
 	return &metrics{nodes: nodes}, nil
 }
