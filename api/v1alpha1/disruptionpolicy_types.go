@@ -98,6 +98,9 @@ const (
 	ReasonInWindow           = "InWindow"
 	ReasonOutsideWindows     = "OutsideWindows"
 	ReasonInvalidWindow      = "InvalidWindow"
+	// ReasonScaleTargetUnreadable: a kind of spec.scaleTargets could not be listed or its
+	// scale read (not served, or the operator lacks the permission); its budgets are kept.
+	ReasonScaleTargetUnreadable = "ScaleTargetUnreadable"
 	// The reasons of a DisruptionPolicy's Degraded condition (ConditionDegraded, shared
 	// with NodeCompanion), True when a selected workload has fewer Ready pods than it
 	// wants, not because of a drain or a rollout.
@@ -124,8 +127,9 @@ const (
 	// WorkloadDegraded: fewer pods Ready than wanted, for reasons other than a drain or
 	// a rollout; the budget is the policy's, so a drain waits for the workload to heal.
 	WorkloadDegraded WorkloadState = "Degraded"
-	// WorkloadSkipped: no budget (single replica under Skip, a StatefulSet under Surge,
-	// or zero replicas).
+	// WorkloadSkipped: no budget (single replica under Skip, a StatefulSet or custom
+	// workload under Surge, zero replicas, or a custom workload whose scale has no
+	// selector).
 	WorkloadSkipped WorkloadState = "Skipped"
 	// WorkloadConflict: a budget holdfast does not manage covers the workload's pods.
 	WorkloadConflict WorkloadState = "Conflict"
@@ -150,6 +154,21 @@ type DisruptionPolicySpec struct {
 	// +listType=set
 	// +optional
 	Kinds []WorkloadKind `json:"kinds,omitempty"`
+
+	// ScaleTargets are custom workload kinds, served with a scale subresource, that the
+	// policy also selects by the same selector, beside kinds. They are named by apiVersion
+	// and kind, as an HPA's scaleTargetRef and an ownerReference name them: the budget's
+	// owner reference needs both, and the API server maps them to the resource. Each
+	// object's budget takes its pod selector from the scale's status.selector and its
+	// size from the scale's spec.replicas; holdfast never scales them (singleReplica:
+	// Surge skips them as it does StatefulSets, surge: WhenBlocked leaves them alone).
+	// The operator needs RBAC to list these kinds and get their scale: see the README.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=map
+	// +listMapKey=apiVersion
+	// +listMapKey=kind
+	// +optional
+	ScaleTargets []ScaleTarget `json:"scaleTargets,omitempty"`
 
 	// MaxUnavailable is how many of each workload's pods may be disrupted at once: an
 	// integer of at least 1 or a percentage (rounded up). Budgets of Deployments and
@@ -233,6 +252,19 @@ type WindowStatus struct {
 	// NextOpening is when the next window opens.
 	// +optional
 	NextOpening *metav1.Time `json:"nextOpening,omitempty"`
+}
+
+// ScaleTarget names a custom workload kind that has a scale subresource.
+// +kubebuilder:validation:XValidation:rule="!self.apiVersion.startsWith('apps/') && !(self.kind in ['Deployment', 'StatefulSet', 'DaemonSet'])",message="Deployments, StatefulSets and DaemonSets are selected by spec.kinds, not spec.scaleTargets (their kinds name their budgets)"
+type ScaleTarget struct {
+	// APIVersion is the kind's group and version, such as databases.example.com/v1.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[a-z0-9]+$')",message="apiVersion must be group/version, such as example.com/v1: core kinds have no scale subresource worth budgeting"
+	APIVersion string `json:"apiVersion"`
+	// Kind is the kind, in CamelCase as in the objects' kind field.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Z][A-Za-z0-9]*$')",message="kind must be CamelCase, such as Database, as in the objects' kind field"
+	Kind string `json:"kind"`
 }
 
 // WorkloadKind is Deployment, StatefulSet or DaemonSet.

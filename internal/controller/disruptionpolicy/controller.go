@@ -22,7 +22,11 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -217,6 +221,16 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		}
 		obs.Workloads = append(obs.Workloads, ws...)
 	}
+	for _, t := range p.Spec.ScaleTargets {
+		ws, why, err := r.scaleWorkloads(ctx, p.Namespace, t, sel)
+		if err != nil {
+			return obs, err
+		}
+		if why != "" {
+			obs.Unreadable = append(obs.Unreadable, Unreadable{Target: t, Message: why})
+		}
+		obs.Workloads = append(obs.Workloads, ws...)
+	}
 	budgets := &policyv1.PodDisruptionBudgetList{}
 	if err := r.client.List(ctx, budgets, ns); err != nil {
 		return obs, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
@@ -238,8 +252,78 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		if err := r.gatherPods(ctx, p.Namespace, w, &obs); err != nil {
 			return obs, err
 		}
+		if w.custom() {
+			// A scale has no Ready count: the pods give it, without minReadySeconds of
+			// their own.
+			for _, pod := range obs.Pods[workloadKey(w.Kind, w.Name)] {
+				if pod.Ready {
+					w.Ready++
+				}
+			}
+			w.Available = w.Ready
+		}
 	}
 	return obs, nil
+}
+
+// scaleWorkloads reads the objects of one scale target that sel selects, and each one's
+// scale, straight from the apiserver: the operator cannot know custom kinds in advance,
+// so they are neither in the shared cache nor watched (Decide requeues the policy every
+// scaleTargetPoll instead). Only object metadata is listed, and only the scale is read
+// of each. A kind not served or a permission missing is returned as a message for
+// status, not as an error: retrying would not fix it, a human must.
+func (r *reconciler) scaleWorkloads(ctx context.Context, namespace string, t holdfastv1alpha1.ScaleTarget, sel labels.Selector) ([]Workload, string, error) {
+	gv, err := schema.ParseGroupVersion(t.APIVersion)
+	if err != nil {
+		return nil, fmt.Sprintf("scale target %s %s: %v", t.APIVersion, t.Kind, err), nil
+	}
+	mapping, err := r.client.RESTMapper().RESTMapping(gv.WithKind(t.Kind).GroupKind(), gv.Version)
+	if meta.IsNoMatchError(err) {
+		return nil, fmt.Sprintf("kind %s is not served in %s: is its CustomResourceDefinition installed?", t.Kind, t.APIVersion), nil
+	} else if err != nil {
+		return nil, "", fmt.Errorf("finding the resource of %s %s: %w", t.APIVersion, t.Kind, err)
+	}
+	resource := mapping.Resource.GroupResource().String()
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gv.WithKind(t.Kind + "List"))
+	if err := r.pods.List(ctx, list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		if apierrors.IsForbidden(err) {
+			return nil, forbidden(t, "list", resource), nil
+		}
+		return nil, "", fmt.Errorf("listing %s: %w", resource, err)
+	}
+	var out []Workload
+	for i := range list.Items {
+		m := &list.Items[i]
+		obj, scale := &unstructured.Unstructured{}, &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gv.WithKind(t.Kind))
+		obj.SetNamespace(namespace)
+		obj.SetName(m.Name)
+		if err := r.client.SubResource("scale").Get(ctx, obj, scale); apierrors.IsNotFound(err) {
+			continue // deleted since the list
+		} else if apierrors.IsForbidden(err) {
+			return nil, forbidden(t, "get", resource+"/scale"), nil
+		} else if err != nil {
+			return nil, "", fmt.Errorf("getting the scale of %s %s: %w", t.Kind, klog.KObj(m), err)
+		}
+		w := Workload{Kind: t.Kind, APIVersion: t.APIVersion, Name: m.Name, UID: m.UID, Labels: m.Labels, Annotations: m.Annotations}
+		n, _, _ := unstructured.NestedInt64(scale.Object, "spec", "replicas")
+		w.Replicas = int32(n)
+		// The scale's selector is a string, as `kubectl get --selector` takes it.
+		if s, _, _ := unstructured.NestedString(scale.Object, "status", "selector"); s != "" {
+			if ls, err := metav1.ParseToLabelSelector(s); err == nil {
+				w.Selector, w.TemplateLabels = ls, ls.MatchLabels
+			}
+		}
+		out = append(out, w)
+	}
+	return out, "", nil
+}
+
+// forbidden says which permission on a scale target the operator lacks and where to
+// grant it.
+func forbidden(t holdfastv1alpha1.ScaleTarget, verb, resource string) string {
+	return fmt.Sprintf("the operator may not %s %s (%s %s): grant get, list and watch on the resource and get on its scale subresource (Helm value scaleTargets, or the ClusterRole in the README)", verb, resource, t.APIVersion, t.Kind)
 }
 
 // surging lists the namespace's Deployments in the middle of a surge, from the index.

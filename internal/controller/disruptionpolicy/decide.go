@@ -3,6 +3,7 @@ package disruptionpolicy
 import (
 	"cmp"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,26 +36,40 @@ const (
 	// managedByLabel is the well-known label that marks holdfast's budgets for humans.
 	managedByLabel = "app.kubernetes.io/managed-by"
 	managedByValue = "holdfast"
+	// scaleTargetPoll is how often a policy with scale targets is reconciled besides its
+	// watches: custom kinds are not watched (the operator cannot know them in advance),
+	// so a change to a custom object or its pods reaches its budget within this.
+	scaleTargetPoll = 30 * time.Second
+	// maxCustomBudgetName keeps the budget names of custom kinds within a DNS label, so
+	// that they fit wherever a name is used as a label value.
+	maxCustomBudgetName = 63
 )
 
 // Taints that autoscalers put on a node they are about to drain: Karpenter v1 and its
 // beta, which article 001 shows.
 var drainTaints = []string{"karpenter.sh/disrupted", "karpenter.sh/disruption"}
 
-// Workload is a Deployment, StatefulSet or DaemonSet, reduced to what Decide reads.
+// Workload is a Deployment, StatefulSet, DaemonSet or object of a scale target,
+// reduced to what Decide reads.
 type Workload struct {
 	Kind string
-	Name string
-	UID  types.UID
+	// APIVersion is a scale target's apiVersion; empty for the apps/v1 kinds.
+	APIVersion string
+	Name       string
+	UID        types.UID
 	// Labels are the workload's own labels, which policies select on.
 	Labels map[string]string
-	// Selector is the workload's pod selector; its budget gets a copy.
+	// Selector is the workload's pod selector; its budget gets a copy. Nil for an object
+	// whose scale has no status.selector.
 	Selector *metav1.LabelSelector
-	// TemplateLabels are the labels every pod of the workload carries.
+	// TemplateLabels are the labels every pod of the workload carries: for an object of
+	// a scale target, its selector's matchLabels, all that is known of its pods.
 	TemplateLabels map[string]string
-	// Replicas is spec.replicas, or status.desiredNumberScheduled for a DaemonSet.
+	// Replicas is spec.replicas (of the scale for a scale target), or
+	// status.desiredNumberScheduled for a DaemonSet.
 	Replicas int32
-	// Ready is how many of its pods are Ready, from the workload's status.
+	// Ready is how many of its pods are Ready, from the workload's status (from its pods
+	// for a scale target, whose status has no such count).
 	Ready int32
 	// Available is how many have been Ready for the workload's own minReadySeconds.
 	Available int32
@@ -107,7 +122,17 @@ type Observed struct {
 	// Surging are the namespace's Deployments that carry the surge annotation, selected
 	// or not: a surge whose policy went away must still end.
 	Surging []Workload
-	Now     time.Time
+	// Unreadable are the scale targets that could not be read: their objects are missing
+	// from Workloads, so their budgets are kept as they are.
+	Unreadable []Unreadable
+	Now        time.Time
+}
+
+// Unreadable is a scale target that could not be listed or whose scale could not be
+// read, and why, for status.
+type Unreadable struct {
+	Target  holdfastv1alpha1.ScaleTarget
+	Message string
 }
 
 // Scale changes a Deployment's replicas and its surge annotation in one write, and its
@@ -191,10 +216,14 @@ func restoredBounds(w *Workload) *AutoscalerBounds {
 	return &AutoscalerBounds{Name: a.Name, Min: lo, Max: hi}
 }
 
-// Selects reports whether policy p selects workload w: its kind is listed and its labels
-// match the selector.
+// Selects reports whether policy p selects workload w: its kind is listed (in kinds, or
+// in scaleTargets for a custom one) and its labels match the selector.
 func Selects(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) (bool, error) {
-	if len(p.Spec.Kinds) > 0 && !slices.Contains(p.Spec.Kinds, holdfastv1alpha1.WorkloadKind(w.Kind)) {
+	if w.custom() {
+		if !slices.Contains(p.Spec.ScaleTargets, holdfastv1alpha1.ScaleTarget{APIVersion: w.APIVersion, Kind: w.Kind}) {
+			return false, nil
+		}
+	} else if len(p.Spec.Kinds) > 0 && !slices.Contains(p.Spec.Kinds, holdfastv1alpha1.WorkloadKind(w.Kind)) {
 		return false, nil
 	}
 	sel, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector)
@@ -212,6 +241,10 @@ func Selects(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) (bool, error) {
 // of its pods, so a change to one workload lists the pods of none but the few in motion.
 func NeedsPods(o *Observed, w *Workload) bool {
 	p := o.Policy
+	if w.custom() {
+		// Its Ready count comes only from its pods.
+		return w.Selector != nil
+	}
 	if _, surging := surgeOriginal(w); surging || w.Available < w.Replicas {
 		return true
 	}
@@ -236,24 +269,38 @@ func mayBlockDrains(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) bool {
 	return p.Spec.Surge == holdfastv1alpha1.SurgeWhenBlocked && w.Kind == holdfastv1alpha1.KindDeployment && w.Replicas > 1
 }
 
-// BudgetName is the name of the budget holdfast keeps for a workload.
+// BudgetName is the name of the budget holdfast keeps for a workload. The names of the
+// apps kinds' budgets are only cut at 253 characters, as they always were, so that an
+// upgrade renames none; those of custom kinds, holdfast-<lowercase kind>-<name>, are cut
+// to 63 and end with a hash of the whole name, so that two long names stay apart.
 func BudgetName(kind, name string) string {
-	n := "holdfast-" + kindPrefix(kind) + "-" + name
+	var prefix string
+	switch kind {
+	case holdfastv1alpha1.KindDeployment:
+		prefix = "deploy"
+	case holdfastv1alpha1.KindStatefulSet:
+		prefix = "sts"
+	case holdfastv1alpha1.KindDaemonSet:
+		prefix = "ds"
+	default:
+		n := "holdfast-" + strings.ToLower(kind) + "-" + name
+		if len(n) <= maxCustomBudgetName {
+			return n
+		}
+		sum := fnv.New32a()
+		sum.Write([]byte(n))
+		hash := fmt.Sprintf("-%08x", sum.Sum32())
+		return strings.TrimRight(n[:maxCustomBudgetName-len(hash)], "-.") + hash
+	}
+	n := "holdfast-" + prefix + "-" + name
 	if len(n) > 253 {
 		n = n[:253]
 	}
 	return n
 }
 
-func kindPrefix(kind string) string {
-	switch kind {
-	case holdfastv1alpha1.KindStatefulSet:
-		return "sts"
-	case holdfastv1alpha1.KindDaemonSet:
-		return "ds"
-	}
-	return "deploy"
-}
+// custom reports whether w is an object of a scale target.
+func (w *Workload) custom() bool { return w.APIVersion != "" }
 
 func workloadKey(kind, name string) string { return kind + "/" + name }
 
@@ -326,11 +373,25 @@ func Decide(o Observed) Decision {
 	}
 	for i := range o.Budgets {
 		b := &o.Budgets[i]
-		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && !wanted[b.Name] {
+		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && !wanted[b.Name] && !ownedByUnreadable(b, o.Unreadable) {
 			d.Delete = append(d.Delete, b)
 		}
 	}
+	if len(p.Spec.ScaleTargets) > 0 {
+		requeue(&d, scaleTargetPoll)
+	}
 	d.Status = status(p, outs, nil, o.Now)
+	if len(o.Unreadable) > 0 {
+		msgs := make([]string, 0, len(o.Unreadable))
+		for _, u := range o.Unreadable {
+			msgs = append(msgs, u.Message)
+		}
+		meta.SetStatusCondition(&d.Status.Conditions, metav1.Condition{
+			Type: holdfastv1alpha1.ConditionBudgetsReady, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonScaleTargetUnreadable,
+			Message:            strings.Join(msgs, "; ") + "; the budgets of those kinds are kept as they are until they can be read",
+			ObservedGeneration: p.Generation, LastTransitionTime: metav1.NewTime(o.Now),
+		})
+	}
 	d.Status.Window = windowStatus(p.Spec.MaintenanceWindows, win, winErr)
 	c := windowCondition(p.Spec.MaintenanceWindows, win, winErr)
 	c.ObservedGeneration, c.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
@@ -370,6 +431,10 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 			st.Message = fmt.Sprintf("DisruptionPolicy %s, the namespace's own, also selects it and comes before ClusterDisruptionPolicy %s: that policy manages its budget",
 				winner.Name, p.Labels[holdfastv1alpha1.ClusterPolicyLabel])
 		}
+		return outcome{status: st}
+	}
+	if w.Selector == nil {
+		st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, "its scale subresource reports no status.selector, so holdfast cannot tell its pods: no budget; have its controller set the selector"
 		return outcome{status: st}
 	}
 	if other != "" {
@@ -606,6 +671,9 @@ func singleReplica(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus, 
 		}
 		st.Budget = BudgetName(w.Kind, w.Name)
 		return outcome{status: st, budget: singleReplicaBudget(o, w, nil)}
+	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.custom():
+		st.State = holdfastv1alpha1.WorkloadSkipped
+		st.Message = fmt.Sprintf("single-replica %s under Surge: holdfast surges only Deployments, so it gets no budget and a drain restarts its pod on another node; choose Protect to hold the drain instead", w.Kind)
 	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge:
 		st.State = holdfastv1alpha1.WorkloadSkipped
 		st.Message = "single-replica StatefulSet under Surge: a second copy of the same identity cannot run, so it gets no budget and a drain restarts its pod on another node"
@@ -744,7 +812,7 @@ func budgetFor(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, spec policyv1.
 			Namespace: p.Namespace,
 			Labels:    map[string]string{holdfastv1alpha1.PolicyLabel: p.Name, managedByLabel: managedByValue},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "apps/v1", Kind: w.Kind, Name: w.Name, UID: w.UID,
+				APIVersion: cmp.Or(w.APIVersion, "apps/v1"), Kind: w.Kind, Name: w.Name, UID: w.UID,
 			}},
 		},
 		Spec: spec,
@@ -753,6 +821,14 @@ func budgetFor(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, spec policyv1.
 		b.Annotations = map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: blockedSince.UTC().Format(time.RFC3339Nano)}
 	}
 	return b
+}
+
+// ownedByUnreadable reports whether b belongs to an object of a scale target that could
+// not be read: absent from the observation, it is not known to be gone.
+func ownedByUnreadable(b *policyv1.PodDisruptionBudget, unreadable []Unreadable) bool {
+	return slices.ContainsFunc(b.OwnerReferences, func(ref metav1.OwnerReference) bool {
+		return slices.ContainsFunc(unreadable, func(u Unreadable) bool { return u.Target.APIVersion == ref.APIVersion && u.Target.Kind == ref.Kind })
+	})
 }
 
 func existingBudget(budgets []policyv1.PodDisruptionBudget, name string) *policyv1.PodDisruptionBudget {

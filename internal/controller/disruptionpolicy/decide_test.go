@@ -77,11 +77,15 @@ func node(name string, cordoned bool, taints ...string) *corev1.Node {
 func budget(p string, w Workload, spec policyv1.PodDisruptionBudgetSpec, annotations map[string]string) *policyv1.PodDisruptionBudget {
 	spec.Selector = w.Selector
 	spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)
+	apiVersion := "apps/v1"
+	if w.APIVersion != "" {
+		apiVersion = w.APIVersion
+	}
 	return &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: BudgetName(w.Kind, w.Name), Namespace: ns, Annotations: annotations,
 			Labels:          map[string]string{holdfastv1alpha1.PolicyLabel: p, managedByLabel: managedByValue},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: w.Kind, Name: w.Name, UID: w.UID}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: w.Kind, Name: w.Name, UID: w.UID}},
 		},
 		Spec: spec,
 	}
@@ -466,15 +470,17 @@ func TestDecide(t *testing.T) {
 
 // decideCase is one Decide case: what is observed and the result expected.
 type decideCase struct {
-	policy   holdfastv1alpha1.DisruptionPolicy
-	others   []holdfastv1alpha1.DisruptionPolicy
-	work     []Workload
-	budgets  []policyv1.PodDisruptionBudget
-	pods     map[string][]Pod
-	nodes    map[string]*corev1.Node
-	surging  []Workload
-	want     result
-	wantCond map[string]string // condition type -> reason
+	policy  holdfastv1alpha1.DisruptionPolicy
+	others  []holdfastv1alpha1.DisruptionPolicy
+	work    []Workload
+	budgets []policyv1.PodDisruptionBudget
+	pods    map[string][]Pod
+	nodes   map[string]*corev1.Node
+	surging []Workload
+	// unreadable are the scale targets gather could not read.
+	unreadable []Unreadable
+	want       result
+	wantCond   map[string]string // condition type -> reason
 }
 
 // runDecide runs each case and checks that Decide leaves its input alone.
@@ -484,14 +490,15 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 		t.Run(name, func(t *testing.T) {
 			p := tc.policy
 			obs := Observed{
-				Policy:    &p,
-				Policies:  append([]holdfastv1alpha1.DisruptionPolicy{p}, tc.others...),
-				Workloads: tc.work,
-				Budgets:   tc.budgets,
-				Pods:      tc.pods,
-				Nodes:     tc.nodes,
-				Surging:   tc.surging,
-				Now:       now,
+				Policy:     &p,
+				Policies:   append([]holdfastv1alpha1.DisruptionPolicy{p}, tc.others...),
+				Workloads:  tc.work,
+				Budgets:    tc.budgets,
+				Pods:       tc.pods,
+				Nodes:      tc.nodes,
+				Surging:    tc.surging,
+				Unreadable: tc.unreadable,
+				Now:        now,
 			}
 			policyBefore := p.DeepCopy()
 			var budgetsBefore []policyv1.PodDisruptionBudget

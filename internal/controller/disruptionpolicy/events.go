@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
@@ -19,6 +20,7 @@ const (
 	EventOverridden         = "Overridden"
 	EventDegraded           = "WorkloadDegraded"
 	EventPaced              = "DisruptionPaced"
+	EventUnreadable         = "ScaleTargetUnreadable"
 )
 
 // record is one Event to record on the policy.
@@ -49,6 +51,13 @@ func statusEvents(old, cur holdfastv1alpha1.DisruptionPolicyStatus) []record {
 		was[workloadKey(w.Kind, w.Name)] = w.State
 	}
 	var out []record
+	// A scale target the operator may not read is fixed by a human granting RBAC: say
+	// so once per new message, not on every poll.
+	if c := meta.FindStatusCondition(cur.Conditions, holdfastv1alpha1.ConditionBudgetsReady); c != nil && c.Reason == holdfastv1alpha1.ReasonScaleTargetUnreadable {
+		if prev := meta.FindStatusCondition(old.Conditions, holdfastv1alpha1.ConditionBudgetsReady); prev == nil || prev.Message != c.Message {
+			out = append(out, record{corev1.EventTypeWarning, EventUnreadable, c.Message})
+		}
+	}
 	for _, w := range cur.Workloads {
 		prev, seen := was[workloadKey(w.Kind, w.Name)]
 		if seen && prev == w.State {

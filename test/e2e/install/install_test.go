@@ -87,25 +87,9 @@ func TestKustomization(t *testing.T) {
 // holds the same objects with the same specs as config/default.
 func TestChart(t *testing.T) {
 	f := framework.New(t)
-	cmd := exec.CommandContext(f.Ctx, "go", "tool", "-modfile="+filepath.Join(repo, "hack", "tools", "go.mod"),
-		"helm", "template", "holdfast", filepath.Join(repo, "charts", "holdfast"), "--namespace", f.Namespace, "--include-crds")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	rendered, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("helm template: %v\n%s", err, stderr.String())
-	}
+	rendered := helmTemplate(f, "--include-crds")
 	chart := decode(t, rendered)
-
-	kubectl, err := framework.Kubectl()
-	if err != nil {
-		t.Fatal(err)
-	}
-	apply := exec.CommandContext(f.Ctx, kubectl, "--kubeconfig", f.Kubeconfig, "apply", "--server-side", "--force-conflicts", "-f", "-")
-	apply.Stdin = bytes.NewReader(rendered)
-	if out, err := apply.CombinedOutput(); err != nil {
-		t.Fatalf("applying the chart: %v\n%s", err, out)
-	}
+	apply(f, rendered, "--force-conflicts")
 	f.Eventually(time.Minute, "the chart's operator Deployment Ready", func(ctx context.Context) (bool, error) {
 		d, err := f.Clientset.AppsV1().Deployments(f.Namespace).Get(ctx, "holdfast-operator", metav1.GetOptions{})
 		if err != nil {
@@ -131,6 +115,64 @@ func TestChart(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the chart differs from config/default (-kustomization +chart):\n%s", diff)
 	}
+}
+
+// The chart's scaleTargets value grants the operator exactly what a DisruptionPolicy's
+// scaleTargets need of the kinds it names (list them, read their scale) and nothing
+// else, in rules the API server accepts.
+func TestChartScaleTargets(t *testing.T) {
+	f := framework.New(t)
+	rendered := helmTemplate(f, "--show-only", "templates/clusterrole.yaml",
+		"--set", "scaleTargets[0].apiGroup=databases.example.com", "--set", "scaleTargets[0].resources={postgresclusters,mysqlclusters}")
+	objs := decode(t, rendered)
+	if len(objs) != 1 {
+		t.Fatalf("%d objects rendered, want the ClusterRole", len(objs))
+	}
+	rules, _, _ := unstructured.NestedSlice(objs[0].Object, "rules")
+	want := []any{
+		map[string]any{"apiGroups": []any{"databases.example.com"}, "resources": []any{"postgresclusters", "mysqlclusters"}, "verbs": []any{"get", "list", "watch"}},
+		map[string]any{"apiGroups": []any{"databases.example.com"}, "resources": []any{"postgresclusters/scale", "mysqlclusters/scale"}, "verbs": []any{"get"}},
+	}
+	if len(rules) < len(want) {
+		t.Fatalf("%d rules rendered", len(rules))
+	}
+	if diff := cmp.Diff(want, rules[len(rules)-len(want):]); diff != "" {
+		t.Errorf("the scaleTargets rules (-want +got):\n%s", diff)
+	}
+	defaults, _, _ := unstructured.NestedSlice(decode(t, helmTemplate(f, "--show-only", "templates/clusterrole.yaml"))[0].Object, "rules")
+	if diff := cmp.Diff(defaults, rules[:len(rules)-len(want)]); diff != "" {
+		t.Errorf("scaleTargets changed the other rules (-without +with):\n%s", diff)
+	}
+	// TestInstall may own the ClusterRole already; a dry run takes it over and writes nothing.
+	apply(f, rendered, "--force-conflicts", "--dry-run=server")
+}
+
+// apply applies rendered objects to the testbed with kubectl's server-side apply.
+func apply(f *framework.Framework, rendered []byte, args ...string) {
+	f.T.Helper()
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	cmd := exec.CommandContext(f.Ctx, kubectl, append([]string{"--kubeconfig", f.Kubeconfig, "apply", "--server-side", "-f", "-"}, args...)...)
+	cmd.Stdin = bytes.NewReader(rendered)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		f.T.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+}
+
+// helmTemplate renders the chart into the test's namespace with helm.
+func helmTemplate(f *framework.Framework, args ...string) []byte {
+	f.T.Helper()
+	cmd := exec.CommandContext(f.Ctx, "go", append([]string{"tool", "-modfile=" + filepath.Join(repo, "hack", "tools", "go.mod"),
+		"helm", "template", "holdfast", filepath.Join(repo, "charts", "holdfast"), "--namespace", f.Namespace}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	rendered, err := cmd.Output()
+	if err != nil {
+		f.T.Fatalf("helm template: %v\n%s", err, stderr.String())
+	}
+	return rendered
 }
 
 // content is what an object asks for, without the namespace and labels that differ by

@@ -1,0 +1,187 @@
+//go:build e2e
+
+package disruptionpolicy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+// databases is a custom kind with a scale subresource, as an operator of databases
+// would define it; no controller runs it, the test plays that part.
+var databases = holdfastv1alpha1.ScaleTarget{APIVersion: "e2e.holdfast.dev/v1", Kind: "Database"}
+
+// A DisruptionPolicy selects a custom workload through its scale subresource: the budget
+// takes the scale's selector, is owned by the object, and the real disruption controller
+// finds the scale through the pods' controller reference; a user's budget makes it a
+// conflict, and deleting the object takes the budget with it.
+func TestScaleTargetBudget(t *testing.T) {
+	e := setup(t)
+	e.installDatabaseCRD()
+	e.StartOperator()
+	db := e.database("orders", "orders", 3, "app=orders")
+	for i := range 3 {
+		e.ownedPod(db, "orders", i)
+	}
+	e.Eventually(settle, "3 pods of Database orders Ready", func(ctx context.Context) (bool, error) {
+		pods, err := e.Pods(ctx, "app=orders")
+		return len(pods) == 3 && !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return !framework.PodReady(&p) }), err
+	})
+
+	start := time.Now()
+	p := e.policy("orders", func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.ScaleTargets = []holdfastv1alpha1.ScaleTarget{databases}
+	})
+	e.waitBudget(databases.Kind, "orders", "the scale's selector, owned by the Database", func(pdb *policyv1.PodDisruptionBudget) bool {
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		owner := metav1.OwnerReference{APIVersion: databases.APIVersion, Kind: databases.Kind, Name: db.GetName(), UID: db.GetUID()}
+		return err == nil && sel.Matches(labels.Set{"app": "orders"}) && !sel.Matches(labels.Set{"app": "other"}) &&
+			pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 1 &&
+			slices.Equal(pdb.OwnerReferences, []metav1.OwnerReference{owner})
+	})
+	created := time.Since(start)
+	// maxUnavailable needs the size: the disruption controller reads it from the
+	// Database's scale, found through the pods' controller reference. Without it the
+	// budget would allow nothing.
+	name := disruptionpolicy.BudgetName(databases.Kind, "orders")
+	var poked time.Time
+	e.waitBudgetWithin(2*settle, databases.Kind, "orders", "1 disruption allowed of 3 expected pods", func(pdb *policyv1.PodDisruptionBudget) bool {
+		// The kube-controller-manager learns new kinds by rediscovering the API every
+		// 30 s, and does not retry a budget whose sync failed until one of its pods
+		// changes: a budget made seconds after its CRD (only in a test) waits for a pod
+		// change after that.
+		if c := meta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition); c != nil && c.Reason == policyv1.SyncFailedReason && time.Since(poked) > 5*time.Second {
+			poked = time.Now()
+			e.annotate(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "orders-0"}}, "e2e.holdfast.dev/resync", poked.Format(time.RFC3339Nano))
+		}
+		return pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.ExpectedPods == 3 && pdb.Status.DisruptionsAllowed == 1
+	})
+	t.Logf("policy created to budget %s created: %s; to disruptions allowed 1: %s", name, created.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	e.waitState(p, databases.Kind, "orders", holdfastv1alpha1.WorkloadBudgeted)
+
+	// A user's own budget over the same pods: holdfast's goes, the conflict is reported;
+	// once the user's is gone, holdfast's comes back.
+	user := e.PDB("orders-by-hand", "orders", 1)
+	start = time.Now()
+	e.Create(user)
+	e.waitBudget(databases.Kind, "orders", "gone for the user's budget", nil)
+	t.Logf("user budget created to holdfast's deleted: %s", time.Since(start).Round(time.Millisecond))
+	st := e.waitState(p, databases.Kind, "orders", holdfastv1alpha1.WorkloadConflict)
+	t.Logf("conflict: %s", st.Message)
+	start = time.Now()
+	if err := e.c.Delete(e.Ctx, user); err != nil {
+		t.Fatal(err)
+	}
+	e.waitBudget(databases.Kind, "orders", "back, allowing 1", func(pdb *policyv1.PodDisruptionBudget) bool {
+		return pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.DisruptionsAllowed == 1
+	})
+	t.Logf("user budget deleted to holdfast's back and allowing 1 (the disruption controller reading the scale): %s", time.Since(start).Round(time.Millisecond))
+
+	// The budget goes with its object (garbage collection through the owner reference).
+	if err := e.c.Delete(e.Ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	e.waitBudget(databases.Kind, "orders", "garbage-collected", nil)
+}
+
+// annotate sets one annotation on obj.
+func (e *env) annotate(obj client.Object, key, value string) {
+	e.T.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
+	if err := e.c.Patch(e.Ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		e.T.Fatalf("annotating %s: %v", obj.GetName(), err)
+	}
+}
+
+// installDatabaseCRD installs the Database kind, with the scale subresource a custom
+// workload controller declares, and removes it when the test ends.
+func (e *env) installDatabaseCRD() {
+	e.T.Helper()
+	preserve := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": "databases.e2e.holdfast.dev"},
+		"spec": map[string]any{
+			"group": "e2e.holdfast.dev",
+			"scope": "Namespaced",
+			"names": map[string]any{"kind": "Database", "listKind": "DatabaseList", "plural": "databases", "singular": "database"},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "properties": map[string]any{"spec": preserve, "status": preserve}}},
+				"subresources": map[string]any{
+					"status": map[string]any{},
+					"scale":  map[string]any{"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"},
+				},
+			}},
+		},
+	}}
+	if err := e.c.Create(e.Ctx, crd); err != nil {
+		e.T.Fatalf("creating the Database CRD: %v", err)
+	}
+	e.T.Cleanup(func() {
+		if err := e.c.Delete(context.Background(), crd); err != nil {
+			e.T.Logf("deleting the Database CRD: %v", err)
+		}
+	})
+	e.Eventually(settle, "Databases served", func(ctx context.Context) (bool, error) {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion(databases.APIVersion)
+		list.SetKind("DatabaseList")
+		return true, e.c.List(ctx, list, client.InNamespace(e.Namespace))
+	})
+}
+
+// database creates a Database labelled tier=tier and writes its status as its
+// controller would: the replicas it runs and the selector of its pods.
+func (e *env) database(name, tier string, replicas int64, selector string) *unstructured.Unstructured {
+	e.T.Helper()
+	db := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": replicas}}}
+	db.SetAPIVersion(databases.APIVersion)
+	db.SetKind(databases.Kind)
+	db.SetNamespace(e.Namespace)
+	db.SetName(name)
+	db.SetLabels(map[string]string{"tier": tier})
+	if err := e.c.Create(e.Ctx, db); err != nil {
+		e.T.Fatalf("creating Database %s: %v", name, err)
+	}
+	db.Object["status"] = map[string]any{"replicas": replicas, "selector": selector}
+	if err := e.c.Status().Update(e.Ctx, db); err != nil {
+		e.T.Fatalf("writing the status of Database %s: %v", name, err)
+	}
+	return db
+}
+
+// ownedPod creates the i-th pod of a Database, labelled app=app and controlled by it,
+// as its controller would.
+func (e *env) ownedPod(owner *unstructured.Unstructured, app string, i int) {
+	e.T.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: owner.GetName() + "-" + string(rune('0'+i)), Namespace: e.Namespace, Labels: map[string]string{"app": app},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: owner.GetAPIVersion(), Kind: owner.GetKind(), Name: owner.GetName(), UID: owner.GetUID(), Controller: ptr.To(true)}},
+		},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers:                    []corev1.Container{{Name: "db", Image: "registry.example/db:1"}},
+		},
+	}
+	e.Create(pod)
+}
