@@ -171,9 +171,9 @@ type DisruptionPolicySpec struct {
 	ScaleTargets []ScaleTarget `json:"scaleTargets,omitempty"`
 
 	// MaxUnavailable is how many of each workload's pods may be disrupted at once: an
-	// integer of at least 1 or a percentage (rounded up). Budgets of Deployments and
-	// StatefulSets carry it as is, so they stay right as replicas change even while the
-	// operator is down; for DaemonSets it becomes the integer minAvailable the
+	// integer of at least 1 or a percentage (rounded up). Budgets of Deployments,
+	// StatefulSets and scale targets carry it as is, so they stay right as replicas
+	// change even while the operator is down; for DaemonSets it becomes the integer minAvailable the
 	// disruption controller accepts, recomputed as the DaemonSet's node count changes.
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')",message="maxUnavailable must be an integer of at least 1 or a percentage from 1% to 100%: 0 would block every drain"

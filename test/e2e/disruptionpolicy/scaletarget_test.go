@@ -5,19 +5,26 @@ package disruptionpolicy
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
@@ -111,7 +118,7 @@ func (e *env) annotate(obj client.Object, key, value string) {
 }
 
 // installDatabaseCRD installs the Database kind, with the scale subresource a custom
-// workload controller declares, and removes it when the test ends.
+// workload controller declares.
 func (e *env) installDatabaseCRD() {
 	e.T.Helper()
 	preserve := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
@@ -133,14 +140,10 @@ func (e *env) installDatabaseCRD() {
 			}},
 		},
 	}}
-	if err := e.c.Create(e.Ctx, crd); err != nil {
-		e.T.Fatalf("creating the Database CRD: %v", err)
+	// Applied, not created, and left in place: the tests of this binary share it.
+	if err := e.c.Apply(e.Ctx, client.ApplyConfigurationFromUnstructured(crd), client.FieldOwner("holdfast-e2e"), client.ForceOwnership); err != nil {
+		e.T.Fatalf("applying the Database CRD: %v", err)
 	}
-	e.T.Cleanup(func() {
-		if err := e.c.Delete(context.Background(), crd); err != nil {
-			e.T.Logf("deleting the Database CRD: %v", err)
-		}
-	})
 	e.Eventually(settle, "Databases served", func(ctx context.Context) (bool, error) {
 		list := &unstructured.UnstructuredList{}
 		list.SetAPIVersion(databases.APIVersion)
@@ -184,4 +187,109 @@ func (e *env) ownedPod(owner *unstructured.Unstructured, app string, i int) {
 		},
 	}
 	e.Create(pod)
+}
+
+// Run with the operator's own ClusterRole (config/rbac), a policy over a custom kind
+// the operator may not read says which kind and which verb, in its status and in an
+// Event, instead of failing its reconciles; each grant moves it on, and once the
+// operator may read the scale the budget comes.
+func TestScaleTargetForbidden(t *testing.T) {
+	e := setup(t)
+	e.installDatabaseCRD()
+	e.StartOperatorAs(e.operatorAccount())
+	e.database("orders", "orders", 3, "app=orders")
+	p := e.policy("orders", func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.ScaleTargets = []holdfastv1alpha1.ScaleTarget{databases}
+	})
+
+	cond := e.waitUnreadable(p, "list databases.e2e.holdfast.dev")
+	t.Logf("without RBAC: %s", cond)
+	if note := e.waitEvent(p, disruptionpolicy.EventUnreadable); !strings.Contains(note, "list databases.e2e.holdfast.dev") {
+		t.Errorf("Event %q does not name the kind and the verb", note)
+	}
+	// Nothing watches RBAC: each grant is seen at the policy's next poll.
+	start := time.Now()
+	e.grant("databases", "get", "list", "watch")
+	msg := e.waitUnreadable(p, "get databases.e2e.holdfast.dev/scale")
+	t.Logf("list granted to status naming the scale, %s later: %s", time.Since(start).Round(time.Millisecond), msg)
+	start = time.Now()
+	e.grant("databases/scale", "get")
+	e.waitBudgetWithin(2*settle, databases.Kind, "orders", "created once the scale is readable", func(*policyv1.PodDisruptionBudget) bool { return true })
+	t.Logf("scale granted to budget created: %s", time.Since(start).Round(time.Millisecond))
+	e.waitState(p, databases.Kind, "orders", holdfastv1alpha1.WorkloadBudgeted)
+}
+
+// waitUnreadable waits until the policy's BudgetsReady condition says that the operator
+// may not do what (a verb and a resource), and returns its message. A policy polls its
+// scale targets, so a change in RBAC shows within scaleTargetPoll.
+func (e *env) waitUnreadable(p *holdfastv1alpha1.DisruptionPolicy, what string) string {
+	e.T.Helper()
+	var msg string
+	e.Eventually(2*settle, "BudgetsReady to say the operator may not "+what, func(ctx context.Context) (bool, error) {
+		cur := &holdfastv1alpha1.DisruptionPolicy{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionBudgetsReady)
+		if c == nil || c.Reason != holdfastv1alpha1.ReasonScaleTargetUnreadable {
+			return false, nil
+		}
+		msg = c.Message
+		return strings.Contains(msg, "may not "+what), nil
+	})
+	return msg
+}
+
+// operatorAccount returns a client config for a ServiceAccount of the test's namespace
+// bound to the operator's ClusterRole, as config/default installs it.
+func (e *env) operatorAccount() *rest.Config {
+	e.T.Helper()
+	b, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "config", "rbac", "role.yaml"))
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	role := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &role.Object); err != nil {
+		e.T.Fatal(err)
+	}
+	if err := e.c.Apply(e.Ctx, client.ApplyConfigurationFromUnstructured(role), client.FieldOwner("holdfast-e2e"), client.ForceOwnership); err != nil {
+		e.T.Fatalf("applying the operator's ClusterRole: %v", err)
+	}
+	e.Create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "holdfast-operator", Namespace: e.Namespace}})
+	e.bind(role.GetName())
+	token, err := e.Clientset.CoreV1().ServiceAccounts(e.Namespace).CreateToken(e.Ctx, "holdfast-operator", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		e.T.Fatalf("requesting a token: %v", err)
+	}
+	cfg := rest.AnonymousClientConfig(e.Config)
+	cfg.BearerToken = token.Status.Token
+	return cfg
+}
+
+// grant lets the test's operator account do verbs on a resource of the Database group,
+// as the chart's scaleTargets value or the README's ClusterRole does.
+func (e *env) grant(resource string, verbs ...string) {
+	e.T.Helper()
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: e.Namespace + "-" + strings.ReplaceAll(resource, "/", "-")},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"e2e.holdfast.dev"}, Resources: []string{resource}, Verbs: verbs}},
+	}
+	e.Create(role)
+	e.bind(role.Name)
+}
+
+// bind binds a ClusterRole to the test's operator account, for the test's length.
+func (e *env) bind(role string) {
+	e.T.Helper()
+	b := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: e.Namespace + "-" + role},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "holdfast-operator", Namespace: e.Namespace}},
+	}
+	e.Create(b)
+	e.T.Cleanup(func() {
+		if err := e.c.Delete(context.Background(), b); err != nil {
+			e.T.Logf("deleting ClusterRoleBinding %s: %v", b.Name, err)
+		}
+	})
 }

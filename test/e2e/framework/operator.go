@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -88,7 +89,14 @@ func (f *Framework) InstallCRDs(c client.Client, lists ...client.ObjectList) {
 // runs when the test ends.
 func (f *Framework) StartOperator() (stop func()) {
 	f.T.Helper()
-	mgr, err := operator.New(f.Config, operator.Options{
+	return f.StartOperatorAs(f.Config)
+}
+
+// StartOperatorAs is StartOperator with the credentials of cfg, such as a
+// ServiceAccount's bound to the operator's ClusterRole, where RBAC is under test.
+func (f *Framework) StartOperatorAs(cfg *rest.Config) (stop func()) {
+	f.T.Helper()
+	mgr, err := operator.New(cfg, operator.Options{
 		MetricsAddr:             "0",
 		ProbeAddr:               "0",
 		LeaderElection:          true,
