@@ -3,9 +3,9 @@
 // another budget already covers, and single replicas handled by a declared strategy.
 //
 // The reconciler gathers one namespace from the cache (pods only of the few workloads in
-// motion that NeedsPods names, straight from the apiserver by label selector), decides
-// in the pure function Decide, acts only on what differs, writes status only when it
-// changed, and records Events after the writes succeed.
+// motion that NeedsPods names, and the objects of custom kinds with their scale, straight
+// from the apiserver), decides in the pure function Decide, acts only on what differs,
+// writes status only when it changed, and records Events after the writes succeed.
 package disruptionpolicy
 
 import (
@@ -74,9 +74,10 @@ const cacheLagRetry = 200 * time.Millisecond
 // needs injected.
 type reconciler struct {
 	client client.Client
-	// pods reads pods from the apiserver: the shared cache holds only companion pods,
-	// and only the few pods of single replicas under Surge or Protect are needed.
-	pods     client.Reader
+	// live reads from the apiserver: pods, since the shared cache holds only companion
+	// pods and only the few of workloads in motion are needed; and the objects of custom
+	// kinds, which the operator cannot know in advance to cache.
+	live     client.Reader
 	clock    clock.PassiveClock
 	recorder events.EventRecorder
 	metrics  *metrics
@@ -93,7 +94,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	}
 	r := &reconciler{
 		client:   mgr.GetClient(),
-		pods:     mgr.GetAPIReader(),
+		live:     mgr.GetAPIReader(),
 		clock:    clk,
 		recorder: mgr.GetEventRecorder("holdfast-" + Name),
 		metrics:  m,
@@ -286,7 +287,7 @@ func (r *reconciler) scaleWorkloads(ctx context.Context, namespace string, t hol
 	resource := mapping.Resource.GroupResource().String()
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gv.WithKind(t.Kind + "List"))
-	if err := r.pods.List(ctx, list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := r.live.List(ctx, list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		if apierrors.IsForbidden(err) {
 			return nil, forbidden(t, "list", resource), nil
 		}
@@ -451,7 +452,7 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *Worklo
 		return fmt.Errorf("selector of %s %s: %w", w.Kind, klog.KRef(namespace, w.Name), err)
 	}
 	pods := &corev1.PodList{}
-	if err := r.pods.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := r.live.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return fmt.Errorf("listing pods of %s %s: %w", w.Kind, klog.KRef(namespace, w.Name), err)
 	}
 	key := workloadKey(w.Kind, w.Name)

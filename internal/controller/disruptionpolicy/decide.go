@@ -434,7 +434,7 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 		return outcome{status: st}
 	}
 	if w.Selector == nil {
-		st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, "its scale subresource reports no status.selector, so holdfast cannot tell its pods: no budget; have its controller set the selector"
+		st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, "its scale subresource reports no usable status.selector, so holdfast cannot tell its pods: no budget; have its controller set the selector"
 		return outcome{status: st}
 	}
 	if other != "" {

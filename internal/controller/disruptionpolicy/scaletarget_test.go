@@ -92,7 +92,7 @@ func TestDecideScaleTargets(t *testing.T) {
 			work:   []Workload{noSelector},
 			want: result{
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Database", Name: "bare", Replicas: 3, State: holdfastv1alpha1.WorkloadSkipped,
-					Message: "its scale subresource reports no status.selector, so holdfast cannot tell its pods: no budget; have its controller set the selector"}},
+					Message: "its scale subresource reports no usable status.selector, so holdfast cannot tell its pods: no budget; have its controller set the selector"}},
 				RequeueAfter: scaleTargetPoll,
 			},
 			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonSomeWithoutBudget},

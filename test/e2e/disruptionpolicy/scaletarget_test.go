@@ -16,11 +16,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -292,4 +294,33 @@ func (e *env) bind(role string) {
 			e.T.Logf("deleting ClusterRoleBinding %s: %v", b.Name, err)
 		}
 	})
+}
+
+// The API server refuses scale targets that name no custom kind, with messages that say
+// what to write instead.
+func TestScaleTargetValidation(t *testing.T) {
+	e := setup(t)
+	cases := map[string]struct {
+		targets []holdfastv1alpha1.ScaleTarget
+		want    string // "" is accepted
+	}{
+		"custom kind":         {targets: []holdfastv1alpha1.ScaleTarget{databases}},
+		"an apps kind":        {targets: []holdfastv1alpha1.ScaleTarget{{APIVersion: "apps/v1", Kind: "Deployment"}}, want: "selected by spec.kinds"},
+		"an apps kind's name": {targets: []holdfastv1alpha1.ScaleTarget{{APIVersion: "example.com/v1", Kind: "StatefulSet"}}, want: "selected by spec.kinds"},
+		"core group":          {targets: []holdfastv1alpha1.ScaleTarget{{APIVersion: "v1", Kind: "ReplicationController"}}, want: "apiVersion must be group/version"},
+		"resource for kind":   {targets: []holdfastv1alpha1.ScaleTarget{{APIVersion: "example.com/v1", Kind: "databases"}}, want: "kind must be CamelCase"},
+		"listed twice":        {targets: []holdfastv1alpha1.ScaleTarget{databases, databases}, want: "Duplicate value"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := &holdfastv1alpha1.DisruptionPolicy{
+				ObjectMeta: metav1.ObjectMeta{GenerateName: "validation-", Namespace: e.Namespace},
+				Spec:       holdfastv1alpha1.DisruptionPolicySpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)), ScaleTargets: tc.targets},
+			}
+			err := e.c.Create(e.Ctx, p)
+			if tc.want == "" && err != nil || tc.want != "" && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("create: %v; want %q", err, tc.want)
+			}
+		})
+	}
 }
