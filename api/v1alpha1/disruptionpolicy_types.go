@@ -225,6 +225,45 @@ type DisruptionPolicySpec struct {
 	// gives up.
 	// +optional
 	EscapeAfter *metav1.Duration `json:"escapeAfter,omitempty"`
+
+	// Rebalance, when set, spreads the replicas of the Deployments and StatefulSets the
+	// policy manages again when they crowd a node or zone, as the holdfast.dev/rebalance
+	// annotation does. DaemonSets are never rebalanced: their pods belong to their nodes.
+	// A workload's own rebalance annotations override these settings one by one, and
+	// holdfast.dev/rebalance: "false" opts it out.
+	// +optional
+	Rebalance *RebalanceSpec `json:"rebalance,omitempty"`
+}
+
+// RebalanceSpec are the rebalancing settings a DisruptionPolicy gives the workloads it
+// manages (the policy that wins a workload for its budget is the one whose settings
+// apply).
+type RebalanceSpec struct {
+	// TopologyKeys are the node labels whose domains the replicas spread over; the
+	// annotation holdfast.dev/rebalance, as a list of keys, overrides them.
+	// +kubebuilder:default={"kubernetes.io/hostname"}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
+	// +listType=set
+	// +optional
+	TopologyKeys []string `json:"topologyKeys,omitempty"`
+
+	// MaxSkew is the most pods one domain may hold above the emptiest before a pod is
+	// moved; the annotation holdfast.dev/rebalance-max-skew overrides it.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxSkew int32 `json:"maxSkew,omitempty"`
+
+	// Cooldown is the least time between two moves of one workload, long enough for a
+	// replacement to start and for anyone watching to see what happened; the annotation
+	// holdfast.dev/rebalance-cooldown overrides it.
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="cooldown must not be negative"
+	// +optional
+	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
 }
 
 // MaintenanceWindow opens at every time its cron schedule names and stays open for

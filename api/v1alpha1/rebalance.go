@@ -1,11 +1,15 @@
 package v1alpha1
 
 // Annotations that opt a Deployment or StatefulSet into rebalancing (article 002), and the
-// one the rebalance controller writes on it.
+// one the rebalance controller writes on it. On a workload whose DisruptionPolicy has
+// spec.rebalance, each of the first three overrides the policy's setting of the same
+// meaning.
 const (
 	// RebalanceAnnotation opts a workload in: "true" spreads its replicas over nodes
-	// (kubernetes.io/hostname), a comma-separated list of node label keys over the
-	// domains of each, e.g. "kubernetes.io/hostname,topology.kubernetes.io/zone".
+	// (kubernetes.io/hostname, or its policy's topologyKeys), a comma-separated list of
+	// node label keys over the domains of each, e.g.
+	// "kubernetes.io/hostname,topology.kubernetes.io/zone". "false" opts it out, also of
+	// its policy's rebalancing.
 	RebalanceAnnotation = "holdfast.dev/rebalance"
 	// RebalanceMaxSkewAnnotation is the most pods one domain may hold above the emptiest
 	// before a pod is moved; 1 when absent.

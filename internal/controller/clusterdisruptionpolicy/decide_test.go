@@ -26,6 +26,7 @@ func clusterPolicy() *holdfastv1alpha1.ClusterDisruptionPolicy {
 			Template: holdfastv1alpha1.DisruptionPolicySpec{
 				Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"tier": "web"}},
 				MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+				Rebalance:      &holdfastv1alpha1.RebalanceSpec{TopologyKeys: []string{"topology.kubernetes.io/zone"}, MaxSkew: 1},
 			},
 		},
 	}
@@ -108,7 +109,8 @@ func TestCopyIsTheTemplateOwnedAndLabelled(t *testing.T) {
 		t.Errorf("copy %+v is not labelled and controlled by its policy", c.ObjectMeta)
 	}
 	c.Spec.Selector.MatchLabels["tier"] = "changed"
-	if p.Spec.Template.Selector.MatchLabels["tier"] != "web" {
-		t.Error("the copy shares its selector with the template")
+	c.Spec.Rebalance.TopologyKeys[0] = "changed"
+	if p.Spec.Template.Selector.MatchLabels["tier"] != "web" || p.Spec.Template.Rebalance.TopologyKeys[0] == "changed" {
+		t.Error("the copy shares its selector or rebalance settings with the template")
 	}
 }

@@ -180,7 +180,7 @@ func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Work
 	for i := range surging {
 		w := &surging[i]
 		original, ok := surgeOriginal(w)
-		if !ok || winnerOf(policies, w) != nil {
+		if !ok || WinnerOf(policies, w) != nil {
 			continue
 		}
 		out = append(out, Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)})
@@ -404,7 +404,7 @@ func Decide(o Observed) Decision {
 func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *Decision) outcome {
 	p := o.Policy
 	st := holdfastv1alpha1.WorkloadStatus{Kind: w.Kind, Name: w.Name, Replicas: w.Replicas}
-	winner := winnerOf(o.Policies, w)
+	winner := WinnerOf(o.Policies, w)
 	lost := winner != nil && winner.Name != p.Name
 	other := coveringBudget(o.Budgets, w)
 	if original, surging := surgeOriginal(w); surging {
@@ -864,10 +864,11 @@ func coveringBudget(budgets []policyv1.PodDisruptionBudget, w *Workload) string 
 	return slices.Min(names)
 }
 
-// winnerOf returns the policy that manages w: of those selecting it and not being
+// WinnerOf returns the policy that manages w: of those selecting it and not being
 // deleted, the namespace's own before copies of ClusterDisruptionPolicies, then the
-// oldest, then the first by name.
-func winnerOf(policies []holdfastv1alpha1.DisruptionPolicy, w *Workload) *holdfastv1alpha1.DisruptionPolicy {
+// oldest, then the first by name. It reads only w's kind and labels, so that other
+// controllers settle overlapping policies by the same rule as budgets.
+func WinnerOf(policies []holdfastv1alpha1.DisruptionPolicy, w *Workload) *holdfastv1alpha1.DisruptionPolicy {
 	var best *holdfastv1alpha1.DisruptionPolicy
 	for i := range policies {
 		q := &policies[i]

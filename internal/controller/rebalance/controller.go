@@ -1,7 +1,9 @@
 // Package rebalance spreads the replicas of opted-in Deployments and StatefulSets again
 // when they crowd one node or zone (article 002: after a node is lost and comes back, the
-// scheduler never moves them back). One pod at a time goes through the Eviction API,
-// only when plan.Rebalance's simulation says its replacement lands somewhere better.
+// scheduler never moves them back). A workload opts in by its annotations or through the
+// rebalance settings of the DisruptionPolicy that manages it. One pod at a time goes
+// through the Eviction API, only when plan.Rebalance's simulation says its replacement
+// lands somewhere better.
 //
 // The reconciler is keyed on the workload. It gathers nodes and budgets from the cache and
 // the workload's pods from the apiserver (the shared cache holds only companion pods),
@@ -38,6 +40,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
@@ -46,13 +49,14 @@ import (
 const Name = "rebalance"
 
 // optedInIndex indexes workloads that carry the rebalance annotation, so that a node
-// change wakes only those.
+// change wakes only those and the ones policies opt in.
 const optedInIndex = holdfastv1alpha1.RebalanceAnnotation
 
 // podPage bounds one list of the cluster's pods, which a simulation needs for the room
 // left on each node.
 const podPage = 500
 
+// +kubebuilder:rbac:groups=holdfast.dev,resources=disruptionpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
@@ -135,8 +139,13 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 			Named(Name+"-"+k.name).
 			// Any change of an opted-in workload: its status follows its pods' readiness,
 			// which is when a move has finished.
-			For(k.new(), builder.WithPredicates(optedIn())).
+			For(k.new(), builder.WithPredicates(r.optedInChanged())).
 			Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.optedIn), builder.WithPredicates(roomChanged())).
+			// A policy's rebalance settings, selector, arrival or departure change which
+			// workloads it opts in, and with what.
+			Watches(&holdfastv1alpha1.DisruptionPolicy{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+				return r.selectedBy(ctx, o.(*holdfastv1alpha1.DisruptionPolicy))
+			}), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 			Complete(r)
 		if err != nil {
 			return fmt.Errorf("building the %s controller for %ss: %w", Name, k.name, err)
@@ -155,8 +164,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if obj.GetDeletionTimestamp() != nil {
 		return ctrl.Result{}, nil
 	}
-	ref := availability.WorkloadRef{Kind: r.kind.name, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	target, ok, err := targetOf(ref, obj.GetAnnotations())
+	policies, err := r.policies(ctx, obj.GetNamespace())
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	ref := r.refOf(obj)
+	target, ok, err := targetOf(ref, obj.GetLabels(), obj.GetAnnotations(), policies)
 	if !ok {
 		return ctrl.Result{}, nil
 	}
@@ -171,21 +184,21 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, err
 	}
 	now := r.clock.Now()
-	d := plan.Rebalance(snap, now, target)
+	d := plan.Rebalance(snap, now, target.RebalanceTarget)
 	if d.Outcome == plan.RebalanceEvict {
 		// Only a move needs every pod of the cluster, for the room left on each node:
 		// every other answer is the same without them, and is the common case.
 		if snap.Pods, err = r.allPods(ctx); err != nil {
 			return ctrl.Result{}, err
 		}
-		d = plan.Rebalance(snap, now, target)
+		d = plan.Rebalance(snap, now, target.RebalanceTarget)
 	}
 	r.metrics.decided(d.Outcome)
-	logger.V(1).Info("Decided", "outcome", d.Outcome, "message", d.Message)
+	logger.V(1).Info("Decided", "outcome", d.Outcome, "message", d.Message, "optedInBy", target.By)
 	if d.Outcome != plan.RebalanceEvict {
 		a := afterDecision(d, target.Cooldown)
 		if a.Reason != "" {
-			r.recorder.Eventf(obj, nil, a.Type, a.Reason, "Rebalance", "%s", d.Message)
+			r.recorder.Eventf(obj, nil, a.Type, a.Reason, "Rebalance", "%s", target.note(d.Message))
 		}
 		return ctrl.Result{RequeueAfter: a.RequeueAfter}, nil
 	}
@@ -202,14 +215,14 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsTooManyRequests(err) {
 			// The budget changed since the snapshot: the recorded move only delays the
 			// next try by the cooldown.
-			r.recorder.Eventf(obj, pod, corev1.EventTypeWarning, EventRebalanceHeld, "Evict", "evicting pod %s: %v", mv.Pod, err)
+			r.recorder.Eventf(obj, pod, corev1.EventTypeWarning, EventRebalanceHeld, "Evict", "%s", target.note(fmt.Sprintf("evicting pod %s: %v", mv.Pod, err)))
 			return ctrl.Result{RequeueAfter: max(target.Cooldown, heldRetry)}, nil
 		}
 		return ctrl.Result{}, err
 	}
 	r.metrics.evicted(ref)
-	logger.Info("Evicted a pod to rebalance", "pod", klog.KObj(pod), "from", mv.From, "to", mv.To)
-	r.recorder.Eventf(obj, pod, corev1.EventTypeNormal, EventRebalanced, "Evict", "%s", d.Message)
+	logger.Info("Evicted a pod to rebalance", "pod", klog.KObj(pod), "from", mv.From, "to", mv.To, "optedInBy", target.By)
+	r.recorder.Eventf(obj, pod, corev1.EventTypeNormal, EventRebalanced, "Evict", "%s", target.note(d.Message))
 	return ctrl.Result{RequeueAfter: target.Cooldown}, nil
 }
 
@@ -323,33 +336,84 @@ func (r *reconciler) evict(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-// optedIn maps a node change to every opted-in workload of the kind: a node that
-// appears, comes back or changes its labels or taints may be where pods can spread.
+func (r *reconciler) refOf(obj client.Object) availability.WorkloadRef {
+	return availability.WorkloadRef{Kind: r.kind.name, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// policies lists the namespace's DisruptionPolicies from the cache.
+func (r *reconciler) policies(ctx context.Context, namespace string) ([]holdfastv1alpha1.DisruptionPolicy, error) {
+	list := &holdfastv1alpha1.DisruptionPolicyList{}
+	if err := r.client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing DisruptionPolicies: %w", err)
+	}
+	return list.Items, nil
+}
+
+// optedIn maps a node change to every workload of the kind that may be opted in: a node
+// that appears, comes back or changes its labels or taints may be where pods can spread.
 func (r *reconciler) optedIn(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := r.kind.list()
 	if err := r.client.List(ctx, list, client.MatchingFields{optedInIndex: "true"}); err != nil {
 		log.FromContext(ctx).Error(err, "Listing workloads to rebalance for a node change", "kind", r.kind.name)
 		return nil
 	}
-	var out []reconcile.Request
+	out := requests(r.kind.items(list))
+	policies := &holdfastv1alpha1.DisruptionPolicyList{}
+	if err := r.client.List(ctx, policies); err != nil {
+		log.FromContext(ctx).Error(err, "Listing DisruptionPolicies for a node change")
+		return out
+	}
+	for i := range policies.Items {
+		if p := &policies.Items[i]; p.Spec.Rebalance != nil {
+			out = append(out, r.selectedBy(ctx, p)...)
+		}
+	}
+	return out
+}
+
+// selectedBy maps a DisruptionPolicy to the workloads of the kind it selects, whether or
+// not it wins them: Reconcile settles that.
+func (r *reconciler) selectedBy(ctx context.Context, p *holdfastv1alpha1.DisruptionPolicy) []reconcile.Request {
+	list := r.kind.list()
+	if err := r.client.List(ctx, list, client.InNamespace(p.Namespace)); err != nil {
+		log.FromContext(ctx).Error(err, "Listing workloads a DisruptionPolicy selects", "kind", r.kind.name, "policy", klog.KObj(p))
+		return nil
+	}
+	var selected []client.Object
 	for _, o := range r.kind.items(list) {
+		if ok, _ := disruptionpolicy.Selects(p, workload(r.kind.name, o.GetLabels())); ok {
+			selected = append(selected, o)
+		}
+	}
+	return requests(selected)
+}
+
+func requests(objs []client.Object) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(objs))
+	for _, o := range objs {
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
 	}
 	return out
 }
 
-// optedIn passes the events of workloads with the rebalance annotation (also the one
-// that removes it: nothing to do then, but nothing is lost).
-func optedIn() predicate.Predicate {
-	has := func(o client.Object) bool {
-		_, ok := o.GetAnnotations()[holdfastv1alpha1.RebalanceAnnotation]
-		return ok
+// optedInChanged passes the events of workloads opted in by their annotation or by
+// their policy (also the one that removes the annotation: nothing to do then, but
+// nothing is lost). Policies come from the cache, so the check costs no request.
+func (r *reconciler) optedInChanged() predicate.Predicate {
+	optedIn := func(o client.Object) bool {
+		if _, ok := o.GetAnnotations()[holdfastv1alpha1.RebalanceAnnotation]; ok {
+			return true
+		}
+		policies, err := r.policies(context.Background(), o.GetNamespace())
+		_, ok, _ := targetOf(r.refOf(o), o.GetLabels(), o.GetAnnotations(), policies)
+		// On an error Reconcile looks again and reports it.
+		return err != nil || ok
 	}
 	return predicate.Funcs{
-		CreateFunc:  func(e event.CreateEvent) bool { return has(e.Object) },
-		UpdateFunc:  func(e event.UpdateEvent) bool { return has(e.ObjectNew) },
+		CreateFunc:  func(e event.CreateEvent) bool { return optedIn(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return optedIn(e.ObjectNew) },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(e event.GenericEvent) bool { return has(e.Object) },
+		GenericFunc: func(e event.GenericEvent) bool { return optedIn(e.Object) },
 	}
 }
 

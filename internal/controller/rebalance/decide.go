@@ -1,6 +1,7 @@
 package rebalance
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 )
 
@@ -32,18 +34,53 @@ const (
 	EventInvalidSettings = "InvalidRebalanceSettings"
 )
 
-// targetOf reads a workload's rebalancing annotations. ok is false when the workload has
-// not opted in; err says which annotation is wrong.
-func targetOf(ref availability.WorkloadRef, annotations map[string]string) (t plan.RebalanceTarget, ok bool, err error) {
-	v, set := annotations[holdfastv1alpha1.RebalanceAnnotation]
-	v = strings.TrimSpace(v)
-	if !set || v == "" || v == "false" {
-		return t, false, nil
+// target is the rebalancing a workload opted into.
+type target struct {
+	plan.RebalanceTarget
+	// By names what opted the workload in, for the Events: its annotation or its policy.
+	By string
+}
+
+// note adds to a decision's message what opted the workload in, so that an Event on a
+// workload without annotations says where its rebalancing comes from.
+func (t target) note(message string) string {
+	return fmt.Sprintf("%s (opted in by %s)", message, t.By)
+}
+
+// workload gives a workload the shape DisruptionPolicies select on.
+func workload(kind string, labels map[string]string) *disruptionpolicy.Workload {
+	return &disruptionpolicy.Workload{Kind: kind, Labels: labels}
+}
+
+// targetOf resolves a workload's rebalancing from its labels and annotations and the
+// DisruptionPolicies of its namespace. The spec.rebalance of the policy that manages the
+// workload (the one that wins it for its budget) opts it in; each annotation overrides
+// the policy's setting of the same meaning, and holdfast.dev/rebalance: "false" opts the
+// workload out whatever its policy says. ok is false when the workload is not opted in;
+// err says which annotation is wrong.
+func targetOf(ref availability.WorkloadRef, labels, annotations map[string]string, policies []holdfastv1alpha1.DisruptionPolicy) (t target, ok bool, err error) {
+	t.RebalanceTarget = plan.RebalanceTarget{Workload: ref, TopologyKeys: []string{corev1.LabelHostname}, MaxSkew: 1, Cooldown: defaultCooldown}
+	if policy := disruptionpolicy.WinnerOf(policies, workload(ref.Kind, labels)); policy != nil && policy.Spec.Rebalance != nil {
+		// The apiserver defaults every field; zero values stand for the same defaults.
+		rb := policy.Spec.Rebalance
+		t.By = "DisruptionPolicy " + policy.Name
+		if len(rb.TopologyKeys) > 0 {
+			t.TopologyKeys = rb.TopologyKeys
+		}
+		t.MaxSkew = cmp.Or(rb.MaxSkew, t.MaxSkew)
+		if rb.Cooldown != nil {
+			t.Cooldown = rb.Cooldown.Duration
+		}
 	}
-	t = plan.RebalanceTarget{Workload: ref, MaxSkew: 1, Cooldown: defaultCooldown}
-	if v == "true" {
-		t.TopologyKeys = []string{corev1.LabelHostname}
-	} else {
+	const byAnnotation = "annotation " + holdfastv1alpha1.RebalanceAnnotation
+	switch v := strings.TrimSpace(annotations[holdfastv1alpha1.RebalanceAnnotation]); v {
+	case "": // absent: the policy decides
+	case "false":
+		return t, false, nil
+	case "true":
+		t.By = byAnnotation
+	default:
+		t.By, t.TopologyKeys = byAnnotation, nil
 		for _, key := range strings.Split(v, ",") {
 			key = strings.TrimSpace(key)
 			if errs := validation.IsQualifiedName(key); len(errs) > 0 {
@@ -51,6 +88,9 @@ func targetOf(ref availability.WorkloadRef, annotations map[string]string) (t pl
 			}
 			t.TopologyKeys = append(t.TopologyKeys, key)
 		}
+	}
+	if t.By == "" {
+		return t, false, nil
 	}
 	if s, set := annotations[holdfastv1alpha1.RebalanceMaxSkewAnnotation]; set {
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)

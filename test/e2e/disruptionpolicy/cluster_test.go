@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,7 +21,8 @@ import (
 )
 
 // A ClusterDisruptionPolicy keeps its template as a DisruptionPolicy in every namespace
-// it selects: budgets appear there as under a namespaced policy, the namespace's own
+// it selects (rebalance settings included): budgets appear there as under a namespaced
+// policy, the namespace's own
 // policy comes first although younger, and a namespace that stops matching loses the
 // copy and its budgets.
 func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
@@ -35,6 +37,7 @@ func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
 			Template: holdfastv1alpha1.DisruptionPolicySpec{
 				Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"tier": "fleet"}},
 				MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+				Rebalance:      &holdfastv1alpha1.RebalanceSpec{},
 			},
 		},
 	}
@@ -63,8 +66,12 @@ func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
 	if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(copyOf), copyOf); err != nil {
 		t.Fatal(err)
 	}
-	if copyOf.Labels[holdfastv1alpha1.ClusterPolicyLabel] != name || !metav1.IsControlledBy(copyOf, e.clusterPolicy(name)) {
+	stored := e.clusterPolicy(name)
+	if copyOf.Labels[holdfastv1alpha1.ClusterPolicyLabel] != name || !metav1.IsControlledBy(copyOf, stored) {
 		t.Errorf("copy %+v is not labelled and owned by its cluster policy", copyOf.ObjectMeta)
+	}
+	if r := copyOf.Spec.Rebalance; r == nil || r.MaxSkew != 1 || !equality.Semantic.DeepEqual(r, stored.Spec.Template.Rebalance) {
+		t.Errorf("copy's rebalance %+v, want the template's as defaulted, %+v", r, stored.Spec.Template.Rebalance)
 	}
 	e.waitClusterStatus(name, "1 namespace, 1 budgeted", func(st holdfastv1alpha1.ClusterDisruptionPolicyStatus) bool {
 		return st.Namespaces == 1 && st.Selected == 1 && st.Budgeted == 1

@@ -2,8 +2,9 @@
 
 // Package rebalance reproduces article 002 on the testbed: replicas piled on one node
 // after the other nodes were lost and came back, spread again by the operator with no
-// more evictions than needed; and a workload whose pods can only be where they are, left
-// alone with an Event saying why.
+// more evictions than needed, whether the workload opts in by annotation or its
+// DisruptionPolicy does; and a workload whose pods can only be where they are, left alone
+// with an Event saying why.
 package rebalance
 
 import (
@@ -15,18 +16,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/controller/rebalance"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
@@ -52,32 +57,8 @@ func TestMain(m *testing.M) {
 // time within the budget, and they run on three nodes; a second run moves nothing.
 func TestArticle002PiledReplicasSpread(t *testing.T) {
 	f := setup(t)
-	d := f.Deployment("web", 3)
-	d.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
-	f.Create(d)
+	d := f.pileUp("web")
 	f.Create(f.PDB("web", "web", 1))
-	f.WaitReady(d)
-
-	// The loss: every other node goes away and the pods on them with it.
-	for _, n := range f.Nodes[1:] {
-		f.Cordon(n)
-	}
-	pods, err := f.Pods(f.Ctx, framework.SelectorOf(d))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods {
-		if p.Spec.NodeName != f.Nodes[0] {
-			if err := f.Clientset.CoreV1().Pods(f.Namespace).Delete(f.Ctx, p.Name, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	f.waitSpread(d, "all 3 on "+f.Nodes[0], func(perNode map[string]int) bool { return perNode[f.Nodes[0]] == 3 })
-	// The nodes come back; the scheduler has no reason to move anything.
-	for _, n := range f.Nodes[1:] {
-		f.Uncordon(n)
-	}
 	f.WaitBudget("web", 1)
 
 	created := f.watchCreatedPods(framework.SelectorOf(d))
@@ -88,29 +69,7 @@ func TestArticle002PiledReplicasSpread(t *testing.T) {
 		holdfastv1alpha1.RebalanceAnnotation:         "true",
 		holdfastv1alpha1.RebalanceCooldownAnnotation: cooldown.String(),
 	})
-	spread := f.waitSpread(d, "one pod per node", func(perNode map[string]int) bool { return len(perNode) == 3 })
-	took := time.Since(start)
-	samples, violations := budgets.Stop()
-
-	moves := f.events(d, rebalance.EventRebalanced)
-	t.Logf("spread in %s: %v; %d pods created; budget %s over %d samples", took.Round(100*time.Millisecond), spread, created.count(), budgets.Lowest(), samples)
-	for _, m := range moves {
-		t.Logf("Event %s: %s", rebalance.EventRebalanced, m)
-	}
-	if n := created.count(); n != 2 {
-		t.Errorf("%d replacement pods were created, want 2 (one per eviction): %v", n, created.names())
-	}
-	if len(moves) != 2 {
-		t.Errorf("%d %s Events, want 2", len(moves), rebalance.EventRebalanced)
-	}
-	for _, m := range moves {
-		if !strings.Contains(m, "moves from kubernetes.io/hostname="+f.Nodes[0]) {
-			t.Errorf("Event %q does not say the pod left %s", m, f.Nodes[0])
-		}
-	}
-	if len(violations) > 0 {
-		t.Errorf("the budget's floor was broken: %v", violations)
-	}
+	f.waitMoves(d, start, created, budgets)
 
 	// A second run, as after an operator restart: it looks, finds the workload balanced,
 	// and moves nothing for several cooldowns.
@@ -121,6 +80,44 @@ func TestArticle002PiledReplicasSpread(t *testing.T) {
 	f.quietFor(created, 4*cooldown)
 	if n := created.count(); n != 2 {
 		t.Errorf("the second run created %d more pods", n-2)
+	}
+}
+
+// The same loss, with a workload that carries no annotation: the DisruptionPolicy that
+// already manages its budget gains spec.rebalance, and that change alone has the
+// operator spread the replicas within the policy's budget, its Events naming the policy.
+func TestPolicyOptsPiledReplicasIn(t *testing.T) {
+	f := setup(t)
+	d := f.pileUp("web")
+	p := &holdfastv1alpha1.DisruptionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "spread", Namespace: f.Namespace},
+		Spec: holdfastv1alpha1.DisruptionPolicySpec{
+			Selector:       metav1.LabelSelector{MatchLabels: d.Labels},
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+		},
+	}
+	if err := f.c.Create(f.Ctx, p); err != nil {
+		t.Fatalf("creating DisruptionPolicy %s: %v", p.Name, err)
+	}
+	created := f.watchCreatedPods(framework.SelectorOf(d))
+	budgets := f.WatchBudgets(100 * time.Millisecond)
+	f.StartOperator()
+	f.WaitBudget(disruptionpolicy.BudgetName(holdfastv1alpha1.KindDeployment, d.Name), 1)
+
+	start := time.Now()
+	patch := fmt.Sprintf(`{"spec":{"rebalance":{"cooldown":%q}}}`, cooldown)
+	if err := f.c.Patch(f.Ctx, p, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatalf("adding rebalance to DisruptionPolicy %s: %v", p.Name, err)
+	}
+	// The apiserver fills in what the patch leaves out.
+	want := &holdfastv1alpha1.RebalanceSpec{TopologyKeys: []string{corev1.LabelHostname}, MaxSkew: 1, Cooldown: &metav1.Duration{Duration: cooldown}}
+	if diff := cmp.Diff(want, p.Spec.Rebalance); diff != "" {
+		t.Errorf("spec.rebalance as stored (-want +got):\n%s", diff)
+	}
+	for _, m := range f.waitMoves(d, start, created, budgets) {
+		if !strings.HasSuffix(m, "(opted in by DisruptionPolicy "+p.Name+")") {
+			t.Errorf("Event %q does not name the policy that opted the workload in", m)
+		}
 	}
 }
 
@@ -172,14 +169,82 @@ func TestOnlyWhereItIsNoEviction(t *testing.T) {
 	}
 }
 
-type env struct{ *framework.Framework }
+// env is one test's cluster, with a client that knows holdfast's types.
+type env struct {
+	*framework.Framework
+	c client.Client
+}
 
 func setup(t *testing.T) *env {
 	t.Helper()
 	f := framework.New(t)
+	e := &env{Framework: f, c: f.HoldfastClient()}
 	// The operator starts only once every kind it watches is served.
-	f.InstallCRDs(f.HoldfastClient(), &holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})
-	return &env{f}
+	e.InstallCRDs(e.c, &holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})
+	return e
+}
+
+// pileUp creates a Deployment of 3 replicas and reproduces the loss of article 002:
+// every node but the first goes away, and the pods on them with it, so that the replicas
+// are replaced on the first; then the nodes come back, and the scheduler has no reason
+// to move anything.
+func (f *env) pileUp(name string) *appsv1.Deployment {
+	f.T.Helper()
+	d := f.Deployment(name, 3)
+	d.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	f.Create(d)
+	f.WaitReady(d)
+	for _, n := range f.Nodes[1:] {
+		f.Cordon(n)
+	}
+	pods, err := f.Pods(f.Ctx, framework.SelectorOf(d))
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName != f.Nodes[0] {
+			if err := f.Clientset.CoreV1().Pods(f.Namespace).Delete(f.Ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+				f.T.Fatal(err)
+			}
+		}
+	}
+	f.waitSpread(d, "all 3 on "+f.Nodes[0], func(perNode map[string]int) bool { return perNode[f.Nodes[0]] == 3 })
+	for _, n := range f.Nodes[1:] {
+		f.Uncordon(n)
+	}
+	return d
+}
+
+// waitMoves waits until the piled-up Deployment runs one pod per node, then checks that
+// it took exactly the two moves needed, each announced by an Event that says the pod
+// left the first node, and that no budget's floor was broken meanwhile. It returns the
+// Events' notes.
+func (f *env) waitMoves(d *appsv1.Deployment, start time.Time, created *createdPods, budgets *framework.BudgetWatch) []string {
+	f.T.Helper()
+	spread := f.waitSpread(d, "one pod per node", func(perNode map[string]int) bool { return len(perNode) == 3 })
+	took := time.Since(start)
+	samples, violations := budgets.Stop()
+
+	moves := f.events(d, rebalance.EventRebalanced)
+	f.T.Logf("spread in %s: %v; %d pods created; budget %s over %d samples", took.Round(100*time.Millisecond), spread, created.count(), budgets.Lowest(), samples)
+	for _, m := range moves {
+		f.T.Logf("Event %s: %s", rebalance.EventRebalanced, m)
+	}
+	if n := created.count(); n != 2 {
+		f.T.Errorf("%d replacement pods were created, want 2 (one per eviction): %v", n, created.names())
+	}
+	if len(moves) != 2 {
+		f.T.Errorf("%d %s Events, want 2", len(moves), rebalance.EventRebalanced)
+	}
+	for _, m := range moves {
+		if !strings.Contains(m, "moves from kubernetes.io/hostname="+f.Nodes[0]) {
+			f.T.Errorf("Event %q does not say the pod left %s", m, f.Nodes[0])
+		}
+	}
+	if len(violations) > 0 {
+		f.T.Errorf("the budget's floor was broken: %v", violations)
+	}
+	return moves
 }
 
 func (f *env) annotate(d *appsv1.Deployment, annotations map[string]string) {
