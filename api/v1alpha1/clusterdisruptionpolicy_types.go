@@ -40,8 +40,8 @@ type ClusterDisruptionPolicyStatus struct {
 	// Namespaces is the number of selected namespaces that have the policy.
 	// +optional
 	Namespaces int32 `json:"namespaces"`
-	// Selected, Budgeted, Conflicting, Unprotected and Degraded are the sums of the
-	// copies' counts.
+	// Selected, Budgeted, Conflicting, Unprotected, Degraded and Blocked are the sums of
+	// the copies' counts.
 	// +optional
 	Selected int32 `json:"selected"`
 	// +optional
@@ -52,6 +52,8 @@ type ClusterDisruptionPolicyStatus struct {
 	Unprotected int32 `json:"unprotected"`
 	// +optional
 	Degraded int32 `json:"degraded"`
+	// +optional
+	Blocked int32 `json:"blocked"`
 	// NamesTaken lists the selected namespaces (at most 50, sorted) where a
 	// DisruptionPolicy of the same name that is not this one's copy is in the way.
 	// +optional
@@ -76,6 +78,7 @@ type ClusterDisruptionPolicyStatus struct {
 // +kubebuilder:printcolumn:name="Budgeted",type=integer,JSONPath=`.status.budgeted`
 // +kubebuilder:printcolumn:name="Conflicting",type=integer,JSONPath=`.status.conflicting`
 // +kubebuilder:printcolumn:name="Unprotected",type=integer,JSONPath=`.status.unprotected`
+// +kubebuilder:printcolumn:name="Blocked",type=integer,JSONPath=`.status.blocked`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClusterDisruptionPolicy struct {
 	metav1.TypeMeta   `json:",inline"`

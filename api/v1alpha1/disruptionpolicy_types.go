@@ -325,6 +325,11 @@ type WorkloadStatus struct {
 	// Budget is the managed budget's name, when there is one.
 	// +optional
 	Budget string `json:"budget,omitempty"`
+	// Blocked is true while the budget over the workload's pods (holdfast's, or the one
+	// in conflict with it) allows no disruption, as the disruption controller last
+	// counted it: a drain of a node running one of its pods waits.
+	// +optional
+	Blocked bool `json:"blocked,omitempty"`
 	// Message says why, and what to do when something is wrong.
 	// +optional
 	Message string `json:"message,omitempty"`
@@ -353,6 +358,10 @@ type DisruptionPolicyStatus struct {
 	// reasons other than a drain or a rollout.
 	// +optional
 	Degraded int32 `json:"degraded"`
+	// Blocked is the number of selected workloads whose budget allows no disruption now
+	// (status.workloads[].blocked).
+	// +optional
+	Blocked int32 `json:"blocked"`
 	// Window is the state of spec.maintenanceWindows, absent without windows.
 	// +optional
 	Window *WindowStatus `json:"window,omitempty"`
@@ -383,6 +392,7 @@ type DisruptionPolicyStatus struct {
 // +kubebuilder:printcolumn:name="Budgeted",type=integer,JSONPath=`.status.budgeted`
 // +kubebuilder:printcolumn:name="Conflicting",type=integer,JSONPath=`.status.conflicting`
 // +kubebuilder:printcolumn:name="Unprotected",type=integer,JSONPath=`.status.unprotected`
+// +kubebuilder:printcolumn:name="Blocked",type=integer,JSONPath=`.status.blocked`
 // +kubebuilder:printcolumn:name="Window",type=string,JSONPath=`.status.conditions[?(@.type=="WindowOpen")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type DisruptionPolicy struct {

@@ -112,6 +112,7 @@ func status(p *holdfastv1alpha1.ClusterDisruptionPolicy, copies []holdfastv1alph
 		st.Conflicting += c.Status.Conflicting
 		st.Unprotected += c.Status.Unprotected
 		st.Degraded += c.Status.Degraded
+		st.Blocked += c.Status.Blocked
 	}
 	ready.ObservedGeneration, ready.LastTransitionTime = p.Generation, metav1.NewTime(now)
 	meta.SetStatusCondition(&st.Conditions, ready)

@@ -685,13 +685,16 @@ func workloadChanged() predicate.Predicate {
 }
 
 // blockedChanged passes a budget's status update that starts or ends blocking
-// disruptions, which a surge: WhenBlocked waits on.
+// disruptions, which a surge: WhenBlocked waits on and status.blocked counts, and the
+// first count after a spec change, which may block from the start.
 func blockedChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, okOld := e.ObjectOld.(*policyv1.PodDisruptionBudget)
 			n, okNew := e.ObjectNew.(*policyv1.PodDisruptionBudget)
-			return !okOld || !okNew || (o.Status.DisruptionsAllowed == 0) != (n.Status.DisruptionsAllowed == 0)
+			return !okOld || !okNew || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
+				(o.Status.DisruptionsAllowed == 0) != (n.Status.DisruptionsAllowed == 0) ||
+				(o.Status.ExpectedPods == 0) != (n.Status.ExpectedPods == 0)
 		},
 	}
 }

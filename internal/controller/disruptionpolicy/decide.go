@@ -368,6 +368,7 @@ func Decide(o Observed) Decision {
 		if out.budget != nil {
 			wanted[out.budget.Name] = true
 			d.Apply = append(d.Apply, out.budget)
+			out.status.Blocked = allowsNone(o.Budgets, out.budget.Name)
 		}
 		outs = append(outs, out.status)
 	}
@@ -438,7 +439,7 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 		return outcome{status: st}
 	}
 	if other != "" {
-		st.State = holdfastv1alpha1.WorkloadConflict
+		st.State, st.Blocked = holdfastv1alpha1.WorkloadConflict, allowsNone(o.Budgets, other)
 		st.Message = fmt.Sprintf("PodDisruptionBudget %s, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete %s or unselect the workload", other, other)
 		return outcome{status: st}
 	}
@@ -480,6 +481,14 @@ func blocksDrain(o Observed, w *Workload, h health, out outcome) bool {
 	return cur != nil && cur.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name &&
 		cur.Status.ObservedGeneration == cur.Generation && cur.Status.DisruptionsAllowed == 0 &&
 		equality.Semantic.DeepEqual(cur.Spec, out.budget.Spec)
+}
+
+// allowsNone reports whether the budget of that name, as the disruption controller last
+// counted it for its current spec, allows no disruption of the pods it covers. A budget
+// changed since is left for the count that follows, which wakes the policy again.
+func allowsNone(budgets []policyv1.PodDisruptionBudget, name string) bool {
+	b := existingBudget(budgets, name)
+	return b != nil && b.Status.ObservedGeneration == b.Generation && b.Status.ExpectedPods > 0 && b.Status.DisruptionsAllowed == 0
 }
 
 // health is what a workload's pods say at o.Now.
@@ -909,6 +918,9 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 	}
 	var conflicts, overridden int32
 	for _, w := range outs {
+		if w.Blocked {
+			st.Blocked++
+		}
 		switch w.State {
 		case holdfastv1alpha1.WorkloadDegraded:
 			st.Budgeted++

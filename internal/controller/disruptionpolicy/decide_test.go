@@ -1017,3 +1017,43 @@ func TestDecideNamespacePoliciesComeBeforeClusterCopies(t *testing.T) {
 		},
 	})
 }
+
+func TestDecideBlocked(t *testing.T) {
+	web := workload(holdfastv1alpha1.KindDeployment, "web", 3)
+	counted := func(b policyv1.PodDisruptionBudget, generation, observed int64, expected, allowed int32) policyv1.PodDisruptionBudget {
+		b.Generation = generation
+		b.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: observed, ExpectedPods: expected, DisruptionsAllowed: allowed}
+		return b
+	}
+	ours := *budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)
+	tests := map[string]struct {
+		budget policyv1.PodDisruptionBudget
+		want   bool
+	}{
+		"no count yet":                           {budget: ours},
+		"allows one":                             {budget: counted(ours, 1, 1, 3, 1)},
+		"allows none":                            {budget: counted(ours, 1, 1, 3, 0), want: true},
+		"allows none, counted for an older spec": {budget: counted(ours, 2, 1, 3, 0)},
+		"allows none, over no pods":              {budget: counted(ours, 1, 1, 0, 0)},
+		"a user's budget in conflict allows none": {
+			budget: counted(userBudget("web-by-hand", map[string]string{"app": "web"}), 1, 1, 3, 0), want: true,
+		},
+		"a user's budget in conflict allows one": {
+			budget: counted(userBudget("web-by-hand", map[string]string{"app": "web"}), 1, 1, 3, 1),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := policy("p", time.Hour, nil)
+			st := Decide(Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{web},
+				Budgets: []policyv1.PodDisruptionBudget{tc.budget}, Now: now}).Status
+			want := int32(0)
+			if tc.want {
+				want = 1
+			}
+			if len(st.Workloads) != 1 || st.Workloads[0].Blocked != tc.want || st.Blocked != want {
+				t.Errorf("status.blocked = %d, workloads %+v; want blocked %t", st.Blocked, st.Workloads, tc.want)
+			}
+		})
+	}
+}

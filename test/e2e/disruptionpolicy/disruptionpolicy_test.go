@@ -382,6 +382,18 @@ func TestWindowClosedBlocksOpenAllows(t *testing.T) {
 	if w := cur.Status.Window; w == nil || w.Open || w.NextOpening == nil || !w.NextOpening.Time.Equal(opens) {
 		t.Errorf("status.window = %+v, want closed until %s", w, opens)
 	}
+	policyLabels := map[string]string{"namespace": p.Namespace, "name": p.Name}
+	budgetLabels := map[string]string{"namespace": p.Namespace, "policy": p.Name, "budget": disruptionBudget("maint"), "kind": deploy, "workload": "maint"}
+	e.Eventually(settle, "status and metrics to say the workload is blocked and the window closed", func(ctx context.Context) (bool, error) {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
+			return false, err
+		}
+		blocked, _ := e.gauge(p, "blocked")
+		open, openSet := e.metric("holdfast_disruptionpolicy_window_open", policyLabels)
+		allowed, allowedSet := e.metric("holdfast_disruptionpolicy_budget_disruptions_allowed", budgetLabels)
+		return cur.Status.Blocked == 1 && len(cur.Status.Workloads) == 1 && cur.Status.Workloads[0].Blocked &&
+			blocked == 1 && openSet && open == 0 && allowedSet && allowed == 0, nil
+	})
 	pods, err := e.Pods(e.Ctx, framework.SelectorOf(d))
 	if err != nil || len(pods) == 0 {
 		t.Fatalf("pods: %v %v", pods, err)
@@ -397,6 +409,14 @@ func TestWindowClosedBlocksOpenAllows(t *testing.T) {
 	if time.Now().Before(opens) {
 		t.Errorf("eviction accepted before the window opened (after %s)", waited)
 	}
+	e.Eventually(settle, "the window open and nothing blocked in status and metrics", func(ctx context.Context) (bool, error) {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
+			return false, err
+		}
+		blocked, _ := e.gauge(p, "blocked")
+		open, _ := e.metric("holdfast_disruptionpolicy_window_open", policyLabels)
+		return cur.Status.Blocked == 0 && blocked == 0 && open == 1, nil
+	})
 }
 
 // A surge whose policy is deleted mid-way ends at once: the workload is never left

@@ -373,17 +373,21 @@ func readySince(p *corev1.Pod) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// gauge reads one series of holdfast_disruptionpolicy_workloads from the registry the
-// in-process operator exports.
+// gauge reads one series of holdfast_disruptionpolicy_workloads.
 func (e *env) gauge(p *holdfastv1alpha1.DisruptionPolicy, state string) (float64, bool) {
+	return e.metric("holdfast_disruptionpolicy_workloads", map[string]string{"namespace": p.Namespace, "name": p.Name, "state": state})
+}
+
+// metric reads the gauge of that name and exactly those labels from the registry the
+// in-process operator exports.
+func (e *env) metric(name string, labels map[string]string) (float64, bool) {
 	e.T.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	want := map[string]string{"namespace": p.Namespace, "name": p.Name, "state": state}
 	for _, f := range families {
-		if f.GetName() != "holdfast_disruptionpolicy_workloads" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
@@ -391,7 +395,7 @@ func (e *env) gauge(p *holdfastv1alpha1.DisruptionPolicy, state string) (float64
 			for _, l := range m.GetLabel() {
 				got[l.GetName()] = l.GetValue()
 			}
-			if maps.Equal(got, want) {
+			if maps.Equal(got, labels) {
 				return m.GetGauge().GetValue(), true
 			}
 		}
