@@ -17,7 +17,8 @@ const (
 	// RebalanceCooldownAnnotation is the least time between two moves of the workload, as
 	// a Go duration ("30s", "5m"); five minutes when absent.
 	RebalanceCooldownAnnotation = "holdfast.dev/rebalance-cooldown"
-	// LastRebalanceAnnotation records the workload's last move as "RFC3339-time pod-name",
-	// so that the cooldown and "never the same pod twice in a row" survive a restart.
+	// LastRebalanceAnnotation records the workload's last move as "time pod-name", the
+	// time in RFC 3339 with its fraction of a second, so that the cooldown and "never the
+	// same pod twice in a row" survive a restart.
 	LastRebalanceAnnotation = "holdfast.dev/last-rebalance"
 )

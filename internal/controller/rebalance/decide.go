@@ -109,16 +109,18 @@ func targetOf(ref availability.WorkloadRef, labels, annotations map[string]strin
 	// A record that does not parse is treated as no record: at worst one move comes
 	// early, and the next move writes a good one.
 	if at, pod, found := strings.Cut(annotations[holdfastv1alpha1.LastRebalanceAnnotation], " "); found {
-		if when, err := time.Parse(time.RFC3339, at); err == nil {
+		if when, err := time.Parse(time.RFC3339Nano, at); err == nil {
 			t.LastMove, t.LastPod = when, pod
 		}
 	}
 	return t, true, nil
 }
 
-// lastRebalance renders the record of a move for LastRebalanceAnnotation.
+// lastRebalance renders the record of a move for LastRebalanceAnnotation. The time keeps
+// its fraction of a second: cut to the second, it would make every cooldown up to a
+// second short.
 func lastRebalance(at time.Time, pod string) string {
-	return at.UTC().Format(time.RFC3339) + " " + pod
+	return at.UTC().Format(time.RFC3339Nano) + " " + pod
 }
 
 // after says what a reconcile does once a decision other than a move is made: the

@@ -86,6 +86,23 @@ func TestTargetOf(t *testing.T) {
 			}),
 			optedIn: true,
 		},
+		// A record cut to the second made the cooldown up to a second short: with a 3s
+		// cooldown the e2e test saw moves 2.1s apart.
+		"the last move to the fraction of a second": {
+			annotations: map[string]string{
+				holdfastv1alpha1.RebalanceAnnotation:     "true",
+				holdfastv1alpha1.LastRebalanceAnnotation: lastRebalance(moved.Add(900*time.Millisecond), "web-0"),
+			},
+			want: settings(byAnnotation, func(t *plan.RebalanceTarget) {
+				t.LastPod, t.LastMove = "web-0", moved.Add(900*time.Millisecond)
+			}),
+			optedIn: true,
+		},
+		"a last move recorded to the second": {
+			annotations: map[string]string{holdfastv1alpha1.RebalanceAnnotation: "true", holdfastv1alpha1.LastRebalanceAnnotation: "2026-11-22T12:00:00Z web-abc"},
+			want:        settings(byAnnotation, func(t *plan.RebalanceTarget) { t.LastPod, t.LastMove = "web-abc", moved }),
+			optedIn:     true,
+		},
 		"an unreadable last move is no last move": {
 			annotations: map[string]string{holdfastv1alpha1.RebalanceAnnotation: "true", holdfastv1alpha1.LastRebalanceAnnotation: "yesterday web-abc"},
 			want:        settings(byAnnotation, nil),

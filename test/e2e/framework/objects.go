@@ -22,21 +22,58 @@ const defaultTimeout = time.Minute
 // Deployment returns a Deployment of the test's namespace whose pods carry
 // app=name, ready for the caller to adjust before creating it.
 func (f *Framework) Deployment(name string, replicas int32) *appsv1.Deployment {
+	meta, selector, template := f.workload(name)
+	return &appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{
+		Replicas: ptr.To(replicas), Selector: selector, Template: template,
+	}}
+}
+
+// StatefulSet returns a StatefulSet of the test's namespace whose pods carry app=name,
+// started all at once (Parallel) rather than one after another, ready for the caller to
+// adjust before creating it. Its governing Service is not created: nothing resolves the
+// pods' names.
+func (f *Framework) StatefulSet(name string, replicas int32) *appsv1.StatefulSet {
+	meta, selector, template := f.workload(name)
+	return &appsv1.StatefulSet{ObjectMeta: meta, Spec: appsv1.StatefulSetSpec{
+		Replicas: ptr.To(replicas), Selector: selector, Template: template,
+		ServiceName: name, PodManagementPolicy: appsv1.ParallelPodManagement,
+	}}
+}
+
+// workload returns the metadata of a workload of the test's namespace, and the selector
+// and template of its pods, which carry app=name.
+func (f *Framework) workload(name string) (metav1.ObjectMeta, *metav1.LabelSelector, corev1.PodTemplateSpec) {
 	lbls := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.Namespace, Labels: lbls},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: lbls},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: lbls},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "app", Image: "registry.example/app:1",
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}},
-				}}},
-			},
-		},
+	return metav1.ObjectMeta{Name: name, Namespace: f.Namespace, Labels: lbls},
+		&metav1.LabelSelector{MatchLabels: lbls},
+		corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: lbls},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "app", Image: "registry.example/app:1",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}},
+			}}},
+		}
+}
+
+// WorkloadSpec is what a Deployment's or a StatefulSet's pods come from.
+type WorkloadSpec struct {
+	Kind     string
+	Replicas int32
+	Selector *metav1.LabelSelector
+	// Template is the workload's own: changing it changes the workload.
+	Template *corev1.PodTemplateSpec
+}
+
+// SpecOf returns the pod-making part of a Deployment or a StatefulSet. Any other
+// object is a mistake of the test, and panics.
+func SpecOf(obj client.Object) WorkloadSpec {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return WorkloadSpec{Kind: "Deployment", Replicas: ptr.Deref(o.Spec.Replicas, 1), Selector: o.Spec.Selector, Template: &o.Spec.Template}
+	case *appsv1.StatefulSet:
+		return WorkloadSpec{Kind: "StatefulSet", Replicas: ptr.Deref(o.Spec.Replicas, 1), Selector: o.Spec.Selector, Template: &o.Spec.Template}
 	}
+	panic(fmt.Sprintf("%T %s is neither a Deployment nor a StatefulSet", obj, obj.GetName()))
 }
 
 // HostnameAntiAffinity makes the pods of d refuse to share a node.
@@ -87,16 +124,25 @@ func PodReady(p *corev1.Pod) bool {
 	return false
 }
 
-// WaitReady waits until the Deployment has all its replicas updated and Ready.
-func (f *Framework) WaitReady(d *appsv1.Deployment) {
+// WaitReady waits until the Deployment or StatefulSet has all its replicas updated and
+// Ready.
+func (f *Framework) WaitReady(obj client.Object) {
 	f.T.Helper()
-	f.Eventually(defaultTimeout, fmt.Sprintf("Deployment %s to be Ready", d.Name), func(ctx context.Context) (bool, error) {
-		var got appsv1.Deployment
-		if err := f.Client.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, &got); err != nil {
+	got := obj.DeepCopyObject().(client.Object)
+	f.Eventually(defaultTimeout, fmt.Sprintf("%s %s to be Ready", SpecOf(obj).Kind, obj.GetName()), func(ctx context.Context) (bool, error) {
+		if err := f.Client.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
 			return false, err
 		}
-		want := ptr.Deref(got.Spec.Replicas, 1)
-		return got.Status.ObservedGeneration == got.Generation && got.Status.ReadyReplicas == want && got.Status.UpdatedReplicas == want && got.Status.Replicas == want, nil
+		var observed int64
+		var replicas, ready, updated int32
+		switch o := got.(type) {
+		case *appsv1.Deployment:
+			observed, replicas, ready, updated = o.Status.ObservedGeneration, o.Status.Replicas, o.Status.ReadyReplicas, o.Status.UpdatedReplicas
+		case *appsv1.StatefulSet:
+			observed, replicas, ready, updated = o.Status.ObservedGeneration, o.Status.Replicas, o.Status.ReadyReplicas, o.Status.UpdatedReplicas
+		}
+		want := SpecOf(got).Replicas
+		return observed == got.GetGeneration() && ready == want && updated == want && replicas == want, nil
 	})
 }
 
@@ -134,7 +180,7 @@ func (f *Framework) setUnschedulable(ctx context.Context, node string, on bool) 
 	}
 }
 
-// SelectorOf renders a Deployment's selector for Pods.
-func SelectorOf(d *appsv1.Deployment) string {
-	return labels.Set(d.Spec.Selector.MatchLabels).String()
+// SelectorOf renders a Deployment's or a StatefulSet's selector for Pods.
+func SelectorOf(obj client.Object) string {
+	return labels.Set(SpecOf(obj).Selector.MatchLabels).String()
 }
