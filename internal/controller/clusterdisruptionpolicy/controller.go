@@ -2,7 +2,9 @@
 // policy's template, as a DisruptionPolicy of the same name, in every namespace its
 // selector picks. The DisruptionPolicy controller does the rest in each namespace, so a
 // change to one workload costs what it costs under a namespaced policy; this controller
-// moves only when a namespace, the cluster policy or one of its copies changes.
+// moves only when a namespace, the cluster policy or one of its copies changes. It
+// records an Event on the cluster policy for each copy it creates or deletes, after the
+// write, and for each namespace whose name is newly taken, after the status write.
 package clusterdisruptionpolicy
 
 import (
@@ -16,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,24 +31,29 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 )
 
-// Name is the controller's name, in logs and metrics.
+// Name is the controller's name, in logs, metrics and as the Events' reporting controller.
 const Name = "clusterdisruptionpolicy"
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterdisruptionpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=holdfast.dev,resources=clusterdisruptionpolicies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=holdfast.dev,resources=disruptionpolicies,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 type reconciler struct {
-	client client.Client
-	clock  clock.PassiveClock
+	client   client.Client
+	clock    clock.PassiveClock
+	recorder events.EventRecorder
+	patches  cachelag.Patches
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
 func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
-	r := &reconciler{client: mgr.GetClient(), clock: clk}
+	r := &reconciler{client: mgr.GetClient(), clock: clk, recorder: mgr.GetEventRecorder("holdfast-" + Name)}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&holdfastv1alpha1.ClusterDisruptionPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -60,26 +68,52 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	p := &holdfastv1alpha1.ClusterDisruptionPolicy{}
 	if err := r.client.Get(ctx, req.NamespacedName, p); err != nil {
-		// A deleted policy's copies are garbage-collected through their owner reference.
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			// A deleted policy's copies are garbage-collected through their owner reference.
+			r.patches.Forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("getting ClusterDisruptionPolicy %s: %w", req.Name, err)
 	}
 	if p.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
+	}
+	if r.patches.Behind(req.NamespacedName, p.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
 	}
 	obs, err := r.gather(ctx, p)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	d := Decide(obs)
+	// Each copy's Event right after its write: the retry after a later failure finds the
+	// write done and does not repeat it, so an Event held back to the end would be lost.
+	for _, c := range d.Create {
+		err := r.client.Create(ctx, c)
+		if apierrors.IsAlreadyExists(err) {
+			// The cache is behind. A namespace's own policy created just now would wake
+			// no pass, so look again soon rather than write a status counting a copy.
+			return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
+		}
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("creating DisruptionPolicy %s: %w", klog.KObj(c), err)
+		}
+		announce.Record(r.recorder, p, copied(c))
+	}
 	for _, c := range d.Apply {
-		if err := r.apply(ctx, c); err != nil {
+		if err := r.update(ctx, c); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	for _, c := range d.Delete {
-		if err := r.client.Delete(ctx, c, client.Preconditions{UID: &c.UID}); client.IgnoreNotFound(err) != nil {
+		err := r.client.Delete(ctx, c, client.Preconditions{UID: &c.UID})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("deleting DisruptionPolicy %s: %w", klog.KObj(c), err)
 		}
+		announce.Record(r.recorder, p, removed(c))
 	}
 	if equality.Semantic.DeepEqual(p.Status, d.Status) {
 		return ctrl.Result{}, nil
@@ -92,7 +126,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err := r.client.Status().Patch(ctx, p.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("patching status of ClusterDisruptionPolicy %s: %w", p.Name, err)
 	}
+	r.patches.Patched(req.NamespacedName, p.ResourceVersion)
 	log.FromContext(ctx).V(1).Info("Status updated", "namespaces", d.Status.Namespaces, "selected", d.Status.Selected, "budgeted", d.Status.Budgeted)
+	announce.Record(r.recorder, p, statusEvents(p.Name, p.Status, d.Status)...)
 	return ctrl.Result{}, nil
 }
 
@@ -136,14 +172,12 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.ClusterDisr
 	return obs, nil
 }
 
-// apply creates a copy, or patches it where its spec, labels or owner differ.
-func (r *reconciler) apply(ctx context.Context, want *holdfastv1alpha1.DisruptionPolicy) error {
+// update patches a copy where its spec, labels or owner differ.
+func (r *reconciler) update(ctx context.Context, want *holdfastv1alpha1.DisruptionPolicy) error {
 	cur := &holdfastv1alpha1.DisruptionPolicy{}
 	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	if apierrors.IsNotFound(err) {
-		if err := r.client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating DisruptionPolicy %s: %w", klog.KObj(want), err)
-		}
+		// Deleted since gather read it; its departure wakes the next pass, which creates it.
 		return nil
 	}
 	if err != nil {

@@ -34,7 +34,9 @@ type Observed struct {
 
 // Decision is what the reconciler does for one ClusterDisruptionPolicy.
 type Decision struct {
-	// Apply are the copies to create, or to update where they differ.
+	// Create are the copies for selected namespaces that have none.
+	Create []*holdfastv1alpha1.DisruptionPolicy
+	// Apply are the copies that exist, to update where they differ.
 	Apply []*holdfastv1alpha1.DisruptionPolicy
 	// Delete are the copies in namespaces the policy no longer selects.
 	Delete []*holdfastv1alpha1.DisruptionPolicy
@@ -53,11 +55,20 @@ func Decide(o Observed) Decision {
 		d.Status = status(p, nil, nil, ready, o.Now)
 		return d
 	}
+	hasCopy := map[string]bool{}
+	for _, c := range o.Copies {
+		hasCopy[c.Namespace] = true
+	}
 	wanted := map[string]bool{}
 	for _, ns := range o.Namespaces {
-		if !slices.Contains(o.Taken, ns) {
+		switch {
+		case slices.Contains(o.Taken, ns):
+		case hasCopy[ns]:
 			wanted[ns] = true
 			d.Apply = append(d.Apply, copyIn(p, ns))
+		default:
+			wanted[ns] = true
+			d.Create = append(d.Create, copyIn(p, ns))
 		}
 	}
 	var kept []holdfastv1alpha1.DisruptionPolicy

@@ -49,6 +49,7 @@ func TestDecide(t *testing.T) {
 	}
 	tests := map[string]struct {
 		obs        Observed
+		create     []string
 		apply      []string
 		delete     []string
 		status     holdfastv1alpha1.ClusterDisruptionPolicyStatus
@@ -56,7 +57,8 @@ func TestDecide(t *testing.T) {
 	}{
 		"a copy in every selected namespace; counts summed": {
 			obs:        Observed{Namespaces: []string{"a", "b"}, Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 3, 2, 1)}},
-			apply:      []string{"a/fleet", "b/fleet"},
+			create:     []string{"b/fleet"},
+			apply:      []string{"a/fleet"},
 			status:     holdfastv1alpha1.ClusterDisruptionPolicyStatus{ObservedGeneration: 2, Namespaces: 2, Selected: 3, Budgeted: 2, Degraded: 1},
 			wantReason: holdfastv1alpha1.ReasonAllNamespacesCovered,
 		},
@@ -69,7 +71,7 @@ func TestDecide(t *testing.T) {
 		},
 		"a namespace with its own policy of that name gets no copy, and says so": {
 			obs:        Observed{Namespaces: []string{"a", "b"}, Taken: []string{"b"}},
-			apply:      []string{"a/fleet"},
+			create:     []string{"a/fleet"},
 			status:     holdfastv1alpha1.ClusterDisruptionPolicyStatus{ObservedGeneration: 2, Namespaces: 1, NamesTaken: []string{"b"}},
 			wantReason: holdfastv1alpha1.ReasonNamesTaken,
 		},
@@ -83,6 +85,9 @@ func TestDecide(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tc.obs.Policy, tc.obs.Now = clusterPolicy(), now
 			d := Decide(tc.obs)
+			if diff := cmp.Diff(tc.create, names(d.Create), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("create (-want +got):\n%s", diff)
+			}
 			if diff := cmp.Diff(tc.apply, names(d.Apply), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("apply (-want +got):\n%s", diff)
 			}

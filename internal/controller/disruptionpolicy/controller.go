@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -42,6 +41,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 )
 
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
@@ -55,10 +56,6 @@ const drainIndex = "holdfast.dev/drain-strategy"
 // surgingIndex indexes Deployments that carry the surge annotation, so that a reconcile
 // finds the namespace's surges without listing its Deployments.
 const surgingIndex = "holdfast.dev/surging"
-
-// cacheLagRetry is how soon a reconcile that found its own status patch not yet in the
-// cache tries again.
-const cacheLagRetry = 200 * time.Millisecond
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=disruptionpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=holdfast.dev,resources=disruptionpolicies/status,verbs=get;update;patch
@@ -81,9 +78,7 @@ type reconciler struct {
 	clock    clock.PassiveClock
 	recorder events.EventRecorder
 	metrics  *metrics
-	// patchedFrom maps a policy to the resourceVersion its last status patch was
-	// computed from; meeting it again means the cache has not seen the patch yet.
-	patchedFrom sync.Map
+	patches  cachelag.Patches
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
@@ -136,7 +131,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err := r.client.Get(ctx, req.NamespacedName, p); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName)
-			r.patchedFrom.Delete(req.NamespacedName)
+			r.patches.Forget(req.NamespacedName)
 			return ctrl.Result{}, r.cleanUpAfter(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, fmt.Errorf("getting DisruptionPolicy %s: %w", req.NamespacedName, err)
@@ -145,8 +140,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		// Someone else's finalizer holds it; its budgets go once it is gone.
 		return ctrl.Result{}, nil
 	}
-	if rv, ok := r.patchedFrom.Load(req.NamespacedName); ok && rv == p.ResourceVersion {
-		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+	if r.patches.Behind(req.NamespacedName, p.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
 	}
 
 	obs, err := r.gather(ctx, p)
@@ -177,7 +172,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 	}
 
-	var evs []record
+	var evs []announce.Event
 	if !equality.Semantic.DeepEqual(p.Status, d.Status) {
 		// The whole status, not a diff against the cached one: a diff leaves out counts
 		// that are zero in both, and the apiserver then never shows them.
@@ -188,14 +183,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if err := r.client.Status().Patch(ctx, p.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("patching status of DisruptionPolicy %s: %w", klog.KObj(p), err)
 		}
-		r.patchedFrom.Store(req.NamespacedName, p.ResourceVersion)
+		r.patches.Patched(req.NamespacedName, p.ResourceVersion)
 		logger.V(1).Info("Status updated", "selected", d.Status.Selected, "budgeted", d.Status.Budgeted, "conflicting", d.Status.Conflicting, "unprotected", d.Status.Unprotected)
 		evs = statusEvents(p.Status, d.Status)
 	}
 	r.metrics.set(req.NamespacedName, d.Status)
-	for _, e := range evs {
-		r.recorder.Eventf(p, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
-	}
+	announce.Record(r.recorder, p, evs...)
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 

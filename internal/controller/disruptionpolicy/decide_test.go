@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 )
 
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -563,11 +564,11 @@ func TestStatusEvents(t *testing.T) {
 		{Kind: "Deployment", Name: "d", State: holdfastv1alpha1.WorkloadDegraded, Message: "2 of 3 Ready"},
 		{Kind: "Deployment", Name: "e", State: holdfastv1alpha1.WorkloadPacing, Message: "Pacing: pod e-1"},
 	}}
-	want := []record{
-		{corev1.EventTypeNormal, EventSurgeFinished, "Deployment a: surge over, back to 1 replicas"},
-		{corev1.EventTypeWarning, EventNoDisruption, "Deployment c: keeps 3 of 3"},
-		{corev1.EventTypeWarning, EventDegraded, "Deployment d: 2 of 3 Ready"},
-		{corev1.EventTypeNormal, EventPaced, "Deployment e: Pacing: pod e-1"},
+	want := []announce.Event{
+		announce.Normal(EventSurgeFinished, "Deployment a: surge over, back to 1 replicas"),
+		announce.Warning(EventNoDisruption, "Deployment c: keeps 3 of 3"),
+		announce.Warning(EventDegraded, "Deployment d: 2 of 3 Ready"),
+		announce.Normal(EventPaced, "Deployment e: Pacing: pod e-1"),
 	}
 	if diff := cmp.Diff(want, statusEvents(old, cur)); diff != "" {
 		t.Errorf("statusEvents (-want +got):\n%s", diff)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 )
 
 // Event reasons, one per decision a human would want to know about.
@@ -23,13 +24,6 @@ const (
 	EventUnreadable         = "ScaleTargetUnreadable"
 )
 
-// record is one Event to record on the policy.
-type record struct {
-	Type    string
-	Reason  string
-	Message string
-}
-
 // stateEvents maps a workload state to the Event that announces it.
 var stateEvents = map[holdfastv1alpha1.WorkloadState]struct{ typ, reason string }{
 	holdfastv1alpha1.WorkloadConflict:     {corev1.EventTypeWarning, EventBudgetConflict},
@@ -45,17 +39,17 @@ var stateEvents = map[holdfastv1alpha1.WorkloadState]struct{ typ, reason string 
 // statusEvents returns the Events that explain the move from one status to the next, in
 // the order of cur's workloads. They are derived from status, so that a repeated
 // reconcile or a restarted operator does not repeat them.
-func statusEvents(old, cur holdfastv1alpha1.DisruptionPolicyStatus) []record {
+func statusEvents(old, cur holdfastv1alpha1.DisruptionPolicyStatus) []announce.Event {
 	was := make(map[string]holdfastv1alpha1.WorkloadState, len(old.Workloads))
 	for _, w := range old.Workloads {
 		was[workloadKey(w.Kind, w.Name)] = w.State
 	}
-	var out []record
+	var out []announce.Event
 	// A scale target the operator may not read is fixed by a human granting RBAC: say
 	// so once per new message, not on every poll.
 	if c := meta.FindStatusCondition(cur.Conditions, holdfastv1alpha1.ConditionBudgetsReady); c != nil && c.Reason == holdfastv1alpha1.ReasonScaleTargetUnreadable {
 		if prev := meta.FindStatusCondition(old.Conditions, holdfastv1alpha1.ConditionBudgetsReady); prev == nil || prev.Message != c.Message {
-			out = append(out, record{corev1.EventTypeWarning, EventUnreadable, c.Message})
+			out = append(out, announce.Warning(EventUnreadable, c.Message))
 		}
 	}
 	for _, w := range cur.Workloads {
@@ -64,10 +58,10 @@ func statusEvents(old, cur holdfastv1alpha1.DisruptionPolicyStatus) []record {
 			continue
 		}
 		if prev == holdfastv1alpha1.WorkloadSurging {
-			out = append(out, record{corev1.EventTypeNormal, EventSurgeFinished, fmt.Sprintf("%s %s: surge over, back to %d replicas", w.Kind, w.Name, w.Replicas)})
+			out = append(out, announce.Normal(EventSurgeFinished, fmt.Sprintf("%s %s: surge over, back to %d replicas", w.Kind, w.Name, w.Replicas)))
 		}
 		if e, ok := stateEvents[w.State]; ok {
-			out = append(out, record{e.typ, e.reason, fmt.Sprintf("%s %s: %s", w.Kind, w.Name, w.Message)})
+			out = append(out, announce.Event{Type: e.typ, Reason: e.reason, Message: fmt.Sprintf("%s %s: %s", w.Kind, w.Name, w.Message)})
 		}
 	}
 	return out

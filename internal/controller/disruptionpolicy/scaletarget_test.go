@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 )
 
 var databases = holdfastv1alpha1.ScaleTarget{APIVersion: "example.com/v1", Kind: "Database"}
@@ -195,8 +196,8 @@ func TestUnreadableScaleTargetEventOnce(t *testing.T) {
 	obs := Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Now: now,
 		Unreadable: []Unreadable{{Target: databases, Message: "the operator may not list databases.example.com (example.com/v1 Database)"}}}
 	first := Decide(obs).Status
-	want := []record{{corev1.EventTypeWarning, EventUnreadable,
-		"the operator may not list databases.example.com (example.com/v1 Database); the budgets of those kinds are kept as they are until they can be read"}}
+	want := []announce.Event{announce.Warning(EventUnreadable,
+		"the operator may not list databases.example.com (example.com/v1 Database); the budgets of those kinds are kept as they are until they can be read")}
 	if diff := cmp.Diff(want, statusEvents(p.Status, first)); diff != "" {
 		t.Errorf("first pass events (-want +got):\n%s", diff)
 	}

@@ -36,14 +36,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 )
 
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
 const Name = "nodecompanion"
-
-// cacheLagRetry is how soon a reconcile that found its own status patch not yet in the
-// cache tries again; the watch usually delivers it within milliseconds.
-const cacheLagRetry = 200 * time.Millisecond
 
 // targetIndex indexes NodeCompanions by the namespace/name of their target DaemonSet.
 const targetIndex = "spec.daemonSet.key"
@@ -69,10 +67,7 @@ type reconciler struct {
 	// that came before the eviction may not be in the cache yet.
 	evictions *evictionLog
 	metrics   *metrics
-	// patchedFrom maps a NodeCompanion to the resourceVersion its last status patch was
-	// computed from. Meeting that version again means the cache has not seen the patch
-	// yet: deciding from it would repeat the patch and its Events.
-	patchedFrom sync.Map
+	patches   cachelag.Patches
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
@@ -117,7 +112,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.evictions.replace(req.NamespacedName, nil, nil)
 			r.metrics.forget(req.NamespacedName)
-			r.patchedFrom.Delete(req.NamespacedName)
+			r.patches.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting NodeCompanion %s: %w", req.NamespacedName, err)
@@ -126,8 +121,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		// The owned objects go with it through owner references.
 		return ctrl.Result{}, nil
 	}
-	if rv, ok := r.patchedFrom.Load(req.NamespacedName); ok && rv == nc.ResourceVersion {
-		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+	if r.patches.Behind(req.NamespacedName, nc.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
 	}
 
 	obs, err := r.gather(ctx, nc)
@@ -136,7 +131,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	d := Decide(obs)
 
-	var evs []record
+	var evs []announce.Event
 	for _, pod := range d.StalePods {
 		// The node is gone, so no kubelet will confirm a graceful deletion; the pod
 		// garbage collector would do the same, but only after its quarantine, and until
@@ -144,7 +139,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if err := r.client.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("deleting pod %s of deleted node %s: %w", klog.KObj(pod), pod.Spec.NodeName, err)
 		}
-		evs = append(evs, record{corev1.EventTypeNormal, EventStalePod, fmt.Sprintf("deleted companion %s: its node %s no longer exists", pod.Name, pod.Spec.NodeName)})
+		evs = append(evs, announce.Normal(EventStalePod, fmt.Sprintf("deleted companion %s: its node %s no longer exists", pod.Name, pod.Spec.NodeName)))
 	}
 	if d.Deployment != nil {
 		from, err := r.applyDeployment(ctx, d.Deployment)
@@ -152,7 +147,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 			return ctrl.Result{}, err
 		}
 		if from != nil && *from != *d.Deployment.Spec.Replicas {
-			evs = append(evs, record{corev1.EventTypeNormal, EventScaled, fmt.Sprintf("companions scaled from %d to %d nodes", *from, *d.Deployment.Spec.Replicas)})
+			evs = append(evs, announce.Normal(EventScaled, fmt.Sprintf("companions scaled from %d to %d nodes", *from, *d.Deployment.Spec.Replicas)))
 		}
 	}
 	if d.Budget != nil {
@@ -170,15 +165,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(nc)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("patching status of NodeCompanion %s: %w", klog.KObj(nc), err)
 		}
-		r.patchedFrom.Store(req.NamespacedName, nc.ResourceVersion)
+		r.patches.Patched(req.NamespacedName, nc.ResourceVersion)
 		logger.V(1).Info("Status updated", "desired", d.Status.Desired, "ready", d.Status.Ready, "missing", d.Status.NodesMissing)
 		evs = append(evs, statusEvents(nc.Status, d.Status)...)
 	}
 	r.evictions.replace(req.NamespacedName, obs.Evictions, d.OpenEvictions)
 	r.metrics.set(req.NamespacedName, d.Status)
-	for _, e := range evs {
-		r.recorder.Eventf(nc, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
-	}
+	announce.Record(r.recorder, nc, evs...)
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 

@@ -5,11 +5,11 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 )
 
 // Event reasons, one per decision a human would want to know about.
@@ -26,18 +26,11 @@ const (
 	EventStalePod       = "StalePodDeleted"
 )
 
-// record is one Event to record on the NodeCompanion.
-type record struct {
-	Type    string
-	Reason  string
-	Message string
-}
-
 // statusEvents returns the Events that explain the move from one status to the next, in
 // a stable order. They are derived from status so that a repeated reconcile, or a
 // restarted operator, does not repeat them.
-func statusEvents(old, cur holdfastv1alpha1.NodeCompanionStatus) []record {
-	var out []record
+func statusEvents(old, cur holdfastv1alpha1.NodeCompanionStatus) []announce.Event {
+	var out []announce.Event
 	oldDrained := map[string]bool{}
 	for _, d := range old.Drained {
 		oldDrained[d.Node] = true
@@ -46,37 +39,37 @@ func statusEvents(old, cur holdfastv1alpha1.NodeCompanionStatus) []record {
 	for _, d := range cur.Drained {
 		curDrained[d.Node] = true
 		if !oldDrained[d.Node] {
-			out = append(out, record{corev1.EventTypeNormal, EventBudgetHeld, fmt.Sprintf(
+			out = append(out, announce.Normal(EventBudgetHeld, fmt.Sprintf(
 				"node %s was drained and is still cordoned: it holds the disruption budget since %s, so other nodes cannot be drained; uncordon or delete it to release the budget",
-				d.Node, d.Since.UTC().Format(time.RFC3339))})
+				d.Node, d.Since.UTC().Format(time.RFC3339))))
 		}
 	}
 	for _, d := range old.Drained {
 		if !curDrained[d.Node] {
-			out = append(out, record{corev1.EventTypeNormal, EventBudgetReleased, fmt.Sprintf("node %s no longer holds the disruption budget", d.Node)})
+			out = append(out, announce.Normal(EventBudgetReleased, fmt.Sprintf("node %s no longer holds the disruption budget", d.Node)))
 		}
 	}
 
 	oldExcluded, curExcluded := gapNodes(old.Excluded), gapNodes(cur.Excluded)
 	for _, n := range cur.Excluded {
 		if !oldExcluded[n.Node] {
-			out = append(out, record{corev1.EventTypeNormal, EventNodeExcluded, "node " + n.Node + " is " + n.Message})
+			out = append(out, announce.Normal(EventNodeExcluded, "node "+n.Node+" is "+n.Message))
 		}
 	}
 	for _, n := range old.Excluded {
 		if !curExcluded[n.Node] {
-			out = append(out, record{corev1.EventTypeNormal, EventNodeIncluded, "node " + n.Node + " counts again"})
+			out = append(out, announce.Normal(EventNodeIncluded, "node "+n.Node+" counts again"))
 		}
 	}
 
 	for _, n := range cur.Guarded {
 		if !slices.Contains(old.Guarded, n) {
-			out = append(out, record{corev1.EventTypeNormal, EventGuardHeld, "the companion on node " + n + " holds the guard: evictions from " + n + " are refused"})
+			out = append(out, announce.Normal(EventGuardHeld, "the companion on node "+n+" holds the guard: evictions from "+n+" are refused"))
 		}
 	}
 	for _, n := range old.Guarded {
 		if !slices.Contains(cur.Guarded, n) {
-			out = append(out, record{corev1.EventTypeNormal, EventGuardCleared, "the companion on node " + n + " cleared the guard: " + n + " can be drained"})
+			out = append(out, announce.Normal(EventGuardCleared, "the companion on node "+n+" cleared the guard: "+n+" can be drained"))
 		}
 	}
 
@@ -84,9 +77,9 @@ func statusEvents(old, cur holdfastv1alpha1.NodeCompanionStatus) []record {
 	curMissing := readyCondition(cur).Reason == ReasonTargetNotFound
 	switch {
 	case curMissing && !oldMissing:
-		out = append(out, record{corev1.EventTypeWarning, EventTargetNotFound, readyCondition(cur).Message})
+		out = append(out, announce.Warning(EventTargetNotFound, readyCondition(cur).Message))
 	case oldMissing && !curMissing:
-		out = append(out, record{corev1.EventTypeNormal, EventTargetFound, "the target DaemonSet is back: companions follow it again"})
+		out = append(out, announce.Normal(EventTargetFound, "the target DaemonSet is back: companions follow it again"))
 	}
 	return out
 }

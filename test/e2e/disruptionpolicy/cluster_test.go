@@ -5,6 +5,7 @@ package disruptionpolicy
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,13 +19,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/clusterdisruptionpolicy"
 )
 
 // A ClusterDisruptionPolicy keeps its template as a DisruptionPolicy in every namespace
 // it selects (rebalance settings included): budgets appear there as under a namespaced
 // policy, the namespace's own
 // policy comes first although younger, and a namespace that stops matching loses the
-// copy and its budgets.
+// copy and its budgets. A namespace with a DisruptionPolicy of the same name of its own
+// keeps it. Each of these is told once, by an Event on the cluster policy that names the
+// namespace.
 func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
 	e := setup(t)
 	e.StartOperator()
@@ -62,6 +66,7 @@ func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
 
 	e.labelNamespace(label, name)
 	e.waitBudget(deploy, "web", "made by the cluster policy's copy", byCopy)
+	e.waitNamespaceEvent(cp, clusterdisruptionpolicy.EventPolicyCopied)
 	copyOf := &holdfastv1alpha1.DisruptionPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: name}}
 	if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(copyOf), copyOf); err != nil {
 		t.Fatal(err)
@@ -94,9 +99,51 @@ func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 	e.waitBudget(deploy, "web", "gone with the copy", nil)
+	e.waitNamespaceEvent(cp, clusterdisruptionpolicy.EventPolicyRemoved)
 	e.waitClusterStatus(name, "no namespace", func(st holdfastv1alpha1.ClusterDisruptionPolicyStatus) bool {
 		return st.Namespaces == 0 && st.Selected == 0
 	})
+
+	// The namespace's own policy of the same name stays its own.
+	taken := e.policy(name, nil)
+	e.labelNamespace(label, name)
+	e.waitClusterStatus(name, "the namespace's name taken", func(st holdfastv1alpha1.ClusterDisruptionPolicyStatus) bool {
+		return st.Namespaces == 0 && slices.Equal(st.NamesTaken, []string{e.Namespace})
+	})
+	e.waitNamespaceEvent(cp, clusterdisruptionpolicy.EventNameTaken)
+	if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(taken), taken); err != nil {
+		t.Fatal(err)
+	}
+	if metav1.IsControlledBy(taken, stored) || taken.Labels[holdfastv1alpha1.ClusterPolicyLabel] != "" {
+		t.Errorf("the namespace's own policy %+v was taken over by the cluster policy", taken.ObjectMeta)
+	}
+
+	// The copy's status changed many times and the namespace was relabelled: none of that
+	// repeated an Event, which the recorder would have folded into a series.
+	for _, reason := range []string{clusterdisruptionpolicy.EventPolicyCopied, clusterdisruptionpolicy.EventPolicyRemoved, clusterdisruptionpolicy.EventNameTaken} {
+		evs, err := e.events(e.Ctx, cp, reason)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case len(evs) != 1:
+			t.Errorf("%d Events %s, want 1", len(evs), reason)
+		case evs[0].Series != nil:
+			t.Errorf("Event %s recorded %d times, want once", reason, evs[0].Series.Count)
+		}
+	}
+	if out := e.kubectl("describe", "clusterdisruptionpolicy", name); !strings.Contains(out, clusterdisruptionpolicy.EventNameTaken) {
+		t.Errorf("kubectl describe shows no %s Event:\n%s", clusterdisruptionpolicy.EventNameTaken, out)
+	}
+}
+
+// waitNamespaceEvent waits for an Event of the given reason on the cluster policy that
+// names the test's namespace.
+func (e *env) waitNamespaceEvent(cp *holdfastv1alpha1.ClusterDisruptionPolicy, reason string) {
+	e.T.Helper()
+	if note := e.waitEvent(cp, reason); !strings.Contains(note, "namespace "+e.Namespace+" ") {
+		e.T.Errorf("Event %s %q does not name namespace %s", reason, note, e.Namespace)
+	}
 }
 
 // labelNamespace sets a label on the test's namespace, or removes it when value is "".

@@ -129,7 +129,7 @@ func TestUserBudgetLeftAloneAndConflictReported(t *testing.T) {
 	if c := findCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionConflicted); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Conflicted condition = %+v, want True", c)
 	}
-	out := e.kubectlGet("disruptionpolicies")
+	out := e.kubectl("get", "disruptionpolicies")
 	t.Logf("kubectl get disruptionpolicies:\n%s", out)
 	if !strings.Contains(out, "CONFLICTING") {
 		t.Errorf("kubectl get shows no printer columns:\n%s", out)
@@ -147,7 +147,7 @@ func TestUserBudgetLeftAloneAndConflictReported(t *testing.T) {
 	}
 	e.waitBudget(deploy, "api", "created once the user's budget is gone", func(*policyv1.PodDisruptionBudget) bool { return true })
 	e.waitState(p, deploy, "api", holdfastv1alpha1.WorkloadBudgeted)
-	t.Logf("kubectl get disruptionpolicies,pdb -o wide:\n%s", e.kubectlGet("disruptionpolicies,pdb", "-o", "wide"))
+	t.Logf("kubectl get disruptionpolicies,pdb -o wide:\n%s", e.kubectl("get", "disruptionpolicies,pdb", "-o", "wide"))
 }
 
 // Article 000's first approach done right: a DaemonSet's budget is the integer

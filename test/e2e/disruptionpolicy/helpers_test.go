@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,24 +147,34 @@ func (e *env) waitState(p *holdfastv1alpha1.DisruptionPolicy, kind, name string,
 	return got
 }
 
-// waitEvent waits for an Event of the given reason on the policy and returns its note.
-func (e *env) waitEvent(p *holdfastv1alpha1.DisruptionPolicy, reason string) string {
+// waitEvent waits for an Event of the given reason on obj and returns its note.
+func (e *env) waitEvent(obj client.Object, reason string) string {
 	e.T.Helper()
 	var note string
 	e.Eventually(settle, "Event "+reason, func(ctx context.Context) (bool, error) {
-		list, err := e.Clientset.EventsV1().Events(e.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
+		evs, err := e.events(ctx, obj, reason)
+		if len(evs) > 0 {
+			note = evs[0].Note
 		}
-		for _, ev := range list.Items {
-			if ev.Regarding.Name == p.Name && ev.Reason == reason {
-				note = ev.Note
-				return true, nil
-			}
-		}
-		return false, nil
+		return len(evs) > 0, err
 	})
 	return note
+}
+
+// events lists the Events of the given reason on obj.
+func (e *env) events(ctx context.Context, obj client.Object, reason string) ([]eventsv1.Event, error) {
+	ns := obj.GetNamespace()
+	if ns == "" {
+		// Where the events.k8s.io recorder files the Events of cluster-scoped objects.
+		ns = metav1.NamespaceDefault
+	}
+	list, err := e.Clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(list.Items, func(ev eventsv1.Event) bool {
+		return ev.Regarding.UID != obj.GetUID() || ev.Reason != reason
+	}), nil
 }
 
 func (e *env) scale(d *appsv1.Deployment, replicas int32) {
@@ -316,17 +327,17 @@ func expecting(n int32) func(watch.Event) bool {
 	}
 }
 
-// kubectlGet returns what the testbed's kubectl prints for `get args...` in the test's
-// namespace.
-func (e *env) kubectlGet(args ...string) string {
+// kubectl returns what the testbed's kubectl prints for args (`get …`, `describe …`) in
+// the test's namespace.
+func (e *env) kubectl(args ...string) string {
 	e.T.Helper()
 	kubectl, err := framework.Kubectl()
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	out, err := exec.Command(kubectl, append([]string{"--kubeconfig", e.Kubeconfig, "-n", e.Namespace, "get"}, args...)...).CombinedOutput()
+	out, err := exec.Command(kubectl, append([]string{"--kubeconfig", e.Kubeconfig, "-n", e.Namespace}, args...)...).CombinedOutput()
 	if err != nil {
-		e.T.Fatalf("kubectl get %s: %v\n%s", strings.Join(args, " "), err, out)
+		e.T.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
 }
