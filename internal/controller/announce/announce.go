@@ -34,6 +34,13 @@ func Warning(reason, message string) Event {
 	return Event{Type: corev1.EventTypeWarning, Reason: reason, Message: message}
 }
 
+// About returns e with related set: Events of one reason that name different objects
+// then stay apart.
+func (e Event) About(related *corev1.ObjectReference) Event {
+	e.Related = related
+	return e
+}
+
 // Record records evs on regarding, in order.
 func Record(rec events.EventRecorder, regarding runtime.Object, evs ...Event) {
 	for _, e := range evs {

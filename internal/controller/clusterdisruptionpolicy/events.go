@@ -28,27 +28,23 @@ func statusEvents(name string, old, cur holdfastv1alpha1.ClusterDisruptionPolicy
 		if slices.Contains(old.NamesTaken, ns) {
 			continue
 		}
-		e := announce.Warning(EventNameTaken, fmt.Sprintf(
+		out = append(out, announce.Warning(EventNameTaken, fmt.Sprintf(
 			"namespace %s has a DisruptionPolicy named %s of its own, so it gets no copy of this policy: rename or delete that DisruptionPolicy for the namespace to get the copy",
-			ns, name))
-		e.Related = policyRef(ns, name, "")
-		out = append(out, e)
+			ns, name)).About(policyRef(ns, name, "")))
 	}
 	return out
 }
 
 // copied is the Event for copy c, just created.
 func copied(c *holdfastv1alpha1.DisruptionPolicy) announce.Event {
-	e := announce.Normal(EventPolicyCopied, fmt.Sprintf("namespace %s is selected: copied the policy there as DisruptionPolicy %s", c.Namespace, c.Name))
-	e.Related = policyRef(c.Namespace, c.Name, c.UID)
-	return e
+	return announce.Normal(EventPolicyCopied, fmt.Sprintf("namespace %s is selected: copied the policy there as DisruptionPolicy %s", c.Namespace, c.Name)).
+		About(policyRef(c.Namespace, c.Name, c.UID))
 }
 
 // removed is the Event for copy c, just deleted.
 func removed(c *holdfastv1alpha1.DisruptionPolicy) announce.Event {
-	e := announce.Normal(EventPolicyRemoved, fmt.Sprintf("namespace %s is no longer selected: deleted the copy there, DisruptionPolicy %s, and its budgets with it", c.Namespace, c.Name))
-	e.Related = policyRef(c.Namespace, c.Name, c.UID)
-	return e
+	return announce.Normal(EventPolicyRemoved, fmt.Sprintf("namespace %s is no longer selected: deleted the copy there, DisruptionPolicy %s, and its budgets with it", c.Namespace, c.Name)).
+		About(policyRef(c.Namespace, c.Name, c.UID))
 }
 
 // policyRef refers to a DisruptionPolicy, so that the Events about different namespaces

@@ -185,7 +185,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 		r.patches.Patched(req.NamespacedName, p.ResourceVersion)
 		logger.V(1).Info("Status updated", "selected", d.Status.Selected, "budgeted", d.Status.Budgeted, "conflicting", d.Status.Conflicting, "unprotected", d.Status.Unprotected)
-		evs = statusEvents(p.Status, d.Status)
+		evs = statusEvents(p.Namespace, p.Status, d.Status)
 	}
 	r.metrics.set(req.NamespacedName, d.Status)
 	announce.Record(r.recorder, p, evs...)

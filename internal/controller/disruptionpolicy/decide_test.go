@@ -564,13 +564,18 @@ func TestStatusEvents(t *testing.T) {
 		{Kind: "Deployment", Name: "d", State: holdfastv1alpha1.WorkloadDegraded, Message: "2 of 3 Ready"},
 		{Kind: "Deployment", Name: "e", State: holdfastv1alpha1.WorkloadPacing, Message: "Pacing: pod e-1"},
 	}}
-	want := []announce.Event{
-		announce.Normal(EventSurgeFinished, "Deployment a: surge over, back to 1 replicas"),
-		announce.Warning(EventNoDisruption, "Deployment c: keeps 3 of 3"),
-		announce.Warning(EventDegraded, "Deployment d: 2 of 3 Ready"),
-		announce.Normal(EventPaced, "Deployment e: Pacing: pod e-1"),
+	// Each Event is related to its workload, so that Events of one reason about several
+	// workloads are not folded into one.
+	deployment := func(name string) *corev1.ObjectReference {
+		return &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name}
 	}
-	if diff := cmp.Diff(want, statusEvents(old, cur)); diff != "" {
+	want := []announce.Event{
+		announce.Normal(EventSurgeFinished, "Deployment a: surge over, back to 1 replicas").About(deployment("a")),
+		announce.Warning(EventNoDisruption, "Deployment c: keeps 3 of 3").About(deployment("c")),
+		announce.Warning(EventDegraded, "Deployment d: 2 of 3 Ready").About(deployment("d")),
+		announce.Normal(EventPaced, "Deployment e: Pacing: pod e-1").About(deployment("e")),
+	}
+	if diff := cmp.Diff(want, statusEvents(ns, old, cur)); diff != "" {
 		t.Errorf("statusEvents (-want +got):\n%s", diff)
 	}
 }

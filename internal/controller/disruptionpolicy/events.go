@@ -36,10 +36,11 @@ var stateEvents = map[holdfastv1alpha1.WorkloadState]struct{ typ, reason string 
 	holdfastv1alpha1.WorkloadPacing:       {corev1.EventTypeNormal, EventPaced},
 }
 
-// statusEvents returns the Events that explain the move from one status to the next, in
-// the order of cur's workloads. They are derived from status, so that a repeated
-// reconcile or a restarted operator does not repeat them.
-func statusEvents(old, cur holdfastv1alpha1.DisruptionPolicyStatus) []announce.Event {
+// statusEvents returns the Events that explain the move from one status of a policy in
+// namespace to the next, in the order of cur's workloads, each related to the workload
+// it names. They are derived from status, so that a repeated reconcile or a restarted
+// operator does not repeat them.
+func statusEvents(namespace string, old, cur holdfastv1alpha1.DisruptionPolicyStatus) []announce.Event {
 	was := make(map[string]holdfastv1alpha1.WorkloadState, len(old.Workloads))
 	for _, w := range old.Workloads {
 		was[workloadKey(w.Kind, w.Name)] = w.State
@@ -57,12 +58,24 @@ func statusEvents(old, cur holdfastv1alpha1.DisruptionPolicyStatus) []announce.E
 		if seen && prev == w.State {
 			continue
 		}
+		ref := workloadRef(namespace, w)
 		if prev == holdfastv1alpha1.WorkloadSurging {
-			out = append(out, announce.Normal(EventSurgeFinished, fmt.Sprintf("%s %s: surge over, back to %d replicas", w.Kind, w.Name, w.Replicas)))
+			out = append(out, announce.Normal(EventSurgeFinished, fmt.Sprintf("%s %s: surge over, back to %d replicas", w.Kind, w.Name, w.Replicas)).About(ref))
 		}
 		if e, ok := stateEvents[w.State]; ok {
-			out = append(out, announce.Event{Type: e.typ, Reason: e.reason, Message: fmt.Sprintf("%s %s: %s", w.Kind, w.Name, w.Message)})
+			out = append(out, announce.Event{Type: e.typ, Reason: e.reason, Message: fmt.Sprintf("%s %s: %s", w.Kind, w.Name, w.Message), Related: ref})
 		}
 	}
 	return out
+}
+
+// workloadRef refers to a workload of the status. Custom kinds go without apiVersion,
+// which status does not keep; kind, namespace and name tell them apart.
+func workloadRef(namespace string, w holdfastv1alpha1.WorkloadStatus) *corev1.ObjectReference {
+	ref := &corev1.ObjectReference{Kind: w.Kind, Namespace: namespace, Name: w.Name}
+	switch w.Kind {
+	case holdfastv1alpha1.KindDeployment, holdfastv1alpha1.KindStatefulSet, holdfastv1alpha1.KindDaemonSet:
+		ref.APIVersion = "apps/v1"
+	}
+	return ref
 }

@@ -198,11 +198,11 @@ func TestUnreadableScaleTargetEventOnce(t *testing.T) {
 	first := Decide(obs).Status
 	want := []announce.Event{announce.Warning(EventUnreadable,
 		"the operator may not list databases.example.com (example.com/v1 Database); the budgets of those kinds are kept as they are until they can be read")}
-	if diff := cmp.Diff(want, statusEvents(p.Status, first)); diff != "" {
+	if diff := cmp.Diff(want, statusEvents(p.Namespace, p.Status, first)); diff != "" {
 		t.Errorf("first pass events (-want +got):\n%s", diff)
 	}
 	p.Status = first
-	if evs := statusEvents(first, Decide(obs).Status); len(evs) != 0 {
+	if evs := statusEvents(p.Namespace, first, Decide(obs).Status); len(evs) != 0 {
 		t.Errorf("second pass repeated %v", evs)
 	}
 }

@@ -139,7 +139,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if err := r.client.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("deleting pod %s of deleted node %s: %w", klog.KObj(pod), pod.Spec.NodeName, err)
 		}
-		evs = append(evs, announce.Normal(EventStalePod, fmt.Sprintf("deleted companion %s: its node %s no longer exists", pod.Name, pod.Spec.NodeName)))
+		evs = append(evs, announce.Normal(EventStalePod, fmt.Sprintf("deleted companion %s: its node %s no longer exists", pod.Name, pod.Spec.NodeName)).About(nodeRef(pod.Spec.NodeName)))
 	}
 	if d.Deployment != nil {
 		from, err := r.applyDeployment(ctx, d.Deployment)

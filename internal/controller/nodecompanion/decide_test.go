@@ -504,14 +504,16 @@ func TestStatusEvents(t *testing.T) {
 	}
 	var got []string
 	for _, e := range statusEvents(old, cur) {
-		got = append(got, e.Reason+": "+e.Message)
+		// Each names its node as the related object, so that Events of one reason about
+		// several nodes are not folded into one.
+		got = append(got, fmt.Sprintf("%s %s: %s", e.Reason, e.Related.Name, e.Message))
 	}
 	want := []string{
-		"BudgetHeld: node node-2 was drained and is still cordoned: it holds the disruption budget since 2026-11-22T08:00:00Z, so other nodes cannot be drained; uncordon or delete it to release the budget",
-		"BudgetReleased: node node-1 no longer holds the disruption budget",
-		"NodeExcluded: node node-3 is cordoned",
-		"GuardHeld: the companion on node node-5 holds the guard: evictions from node-5 are refused",
-		"GuardCleared: the companion on node node-4 cleared the guard: node-4 can be drained",
+		"BudgetHeld node-2: node node-2 was drained and is still cordoned: it holds the disruption budget since 2026-11-22T08:00:00Z, so other nodes cannot be drained; uncordon or delete it to release the budget",
+		"BudgetReleased node-1: node node-1 no longer holds the disruption budget",
+		"NodeExcluded node-3: node node-3 is cordoned",
+		"GuardHeld node-5: the companion on node node-5 holds the guard: evictions from node-5 are refused",
+		"GuardCleared node-4: the companion on node node-4 cleared the guard: node-4 can be drained",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,35 +42,35 @@ func statusEvents(old, cur holdfastv1alpha1.NodeCompanionStatus) []announce.Even
 		if !oldDrained[d.Node] {
 			out = append(out, announce.Normal(EventBudgetHeld, fmt.Sprintf(
 				"node %s was drained and is still cordoned: it holds the disruption budget since %s, so other nodes cannot be drained; uncordon or delete it to release the budget",
-				d.Node, d.Since.UTC().Format(time.RFC3339))))
+				d.Node, d.Since.UTC().Format(time.RFC3339))).About(nodeRef(d.Node)))
 		}
 	}
 	for _, d := range old.Drained {
 		if !curDrained[d.Node] {
-			out = append(out, announce.Normal(EventBudgetReleased, fmt.Sprintf("node %s no longer holds the disruption budget", d.Node)))
+			out = append(out, announce.Normal(EventBudgetReleased, fmt.Sprintf("node %s no longer holds the disruption budget", d.Node)).About(nodeRef(d.Node)))
 		}
 	}
 
 	oldExcluded, curExcluded := gapNodes(old.Excluded), gapNodes(cur.Excluded)
 	for _, n := range cur.Excluded {
 		if !oldExcluded[n.Node] {
-			out = append(out, announce.Normal(EventNodeExcluded, "node "+n.Node+" is "+n.Message))
+			out = append(out, announce.Normal(EventNodeExcluded, "node "+n.Node+" is "+n.Message).About(nodeRef(n.Node)))
 		}
 	}
 	for _, n := range old.Excluded {
 		if !curExcluded[n.Node] {
-			out = append(out, announce.Normal(EventNodeIncluded, "node "+n.Node+" counts again"))
+			out = append(out, announce.Normal(EventNodeIncluded, "node "+n.Node+" counts again").About(nodeRef(n.Node)))
 		}
 	}
 
 	for _, n := range cur.Guarded {
 		if !slices.Contains(old.Guarded, n) {
-			out = append(out, announce.Normal(EventGuardHeld, "the companion on node "+n+" holds the guard: evictions from "+n+" are refused"))
+			out = append(out, announce.Normal(EventGuardHeld, "the companion on node "+n+" holds the guard: evictions from "+n+" are refused").About(nodeRef(n)))
 		}
 	}
 	for _, n := range old.Guarded {
 		if !slices.Contains(cur.Guarded, n) {
-			out = append(out, announce.Normal(EventGuardCleared, "the companion on node "+n+" cleared the guard: "+n+" can be drained"))
+			out = append(out, announce.Normal(EventGuardCleared, "the companion on node "+n+" cleared the guard: "+n+" can be drained").About(nodeRef(n)))
 		}
 	}
 
@@ -98,4 +99,10 @@ func readyCondition(st holdfastv1alpha1.NodeCompanionStatus) metav1.Condition {
 		return *c
 	}
 	return metav1.Condition{}
+}
+
+// nodeRef refers to a node, so that the Events of one reason about different nodes,
+// often recorded in one pass, stay apart.
+func nodeRef(name string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name}
 }
