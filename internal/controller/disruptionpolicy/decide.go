@@ -368,7 +368,7 @@ func Decide(o Observed) Decision {
 		if out.budget != nil {
 			wanted[out.budget.Name] = true
 			d.Apply = append(d.Apply, out.budget)
-			out.status.Blocked = allowsNone(o.Budgets, out.budget.Name)
+			out.status.Blocked = allowsNone(existingBudget(o.Budgets, out.budget.Name))
 		}
 		outs = append(outs, out.status)
 	}
@@ -439,7 +439,7 @@ func decideWorkload(o Observed, w *Workload, closed bool, win windowState, d *De
 		return outcome{status: st}
 	}
 	if other != "" {
-		st.State, st.Blocked = holdfastv1alpha1.WorkloadConflict, allowsNone(o.Budgets, other)
+		st.State, st.Blocked = holdfastv1alpha1.WorkloadConflict, allowsNone(existingBudget(o.Budgets, other))
 		st.Message = fmt.Sprintf("PodDisruptionBudget %s, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete %s or unselect the workload", other, other)
 		return outcome{status: st}
 	}
@@ -478,16 +478,14 @@ func blocksDrain(o Observed, w *Workload, h health, out outcome) bool {
 		return false
 	}
 	cur := existingBudget(o.Budgets, out.budget.Name)
-	return cur != nil && cur.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name &&
-		cur.Status.ObservedGeneration == cur.Generation && cur.Status.DisruptionsAllowed == 0 &&
+	return allowsNone(cur) && cur.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name &&
 		equality.Semantic.DeepEqual(cur.Spec, out.budget.Spec)
 }
 
-// allowsNone reports whether the budget of that name, as the disruption controller last
-// counted it for its current spec, allows no disruption of the pods it covers. A budget
-// changed since is left for the count that follows, which wakes the policy again.
-func allowsNone(budgets []policyv1.PodDisruptionBudget, name string) bool {
-	b := existingBudget(budgets, name)
+// allowsNone reports whether budget b, as the disruption controller last counted it for
+// its current spec, allows no disruption of the pods it covers; false for no budget. A
+// budget changed since is left for the count that follows, which wakes the policy again.
+func allowsNone(b *policyv1.PodDisruptionBudget) bool {
 	return b != nil && b.Status.ObservedGeneration == b.Generation && b.Status.ExpectedPods > 0 && b.Status.DisruptionsAllowed == 0
 }
 

@@ -786,14 +786,19 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 	blocked := map[string][]Pod{"Deployment/web": {pod("web-a", "n1", true, time.Hour), pod("web-b", "n2", true, time.Hour), pod("web-c", "n3", false, time.Minute)}}
 	atZero := func(spec policyv1.PodDisruptionBudgetSpec, allowed int32) policyv1.PodDisruptionBudget {
 		b := *budget("p", web, spec, nil)
-		b.Generation, b.Status.ObservedGeneration, b.Status.DisruptionsAllowed = 2, 2, allowed
+		b.Generation, b.Status.ObservedGeneration, b.Status.ExpectedPods, b.Status.DisruptionsAllowed = 2, 2, 3, allowed
 		return b
 	}
 	degraded := holdfastv1alpha1.WorkloadStatus{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web",
 		Message: "2 of 3 Ready: pod web-c not Ready on node n3 since 2026-11-22T11:59:00Z"}
-	notStarted := result{
-		Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
-		Workloads: []holdfastv1alpha1.WorkloadStatus{degraded},
+	// notStarted is no surge; blocked says whether the budget, as counted, allows none.
+	notStarted := func(blocked bool) result {
+		st := degraded
+		st.Blocked = blocked
+		return result{
+			Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+			Workloads: []holdfastv1alpha1.WorkloadStatus{st},
+		}
 	}
 	surging := surged(ready(workload(holdfastv1alpha1.KindDeployment, "web", 4), 3), "3")
 
@@ -808,7 +813,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
 				Scales: []Scale{{Name: "web", Replicas: 4, Original: ptr.To[int32](3),
 					Autoscaler: &AutoscalerBounds{Name: "web-hpa", Min: 4, Max: 6, Original: "3/6"}}},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web",
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web", Blocked: true,
 					Message: "node n1 is being drained: scaled from 3 to 4; the eviction waits until the new pod is Ready on another node"}},
 				RequeueAfter: surgePoll,
 			},
@@ -819,7 +824,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 0)},
 			pods:    blocked,
 			nodes:   nodes,
-			want:    notStarted,
+			want:    notStarted(true),
 		},
 		"a budget that still allows a disruption needs no surge": {
 			policy:  policy("p", time.Hour, whenBlocked),
@@ -827,7 +832,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 1)},
 			pods:    blocked,
 			nodes:   nodes,
-			want:    notStarted,
+			want:    notStarted(false),
 		},
 		"a budget status not caught up with its spec is not trusted": {
 			policy: policy("p", time.Hour, whenBlocked),
@@ -839,7 +844,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			}()},
 			pods:  blocked,
 			nodes: nodes,
-			want:  notStarted,
+			want:  notStarted(false),
 		},
 		"at zero for a closed window's spec, not the policy's: no surge": {
 			policy:  policy("p", time.Hour, whenBlocked),
@@ -847,7 +852,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(0)), 0)},
 			pods:    blocked,
 			nodes:   nodes,
-			want:    notStarted,
+			want:    notStarted(true),
 		},
 		"no pod on a node being drained: no surge": {
 			policy:  policy("p", time.Hour, whenBlocked),
@@ -855,7 +860,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 0)},
 			pods:    blocked,
 			nodes:   map[string]*corev1.Node{"n1": node("n1", false)},
-			want:    notStarted,
+			want:    notStarted(true),
 		},
 		"a pod still starting will free the budget by itself: no surge": {
 			policy:  policy("p", time.Hour, whenBlocked),
@@ -865,7 +870,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			nodes:   nodes,
 			want: result{
 				Apply:        []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Workloads:    []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+				Workloads:    []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Blocked: true, Message: "1 of 3 pods may be disrupted at once"}},
 				RequeueAfter: startGrace - 5*time.Second,
 			},
 		},
@@ -892,7 +897,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
 				Scales: []Scale{{Name: "web", Replicas: 3}},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web",
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web", Blocked: true,
 					Message: "2 of 3 Ready: pod web-c not Ready on node n3 since 2026-11-22T11:59:00Z, pod web-d not Ready on node n2 since 2026-11-22T11:59:00Z"}},
 			},
 		},
@@ -905,7 +910,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			nodes: nodes,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web",
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web", Blocked: true,
 					Message: "surged from 3 to 4: waiting for 3 Ready pods before scaling back (2 now)"}},
 				RequeueAfter: surgePoll,
 			},
