@@ -3,14 +3,13 @@ package collectors
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Register registers c with reg and returns it, or, when a process builds the operator
 // more than once (tests restart it), the collector of the same kind registered the
-// first time, so that its series carry on.
+// first time, so that its series carry on. The caller's error says whose metrics.
 func Register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
 	err := reg.Register(c)
 	if err == nil {
@@ -22,5 +21,5 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 			return existing, nil
 		}
 	}
-	return c, fmt.Errorf("registering Prometheus collector: %w", err)
+	return c, err
 }

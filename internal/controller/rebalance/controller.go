@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -51,6 +52,11 @@ const Name = "rebalance"
 // optedInIndex indexes workloads that carry the rebalance annotation, so that a node
 // change wakes only those and the ones policies opt in.
 const optedInIndex = holdfastv1alpha1.RebalanceAnnotation
+
+// rebalancingIndex indexes DisruptionPolicies that have spec.rebalance, so that a
+// workload's change or a node's finds the few that opt workloads in without going
+// through every policy.
+const rebalancingIndex = "holdfast.dev/rebalancing"
 
 // podPage bounds one list of the cluster's pods, which a simulation needs for the room
 // left on each node.
@@ -118,6 +124,9 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	if err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, rebalancingIndex, rebalances); err != nil {
+		return fmt.Errorf("indexing DisruptionPolicies by %s: %w", rebalancingIndex, err)
+	}
 	for _, k := range kinds {
 		r := &reconciler{
 			kind:     k,
@@ -168,7 +177,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	ref := r.refOf(obj)
+	ref := availability.WorkloadRef{Kind: r.kind.name, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	target, ok, err := targetOf(ref, obj.GetLabels(), obj.GetAnnotations(), policies)
 	if !ok {
 		return ctrl.Result{}, nil
@@ -336,10 +345,6 @@ func (r *reconciler) evict(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-func (r *reconciler) refOf(obj client.Object) availability.WorkloadRef {
-	return availability.WorkloadRef{Kind: r.kind.name, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
-
 // policies lists the namespace's DisruptionPolicies from the cache.
 func (r *reconciler) policies(ctx context.Context, namespace string) ([]holdfastv1alpha1.DisruptionPolicy, error) {
 	list := &holdfastv1alpha1.DisruptionPolicyList{}
@@ -358,17 +363,34 @@ func (r *reconciler) optedIn(ctx context.Context, _ client.Object) []reconcile.R
 		return nil
 	}
 	out := requests(r.kind.items(list))
-	policies := &holdfastv1alpha1.DisruptionPolicyList{}
-	if err := r.client.List(ctx, policies); err != nil {
+	policies, err := r.rebalancing(ctx)
+	if err != nil {
 		log.FromContext(ctx).Error(err, "Listing DisruptionPolicies for a node change")
 		return out
 	}
-	for i := range policies.Items {
-		if p := &policies.Items[i]; p.Spec.Rebalance != nil {
-			out = append(out, r.selectedBy(ctx, p)...)
-		}
+	for i := range policies {
+		out = append(out, r.selectedBy(ctx, &policies[i])...)
 	}
 	return out
+}
+
+// rebalances indexes a DisruptionPolicy under rebalancingIndex when it has
+// spec.rebalance.
+func rebalances(o client.Object) []string {
+	if o.(*holdfastv1alpha1.DisruptionPolicy).Spec.Rebalance != nil {
+		return []string{"true"}
+	}
+	return nil
+}
+
+// rebalancing lists the DisruptionPolicies with spec.rebalance from the index, with
+// opts such as a namespace.
+func (r *reconciler) rebalancing(ctx context.Context, opts ...client.ListOption) ([]holdfastv1alpha1.DisruptionPolicy, error) {
+	list := &holdfastv1alpha1.DisruptionPolicyList{}
+	if err := r.client.List(ctx, list, append(opts, client.MatchingFields{rebalancingIndex: "true"})...); err != nil {
+		return nil, fmt.Errorf("listing DisruptionPolicies that rebalance: %w", err)
+	}
+	return list.Items, nil
 }
 
 // selectedBy maps a DisruptionPolicy to the workloads of the kind it selects, whether or
@@ -396,18 +418,24 @@ func requests(objs []client.Object) []reconcile.Request {
 	return out
 }
 
-// optedInChanged passes the events of workloads opted in by their annotation or by
-// their policy (also the one that removes the annotation: nothing to do then, but
-// nothing is lost). Policies come from the cache, so the check costs no request.
+// optedInChanged passes the events of workloads that carry the rebalance annotation
+// (also the one that removes it: nothing to do then, but nothing is lost) or that a
+// policy with spec.rebalance selects; Reconcile settles which policy wins them. It runs
+// on every change of every workload of the kind, so it reads only the index of the few
+// policies that rebalance, and costs nothing in a namespace without them.
 func (r *reconciler) optedInChanged() predicate.Predicate {
 	optedIn := func(o client.Object) bool {
 		if _, ok := o.GetAnnotations()[holdfastv1alpha1.RebalanceAnnotation]; ok {
 			return true
 		}
-		policies, err := r.policies(context.Background(), o.GetNamespace())
-		_, ok, _ := targetOf(r.refOf(o), o.GetLabels(), o.GetAnnotations(), policies)
-		// On an error Reconcile looks again and reports it.
-		return err != nil || ok
+		policies, err := r.rebalancing(context.Background(), client.InNamespace(o.GetNamespace()))
+		if err != nil {
+			return true // Reconcile looks again and reports it
+		}
+		return slices.ContainsFunc(policies, func(p holdfastv1alpha1.DisruptionPolicy) bool {
+			ok, _ := disruptionpolicy.Selects(&p, workload(r.kind.name, o.GetLabels()))
+			return ok
+		})
 	}
 	return predicate.Funcs{
 		CreateFunc:  func(e event.CreateEvent) bool { return optedIn(e.Object) },

@@ -1,6 +1,8 @@
 package rebalance
 
 import (
+	"fmt"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
@@ -22,14 +24,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		Help: "Pods evicted to spread a workload's replicas again, by workload.",
 	}, []string{"namespace", "kind", "name"}))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("registering rebalance metrics: %w", err)
 	}
 	decisions, err := collectors.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "holdfast_rebalance_decisions_total",
 		Help: "Rebalancing decisions by outcome: Evict, Balanced, Settling, Cooldown, NoBetterPlace, BudgetExhausted, SingleReplica, Unsupported.",
 	}, []string{"outcome"}))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("registering rebalance metrics: %w", err)
 	}
 	return &metrics{evictions: evictions, decisions: decisions}, nil
 }
