@@ -90,13 +90,6 @@ type Member struct {
 	Budgets []*Budget
 }
 
-func (m *Member) terminating() int32 {
-	if m.Terminating {
-		return m.Count
-	}
-	return 0
-}
-
 // Workload is a Deployment, StatefulSet, DaemonSet or a ReplicaSet without a Deployment.
 type Workload struct {
 	WorkloadRef
