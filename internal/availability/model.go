@@ -269,7 +269,7 @@ func (m *Model) addWorkloads(s *snapshot.Snapshot) {
 			w.Desired = ds.Status.DesiredNumberScheduled
 		} else {
 			// Without nodes the count is unknown; the template still stands for the pods.
-			w.Desired = int32(max(0, m.EligibleNodes(&ds.Spec.Template)))
+			w.Desired = int32(max(0, m.DaemonSetNodes(&ds.Spec.Template)))
 		}
 		w.Facts.Strategy = daemonSetStrategy(ds, w.Desired)
 	}

@@ -188,4 +188,10 @@ func TestEligibleNodes(t *testing.T) {
 	if got := availability.Build(&snapshot.Snapshot{}, now).EligibleNodes(&corev1.PodTemplateSpec{}); got != -1 {
 		t.Errorf("EligibleNodes without nodes = %d, want -1", got)
 	}
+	// The model used to leave cordoned nodes out of a DaemonSet's count from manifests;
+	// the DaemonSet controller tolerates the cordon for its pods, so they count (its
+	// desiredNumberScheduled, and the budget's expected pods).
+	if got := m.DaemonSetNodes(&corev1.PodTemplateSpec{}); got != 3 {
+		t.Errorf("DaemonSetNodes = %d, want 3: the cordoned node counts, the tainted one does not", got)
+	}
 }

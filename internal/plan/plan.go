@@ -134,10 +134,10 @@ const (
 	OverlappingBudgets = ReasonType(availability.ReasonOverlappingBudgets)
 	// NoController: nothing would recreate the pod; kubectl and holdfast drain refuse
 	// it without --force.
-	NoController ReasonType = "NoController"
+	NoController = ReasonType(availability.RuleNoController)
 	// EmptyDirData: the pod's emptyDir data would be lost; refused without
 	// --delete-emptydir-data.
-	EmptyDirData ReasonType = "EmptyDirData"
+	EmptyDirData = ReasonType(availability.RuleEmptyDirData)
 	// UnhealthyPod: the pod is not ready and its budget, with the default
 	// unhealthyPodEvictionPolicy IfHealthyBudget, is not healthy enough to let it go.
 	UnhealthyPod = ReasonType(availability.ReasonUnhealthyPod)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
@@ -448,28 +446,16 @@ func (c *cluster) staticReasons(n *node, opts Options) []Reason {
 			continue
 		}
 		ref := p.object()
-		if p.bare && !opts.Force {
-			add(Reason{Type: NoController, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
-				Message: "no controller would recreate the pod: give it one (a Deployment), or drain with --force and lose it"})
-		}
-		if v := emptyDir(p.spec()); v != "" && !opts.DeleteEmptyDirData {
-			add(Reason{Type: EmptyDirData, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
-				Message: fmt.Sprintf("emptyDir volume %q would lose its data: drain with --delete-emptydir-data", v)})
+		filter := availability.DrainFilter{Force: opts.Force, DeleteEmptyDirData: opts.DeleteEmptyDirData}
+		for _, refusal := range filter.Refusals(p.asPod()) {
+			add(Reason{Type: ReasonType(refusal.Rule), Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
+				Message: refusal.Reason})
 		}
 		if r, ok := c.evictionReason(p); ok {
 			add(r)
 		}
 	}
 	return out
-}
-
-func emptyDir(spec *corev1.PodSpec) string {
-	for _, v := range spec.Volumes {
-		if v.EmptyDir != nil {
-			return v.Name
-		}
-	}
-	return ""
 }
 
 // evictionReason turns a refusal of the Eviction API for the pod into a Reason, in the
