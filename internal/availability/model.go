@@ -345,7 +345,7 @@ func (m *Model) addMembers(s *snapshot.Snapshot) {
 			Workload:     w,
 			UnknownOwner: unknown,
 			Count:        1,
-			Ready:        pod.DeletionTimestamp == nil && (s.Source != snapshot.SourceLive || podReady(pod)),
+			Ready:        pod.DeletionTimestamp == nil && podReady(pod),
 			Terminating:  pod.DeletionTimestamp != nil,
 			NodeName:     pod.Spec.NodeName,
 		})
