@@ -119,8 +119,7 @@ const (
 	// unavailable pods are healthy again.
 	BudgetExhausted = ReasonType(availability.ReasonBudgetExhausted)
 	// BudgetNeverAllows: a budget cannot allow a disruption even with every pod
-	// healthy (minAvailable equal to the replicas, maxUnavailable 0, or a budget the
-	// disruption controller cannot compute).
+	// healthy (minAvailable equal to the replicas, maxUnavailable 0).
 	BudgetNeverAllows = ReasonType(availability.ReasonBudgetNeverAllows)
 	// SingleReplicaBudget: article 003, a budget over a single replica that needs it
 	// available; the drain waits forever.
