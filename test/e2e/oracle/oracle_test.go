@@ -379,7 +379,7 @@ func waitCounted(f *framework.Framework, groups []group) *dump {
 			if !ok {
 				return false, fmt.Errorf("no budget %s", g.name)
 			}
-			if syncFailed(&pdb) {
+			if framework.SyncFailed(&pdb) {
 				continue
 			}
 			if pdb.Status.ObservedGeneration != pdb.Generation {
@@ -405,15 +405,6 @@ func waitCounted(f *framework.Framework, groups []group) *dump {
 		return true, nil
 	})
 	return d
-}
-
-func syncFailed(p *policyv1.PodDisruptionBudget) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == policyv1.DisruptionAllowedCondition && c.Reason == policyv1.SyncFailedReason {
-			return true
-		}
-	}
-	return false
 }
 
 func read(ctx context.Context, f *framework.Framework) (*dump, error) {
@@ -446,8 +437,35 @@ func read(ctx context.Context, f *framework.Framework) (*dump, error) {
 // statefulsets,daemonsets,poddisruptionbudgets -o yaml` does: one List.
 func (d *dump) yaml(t *testing.T) []byte {
 	var items []any
-	add := func(gv schema.GroupVersion, kind string, obj any) {
-		data, err := json.Marshal(obj)
+	items = append(items, listItems(t, corev1.SchemeGroupVersion, "Node", d.nodes)...)
+	items = append(items, listItems(t, corev1.SchemeGroupVersion, "Pod", d.pods)...)
+	items = append(items, listItems(t, appsv1.SchemeGroupVersion, "ReplicaSet", d.rss)...)
+	items = append(items, listItems(t, appsv1.SchemeGroupVersion, "Deployment", d.deps)...)
+	items = append(items, listItems(t, appsv1.SchemeGroupVersion, "StatefulSet", d.stss)...)
+	items = append(items, listItems(t, appsv1.SchemeGroupVersion, "DaemonSet", d.dss)...)
+	names := make([]string, 0, len(d.pdbs))
+	for name := range d.pdbs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	pdbs := make([]policyv1.PodDisruptionBudget, len(names))
+	for i, name := range names {
+		pdbs[i] = d.pdbs[name]
+	}
+	items = append(items, listItems(t, policyv1.SchemeGroupVersion, "PodDisruptionBudget", pdbs)...)
+	out, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// listItems renders objects as the items of a List, each with its apiVersion and kind,
+// which typed lists leave out.
+func listItems[T any](t *testing.T, gv schema.GroupVersion, kind string, objs []T) []any {
+	out := make([]any, len(objs))
+	for i := range objs {
+		data, err := json.Marshal(&objs[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -456,38 +474,7 @@ func (d *dump) yaml(t *testing.T) []byte {
 			t.Fatal(err)
 		}
 		m["apiVersion"], m["kind"] = gv.String(), kind
-		items = append(items, m)
-	}
-	for i := range d.nodes {
-		add(corev1.SchemeGroupVersion, "Node", &d.nodes[i])
-	}
-	for i := range d.pods {
-		add(corev1.SchemeGroupVersion, "Pod", &d.pods[i])
-	}
-	for i := range d.rss {
-		add(appsv1.SchemeGroupVersion, "ReplicaSet", &d.rss[i])
-	}
-	for i := range d.deps {
-		add(appsv1.SchemeGroupVersion, "Deployment", &d.deps[i])
-	}
-	for i := range d.stss {
-		add(appsv1.SchemeGroupVersion, "StatefulSet", &d.stss[i])
-	}
-	for i := range d.dss {
-		add(appsv1.SchemeGroupVersion, "DaemonSet", &d.dss[i])
-	}
-	names := make([]string, 0, len(d.pdbs))
-	for name := range d.pdbs {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		p := d.pdbs[name]
-		add(policyv1.SchemeGroupVersion, "PodDisruptionBudget", &p)
-	}
-	out, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
-	if err != nil {
-		t.Fatal(err)
+		out[i] = m
 	}
 	return out
 }
