@@ -10,7 +10,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -230,17 +229,6 @@ func spreadFix(w *availability.Workload, comment string) string {
 	}}}})
 }
 
-func budgetSpec(b *availability.Budget) string {
-	s := b.PDB.Spec
-	switch {
-	case s.MaxUnavailable != nil:
-		return "maxUnavailable: " + s.MaxUnavailable.String()
-	case s.MinAvailable != nil:
-		return "minAvailable: " + s.MinAvailable.String()
-	}
-	return "neither minAvailable nor maxUnavailable"
-}
-
 func workloadNames(ws []*availability.Workload) string {
 	names := make([]string, len(ws))
 	for i, w := range ws {
@@ -259,13 +247,13 @@ func covered(b *availability.Budget) int32 {
 }
 
 func budgetNeverAllows(_ *availability.Model, b *availability.Budget) *Result {
-	if b.SyncError != "" || len(b.Members) == 0 || b.Status.ExpectedPods <= 0 || b.AtFullHealth > 0 || b.Policy() != "" {
+	if b.SyncError != "" || len(b.Members) == 0 || !availability.NeverAllows(b.Status.ExpectedPods, b.Status.DesiredHealthy) || b.Policy() != "" {
 		return nil
 	}
 	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s (%s) requires %d of its %s to stay healthy, so it allows no eviction even when every pod is ready: every drain, upgrade or autoscaler consolidation of a node running %s blocks forever.",
-		b.Name, budgetSpec(b), b.Status.DesiredHealthy, plural(b.Status.ExpectedPods, "pod"), workloadNames(b.Workloads))}
+		b.Name, availability.BudgetSpec(b.PDB), b.Status.DesiredHealthy, plural(b.Status.ExpectedPods, "pod"), workloadNames(b.Workloads))}
 	fixBudget := obj{"spec": obj{"maxUnavailable": 1, "minAvailable": nil}}
-	res.Fix = snippet(fmt.Sprintf("PodDisruptionBudget %s: replace %s with maxUnavailable: 1", b.Name, budgetSpec(b)), fixBudget)
+	res.Fix = snippet(fmt.Sprintf("PodDisruptionBudget %s: replace %s with maxUnavailable: 1", b.Name, availability.BudgetSpec(b.PDB)), fixBudget)
 	if covered(b) < 2 {
 		res.Fix += "\n---\n" + snippet("and run a second replica so that a drain leaves one serving", obj{"spec": obj{"replicas": 2}})
 	}
@@ -362,7 +350,7 @@ func budgetUncomputable(_ *availability.Model, b *availability.Budget) *Result {
 		cause = "pods without a controller have no scale to count"
 	}
 	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s uses %s over %s, which the disruption controller cannot compute (%s): it keeps disruptionsAllowed at 0 and every eviction of these pods is refused.",
-		b.Name, budgetSpec(b), over, cause)}
+		b.Name, availability.BudgetSpec(b.PDB), over, cause)}
 	floor := any("<number of pods - 1>")
 	if n := covered(b); n >= 2 {
 		floor = n - 1
@@ -528,7 +516,7 @@ func singleReplicaNoStrategy(_ *availability.Model, w *availability.Workload) *R
 
 func budgetAboveHPAMinimum(_ *availability.Model, b *availability.Budget) *Result {
 	minAvailable := b.PDB.Spec.MinAvailable
-	if minAvailable == nil || b.AtFullHealth == 0 || b.SyncError != "" {
+	if minAvailable == nil || availability.NeverAllows(b.Status.ExpectedPods, b.Status.DesiredHealthy) || b.SyncError != "" {
 		return nil
 	}
 	var atMinimum int32
@@ -547,8 +535,8 @@ func budgetAboveHPAMinimum(_ *availability.Model, b *availability.Budget) *Resul
 	if hpa == nil {
 		return nil
 	}
-	desired, err := intstr.GetScaledValueFromIntOrPercent(minAvailable, int(atMinimum), true)
-	if err != nil || int32(desired) < atMinimum {
+	desired, err := availability.DesiredHealthy(policyv1.PodDisruptionBudgetSpec{MinAvailable: minAvailable}, atMinimum)
+	if err != nil || desired < atMinimum {
 		return nil
 	}
 	return &Result{
@@ -578,7 +566,8 @@ func criticalDaemonSetUnprotected(_ *availability.Model, w *availability.Workloa
 }
 
 func budgetBlockedNow(_ *availability.Model, b *availability.Budget) *Result {
-	if b.SyncError != "" || len(b.Members) == 0 || b.AtFullHealth == 0 || b.Status.DisruptionsAllowed > 0 {
+	if b.SyncError != "" || len(b.Members) == 0 || b.Status.ExpectedPods <= 0 || b.Status.DisruptionsAllowed > 0 ||
+		availability.NeverAllows(b.Status.ExpectedPods, b.Status.DesiredHealthy) {
 		return nil
 	}
 	var unready []string

@@ -5,12 +5,8 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/intstr"
-
-	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
 // DeletionTimeout is how long the disruption controller keeps counting an evicted pod as
@@ -36,8 +32,8 @@ type Budget struct {
 
 	// Status is what the disruption controller would write now.
 	Status Status
-	// AtFullHealth is the disruptions the budget would allow with every covered pod
-	// healthy: zero means it can never allow one, whatever the pods do.
+	// AtFullHealth is the disruptions the budget would allow with every expected pod
+	// healthy: zero means it can never allow one, whatever the pods do (NeverAllows).
 	AtFullHealth int32
 	// SyncError is why the disruption controller cannot compute this budget, when it
 	// cannot; it then writes DisruptionsAllowed 0 and a SyncFailed condition, so every
@@ -63,14 +59,13 @@ type Status struct {
 // label), empty for a user's own. A managed budget that allows nothing at full health is
 // not a deadlock: the policy's single-replica strategy makes room for a drain.
 func (b *Budget) Policy() string {
-	return b.PDB.Labels[holdfastv1alpha1.PolicyLabel]
+	return ManagedBy(b.PDB)
 }
 
 // UsesScale reports whether the budget's arithmetic needs its pods' controllers' scale:
 // maxUnavailable, or minAvailable as a percentage. Only an integer minAvailable counts pods.
 func (b *Budget) UsesScale() bool {
-	spec := b.PDB.Spec
-	return spec.MaxUnavailable != nil || (spec.MinAvailable != nil && spec.MinAvailable.Type == intstr.String)
+	return UsesScale(b.PDB.Spec)
 }
 
 // compute fills Status, AtFullHealth and SyncError the way the disruption controller's
@@ -83,53 +78,32 @@ func (b *Budget) compute(now time.Time) {
 		b.Status = Status{}
 		return
 	}
-	var current, all int32
+	var current int32
 	for _, m := range b.Members {
-		all += m.Count - m.terminating()
 		current += b.healthy(m, now)
 	}
 	b.Status = Status{ExpectedPods: expected, DesiredHealthy: desired, CurrentHealthy: current}
-	b.Status.DisruptionsAllowed = allowed(expected, desired, current)
-	b.AtFullHealth = allowed(expected, desired, all)
-}
-
-func allowed(expected, desired, current int32) int32 {
-	// A budget expecting no pod allows nothing, so that its first pods are safe before
-	// the controller has seen them.
-	if expected <= 0 || current <= desired {
-		return 0
-	}
-	return current - desired
+	b.Status.DisruptionsAllowed = DisruptionsAllowed(expected, desired, current)
+	b.AtFullHealth = DisruptionsAllowed(expected, desired, expected)
 }
 
 func (b *Budget) expectedAndDesired() (expected, desired int32, err error) {
 	spec := b.PDB.Spec
-	switch {
-	case spec.MaxUnavailable != nil:
-		if expected, err = b.expectedScale(); err != nil {
+	var pods, scale int32
+	if UsesScale(spec) {
+		if scale, err = b.expectedScale(); err != nil {
 			return 0, 0, err
 		}
-		maxUnavailable, err := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, int(expected), true)
-		if err != nil {
-			return 0, 0, err
-		}
-		return expected, max(0, expected-int32(maxUnavailable)), nil
-	case spec.MinAvailable != nil && spec.MinAvailable.Type == intstr.Int:
-		for _, m := range b.Members {
-			expected += m.Count
-		}
-		return expected, spec.MinAvailable.IntVal, nil
-	case spec.MinAvailable != nil:
-		if expected, err = b.expectedScale(); err != nil {
-			return 0, 0, err
-		}
-		minAvailable, err := intstr.GetScaledValueFromIntOrPercent(spec.MinAvailable, int(expected), true)
-		if err != nil {
-			return 0, 0, err
-		}
-		return expected, int32(minAvailable), nil
 	}
-	return 0, 0, nil
+	for _, m := range b.Members {
+		pods += m.Count
+	}
+	expected = ExpectedPods(spec, pods, scale)
+	desired, err = DesiredHealthy(spec, expected)
+	if err != nil {
+		return 0, 0, err
+	}
+	return expected, desired, nil
 }
 
 // expectedScale sums the scale of the distinct controllers of the covered pods. Pods with
@@ -170,51 +144,4 @@ func (b *Budget) healthy(m *Member, now time.Time) int32 {
 		}
 	}
 	return m.Count
-}
-
-// Eviction is what the Eviction API would answer for one pod now.
-type Eviction struct {
-	Allowed bool
-	// Code is the HTTP status the API answers a refusal with: 429 when a budget has no
-	// disruption to give, 500 when the pod has more than one budget.
-	Code int
-	// Budget is the budget that decides, when there is one.
-	Budget *Budget
-	Reason string
-}
-
-// Eviction answers as the Eviction API does (pkg/registry/core/pod/storage/eviction.go):
-// pods that are not running are always evictable; a pod with several budgets never is; an
-// unready pod is evictable under unhealthyPodEvictionPolicy AlwaysAllow, or under
-// IfHealthyBudget while its budget is satisfied; any other pod needs a disruption to spare.
-// The numbers are holdfast's own, not the budget's possibly stale status.
-func (m *Model) Eviction(p *Member) Eviction {
-	if p.Pod != nil && (p.Terminating || p.Pod.Status.Phase == corev1.PodPending ||
-		p.Pod.Status.Phase == corev1.PodSucceeded || p.Pod.Status.Phase == corev1.PodFailed) {
-		return Eviction{Allowed: true, Reason: "the pod is not running, so no budget applies"}
-	}
-	switch len(p.Budgets) {
-	case 0:
-		return Eviction{Allowed: true, Reason: "no budget covers the pod"}
-	case 1:
-	default:
-		return Eviction{Code: 500, Reason: "the pod has more than one PodDisruptionBudget, which the Eviction API does not support"}
-	}
-	b := p.Budgets[0]
-	if !p.Ready {
-		if policy := b.PDB.Spec.UnhealthyPodEvictionPolicy; policy != nil && *policy == policyv1.AlwaysAllow {
-			return Eviction{Allowed: true, Budget: b, Reason: "the pod is not ready and the budget's unhealthyPodEvictionPolicy is AlwaysAllow"}
-		}
-		if b.Status.CurrentHealthy >= b.Status.DesiredHealthy && b.Status.DesiredHealthy > 0 {
-			return Eviction{Allowed: true, Budget: b, Reason: "the pod is not ready and its budget is satisfied without it"}
-		}
-	}
-	if b.Status.DisruptionsAllowed > 0 {
-		return Eviction{Allowed: true, Budget: b, Reason: fmt.Sprintf("budget %s allows %d disruption(s)", b.Name, b.Status.DisruptionsAllowed)}
-	}
-	reason := fmt.Sprintf("budget %s needs %d healthy pods and has %d", b.Name, b.Status.DesiredHealthy, b.Status.CurrentHealthy)
-	if b.SyncError != "" {
-		reason = fmt.Sprintf("budget %s cannot be computed: %s", b.Name, b.SyncError)
-	}
-	return Eviction{Code: 429, Budget: b, Reason: reason}
 }

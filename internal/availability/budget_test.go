@@ -72,7 +72,7 @@ func TestBudgetArithmetic(t *testing.T) {
 				c.Deployment("ns", "web", web, []string{"n1", "n2"}, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(int32(4)) })
 				c.PDB("ns", "pdb", web, snapshottest.MinAvailable(str("50%")))
 			},
-			want: budgetOutcome{Status: availability.Status{ExpectedPods: 4, DesiredHealthy: 2, CurrentHealthy: 2}, AtFullHealth: 0},
+			want: budgetOutcome{Status: availability.Status{ExpectedPods: 4, DesiredHealthy: 2, CurrentHealthy: 2}, AtFullHealth: 2},
 		},
 		"integer minAvailable counts pods, pending ones included, but only ready ones as healthy": {
 			build: func(c *snapshottest.Cluster) {
@@ -107,7 +107,7 @@ func TestBudgetArithmetic(t *testing.T) {
 				c.Snapshot.Pods[0].DeletionTimestamp = ptr.To(metav1.NewTime(now))
 				c.PDB("ns", "pdb", web, snapshottest.MinAvailable(int32v(1)))
 			},
-			want: budgetOutcome{Status: availability.Status{ExpectedPods: 2, DesiredHealthy: 1, CurrentHealthy: 1}},
+			want: budgetOutcome{Status: availability.Status{ExpectedPods: 2, DesiredHealthy: 1, CurrentHealthy: 1}, AtFullHealth: 1},
 		},
 		"integer minAvailable over a DaemonSet is computed": {
 			build: func(c *snapshottest.Cluster) {

@@ -90,13 +90,6 @@ type Member struct {
 	Budgets []*Budget
 }
 
-func (m *Member) terminating() int32 {
-	if m.Terminating {
-		return m.Count
-	}
-	return 0
-}
-
 // Workload is a Deployment, StatefulSet, DaemonSet or a ReplicaSet without a Deployment.
 type Workload struct {
 	WorkloadRef
@@ -276,7 +269,7 @@ func (m *Model) addWorkloads(s *snapshot.Snapshot) {
 			w.Desired = ds.Status.DesiredNumberScheduled
 		} else {
 			// Without nodes the count is unknown; the template still stands for the pods.
-			w.Desired = int32(max(0, m.EligibleNodes(&ds.Spec.Template)))
+			w.Desired = int32(max(0, m.DaemonSetNodes(&ds.Spec.Template)))
 		}
 		w.Facts.Strategy = daemonSetStrategy(ds, w.Desired)
 	}
@@ -352,7 +345,7 @@ func (m *Model) addMembers(s *snapshot.Snapshot) {
 			Workload:     w,
 			UnknownOwner: unknown,
 			Count:        1,
-			Ready:        pod.DeletionTimestamp == nil && (s.Source != snapshot.SourceLive || podReady(pod)),
+			Ready:        pod.DeletionTimestamp == nil && podReady(pod),
 			Terminating:  pod.DeletionTimestamp != nil,
 			NodeName:     pod.Spec.NodeName,
 		})

@@ -188,4 +188,26 @@ func TestEligibleNodes(t *testing.T) {
 	if got := availability.Build(&snapshot.Snapshot{}, now).EligibleNodes(&corev1.PodTemplateSpec{}); got != -1 {
 		t.Errorf("EligibleNodes without nodes = %d, want -1", got)
 	}
+	// The model used to leave cordoned nodes out of a DaemonSet's count from manifests;
+	// the DaemonSet controller tolerates the cordon for its pods, so they count (its
+	// desiredNumberScheduled, and the budget's expected pods).
+	if got := m.DaemonSetNodes(&corev1.PodTemplateSpec{}); got != 3 {
+		t.Errorf("DaemonSetNodes = %d, want 3: the cordoned node counts, the tainted one does not", got)
+	}
+}
+
+// A dump's pods keep their status: an unready pod read from a file is not healthy, as
+// the disruption controller counts it.
+func TestManifestPodsKeepTheirStatus(t *testing.T) {
+	c := snapshottest.New()
+	three(c)
+	c.Snapshot.Source = snapshot.SourceManifests
+	c.Deployment("ns", "web", web, []string{"n1", "n2", "n3"})
+	c.SetReady("ns", "web-rs-0", false)
+	c.PDB("ns", "pdb", web, snapshottest.MaxUnavailable(intstr.FromInt32(1)))
+	m := availability.Build(c.Snapshot, now)
+	want := availability.Status{ExpectedPods: 3, DesiredHealthy: 2, CurrentHealthy: 2}
+	if got := m.Budgets[0].Status; got != want {
+		t.Errorf("status = %+v, want %+v", got, want)
+	}
 }

@@ -190,32 +190,88 @@ func daemonSetStrategy(ds *appsv1.DaemonSet, nodes int32) Strategy {
 	return Strategy{Type: string(appsv1.RollingUpdateDaemonSetStrategyType), MaxSurge: int32(ms), MaxUnavailable: int32(mu)}
 }
 
-// EligibleNodes counts the schedulable nodes a pod of the template could run on: node
-// selector, required node affinity, and NoSchedule/NoExecute taints it does not tolerate.
-// It returns -1 when the snapshot has no nodes (manifests without a nodes file).
+// EligibleNodes counts the nodes a pod of the template could run on (Eligible with the
+// template's node selector, affinity and tolerations): a cordoned node counts only for
+// a pod that tolerates the cordon, as a DaemonSet's pods do (DaemonTolerations). It
+// returns -1 when the snapshot has no nodes (manifests without a nodes file).
 func (m *Model) EligibleNodes(t *corev1.PodTemplateSpec) int {
+	return m.eligibleNodes(t.Spec.NodeSelector, t.Spec.Affinity, t.Spec.Tolerations)
+}
+
+// DaemonSetNodes counts the nodes a DaemonSet runs a pod on, as the DaemonSet
+// controller counts them: its template's rules with the tolerations it adds to every
+// daemon pod, so that cordoned nodes count. It returns -1 without nodes.
+func (m *Model) DaemonSetNodes(t *corev1.PodTemplateSpec) int {
+	tolerations := append(slices.Clone(t.Spec.Tolerations), DaemonTolerations(t.Spec.HostNetwork)...)
+	return m.eligibleNodes(t.Spec.NodeSelector, t.Spec.Affinity, tolerations)
+}
+
+func (m *Model) eligibleNodes(nodeSelector map[string]string, affinity *corev1.Affinity, tolerations []corev1.Toleration) int {
 	if len(m.Nodes) == 0 {
 		return -1
 	}
-	pod := &corev1.Pod{Spec: t.Spec}
-	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
 	n := 0
 	for _, node := range m.Nodes {
-		if node.Node.Spec.Unschedulable {
-			continue
+		if Eligible(node.Node, nodeSelector, affinity, tolerations) {
+			n++
 		}
-		if ok, err := affinity.Match(node.Node); err != nil || !ok {
-			continue
-		}
-		if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Node.Spec.Taints, t.Spec.Tolerations,
-			func(t *corev1.Taint) bool {
-				return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-			}, false); untolerated {
-			continue
-		}
-		n++
 	}
 	return n
+}
+
+// cordonTaint is the taint the node lifecycle controller puts on a cordoned node.
+var cordonTaint = corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}
+
+// Eligible reports whether a pod with this node selector, affinity and tolerations may
+// run on node, with the rules the scheduler and the DaemonSet controller share: the
+// required node affinity (node selector included) matches and no NoSchedule or
+// NoExecute taint is left untolerated. A cordoned node counts as tainted
+// node.kubernetes.io/unschedulable:NoSchedule even when the snapshot's copy does not
+// carry the taint yet (manifests, or a cordon the node controller has not seen).
+func Eligible(node *corev1.Node, nodeSelector map[string]string, affinity *corev1.Affinity, tolerations []corev1.Toleration) bool {
+	var required *corev1.Affinity
+	if affinity != nil && affinity.NodeAffinity != nil {
+		required = &corev1.Affinity{NodeAffinity: affinity.NodeAffinity}
+	}
+	if ok, err := nodeaffinity.NewRequiredNodeAffinity(nodeSelector, required).Match(node); err != nil || !ok {
+		return false
+	}
+	taints := node.Spec.Taints
+	if node.Spec.Unschedulable && !slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.MatchTaint(&cordonTaint) }) {
+		taints = append(slices.Clone(taints), cordonTaint)
+	}
+	return !Untolerated(taints, tolerations)
+}
+
+// Untolerated reports whether a NoSchedule or NoExecute taint is not tolerated.
+func Untolerated(taints []corev1.Taint, tolerations []corev1.Toleration) bool {
+	if len(taints) == 0 {
+		return false
+	}
+	// The zero logr.Logger discards: this package does not log.
+	_, found := corev1helpers.FindMatchingUntoleratedTaint(klog.Logger{}, taints, tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, false)
+	return found
+}
+
+// DaemonTolerations are the tolerations the DaemonSet controller adds to every daemon
+// pod (pkg/controller/daemon/util), so that a node under pressure, not ready, or
+// cordoned still counts as a node of the DaemonSet; hostNetwork pods also tolerate an
+// unavailable network.
+func DaemonTolerations(hostNetwork bool) []corev1.Toleration {
+	t := []corev1.Toleration{
+		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+		{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+		{Key: corev1.TaintNodeDiskPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: corev1.TaintNodePIDPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	}
+	if hostNetwork {
+		t = append(t, corev1.Toleration{Key: corev1.TaintNodeNetworkUnavailable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+	}
+	return t
 }
 
 // labelIndex finds the members a selector matches without testing every member: members

@@ -25,6 +25,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 )
 
 // tableWidth is the terminal width the table is laid out for.
@@ -181,7 +182,7 @@ func (o *AuditOptions) load(ctx context.Context) (*snapshot.Snapshot, []snapshot
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating a client: %w", err)
 	}
-	snap, err := snapshot.LoadLive(ctx, client, dyn, o.namespace)
+	snap, err := live.Load(ctx, client, dyn, o.namespace)
 	if err != nil {
 		return nil, nil, err
 	}

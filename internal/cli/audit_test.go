@@ -107,12 +107,12 @@ func TestAuditTable(t *testing.T) {
       maxUnavailable: 1
       selector: {}
       singleReplica: Surge
-  ERROR   HF001  PodDisruptionBudget web (minAvailable: 1) requires 1 of its 1
+  ERROR   HF001  PodDisruptionBudget web (minAvailable 1) requires 1 of its 1
                  pod to stay healthy, so it allows no eviction even when every
                  pod is ready: every drain, upgrade or autoscaler consolidation
                  of a node running Deployment web blocks forever.
                  (PodDisruptionBudget/shop/web at -:24)
-    # PodDisruptionBudget web: replace minAvailable: 1 with maxUnavailable: 1
+    # PodDisruptionBudget web: replace minAvailable 1 with maxUnavailable: 1
     spec:
       maxUnavailable: 1
       minAvailable: null

@@ -21,7 +21,7 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/drain"
 	"github.com/holdfast-dev/holdfast/internal/plan"
-	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 )
 
 // ExitIncomplete is drain's exit code when it ended with a node not drained: a budget that
@@ -201,7 +201,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, err := snapshot.LoadLive(ctx, o.client, nil, metav1.NamespaceAll)
+	snap, err := live.Load(ctx, o.client, nil, metav1.NamespaceAll)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func (o *DrainOptions) dryRun(snap *snapshot.Snapshot, p *plan.Plan) error {
 				if m.Pod == nil || m.Terminating {
 					continue
 				}
-				step, why := preview(filter, m, left)
+				step, why := preview(model, filter, m, left)
 				if step == "blocked" || step == "refused" {
 					stopped++
 				}
@@ -75,8 +75,10 @@ func (o *DrainOptions) dryRun(snap *snapshot.Snapshot, p *plan.Plan) error {
 	return w.err
 }
 
-// preview says what the drain would do with one pod, spending its budget in left.
-func preview(filter drain.Filter, m *availability.Member, left map[*availability.Budget]int32) (step, why string) {
+// preview says what the drain would do with one pod, spending its budget in left: the
+// eviction oracle's answer for the pod as the snapshot stands, then each budget's
+// disruptions shared by the pods of the wave.
+func preview(model *availability.Model, filter drain.Filter, m *availability.Member, left map[*availability.Budget]int32) (step, why string) {
 	c := filter.Classify(m.Pod)
 	switch c.Verdict {
 	case drain.Skip:
@@ -84,24 +86,17 @@ func preview(filter drain.Filter, m *availability.Member, left map[*availability
 	case drain.Refuse:
 		return "refused", c.Reason
 	}
-	switch len(m.Budgets) {
-	case 0:
-		return "evict", "no budget covers it"
-	case 1:
-	default:
-		pdbs := make([]string, len(m.Budgets))
-		for i, b := range m.Budgets {
-			pdbs[i] = b.Namespace + "/" + b.Name
-		}
-		return "blocked", fmt.Sprintf("covered by %d budgets %v: the Eviction API answers 500", len(pdbs), pdbs)
+	ev := model.Eviction(m)
+	switch {
+	case !ev.Allowed && ev.Permanent:
+		return "blocked", ev.Message
+	case !ev.Allowed:
+		return "wait", ev.Message
+	case ev.Reason != availability.ReasonDisruptionAllowed:
+		// No budget, or a pod the budget lets go without spending a disruption.
+		return "evict", ev.Message
 	}
 	b := m.Budgets[0]
-	if msg, never := drain.NeverAllowsAt(b.PDB, b.Status.ExpectedPods, b.Status.DesiredHealthy); never {
-		return "blocked", msg
-	}
-	if !m.Ready {
-		return "evict", "not Ready: costs its budget nothing"
-	}
 	if _, seen := left[b]; !seen {
 		left[b] = b.Status.DisruptionsAllowed
 	}

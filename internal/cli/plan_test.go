@@ -82,14 +82,14 @@ func TestPlanDrainArticle003(t *testing.T) {
 	want := `Wave 1 (1 node): node-3
 Blocked: node-1
   SingleReplicaBudget PodDisruptionBudget/prod/mysvc-prod, until it changes
-    minAvailable 1 on a single replica: it needs 1 of 1 pod healthy, so it never
-    allows an eviction and the drain waits forever; run 2 replicas or use
-    maxUnavailable: 1
+    PodDisruptionBudget prod/mysvc-prod (minAvailable 1) wants 1 healthy of 1
+    expected pods, so it never allows an eviction: on a single replica every
+    drain of its node waits forever; run 2 replicas or use maxUnavailable 1
 Blocked: node-2
   SingleReplicaBudget PodDisruptionBudget/prod/worker, until it changes
-    minAvailable 50% on a single replica: it needs 1 of 1 pod healthy, so it
-    never allows an eviction and the drain waits forever; run 2 replicas or use
-    maxUnavailable: 1
+    PodDisruptionBudget prod/worker (minAvailable 50%) wants 1 healthy of 1
+    expected pods, so it never allows an eviction: on a single replica every
+    drain of its node waits forever; run 2 replicas or use maxUnavailable 1
 
 1 node in 1 wave; 2 nodes blocked. Lower bound: 1 wave.
 `

@@ -1,73 +1,33 @@
 package drain
 
 import (
-	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
-// mirrorPodAnnotation marks the API's copy of a static pod; the kubelet owns the pod and
-// recreates it, so evicting it achieves nothing (kubectl skips it too).
-const mirrorPodAnnotation = "kubernetes.io/config.mirror"
+// mirrorPodAnnotation marks the API's copy of a static pod (availability.MirrorPodAnnotation).
+const mirrorPodAnnotation = availability.MirrorPodAnnotation
 
-// Filter says which pods a drain may evict, with kubectl drain's rules and flags.
-type Filter struct {
-	// Force lets the drain evict pods that no controller will recreate.
-	Force bool
-	// DeleteEmptyDirData lets the drain evict pods whose emptyDir volumes are lost with them.
-	DeleteEmptyDirData bool
-}
+// Filter says which pods a drain may evict, with kubectl drain's rules and flags. It is
+// availability's, which the planner uses too.
+type Filter = availability.DrainFilter
 
 // Verdict is what a drain does with a pod found on the node.
-type Verdict int
+type Verdict = availability.DrainVerdict
 
+// The verdicts.
 const (
 	// Evict the pod through the Eviction API.
-	Evict Verdict = iota
+	Evict = availability.DrainEvict
 	// Skip leaves the pod on the node and does not count it as remaining.
-	Skip
+	Skip = availability.DrainSkip
 	// Refuse leaves the pod on the node and the node not drained, until a flag allows it.
-	Refuse
+	Refuse = availability.DrainRefuse
 )
 
 // Classification is a Verdict with the reason to show the user.
-type Classification struct {
-	Verdict Verdict
-	Reason  string
-}
-
-// Classify applies kubectl drain's filters in kubectl's order: DaemonSet pods and mirror
-// pods are skipped (DaemonSet pods come back on the node anyway, as with
-// --ignore-daemonsets); pods with emptyDir data and pods with no controller are refused
-// unless the matching flag is given. Pods that have finished lose nothing and are evicted.
-func (f Filter) Classify(pod *corev1.Pod) Classification {
-	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "DaemonSet" {
-		return Classification{Skip, "managed by DaemonSet " + ref.Name}
-	}
-	if _, ok := pod.Annotations[mirrorPodAnnotation]; ok {
-		return Classification{Skip, "mirror pod of a static pod"}
-	}
-	if finished(pod) {
-		return Classification{Evict, "finished"}
-	}
-	if !f.DeleteEmptyDirData {
-		for _, v := range pod.Spec.Volumes {
-			if v.EmptyDir != nil {
-				return Classification{Refuse, fmt.Sprintf("emptyDir volume %q would lose its data (use --delete-emptydir-data)", v.Name)}
-			}
-		}
-	}
-	if metav1.GetControllerOf(pod) == nil && !f.Force {
-		return Classification{Refuse, "no controller would recreate the pod (use --force)"}
-	}
-	return Classification{Evict, ""}
-}
-
-func finished(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
+type Classification = availability.DrainClassification
 
 // PodState is what a drain knows about one pod it must move off the node.
 type PodState struct {

@@ -202,7 +202,7 @@ func TestCovering(t *testing.T) {
 	if strings.Join(names, ",") != "ns/web,ns/everything" {
 		t.Errorf("Covering = %v, want ns/web and ns/everything (policy/v1's empty selector covers all)", names)
 	}
-	if msg := Overlapping(got); !strings.Contains(msg, "ns/web, ns/everything") {
+	if msg := Overlapping(got); !strings.Contains(msg, "ns/everything, ns/web") {
 		t.Errorf("Overlapping = %q, want both budgets named", msg)
 	}
 }

@@ -9,14 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/resource"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/utils/ptr"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
-
-// mirrorPodAnnotation marks the API's copy of a static pod: the kubelet owns it, so drains
-// skip it.
-const mirrorPodAnnotation = "kubernetes.io/config.mirror"
 
 // cluster is the simulation's own state: where every pod is and what every node has left.
 // It copies what it needs out of the model, so the Snapshot is never written.
@@ -124,7 +121,7 @@ func newCluster(m *availability.Model) *cluster {
 	var pending []*pod
 	for i := range m.Members {
 		mb := &m.Members[i]
-		if mb.Terminating || (mb.Pod != nil && finished(mb.Pod)) {
+		if mb.Terminating || (mb.Pod != nil && availability.Finished(mb.Pod)) {
 			continue
 		}
 		count := mb.Count
@@ -167,10 +164,6 @@ func newCluster(m *availability.Model) *cluster {
 	return c
 }
 
-func finished(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
-
 func newNode(i int, n *corev1.Node) *node {
 	a := n.Status.Allocatable
 	return &node{
@@ -187,10 +180,8 @@ func (c *cluster) newPod(mb *availability.Member, j int32) *pod {
 	var spec *corev1.PodSpec
 	if mb.Pod != nil {
 		spec = &mb.Pod.Spec
-		ref := metav1.GetControllerOfNoCopy(mb.Pod)
-		_, mirror := mb.Pod.Annotations[mirrorPodAnnotation]
-		p.skip = mirror || (ref != nil && ref.Kind == snapshot.KindDaemonSet)
-		p.bare = ref == nil
+		p.skip = availability.SkippedByDrain(mb.Pod)
+		p.bare = metav1.GetControllerOfNoCopy(mb.Pod) == nil
 	} else {
 		p.name = fmt.Sprintf("%s-%d", mb.Name, j)
 		p.skip = mb.Workload.Kind == snapshot.KindDaemonSet
@@ -219,6 +210,20 @@ func (p *pod) object() snapshot.ObjectRef {
 		return snapshot.ObjectRef{Kind: p.workload.Kind, Namespace: p.workload.Namespace, Name: p.workload.Name}
 	}
 	return snapshot.ObjectRef{Kind: snapshot.KindPod, Namespace: p.namespace, Name: p.name}
+}
+
+// asPod is the pod a drain finds: the pod itself, or for a replica that manifests only
+// describe, one made from its workload's template and controlled by the workload.
+func (p *pod) asPod() *corev1.Pod {
+	if p.member.Pod != nil {
+		return p.member.Pod
+	}
+	w := p.workload
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.namespace, Name: p.name, Labels: w.Template.Labels, Annotations: w.Template.Annotations,
+			OwnerReferences: []metav1.OwnerReference{{Kind: w.Kind, Name: w.Name, UID: w.Object.GetUID(), Controller: ptr.To(true)}}},
+		Spec: w.Template.Spec,
+	}
 }
 
 // spec is the pod's own spec, or its template's.

@@ -117,32 +117,38 @@ type ReasonType string
 const (
 	// BudgetExhausted: a budget has no disruption to give now, but will once its
 	// unavailable pods are healthy again.
-	BudgetExhausted ReasonType = "BudgetExhausted"
+	BudgetExhausted = ReasonType(availability.ReasonBudgetExhausted)
 	// BudgetNeverAllows: a budget cannot allow a disruption even with every pod
-	// healthy (minAvailable equal to the replicas, maxUnavailable 0, or a budget the
-	// disruption controller cannot compute).
-	BudgetNeverAllows ReasonType = "BudgetNeverAllows"
+	// healthy (minAvailable equal to the replicas, maxUnavailable 0).
+	BudgetNeverAllows = ReasonType(availability.ReasonBudgetNeverAllows)
 	// SingleReplicaBudget: article 003, a budget over a single replica that needs it
 	// available; the drain waits forever.
-	SingleReplicaBudget ReasonType = "SingleReplicaBudget"
+	SingleReplicaBudget = ReasonType(availability.ReasonSingleReplicaBudget)
 	// PolicyHeld: a budget that a DisruptionPolicy manages allows nothing now; the
 	// policy makes room (it surges a replacement first, or lets the drain through after
 	// escapeAfter), so the node drains once the operator has acted.
-	PolicyHeld ReasonType = "PolicyHeld"
+	PolicyHeld = ReasonType(availability.ReasonPolicyHeld)
 	// OverlappingBudgets: the pod is covered by more than one budget, and the Eviction
 	// API answers 500 to every eviction of it.
-	OverlappingBudgets ReasonType = "OverlappingBudgets"
+	OverlappingBudgets = ReasonType(availability.ReasonOverlappingBudgets)
 	// NoController: nothing would recreate the pod; kubectl and holdfast drain refuse
 	// it without --force.
-	NoController ReasonType = "NoController"
+	NoController = ReasonType(availability.RuleNoController)
 	// EmptyDirData: the pod's emptyDir data would be lost; refused without
 	// --delete-emptydir-data.
-	EmptyDirData ReasonType = "EmptyDirData"
+	EmptyDirData = ReasonType(availability.RuleEmptyDirData)
 	// UnhealthyPod: the pod is not ready and its budget, with the default
 	// unhealthyPodEvictionPolicy IfHealthyBudget, is not healthy enough to let it go.
-	UnhealthyPod ReasonType = "UnhealthyPod"
+	UnhealthyPod = ReasonType(availability.ReasonUnhealthyPod)
 	// NoRoom: an evicted pod would fit on no other node.
 	NoRoom ReasonType = "NoRoom"
+	// BudgetUncomputable: the disruption controller cannot compute the budget
+	// (maxUnavailable or a percentage over DaemonSet pods), so it allows nothing.
+	BudgetUncomputable = ReasonType(availability.ReasonBudgetUncomputable)
+	// BudgetStale: the budget's status was counted for an older spec.
+	BudgetStale = ReasonType(availability.ReasonBudgetStale)
+	// BudgetInvalid: the budget's status is one the Eviction API refuses to trust.
+	BudgetInvalid = ReasonType(availability.ReasonBudgetInvalid)
 	// CompanionPending: the pod is one per node by design (a NodeCompanion, or required
 	// hostname anti-affinity with as many replicas as eligible nodes), so its
 	// replacement would stay Pending while the node is drained.

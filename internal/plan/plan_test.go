@@ -251,7 +251,7 @@ func TestBlockerMessages(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"n1": "minAvailable 1 on a single replica: it needs 1 of 1 pod healthy, so it never allows an eviction and the drain waits forever; run 2 replicas or use maxUnavailable: 1",
+		"n1": "PodDisruptionBudget prod/mysvc-prod (minAvailable 1) wants 1 healthy of 1 expected pods, so it never allows an eviction: on a single replica every drain of its node waits forever; run 2 replicas or use maxUnavailable 1",
 		"n2": "its replacement fits on no other node: 0/3 nodes are available: 2 cordoned or being drained, 1 with too little cpu",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -356,7 +356,7 @@ func (c *cluster) refusals(p *pod) string {
 // budget every replica is Ready (see settling), so one can go.
 func (c *cluster) budgetHeld(p *pod) string {
 	if e := c.m.Eviction(p.member); !e.Allowed {
-		return "the Eviction API would refuse it: " + e.Reason
+		return "the Eviction API would refuse it: " + e.Message
 	}
 	return ""
 }

@@ -221,7 +221,7 @@ func TestRebalanceOutcomes(t *testing.T) {
 				c.PDB("shop", "web", app("web"), snapshottest.MinAvailable(intstr.FromInt32(3)))
 			},
 			want:    plan.RebalanceBudgetExhausted,
-			message: "the Eviction API would refuse it: budget web needs 3 healthy pods and has 3",
+			message: "the Eviction API would refuse it: PodDisruptionBudget shop/web (minAvailable 3) wants 3 healthy of 3 expected pods, so it never allows an eviction",
 		},
 		"two budgets": {
 			build: func(c *snapshottest.Cluster) {
@@ -230,7 +230,7 @@ func TestRebalanceOutcomes(t *testing.T) {
 				c.PDB("shop", "web-too", app("web"), snapshottest.MaxUnavailable(intstr.FromInt32(1)))
 			},
 			want:    plan.RebalanceBudgetExhausted,
-			message: "more than one PodDisruptionBudget",
+			message: "covered by 2 PodDisruptionBudgets (shop/web, shop/web-too)",
 		},
 		"a replica not Ready": {
 			build: func(c *snapshottest.Cluster) {

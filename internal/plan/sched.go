@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/klog/v2"
+
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // refusal is why the simulation would not put a pod on a node, in the scheduler's words.
@@ -63,14 +63,7 @@ func (c *cluster) fixed(p *pod, n *node) refusal {
 }
 
 func untolerated(n *corev1.Node, tolerations []corev1.Toleration) bool {
-	if len(n.Spec.Taints) == 0 {
-		return false
-	}
-	// The zero logr.Logger discards: this package does not log.
-	_, found := corev1helpers.FindMatchingUntoleratedTaint(klog.Logger{}, n.Spec.Taints, tolerations, func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, false)
-	return found
+	return availability.Untolerated(n.Spec.Taints, tolerations)
 }
 
 // feasible runs the scheduler's filters for the pod on the node; mins are the

@@ -4,9 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -449,13 +446,10 @@ func (c *cluster) staticReasons(n *node, opts Options) []Reason {
 			continue
 		}
 		ref := p.object()
-		if p.bare && !opts.Force {
-			add(Reason{Type: NoController, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
-				Message: "no controller would recreate the pod: give it one (a Deployment), or drain with --force and lose it"})
-		}
-		if v := emptyDir(p.spec()); v != "" && !opts.DeleteEmptyDirData {
-			add(Reason{Type: EmptyDirData, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
-				Message: fmt.Sprintf("emptyDir volume %q would lose its data: drain with --delete-emptydir-data", v)})
+		filter := availability.DrainFilter{Force: opts.Force, DeleteEmptyDirData: opts.DeleteEmptyDirData}
+		for _, refusal := range filter.Refusals(p.asPod()) {
+			add(Reason{Type: ReasonType(refusal.Rule), Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
+				Message: refusal.Reason})
 		}
 		if r, ok := c.evictionReason(p); ok {
 			add(r)
@@ -464,73 +458,23 @@ func (c *cluster) staticReasons(n *node, opts Options) []Reason {
 	return out
 }
 
-func emptyDir(spec *corev1.PodSpec) string {
-	for _, v := range spec.Volumes {
-		if v.EmptyDir != nil {
-			return v.Name
-		}
-	}
-	return ""
-}
-
-// evictionReason turns a refusal of the Eviction API for the pod into a Reason.
+// evictionReason turns a refusal of the Eviction API for the pod into a Reason, in the
+// oracle's words.
 func (c *cluster) evictionReason(p *pod) (Reason, bool) {
 	ev := c.m.Eviction(p.member)
 	if ev.Allowed {
 		return Reason{}, false
 	}
-	if ev.Code == 500 {
-		names := make([]string, len(p.member.Budgets))
-		for i, b := range p.member.Budgets {
-			names[i] = b.Namespace + "/" + b.Name
-		}
-		slices.Sort(names)
-		ref := p.object()
-		return Reason{Type: OverlappingBudgets, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
-			Message: fmt.Sprintf("covered by %d PodDisruptionBudgets (%s): the Eviction API answers 500 to every eviction; make their selectors disjoint",
-				len(names), strings.Join(names, ", "))}, true
-	}
-	b := ev.Budget
-	r := Reason{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}
-	s := b.Status
+	r := Reason{Type: ReasonType(ev.Reason), Message: ev.Message, Permanent: ev.Permanent}
 	switch {
-	case b.SyncError != "":
-		r.Type, r.Permanent = BudgetNeverAllows, true
-		r.Message = "the disruption controller cannot compute it (" + b.SyncError + "), so it allows no eviction: use an integer minAvailable"
-	case b.AtFullHealth == 0 && b.Policy() != "":
-		r.Type = PolicyHeld
-		r.Message = fmt.Sprintf("%s allows no eviction by itself; DisruptionPolicy %s makes room for the drain by its single-replica strategy (Surge starts a replacement first, Protect lets the drain through after escapeAfter)",
-			budgetSpec(b), b.Policy())
-	case b.AtFullHealth == 0 && s.ExpectedPods <= 1:
-		r.Type, r.Permanent = SingleReplicaBudget, true
-		r.Message = fmt.Sprintf("%s on a single replica: it needs %d of %d pod healthy, so it never allows an eviction and the drain waits forever; run 2 replicas or use maxUnavailable: 1",
-			budgetSpec(b), s.DesiredHealthy, s.ExpectedPods)
-	case b.AtFullHealth == 0:
-		r.Type, r.Permanent = BudgetNeverAllows, true
-		r.Message = fmt.Sprintf("%s needs %d of %d pods healthy, so it allows no eviction even with every pod ready; relax it or add replicas",
-			budgetSpec(b), s.DesiredHealthy, s.ExpectedPods)
-	case !p.ready:
-		r.Type = UnhealthyPod
-		r.Kind, r.Namespace, r.Name = snapshot.KindPod, p.namespace, p.name
-		r.Message = fmt.Sprintf("not ready, and budget %s has %d of %d healthy pods it needs: with unhealthyPodEvictionPolicy IfHealthyBudget the Eviction API refuses it (AlwaysAllow would let it go)",
-			b.Name, s.CurrentHealthy, s.DesiredHealthy)
+	case ev.Budget == nil || ev.Reason == availability.ReasonUnhealthyPod:
+		// The pod itself: under several budgets, or unready under a short budget.
+		ref := p.object()
+		r.Kind, r.Namespace, r.Name = ref.Kind, ref.Namespace, ref.Name
 	default:
-		r.Type = BudgetExhausted
-		r.Message = fmt.Sprintf("%s allows no disruption now: %d of %d pods healthy, %d needed; it will once its pods are ready again",
-			budgetSpec(b), s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy)
+		r.Kind, r.Namespace, r.Name = snapshot.KindPodDisruptionBudget, ev.Budget.PDB.Namespace, ev.Budget.PDB.Name
 	}
 	return r, true
-}
-
-func budgetSpec(b *availability.Budget) string {
-	spec := b.PDB.Spec
-	switch {
-	case spec.MinAvailable != nil:
-		return "minAvailable " + spec.MinAvailable.String()
-	case spec.MaxUnavailable != nil:
-		return "maxUnavailable " + spec.MaxUnavailable.String()
-	}
-	return "no minAvailable or maxUnavailable"
 }
 
 // lowerBound computes the fewest waves the nodes need: ceil(nodes/MaxConcurrent), and

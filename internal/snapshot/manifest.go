@@ -552,6 +552,18 @@ func defaultLegacySelector(sel **metav1.LabelSelector, template *corev1.PodTempl
 	}
 }
 
+// assumeRunning gives a pod written without status (a manifest, not a dump) the status
+// of a running, Ready pod, which is what its author means. A pod that carries a status
+// (a `kubectl get pods -o yaml` dump) keeps it, so that unready, pending and finished
+// pods count as the disruption controller counts them.
+func assumeRunning(pod *corev1.Pod) {
+	if pod.Status.Phase != "" || len(pod.Status.Conditions) > 0 {
+		return
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+}
+
 var decoders = map[schema.GroupVersionKind]decodeFunc{}
 
 func register(d decodeFunc, kind string, apiVersions ...string) {
@@ -564,7 +576,8 @@ func init() {
 	register(decodeInto(func(s *Snapshot) *[]corev1.Node { return &s.Nodes },
 		func(o *corev1.Node) *metav1.ObjectMeta { return &o.ObjectMeta }, nil), KindNode, "v1")
 	register(decodeInto(func(s *Snapshot) *[]corev1.Pod { return &s.Pods },
-		func(o *corev1.Pod) *metav1.ObjectMeta { return &o.ObjectMeta }, nil), KindPod, "v1")
+		func(o *corev1.Pod) *metav1.ObjectMeta { return &o.ObjectMeta },
+		func(o *corev1.Pod, _ schema.GroupVersionKind) { assumeRunning(o) }), KindPod, "v1")
 	register(decodeInto(func(s *Snapshot) *[]appsv1.Deployment { return &s.Deployments },
 		func(o *appsv1.Deployment) *metav1.ObjectMeta { return &o.ObjectMeta },
 		func(o *appsv1.Deployment, gvk schema.GroupVersionKind) {

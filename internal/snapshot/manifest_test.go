@@ -223,3 +223,63 @@ func TestLoadManifests(t *testing.T) {
 		t.Errorf("loaded (-want +got):\n%s", diff)
 	}
 }
+
+// A pod written without status is assumed running and Ready; a pod from a dump keeps its
+// status, so that unready, pending and terminating pods count as they do in the cluster.
+func TestLoadManifestsPodStatus(t *testing.T) {
+	const pods = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: written, namespace: ns}
+  spec: {containers: [{name: c, image: i}]}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: unready, namespace: ns}
+  spec: {containers: [{name: c, image: i}]}
+  status:
+    phase: Running
+    conditions: [{type: Ready, status: "False"}]
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: pending, namespace: ns}
+  spec: {containers: [{name: c, image: i}]}
+  status: {phase: Pending}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: terminating, namespace: ns, deletionTimestamp: "2026-11-23T10:00:00Z", finalizers: [example.com/hold]}
+  spec: {containers: [{name: c, image: i}]}
+  status:
+    phase: Running
+    conditions: [{type: Ready, status: "True"}]
+`
+	s, problems := snapshot.LoadManifests([]string{"-"}, snapshot.ManifestOptions{Stdin: strings.NewReader(pods), MaxFileSize: 1 << 20})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	type status struct {
+		Phase       string
+		Ready       string
+		Terminating bool
+	}
+	got := map[string]status{}
+	for _, p := range s.Pods {
+		st := status{Phase: string(p.Status.Phase), Terminating: p.DeletionTimestamp != nil}
+		for _, c := range p.Status.Conditions {
+			if c.Type == "Ready" {
+				st.Ready = string(c.Status)
+			}
+		}
+		got[p.Name] = st
+	}
+	want := map[string]status{
+		"written":     {Phase: "Running", Ready: "True"},
+		"unready":     {Phase: "Running", Ready: "False"},
+		"pending":     {Phase: "Pending"},
+		"terminating": {Phase: "Running", Ready: "True", Terminating: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pod status (-want +got):\n%s", diff)
+	}
+}

@@ -76,7 +76,7 @@ func budgetsMatchController(f *framework.Framework) audit.Report {
 		}
 		want := map[string]availability.Status{}
 		for _, p := range pdbs.Items {
-			if p.Status.ObservedGeneration < p.Generation && !syncFailed(&p) {
+			if p.Status.ObservedGeneration < p.Generation && !framework.SyncFailed(&p) {
 				return false, nil
 			}
 			want[p.Name] = availability.Status{
@@ -98,15 +98,6 @@ func budgetsMatchController(f *framework.Framework) audit.Report {
 		f.T.Logf("finding %s %s/%s: %s", finding.Rule, finding.Kind, finding.Name, finding.Message)
 	}
 	return r
-}
-
-func syncFailed(p *policyv1.PodDisruptionBudget) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == policyv1.DisruptionAllowedCondition && c.Reason == policyv1.SyncFailedReason {
-			return true
-		}
-	}
-	return false
 }
 
 func probes(d *appsv1.Deployment) {

@@ -184,3 +184,15 @@ func (f *Framework) setUnschedulable(ctx context.Context, node string, on bool) 
 func SelectorOf(obj client.Object) string {
 	return labels.Set(SpecOf(obj).Selector.MatchLabels).String()
 }
+
+// SyncFailed reports whether the disruption controller could not count the budget (its
+// DisruptionAllowed condition has reason SyncFailed): it then writes no
+// observedGeneration, only disruptionsAllowed 0.
+func SyncFailed(p *policyv1.PodDisruptionBudget) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == policyv1.DisruptionAllowedCondition && c.Reason == policyv1.SyncFailedReason {
+			return true
+		}
+	}
+	return false
+}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/drain"
 	"github.com/holdfast-dev/holdfast/internal/plan"
-	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -83,7 +83,7 @@ func TestRollingDrainSpeed(t *testing.T) {
 	// The planner's waves, planned on the cluster as it is then (drained nodes come back,
 	// as here), each wave finished before the next starts.
 	start = time.Now()
-	snap, err := snapshot.LoadLive(f.Ctx, f.Clientset, nil, metav1.NamespaceAll)
+	snap, err := live.Load(f.Ctx, f.Clientset, nil, metav1.NamespaceAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestRollingDrainSpeed(t *testing.T) {
 	// As `holdfast drain` runs: the planner's order in one wave, each node starting as soon
 	// as a slot and its workloads are free.
 	start = time.Now()
-	snap, err = snapshot.LoadLive(f.Ctx, f.Clientset, nil, metav1.NamespaceAll)
+	snap, err = live.Load(f.Ctx, f.Clientset, nil, metav1.NamespaceAll)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package snapshot_test
+package live_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 )
 
 func TestLoadLive(t *testing.T) {
@@ -73,7 +74,7 @@ func TestLoadLive(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s, err := snapshot.LoadLive(context.Background(), client, dyn, tc.namespace)
+			s, err := live.Load(context.Background(), client, dyn, tc.namespace)
 			if err != nil {
 				t.Fatal(err)
 			}

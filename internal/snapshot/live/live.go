@@ -1,4 +1,7 @@
-package snapshot
+// Package live gathers a Snapshot from a cluster's API server. It is the only part of
+// snapshot gathering that needs a client, kept apart so that the packages that decide
+// (availability, audit, plan) import no client.
+package live
 
 import (
 	"context"
@@ -13,18 +16,19 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
 // pageSize keeps each list response small enough for the API server to serve from its
 // watch cache without holding a large response in memory on either side.
 const pageSize = 500
 
-// LoadLive lists every object holdfast reads from the cluster. Namespaced kinds are listed
+// Load lists every object holdfast reads from the cluster. Namespaced kinds are listed
 // in namespace, or in every namespace when namespace is metav1.NamespaceAll; nodes and
 // priority classes are cluster-scoped and always listed. holdfast's own resources are
 // listed through dyn, when given.
-func LoadLive(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, namespace string) (*Snapshot, error) {
-	s := &Snapshot{Source: SourceLive}
+func Load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, namespace string) (*snapshot.Snapshot, error) {
+	s := &snapshot.Snapshot{Source: snapshot.SourceLive}
 	core, apps := client.CoreV1(), client.AppsV1()
 	lists := []struct {
 		what string
