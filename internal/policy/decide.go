@@ -1,4 +1,4 @@
-package disruptionpolicy
+package policy
 
 import (
 	"cmp"
@@ -219,7 +219,7 @@ func restoredBounds(w *Workload) *AutoscalerBounds {
 // Selects reports whether policy p selects workload w: its kind is listed (in kinds, or
 // in scaleTargets for a custom one) and its labels match the selector.
 func Selects(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) (bool, error) {
-	if w.custom() {
+	if w.Custom() {
 		if !slices.Contains(p.Spec.ScaleTargets, holdfastv1alpha1.ScaleTarget{APIVersion: w.APIVersion, Kind: w.Kind}) {
 			return false, nil
 		}
@@ -241,7 +241,7 @@ func Selects(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) (bool, error) {
 // of its pods, so a change to one workload lists the pods of none but the few in motion.
 func NeedsPods(o *Observed, w *Workload) bool {
 	p := o.Policy
-	if w.custom() {
+	if w.Custom() {
 		// Its Ready count comes only from its pods.
 		return w.Selector != nil
 	}
@@ -300,9 +300,9 @@ func BudgetName(kind, name string) string {
 }
 
 // custom reports whether w is an object of a scale target.
-func (w *Workload) custom() bool { return w.APIVersion != "" }
+func (w *Workload) Custom() bool { return w.APIVersion != "" }
 
-func workloadKey(kind, name string) string { return kind + "/" + name }
+func WorkloadKey(kind, name string) string { return kind + "/" + name }
 
 // surgeOriginal returns the replicas a surged Deployment goes back to.
 func surgeOriginal(w *Workload) (int32, bool) {
@@ -512,7 +512,7 @@ func assess(o Observed, w *Workload) health {
 		}
 	}
 	gate := minReady(o.Policy, w)
-	for _, pod := range o.Pods[workloadKey(w.Kind, w.Name)] {
+	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
 		switch {
 		case pod.Ready:
 			h.ready++
@@ -678,7 +678,7 @@ func singleReplica(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus, 
 		}
 		st.Budget = BudgetName(w.Kind, w.Name)
 		return outcome{status: st, budget: singleReplicaBudget(o, w, nil)}
-	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.custom():
+	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Custom():
 		st.State = holdfastv1alpha1.WorkloadSkipped
 		st.Message = fmt.Sprintf("single-replica %s under Surge: holdfast surges only Deployments, so it gets no budget and a drain restarts its pod on another node; choose Protect to hold the drain instead", w.Kind)
 	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge:
@@ -698,7 +698,7 @@ func protect(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus, d *Dec
 	st.Budget = BudgetName(w.Kind, w.Name)
 	drained := drainedNode(o, w)
 	if drained == "" {
-		annotatePods(o.Pods[workloadKey(w.Kind, w.Name)], true, d)
+		annotatePods(o.Pods[WorkloadKey(w.Kind, w.Name)], true, d)
 		st.State = holdfastv1alpha1.WorkloadProtected
 		st.Message = "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod"
 		return outcome{status: st, budget: singleReplicaBudget(o, w, nil)}
@@ -710,20 +710,20 @@ func protect(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus, d *Dec
 		}
 	}
 	if p.Spec.EscapeAfter == nil {
-		annotatePods(o.Pods[workloadKey(w.Kind, w.Name)], true, d)
+		annotatePods(o.Pods[WorkloadKey(w.Kind, w.Name)], true, d)
 		st.State = holdfastv1alpha1.WorkloadProtected
 		st.Message = fmt.Sprintf("blocks the drain of node %s (no escapeAfter)", drained)
 		return outcome{status: st, budget: singleReplicaBudget(o, w, &since)}
 	}
 	escapeAt := since.Add(p.Spec.EscapeAfter.Duration)
 	if o.Now.Before(escapeAt) {
-		annotatePods(o.Pods[workloadKey(w.Kind, w.Name)], true, d)
+		annotatePods(o.Pods[WorkloadKey(w.Kind, w.Name)], true, d)
 		st.State = holdfastv1alpha1.WorkloadProtected
 		st.Message = fmt.Sprintf("blocks the drain of node %s since %s; lets it through at %s", drained, since.UTC().Format(time.RFC3339), escapeAt.UTC().Format(time.RFC3339))
 		requeue(d, escapeAt.Sub(o.Now))
 		return outcome{status: st, budget: singleReplicaBudget(o, w, &since)}
 	}
-	annotatePods(o.Pods[workloadKey(w.Kind, w.Name)], false, d)
+	annotatePods(o.Pods[WorkloadKey(w.Kind, w.Name)], false, d)
 	st.State = holdfastv1alpha1.WorkloadEscaped
 	st.Message = fmt.Sprintf("the drain of node %s was blocked for escapeAfter (%s): its budget now lets the eviction through", drained, p.Spec.EscapeAfter.Duration)
 	b := budgetFor(p, w, policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}, &since)
@@ -752,7 +752,7 @@ func surgeStep(o Observed, w *Workload, original int32, d *Decision) (string, in
 		return "", w.Replicas, true
 	}
 	var ready int32
-	for _, pod := range o.Pods[workloadKey(w.Kind, w.Name)] {
+	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
 		if pod.Ready && !BeingDrained(o.Nodes[pod.Node]) {
 			ready++
 		}
@@ -773,7 +773,7 @@ func surgeStep(o Observed, w *Workload, original int32, d *Decision) (string, in
 
 // drainedNode returns the node being drained that one of w's pods is on, or "".
 func drainedNode(o Observed, w *Workload) string {
-	for _, pod := range o.Pods[workloadKey(w.Kind, w.Name)] {
+	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
 		if BeingDrained(o.Nodes[pod.Node]) {
 			return pod.Node
 		}
