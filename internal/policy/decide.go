@@ -23,7 +23,8 @@ import (
 )
 
 const (
-	// maxListed bounds status.workloads, so that a policy over a large namespace stays a
+	// maxListed bounds status.workloads and status.namesTaken, so that a policy over a
+	// large namespace, or a cluster policy over many namespaces, stays a
 	// small object; the counts cover every workload.
 	maxListed = 50
 	// surgePoll is how often a surge in progress is looked at again, besides the watches:

@@ -33,6 +33,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
@@ -85,7 +86,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	d := Decide(obs)
+	d := policy.DecideCluster(obs)
 	// Each copy's Event right after its write: the retry after a later failure finds the
 	// write done and does not repeat it, so an Event held back to the end would be lost.
 	for _, c := range d.Create {
@@ -134,8 +135,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 
 // gather reads the namespaces, the policy's copies and the names taken, all from the
 // cache.
-func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.ClusterDisruptionPolicy) (Observed, error) {
-	obs := Observed{Policy: p, Now: r.clock.Now()}
+func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.ClusterDisruptionPolicy) (policy.ClusterObserved, error) {
+	obs := policy.ClusterObserved{Policy: p, Now: r.clock.Now()}
 	copies := &holdfastv1alpha1.DisruptionPolicyList{}
 	if err := r.client.List(ctx, copies, client.MatchingLabels{holdfastv1alpha1.ClusterPolicyLabel: p.Name}); err != nil {
 		return obs, fmt.Errorf("listing the copies of ClusterDisruptionPolicy %s: %w", p.Name, err)

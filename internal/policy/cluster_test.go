@@ -1,9 +1,8 @@
-package clusterdisruptionpolicy
+package policy
 
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -15,8 +14,6 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
-
-var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func clusterPolicy() *holdfastv1alpha1.ClusterDisruptionPolicy {
 	return &holdfastv1alpha1.ClusterDisruptionPolicy{
@@ -39,7 +36,7 @@ func copyWith(ns string, selected, budgeted, degraded int32) holdfastv1alpha1.Di
 	return c
 }
 
-func TestDecide(t *testing.T) {
+func TestDecideCluster(t *testing.T) {
 	names := func(ps []*holdfastv1alpha1.DisruptionPolicy) []string {
 		var out []string
 		for _, p := range ps {
@@ -48,7 +45,7 @@ func TestDecide(t *testing.T) {
 		return out
 	}
 	tests := map[string]struct {
-		obs        Observed
+		obs        ClusterObserved
 		create     []string
 		apply      []string
 		delete     []string
@@ -56,27 +53,27 @@ func TestDecide(t *testing.T) {
 		wantReason string
 	}{
 		"a copy in every selected namespace; counts summed": {
-			obs:        Observed{Namespaces: []string{"a", "b"}, Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 3, 2, 1)}},
+			obs:        ClusterObserved{Namespaces: []string{"a", "b"}, Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 3, 2, 1)}},
 			create:     []string{"b/fleet"},
 			apply:      []string{"a/fleet"},
 			status:     holdfastv1alpha1.ClusterDisruptionPolicyStatus{ObservedGeneration: 2, Namespaces: 2, Selected: 3, Budgeted: 2, Degraded: 1},
 			wantReason: holdfastv1alpha1.ReasonAllNamespacesCovered,
 		},
 		"a namespace no longer selected loses its copy, and its counts": {
-			obs:        Observed{Namespaces: []string{"a"}, Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 1, 1, 0), copyWith("gone", 4, 4, 0)}},
+			obs:        ClusterObserved{Namespaces: []string{"a"}, Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 1, 1, 0), copyWith("gone", 4, 4, 0)}},
 			apply:      []string{"a/fleet"},
 			delete:     []string{"gone/fleet"},
 			status:     holdfastv1alpha1.ClusterDisruptionPolicyStatus{ObservedGeneration: 2, Namespaces: 1, Selected: 1, Budgeted: 1},
 			wantReason: holdfastv1alpha1.ReasonAllNamespacesCovered,
 		},
 		"a namespace with its own policy of that name gets no copy, and says so": {
-			obs:        Observed{Namespaces: []string{"a", "b"}, Taken: []string{"b"}},
+			obs:        ClusterObserved{Namespaces: []string{"a", "b"}, Taken: []string{"b"}},
 			create:     []string{"a/fleet"},
 			status:     holdfastv1alpha1.ClusterDisruptionPolicyStatus{ObservedGeneration: 2, Namespaces: 1, NamesTaken: []string{"b"}},
 			wantReason: holdfastv1alpha1.ReasonNamesTaken,
 		},
 		"an invalid selector creates and deletes nothing": {
-			obs:        Observed{SelectorErr: errors.New("bad"), Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 1, 1, 0)}},
+			obs:        ClusterObserved{SelectorErr: errors.New("bad"), Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 1, 1, 0)}},
 			status:     holdfastv1alpha1.ClusterDisruptionPolicyStatus{ObservedGeneration: 2},
 			wantReason: holdfastv1alpha1.ReasonInvalidNamespaces,
 		},
@@ -84,7 +81,7 @@ func TestDecide(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			tc.obs.Policy, tc.obs.Now = clusterPolicy(), now
-			d := Decide(tc.obs)
+			d := DecideCluster(tc.obs)
 			if diff := cmp.Diff(tc.create, names(d.Create), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("create (-want +got):\n%s", diff)
 			}
