@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"time"
+
 	// Time zones are read from the binary, not the image: a distroless image has none.
 	_ "time/tzdata"
 
