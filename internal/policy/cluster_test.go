@@ -2,10 +2,12 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -114,5 +116,34 @@ func TestCopyIsTheTemplateOwnedAndLabelled(t *testing.T) {
 	c.Spec.Rebalance.TopologyKeys[0] = "changed"
 	if p.Spec.Template.Selector.MatchLabels["tier"] != "web" || p.Spec.Template.Rebalance.TopologyKeys[0] == "changed" {
 		t.Error("the copy shares its selector or rebalance settings with the template")
+	}
+}
+
+// InEffect is the operator's view: copies where the selector picks a live namespace,
+// none where the namespace's own policy has the name, and none left where it stopped.
+func TestInEffect(t *testing.T) {
+	namespace := func(name string, team string, terminating bool) corev1.Namespace {
+		ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"team": team}}}
+		if terminating {
+			ns.Status.Phase = corev1.NamespaceTerminating
+		}
+		return ns
+	}
+	namespaces := []corev1.Namespace{namespace("a", "web", false), namespace("b", "web", false), namespace("c", "db", false), namespace("d", "web", true)}
+	own := holdfastv1alpha1.DisruptionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "b"}}
+	stale := copyWith("c", 1, 1, 0)
+	policies := []holdfastv1alpha1.DisruptionPolicy{stale, own}
+	got := InEffect(namespaces, policies, []holdfastv1alpha1.ClusterDisruptionPolicy{*clusterPolicy()}, now)
+	var names []string
+	for _, p := range got {
+		_, copied := p.Labels[holdfastv1alpha1.ClusterPolicyLabel]
+		names = append(names, fmt.Sprintf("%s/%s copy=%t", p.Namespace, p.Name, copied))
+	}
+	want := []string{"a/fleet copy=true", "b/fleet copy=false"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("policies in effect (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]holdfastv1alpha1.DisruptionPolicy{stale, own}, policies); diff != "" {
+		t.Errorf("InEffect changed its input (-before +after):\n%s", diff)
 	}
 }
