@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -353,7 +352,7 @@ func (r *reconciler) attachAutoscalers(ctx context.Context, namespace string, ma
 		}
 		for _, w := range deployments {
 			if w.Name == ref.Name {
-				w.Autoscaler = &policy.Autoscaler{Name: h.Name, Min: replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
+				w.Autoscaler = &policy.Autoscaler{Name: h.Name, Min: policy.Replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
 					Original: h.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}
 			}
 		}
@@ -390,53 +389,18 @@ func (r *reconciler) listWorkloads(ctx context.Context, kind string, opts ...cli
 	switch l := list.(type) {
 	case *appsv1.DeploymentList:
 		for i := range l.Items {
-			out = append(out, toWorkload(&l.Items[i]))
+			out = append(out, policy.WorkloadOf(&l.Items[i]))
 		}
 	case *appsv1.StatefulSetList:
 		for i := range l.Items {
-			out = append(out, toWorkload(&l.Items[i]))
+			out = append(out, policy.WorkloadOf(&l.Items[i]))
 		}
 	case *appsv1.DaemonSetList:
 		for i := range l.Items {
-			out = append(out, toWorkload(&l.Items[i]))
+			out = append(out, policy.WorkloadOf(&l.Items[i]))
 		}
 	}
 	return out, nil
-}
-
-// toWorkload reduces a Deployment, StatefulSet or DaemonSet to a Workload.
-func toWorkload(obj client.Object) policy.Workload {
-	w := policy.Workload{Name: obj.GetName(), UID: obj.GetUID(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
-	var stale bool
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDeployment, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Status.AvailableReplicas, o.Spec.MinReadySeconds
-		stale = o.Status.ObservedGeneration < o.Generation
-		// Pods of an older template left, or not all of the new one made yet.
-		w.RollingOut = o.Status.UpdatedReplicas < w.Replicas || o.Status.Replicas > o.Status.UpdatedReplicas
-	case *appsv1.StatefulSet:
-		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindStatefulSet, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Status.AvailableReplicas, o.Spec.MinReadySeconds
-		stale = o.Status.ObservedGeneration < o.Generation
-		w.RollingOut = o.Status.UpdatedReplicas < w.Replicas || o.Status.UpdateRevision != o.Status.CurrentRevision
-	case *appsv1.DaemonSet:
-		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDaemonSet, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = o.Status.DesiredNumberScheduled, o.Status.NumberReady, o.Status.NumberAvailable, o.Spec.MinReadySeconds
-		stale = o.Status.ObservedGeneration < o.Generation
-		w.RollingOut = o.Status.UpdatedNumberScheduled < w.Replicas
-	}
-	// A status that has not caught up with the spec may be the start of a rollout.
-	w.RollingOut = w.RollingOut || stale
-	return w
-}
-
-// replicas defaults an unset spec.replicas to 1, as the apiserver does.
-func replicas(r *int32) int32 {
-	if r == nil {
-		return 1
-	}
-	return *r
 }
 
 // gatherPods reads w's live pods and their nodes.
@@ -452,17 +416,11 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *policy
 	key := policy.WorkloadKey(w.Kind, w.Name)
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		live, ok := policy.PodOf(pod)
+		if !ok {
 			continue
 		}
-		ready, since := readiness(pod)
-		obs.Pods[key] = append(obs.Pods[key], policy.Pod{
-			Name:         pod.Name,
-			Node:         pod.Spec.NodeName,
-			Ready:        ready,
-			Since:        since,
-			DoNotDisrupt: pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true",
-		})
+		obs.Pods[key] = append(obs.Pods[key], live)
 		if pod.Spec.NodeName == "" || obs.Nodes[pod.Spec.NodeName] != nil {
 			continue
 		}
@@ -474,17 +432,6 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *policy
 		}
 	}
 	return nil
-}
-
-// readiness returns whether the pod is Ready and since when: the Ready condition's
-// last transition, or the pod's creation before it has one.
-func readiness(p *corev1.Pod) (bool, time.Time) {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue, c.LastTransitionTime.Time
-		}
-	}
-	return false, p.CreationTimestamp.Time
 }
 
 // applyBudget creates a budget or patches it when holdfast's part of it differs.
@@ -673,7 +620,7 @@ func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request 
 func workloadChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return !equality.Semantic.DeepEqual(toWorkload(e.ObjectOld), toWorkload(e.ObjectNew))
+			return !equality.Semantic.DeepEqual(policy.WorkloadOf(e.ObjectOld), policy.WorkloadOf(e.ObjectNew))
 		},
 	}
 }
