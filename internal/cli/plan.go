@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
@@ -73,6 +74,8 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 	if len(snap.Nodes) == 0 {
 		return nil, 0, errors.New("no Node in the input: add a nodes file with -f, e.g. the output of kubectl get nodes -o yaml")
 	}
+	// Plan on the cluster as the operator will make it: with the budgets its policies keep.
+	snap, _ = predict.Operator(snap, in.Now())
 	return snap, len(problems), nil
 }
 
