@@ -251,7 +251,7 @@ func (o *PlanDrainOptions) printTable(p *plan.Plan) error {
 				w.println(fmt.Sprintf("  ... and %d more", len(wave.Capacity)-capacityRows))
 				break
 			}
-			w.println(row(c.Kind+"/"+c.Namespace+"/"+c.Name, fmt.Sprintf("%d/%d ready, %d evicted", c.Ready, c.Desired, c.Evicted)))
+			w.println(row(c.Kind+"/"+c.Namespace+"/"+c.Name, capacityText(c)))
 		}
 	}
 	for _, b := range p.Blocked {
@@ -406,4 +406,13 @@ func (o *PlanFailureOptions) printTable(failures []plan.Failure) error {
 		}
 	}
 	return w.err
+}
+
+// capacityText is a capacity row's numbers, marking a workload its policy surges.
+func capacityText(c plan.Capacity) string {
+	text := fmt.Sprintf("%d/%d ready, %d evicted", c.Ready, c.Desired, c.Evicted)
+	if c.Surged {
+		text += " (surged: the replacement runs first)"
+	}
+	return text
 }

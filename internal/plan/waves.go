@@ -86,7 +86,8 @@ func (c *cluster) demandsOf(n *node) []demand {
 			continue
 		}
 		b := c.budgetOf(p)
-		if b < 0 {
+		if b < 0 || c.surges(b) {
+			// A surge pays for its own eviction: the budget is not drawn on.
 			continue
 		}
 		i := slices.IndexFunc(out, func(d demand) bool { return d.budget == b })
@@ -418,12 +419,16 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 	}
 	for wl, lost := range evicted {
 		wk := c.m.Workloads[wl]
-		if b := budget[wl]; b >= 0 {
+		surged := c.surges(budget[wl])
+		switch b := budget[wl]; {
+		case surged:
+			lost = 0
+		case b >= 0:
 			// The budget lets only this many go before replacements are Ready.
 			lost = min(lost, max(0, c.allowed(b)))
 		}
 		w.Capacity = append(w.Capacity, Capacity{Kind: wk.Kind, Namespace: wk.Namespace, Name: wk.Name,
-			Desired: wk.Desired, Ready: c.ready[wl] - lost, Evicted: evicted[wl]})
+			Desired: wk.Desired, Ready: c.ready[wl] - lost, Evicted: evicted[wl], Surged: surged})
 	}
 	slices.SortFunc(w.Capacity, func(a, b Capacity) int {
 		// a.Ready/a.Desired < b.Ready/b.Desired, without division.
@@ -491,12 +496,19 @@ func (c *cluster) evictionReason(p *pod) (Reason, bool) {
 				len(names), strings.Join(names, ", "))}, true
 	}
 	b := ev.Budget
+	if c.surges(c.budgets[b]) {
+		// The operator scales the Deployment up first; the eviction goes through once the
+		// replacement is Ready.
+		return Reason{}, false
+	}
 	r := Reason{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}
 	s := b.Status
 	switch {
 	case b.SyncError != "":
 		r.Type, r.Permanent = BudgetNeverAllows, true
 		r.Message = "the disruption controller cannot compute it (" + b.SyncError + "), so it allows no eviction: use an integer minAvailable"
+	case c.protectMessage(b) != "":
+		r.Type, r.Message = PolicyHeld, c.protectMessage(b)
 	case b.AtFullHealth == 0 && b.Policy() != "":
 		r.Type = PolicyHeld
 		r.Message = fmt.Sprintf("%s allows no eviction by itself; DisruptionPolicy %s makes room for the drain by its single-replica strategy (Surge starts a replacement first, Protect lets the drain through after escapeAfter)",
