@@ -412,7 +412,7 @@ func (o *PlanFailureOptions) printTable(failures []plan.Failure) error {
 func capacityText(c plan.Capacity) string {
 	text := fmt.Sprintf("%d/%d ready, %d evicted", c.Ready, c.Desired, c.Evicted)
 	if c.Surged {
-		text += " (surged: the replacement runs first)"
+		text += ", surged"
 	}
 	return text
 }
