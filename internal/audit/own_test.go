@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -11,27 +12,8 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
-const webDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: shop
-  labels:
-    tier: web
-spec:
-  replicas: 3
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: web
-          image: web:1
-`
+// webDeployment is rules_test.go's Deployment web in namespace ns, with 3 replicas.
+var webDeployment = deploymentYAML("replicas: 3", "")
 
 func disruptionPolicy(name, spec string) string {
 	return `---
@@ -39,7 +21,7 @@ apiVersion: holdfast.dev/v1alpha1
 kind: DisruptionPolicy
 metadata:
   name: ` + name + `
-  namespace: shop
+  namespace: ns
   creationTimestamp: "2026-01-01T00:00:00Z"
 spec:
 ` + spec
@@ -57,14 +39,14 @@ func TestOwnRules(t *testing.T) {
   maintenanceWindows:
     - schedule: "every saturday"
       duration: 4h
-`), want: []string{"DisruptionPolicy/shop/maint"}},
+`), want: []string{"DisruptionPolicy/ns/maint"}},
 		"a time zone that is no IANA name": {rule: "HF018", in: webDeployment + disruptionPolicy("maint", `  selector: {}
   maxUnavailable: 1
   maintenanceWindows:
     - schedule: "0 2 * * 6"
       duration: 4h
       timeZone: Mars/Olympus
-`), want: []string{"DisruptionPolicy/shop/maint"}},
+`), want: []string{"DisruptionPolicy/ns/maint"}},
 		"a good window": {rule: "HF018", in: webDeployment + disruptionPolicy("maint", `  selector: {}
   maxUnavailable: 1
   maintenanceWindows:
@@ -76,30 +58,28 @@ func TestOwnRules(t *testing.T) {
     matchLabels:
       tier: wbe
   maxUnavailable: 1
-`), want: []string{"DisruptionPolicy/shop/typo"}},
+`), want: []string{"DisruptionPolicy/ns/typo"}},
 		"a selector matching the workload": {rule: "HF019", in: webDeployment + disruptionPolicy("web", `  selector: {}
   maxUnavailable: 1
 `)},
 		"the younger of two policies over one workload": {rule: "HF020", in: webDeployment + disruptionPolicy("old", `  selector: {}
   maxUnavailable: 1
-`) + disruptionPolicy("young", `  selector:
-    matchLabels:
-      tier: web
+`) + strings.Replace(disruptionPolicy("young", `  selector: {}
   maxUnavailable: 2
-`), want: []string{"DisruptionPolicy/shop/young"}},
+`), "2026-01-01", "2026-02-01", 1), want: []string{"DisruptionPolicy/ns/young"}},
 		"a NodeCompanion without its DaemonSet": {rule: "HF021", in: `apiVersion: holdfast.dev/v1alpha1
 kind: NodeCompanion
 metadata:
   name: guard
-  namespace: shop
+  namespace: ns
 spec:
   daemonSet:
     name: agent
-`, want: []string{"NodeCompanion/shop/guard"}},
+`, want: []string{"NodeCompanion/ns/guard"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s, problems := snapshot.LoadManifestBytes("in.yaml", []byte(tc.in), snapshot.ManifestOptions{DefaultNamespace: "shop"})
+			s, problems := snapshot.LoadManifestBytes("in.yaml", []byte(tc.in), snapshot.ManifestOptions{DefaultNamespace: "ns"})
 			if len(problems) > 0 {
 				t.Fatal(problems)
 			}
