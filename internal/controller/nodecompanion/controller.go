@@ -2,8 +2,8 @@
 // DaemonSet's pods can run, as an owned Deployment and disruption budgets, so that drains
 // that ignore DaemonSets still take the companions down one node at a time.
 //
-// The reconciler gathers from the cache, decides in the pure function Decide, acts on the
-// owned objects only when they differ, writes status only when it changed, and records
+// The reconciler gathers from the cache, decides in the pure core,
+// policy.DecideCompanion, acts on the owned objects only when they differ, writes status only when it changed, and records
 // Events after the writes succeed.
 package nodecompanion
 
