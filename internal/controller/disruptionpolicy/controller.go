@@ -5,8 +5,8 @@
 // The reconciler gathers one namespace from the cache (pods only of the few workloads in
 // motion that policy.NeedsPods names, and the objects of custom kinds with their scale,
 // straight from the apiserver), decides in the pure core, policy.Decide, acts only on
-// what differs,
-// writes status only when it changed, and records Events after the writes succeed.
+// what differs, writes status only when it changed, and records Events after the writes
+// succeed.
 package disruptionpolicy
 
 import (
