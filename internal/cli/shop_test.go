@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -84,5 +86,31 @@ func TestPlanDrainShopHonoursThePolicy(t *testing.T) {
 	}
 	if drained != 5 {
 		t.Errorf("%d nodes drained, want 5", drained)
+	}
+}
+
+// Under Protect the single replica's node waits: the plan blocks it, naming escapeAfter.
+func TestPlanDrainShopUnderProtect(t *testing.T) {
+	manifest, err := os.ReadFile(shop + "shop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected := strings.Replace(string(manifest), "singleReplica: Surge", "singleReplica: Protect\n  escapeAfter: 10m", 1)
+	stdout, _, code := runAudit(t, protected, "plan", "drain", "--all", "--uncordon", "-o", "json", "-f", "-", "-f", shop+"nodes.yaml")
+	if code != ExitFindings {
+		t.Errorf("exit %d, want %d (a node blocked)", code, ExitFindings)
+	}
+	var r struct {
+		Blocked []plan.Blocker `json:"blocked"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Blocked) != 1 || len(r.Blocked[0].Reasons) != 1 {
+		t.Fatalf("blocked %+v, want the checkout's node for one reason", r.Blocked)
+	}
+	reason := r.Blocked[0].Reasons[0]
+	if reason.Type != plan.PolicyHeld || reason.Name != "holdfast-deploy-checkout" || !strings.Contains(reason.Message, "escapeAfter (10m0s)") {
+		t.Errorf("reason %+v, want PolicyHeld on holdfast-deploy-checkout naming escapeAfter", reason)
 	}
 }
