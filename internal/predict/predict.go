@@ -35,10 +35,11 @@ func Operator(s *snapshot.Snapshot, now time.Time) (*snapshot.Snapshot, []Outcom
 	inEffect := policy.InEffect(Namespaces(s), s.DisruptionPolicies, s.ClusterDisruptionPolicies, now)
 	out.DisruptionPolicies = inEffect
 	budgets := slices.Clone(s.PodDisruptionBudgets)
+	idx := index(s)
 	var outcomes []Outcome
 	for i := range inEffect {
 		p := &inEffect[i]
-		o := Observe(s, p, inEffect, now)
+		o := idx.observe(p, inEffect, now)
 		d := policy.Decide(o)
 		outcomes = append(outcomes, Outcome{Policy: *p, Decision: d})
 		for _, b := range d.Delete {
@@ -90,29 +91,53 @@ func Namespaces(s *snapshot.Snapshot) []corev1.Namespace {
 	return out
 }
 
-// Observe gathers from s what the DisruptionPolicy controller gathers for p from the
-// cluster: the namespace's workloads, budgets, live pods and their nodes. Workloads read
-// from manifests carry no status: they count as fully Ready, as the model assumes.
-func Observe(s *snapshot.Snapshot, p *holdfastv1alpha1.DisruptionPolicy, policies []holdfastv1alpha1.DisruptionPolicy, now time.Time) policy.Observed {
+// namespaced is the snapshot's objects by namespace, read once for every policy.
+type namespaced struct {
+	s           *snapshot.Snapshot
+	nodes       map[string]*corev1.Node
+	budgets     map[string][]policyv1.PodDisruptionBudget
+	pods        map[string][]*corev1.Pod
+	deployments map[string][]*appsv1.Deployment
+	sets        map[string][]*appsv1.StatefulSet
+	daemons     map[string][]*appsv1.DaemonSet
+}
+
+func index(s *snapshot.Snapshot) *namespaced {
+	x := &namespaced{s: s, nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{},
+		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{}}
+	for i := range s.Nodes {
+		x.nodes[s.Nodes[i].Name] = &s.Nodes[i]
+	}
+	for _, b := range s.PodDisruptionBudgets {
+		x.budgets[b.Namespace] = append(x.budgets[b.Namespace], b)
+	}
+	for i := range s.Pods {
+		x.pods[s.Pods[i].Namespace] = append(x.pods[s.Pods[i].Namespace], &s.Pods[i])
+	}
+	for i := range s.Deployments {
+		x.deployments[s.Deployments[i].Namespace] = append(x.deployments[s.Deployments[i].Namespace], &s.Deployments[i])
+	}
+	for i := range s.StatefulSets {
+		x.sets[s.StatefulSets[i].Namespace] = append(x.sets[s.StatefulSets[i].Namespace], &s.StatefulSets[i])
+	}
+	for i := range s.DaemonSets {
+		x.daemons[s.DaemonSets[i].Namespace] = append(x.daemons[s.DaemonSets[i].Namespace], &s.DaemonSets[i])
+	}
+	return x
+}
+
+// observe gathers what the DisruptionPolicy controller gathers for p from the cluster:
+// the namespace's workloads, budgets, live pods and their nodes. Workloads read from
+// manifests carry no status: they count as fully Ready, as the model assumes.
+func (x *namespaced) observe(p *holdfastv1alpha1.DisruptionPolicy, policies []holdfastv1alpha1.DisruptionPolicy, now time.Time) policy.Observed {
 	ns := p.Namespace
-	o := policy.Observed{Policy: p, Now: now, Pods: map[string][]policy.Pod{}, Nodes: map[string]*corev1.Node{}}
+	o := policy.Observed{Policy: p, Now: now, Pods: map[string][]policy.Pod{}, Nodes: x.nodes, Budgets: x.budgets[ns]}
 	for _, q := range policies {
 		if q.Namespace == ns {
 			o.Policies = append(o.Policies, q)
 		}
 	}
-	for i := range s.Nodes {
-		o.Nodes[s.Nodes[i].Name] = &s.Nodes[i]
-	}
-	for _, b := range s.PodDisruptionBudgets {
-		if b.Namespace == ns {
-			o.Budgets = append(o.Budgets, b)
-		}
-	}
 	add := func(obj metav1.Object, assumeReady bool) {
-		if obj.GetNamespace() != ns {
-			return
-		}
 		w := policy.WorkloadOf(obj)
 		if assumeReady {
 			w.Ready, w.Available, w.RollingOut = w.Replicas, w.Replicas, false
@@ -121,23 +146,21 @@ func Observe(s *snapshot.Snapshot, p *holdfastv1alpha1.DisruptionPolicy, policie
 		if _, surging := w.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]; surging && w.Kind == holdfastv1alpha1.KindDeployment {
 			o.Surging = append(o.Surging, w)
 		}
-		o.Pods[policy.WorkloadKey(w.Kind, w.Name)] = podsOf(s, ns, w.Selector)
+		o.Pods[policy.WorkloadKey(w.Kind, w.Name)] = podsOf(x.pods[ns], w.Selector)
 	}
-	manifests := s.Source == snapshot.SourceManifests
-	for i := range s.Deployments {
-		d := &s.Deployments[i]
+	manifests := x.s.Source == snapshot.SourceManifests
+	for _, d := range x.deployments[ns] {
 		add(d, manifests && d.Status.ObservedGeneration == 0)
 	}
-	for i := range s.StatefulSets {
-		d := &s.StatefulSets[i]
+	for _, d := range x.sets[ns] {
 		add(d, manifests && d.Status.ObservedGeneration == 0)
 	}
-	for i := range s.DaemonSets {
-		d := &s.DaemonSets[i]
-		if manifests && d.Status.ObservedGeneration == 0 {
-			d = withScheduled(d, s.Nodes)
+	for _, d := range x.daemons[ns] {
+		assume := manifests && d.Status.ObservedGeneration == 0
+		if assume {
+			d = withScheduled(d, x.s.Nodes)
 		}
-		add(d, manifests && d.Status.ObservedGeneration == 0)
+		add(d, assume)
 	}
 	return o
 }
@@ -155,16 +178,15 @@ func withScheduled(ds *appsv1.DaemonSet, nodes []corev1.Node) *appsv1.DaemonSet 
 	return c
 }
 
-// podsOf are the namespace's live pods the selector matches.
-func podsOf(s *snapshot.Snapshot, ns string, selector *metav1.LabelSelector) []policy.Pod {
+// podsOf are the live pods among the namespace's that the selector matches.
+func podsOf(pods []*corev1.Pod, selector *metav1.LabelSelector) []policy.Pod {
 	sel, err := metav1.LabelSelectorAsSelector(selector)
 	if err != nil || selector == nil {
 		return nil
 	}
 	var out []policy.Pod
-	for i := range s.Pods {
-		pod := &s.Pods[i]
-		if pod.Namespace != ns || !sel.Matches(labels.Set(pod.Labels)) {
+	for _, pod := range pods {
+		if !sel.Matches(labels.Set(pod.Labels)) {
 			continue
 		}
 		if p, ok := policy.PodOf(pod); ok {
