@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"time"
-
 	// Time zones are read from the binary, not the image: a distroless image has none.
 	_ "time/tzdata"
 
