@@ -68,8 +68,8 @@ type Result struct {
 	Fix     string
 }
 
-// Rule is one check with a stable ID. A rule looks at workloads or at budgets: exactly one
-// of Workload and Budget is set.
+// Rule is one check with a stable ID. A rule looks at workloads, at budgets or at
+// holdfast's own objects: exactly one of Workload, Budget and Own is set.
 type Rule struct {
 	ID       string
 	Name     string
@@ -81,6 +81,9 @@ type Rule struct {
 	LiveOnly bool
 	Workload func(*availability.Model, *availability.Workload) *Result
 	Budget   func(*availability.Model, *availability.Budget) *Result
+	// Own checks one of holdfast's own objects (RunOwn); such a rule sets neither of the
+	// above.
+	Own func(*Own) *Result
 }
 
 // Rules returns the catalogue in its fixed order.

@@ -26,6 +26,9 @@ type BudgetReport struct {
 	Projected bool `json:"projected,omitempty"`
 	// SyncError is why the disruption controller cannot compute the budget.
 	SyncError string `json:"syncError,omitempty"`
+	// ManagedBy names the DisruptionPolicy that keeps the budget, when one does: the
+	// budget is the operator's, made or to be made, not one of the input's.
+	ManagedBy string `json:"managedBy,omitempty"`
 }
 
 // NewReport gathers findings and the model's budgets into a Report.
@@ -37,7 +40,7 @@ func NewReport(m *availability.Model, findings []Finding, problems []string) Rep
 	for _, b := range m.Budgets {
 		r.Budgets = append(r.Budgets, BudgetReport{
 			Namespace: b.Namespace, Name: b.Name, Status: b.Status,
-			DisruptionsAllowedAtFullHealth: b.AtFullHealth, Projected: b.Projected, SyncError: b.SyncError,
+			DisruptionsAllowedAtFullHealth: b.AtFullHealth, Projected: b.Projected, SyncError: b.SyncError, ManagedBy: b.Policy(),
 		})
 	}
 	return r

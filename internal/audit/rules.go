@@ -177,6 +177,44 @@ False, reason SyncFailed) it keeps disruptionsAllowed at 0. Either way no pod of
 can be evicted until the cause is fixed.`,
 		Budget: budgetStatusStale,
 	},
+	{
+		ID: "HF018", Name: "invalid-maintenance-window", Severity: Error,
+		Summary: "DisruptionPolicy maintenance window that cannot be read",
+		Rationale: `A maintenance window is a cron schedule, a duration and a time zone. A schedule
+that is not a standard five-field cron expression, or a time zone that is not an IANA name,
+cannot be evaluated: the operator then applies the declared budget at all times and reports
+WindowOpen InvalidWindow, so voluntary disruptions are not held back outside the window you
+meant (article 004's maintenance windows).`,
+		Own: invalidWindow,
+	},
+	{
+		ID: "HF019", Name: "policy-selects-nothing", Severity: Warning,
+		Summary: "DisruptionPolicy that selects no workload",
+		Rationale: `A DisruptionPolicy protects only the workloads its selector and kinds pick in its
+namespace. One that picks none (a typo in a label, the wrong namespace, an invalid
+selector) makes no budget, and the workloads it was written for drain unprotected while the
+policy looks in place.`,
+		Own: policySelectsNothing,
+	},
+	{
+		ID: "HF020", Name: "policy-overridden", Severity: Warning,
+		Summary: "DisruptionPolicy whose every workload is managed by another policy",
+		Rationale: `When two DisruptionPolicies select one workload, one manages its budget: the
+namespace's own before a ClusterDisruptionPolicy's copy, then the older, then the first by
+name. A policy that loses every workload it selects has no effect at all: its budgets,
+single-replica strategy, windows and pacing apply to nothing.`,
+		Own: policyOverridden,
+	},
+	{
+		ID: "HF021", Name: "companion-daemonset-missing", Severity: Warning,
+		Summary: "NodeCompanion whose DaemonSet is missing",
+		Rationale: `A NodeCompanion runs one pod next to every pod of its DaemonSet and keeps its
+budget (article 000). When the DaemonSet it names does not exist (a typo, another namespace,
+not applied yet), the operator cannot tell the eligible nodes: it leaves the companions as
+they are and reports TargetNotFound, so new nodes get none. From manifests the DaemonSet may
+simply be in a file not given: pass it too.`,
+		Own: companionDaemonSetMissing,
+	},
 }
 
 func describe(w *availability.Workload) string { return w.Kind + " " + w.Name }

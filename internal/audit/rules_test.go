@@ -402,7 +402,13 @@ func TestEveryRuleIsTested(t *testing.T) {
 		if want := fmt.Sprintf("HF%03d", i+1); r.ID != want {
 			t.Errorf("rule %d has ID %s, want %s: IDs are stable and in order", i, r.ID, want)
 		}
-		if r.Summary == "" || r.Rationale == "" || (r.Workload == nil) == (r.Budget == nil) {
+		set := 0
+		for _, check := range []bool{r.Workload != nil, r.Budget != nil, r.Own != nil} {
+			if check {
+				set++
+			}
+		}
+		if r.Summary == "" || r.Rationale == "" || set != 1 {
 			t.Errorf("rule %s is incomplete", r.ID)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 )
@@ -146,8 +147,11 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Audit the cluster as the operator will make it: with the budgets its policies keep.
+	snap, outcomes := predict.Operator(snap, o.Now())
 	model := availability.Build(snap, o.Now())
 	findings := audit.Run(model, snap.Origins)
+	findings = audit.Merge(findings, audit.RunOwn(snap, outcomes, snap.Origins))
 	var problemText []string
 	for _, p := range problems {
 		problemText = append(problemText, p.Error())
@@ -326,13 +330,23 @@ func (o *AuditOptions) printTable(m *availability.Model, findings []audit.Findin
 	if len(m.Budgets) > 0 {
 		w.println("")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "BUDGET\tEXPECTED\tDESIRED\tHEALTHY\tALLOWED")
+		managed := slices.ContainsFunc(m.Budgets, func(b *availability.Budget) bool { return b.Policy() != "" })
+		header := "BUDGET\tEXPECTED\tDESIRED\tHEALTHY\tALLOWED"
+		if managed {
+			// Only then: the column says which budgets a DisruptionPolicy will keep.
+			header += "\tMANAGED BY"
+		}
+		fmt.Fprintln(tw, header)
 		for _, b := range m.Budgets {
 			allowed := fmt.Sprint(b.Status.DisruptionsAllowed)
 			if b.SyncError != "" {
 				allowed = "0 (sync fails)"
 			}
-			fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%s\n", b.Namespace, b.Name, b.Status.ExpectedPods, b.Status.DesiredHealthy, b.Status.CurrentHealthy, allowed)
+			row := fmt.Sprintf("%s/%s\t%d\t%d\t%d\t%s", b.Namespace, b.Name, b.Status.ExpectedPods, b.Status.DesiredHealthy, b.Status.CurrentHealthy, allowed)
+			if managed && b.Policy() != "" {
+				row += "\tDisruptionPolicy " + b.Policy()
+			}
+			fmt.Fprintln(tw, row)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

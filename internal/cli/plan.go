@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
@@ -73,6 +74,8 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 	if len(snap.Nodes) == 0 {
 		return nil, 0, errors.New("no Node in the input: add a nodes file with -f, e.g. the output of kubectl get nodes -o yaml")
 	}
+	// Plan on the cluster as the operator will make it: with the budgets its policies keep.
+	snap, _ = predict.Operator(snap, in.Now())
 	return snap, len(problems), nil
 }
 
@@ -248,7 +251,7 @@ func (o *PlanDrainOptions) printTable(p *plan.Plan) error {
 				w.println(fmt.Sprintf("  ... and %d more", len(wave.Capacity)-capacityRows))
 				break
 			}
-			w.println(row(c.Kind+"/"+c.Namespace+"/"+c.Name, fmt.Sprintf("%d/%d ready, %d evicted", c.Ready, c.Desired, c.Evicted)))
+			w.println(row(c.Kind+"/"+c.Namespace+"/"+c.Name, capacityText(c)))
 		}
 	}
 	for _, b := range p.Blocked {
@@ -403,4 +406,13 @@ func (o *PlanFailureOptions) printTable(failures []plan.Failure) error {
 		}
 	}
 	return w.err
+}
+
+// capacityText is a capacity row's numbers, marking a workload its policy surges.
+func capacityText(c plan.Capacity) string {
+	text := fmt.Sprintf("%d/%d ready, %d evicted", c.Ready, c.Desired, c.Evicted)
+	if c.Surged {
+		text += ", surged"
+	}
+	return text
 }

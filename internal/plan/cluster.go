@@ -11,6 +11,7 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
@@ -42,6 +43,8 @@ type cluster struct {
 	// classes are the colours of the planned order, for the placer to put pods where
 	// they take no room from a later wave.
 	classes []*class
+	// strategies are the DisruptionPolicies of the budgets they keep for single replicas.
+	strategies map[*availability.Budget]*holdfastv1alpha1.DisruptionPolicy
 }
 
 type resources struct{ cpu, memory, pods int64 }

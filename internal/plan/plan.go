@@ -102,6 +102,9 @@ type Capacity struct {
 	Ready     int32  `json:"ready"`
 	// Evicted is how many of its pods the wave's nodes hold.
 	Evicted int32 `json:"evicted"`
+	// Surged is true when its DisruptionPolicy surges it: a replacement is Ready before
+	// the eviction, so it keeps its Ready pods.
+	Surged bool `json:"surged,omitempty"`
 }
 
 // Blocker is a node that cannot be drained, with every reason.
@@ -208,6 +211,7 @@ func DrainWaves(snap *snapshot.Snapshot, now time.Time, targets Targets, opts Op
 		return nil, err
 	}
 	c := newCluster(m)
+	c.strategies = singleReplicaStrategies(m, snap)
 	return c.drainWaves(names, opts), nil
 }
 

@@ -83,7 +83,8 @@ func (c *cluster) demandsOf(n *node) []demand {
 			continue
 		}
 		b := c.budgetOf(p)
-		if b < 0 {
+		if b < 0 || c.surges(b) {
+			// A surge pays for its own eviction: the budget is not drawn on.
 			continue
 		}
 		i := slices.IndexFunc(out, func(d demand) bool { return d.budget == b })
@@ -415,12 +416,16 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 	}
 	for wl, lost := range evicted {
 		wk := c.m.Workloads[wl]
-		if b := budget[wl]; b >= 0 {
+		surged := c.surges(budget[wl])
+		switch b := budget[wl]; {
+		case surged:
+			lost = 0
+		case b >= 0:
 			// The budget lets only this many go before replacements are Ready.
 			lost = min(lost, max(0, c.allowed(b)))
 		}
 		w.Capacity = append(w.Capacity, Capacity{Kind: wk.Kind, Namespace: wk.Namespace, Name: wk.Name,
-			Desired: wk.Desired, Ready: c.ready[wl] - lost, Evicted: evicted[wl]})
+			Desired: wk.Desired, Ready: c.ready[wl] - lost, Evicted: evicted[wl], Surged: surged})
 	}
 	slices.SortFunc(w.Capacity, func(a, b Capacity) int {
 		// a.Ready/a.Desired < b.Ready/b.Desired, without division.
@@ -466,6 +471,16 @@ func (c *cluster) evictionReason(p *pod) (Reason, bool) {
 		return Reason{}, false
 	}
 	r := Reason{Type: ReasonType(ev.Reason), Message: ev.Message, Permanent: ev.Permanent}
+	if b := c.countedBudget(ev.Budget); b != nil && ev.Reason == availability.ReasonPolicyHeld {
+		if c.surges(c.budgets[b]) {
+			// The operator scales the Deployment up first; the eviction goes through once
+			// the replacement is Ready.
+			return Reason{}, false
+		}
+		if m := c.protectMessage(b); m != "" {
+			r.Message = m
+		}
+	}
 	switch {
 	case ev.Budget == nil || ev.Reason == availability.ReasonUnhealthyPod:
 		// The pod itself: under several budgets, or unready under a short budget.
@@ -475,6 +490,19 @@ func (c *cluster) evictionReason(p *pod) (Reason, bool) {
 		r.Kind, r.Namespace, r.Name = snapshot.KindPodDisruptionBudget, ev.Budget.PDB.Namespace, ev.Budget.PDB.Name
 	}
 	return r, true
+}
+
+// countedBudget finds the model's budget behind an eviction's count, or nil.
+func (c *cluster) countedBudget(n *availability.Count) *availability.Budget {
+	if n == nil {
+		return nil
+	}
+	for b := range c.budgets {
+		if b.PDB == n.PDB {
+			return b
+		}
+	}
+	return nil
 }
 
 // lowerBound computes the fewest waves the nodes need: ceil(nodes/MaxConcurrent), and

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -187,6 +188,9 @@ func (s *Snapshot) reserve(counts map[string]int) {
 	s.HorizontalPodAutoscalers = slices.Grow(s.HorizontalPodAutoscalers, counts[KindHorizontalPodAutoscaler])
 	s.PriorityClasses = slices.Grow(s.PriorityClasses, counts[KindPriorityClass])
 	s.NodeCompanions = slices.Grow(s.NodeCompanions, counts[KindNodeCompanion])
+	s.Namespaces = slices.Grow(s.Namespaces, counts[KindNamespace])
+	s.DisruptionPolicies = slices.Grow(s.DisruptionPolicies, counts[KindDisruptionPolicy])
+	s.ClusterDisruptionPolicies = slices.Grow(s.ClusterDisruptionPolicies, counts[KindClusterDisruptionPolicy])
 }
 
 // listFiles expands a path into the files to parse.
@@ -518,7 +522,7 @@ func (o Origin) String() string { return o.File + ":" + strconv.Itoa(o.Line) }
 var namespaced = map[string]bool{
 	KindPod: true, KindDeployment: true, KindReplicaSet: true, KindStatefulSet: true,
 	KindDaemonSet: true, KindPodDisruptionBudget: true, KindHorizontalPodAutoscaler: true,
-	KindNodeCompanion: true,
+	KindNodeCompanion: true, KindDisruptionPolicy: true,
 }
 
 // decodeFunc decodes one object and returns the function that adds it to a snapshot.
@@ -608,6 +612,23 @@ func init() {
 	register(decodeInto(func(s *Snapshot) *[]holdfastv1alpha1.NodeCompanion { return &s.NodeCompanions },
 		func(o *holdfastv1alpha1.NodeCompanion) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
 		KindNodeCompanion, holdfastv1alpha1.GroupVersion.String())
+	register(decodeInto(func(s *Snapshot) *[]corev1.Namespace { return &s.Namespaces },
+		func(o *corev1.Namespace) *metav1.ObjectMeta { return &o.ObjectMeta },
+		func(o *corev1.Namespace, _ schema.GroupVersionKind) {
+			// The API server labels every namespace with its name, and namespace selectors
+			// (a ClusterDisruptionPolicy's among them) are written against that label.
+			o.Labels = maps.Clone(o.Labels)
+			if o.Labels == nil {
+				o.Labels = map[string]string{}
+			}
+			o.Labels[corev1.LabelMetadataName] = o.Name
+		}), KindNamespace, "v1")
+	register(decodeInto(func(s *Snapshot) *[]holdfastv1alpha1.DisruptionPolicy { return &s.DisruptionPolicies },
+		func(o *holdfastv1alpha1.DisruptionPolicy) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
+		KindDisruptionPolicy, holdfastv1alpha1.GroupVersion.String())
+	register(decodeInto(func(s *Snapshot) *[]holdfastv1alpha1.ClusterDisruptionPolicy { return &s.ClusterDisruptionPolicies },
+		func(o *holdfastv1alpha1.ClusterDisruptionPolicy) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
+		KindClusterDisruptionPolicy, holdfastv1alpha1.GroupVersion.String())
 }
 
 // fieldLine finds the line of a dotted JSON path such as spec.template.spec.containers.0.image

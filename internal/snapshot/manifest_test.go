@@ -283,3 +283,55 @@ items:
 		t.Errorf("pod status (-want +got):\n%s", diff)
 	}
 }
+
+// holdfast's own kinds and namespaces load like workloads: the policies decide which
+// budgets the model sees.
+func TestLoadHoldfastKinds(t *testing.T) {
+	const in = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  labels:
+    team: web
+---
+apiVersion: holdfast.dev/v1alpha1
+kind: DisruptionPolicy
+metadata:
+  name: budgets
+spec:
+  selector: {}
+  maxUnavailable: 1
+---
+apiVersion: holdfast.dev/v1alpha1
+kind: ClusterDisruptionPolicy
+metadata:
+  name: fleet
+spec:
+  namespaceSelector:
+    matchLabels:
+      team: web
+  template:
+    selector: {}
+`
+	s, problems := snapshot.LoadManifestBytes("in.yaml", []byte(in), snapshot.ManifestOptions{DefaultNamespace: "shop"})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	want := loaded{Origins: map[string]string{
+		"Namespace/shop":                "in.yaml:1",
+		"DisruptionPolicy/shop/budgets": "in.yaml:8",
+		"ClusterDisruptionPolicy/fleet": "in.yaml:16",
+	}}
+	if diff := cmp.Diff(want, summarize(s, problems)); diff != "" {
+		t.Errorf("loaded (-want +got):\n%s", diff)
+	}
+	if len(s.Namespaces) != 1 || s.Namespaces[0].Labels["kubernetes.io/metadata.name"] != "shop" || s.Namespaces[0].Labels["team"] != "web" {
+		t.Errorf("namespace labels %v, want team=web and the name label the API server sets", s.Namespaces[0].Labels)
+	}
+	if len(s.DisruptionPolicies) != 1 || s.DisruptionPolicies[0].Spec.MaxUnavailable.IntValue() != 1 {
+		t.Errorf("policies %+v", s.DisruptionPolicies)
+	}
+	if len(s.ClusterDisruptionPolicies) != 1 || s.ClusterDisruptionPolicies[0].Spec.NamespaceSelector.MatchLabels["team"] != "web" {
+		t.Errorf("cluster policies %+v", s.ClusterDisruptionPolicies)
+	}
+}

@@ -37,6 +37,9 @@ const (
 	KindHorizontalPodAutoscaler = "HorizontalPodAutoscaler"
 	KindPriorityClass           = "PriorityClass"
 	KindNodeCompanion           = "NodeCompanion"
+	KindNamespace               = "Namespace"
+	KindDisruptionPolicy        = "DisruptionPolicy"
+	KindClusterDisruptionPolicy = "ClusterDisruptionPolicy"
 )
 
 // Snapshot is every object holdfast reasons about at one moment. It is a plain value: the
@@ -54,6 +57,10 @@ type Snapshot struct {
 	HorizontalPodAutoscalers []autoscalingv2.HorizontalPodAutoscaler
 	PriorityClasses          []schedulingv1.PriorityClass
 	NodeCompanions           []holdfastv1alpha1.NodeCompanion
+	// Namespaces are those listed or declared; ClusterDisruptionPolicies select among them.
+	Namespaces                []corev1.Namespace
+	DisruptionPolicies        []holdfastv1alpha1.DisruptionPolicy
+	ClusterDisruptionPolicies []holdfastv1alpha1.ClusterDisruptionPolicy
 
 	// Origins says where each object read from manifests was written, so that findings and
 	// SARIF results can point at a file and line. Live objects have no origin.

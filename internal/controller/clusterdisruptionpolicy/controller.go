@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -33,6 +32,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
@@ -85,7 +85,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	d := Decide(obs)
+	d := policy.DecideCluster(obs)
 	// Each copy's Event right after its write: the retry after a later failure finds the
 	// write done and does not repeat it, so an Event held back to the end would be lost.
 	for _, c := range d.Create {
@@ -132,44 +132,21 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	return ctrl.Result{}, nil
 }
 
-// gather reads the namespaces, the policy's copies and the names taken, all from the
-// cache.
-func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.ClusterDisruptionPolicy) (Observed, error) {
-	obs := Observed{Policy: p, Now: r.clock.Now()}
-	copies := &holdfastv1alpha1.DisruptionPolicyList{}
-	if err := r.client.List(ctx, copies, client.MatchingLabels{holdfastv1alpha1.ClusterPolicyLabel: p.Name}); err != nil {
-		return obs, fmt.Errorf("listing the copies of ClusterDisruptionPolicy %s: %w", p.Name, err)
+// gather reads the namespaces and the DisruptionPolicies, all from the cache; which of
+// them the policy selects, copies and finds taken is the core's reading, the same the
+// CLI makes of a snapshot.
+func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.ClusterDisruptionPolicy) (policy.ClusterObserved, error) {
+	policies := &holdfastv1alpha1.DisruptionPolicyList{}
+	if err := r.client.List(ctx, policies); err != nil {
+		return policy.ClusterObserved{}, fmt.Errorf("listing DisruptionPolicies: %w", err)
 	}
-	obs.Copies = slices.DeleteFunc(copies.Items, func(c holdfastv1alpha1.DisruptionPolicy) bool { return !metav1.IsControlledBy(&c, p) })
-	sel, err := metav1.LabelSelectorAsSelector(&p.Spec.NamespaceSelector)
-	if err != nil {
-		obs.SelectorErr = err
-		return obs, nil
-	}
-	namespaces := &corev1.NamespaceList{}
-	if err := r.client.List(ctx, namespaces, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return obs, fmt.Errorf("listing namespaces: %w", err)
-	}
-	for _, ns := range namespaces.Items {
-		// A terminating namespace refuses new objects; its copy goes with it.
-		if ns.Status.Phase == corev1.NamespaceTerminating || ns.DeletionTimestamp != nil {
-			continue
-		}
-		obs.Namespaces = append(obs.Namespaces, ns.Name)
-		if slices.ContainsFunc(obs.Copies, func(c holdfastv1alpha1.DisruptionPolicy) bool { return c.Namespace == ns.Name }) {
-			continue
-		}
-		other := &holdfastv1alpha1.DisruptionPolicy{}
-		err := r.client.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: p.Name}, other)
-		switch {
-		case err == nil:
-			obs.Taken = append(obs.Taken, ns.Name)
-		case !apierrors.IsNotFound(err):
-			return obs, fmt.Errorf("getting DisruptionPolicy %s: %w", klog.KRef(ns.Name, p.Name), err)
+	var namespaces corev1.NamespaceList
+	if sel, err := metav1.LabelSelectorAsSelector(&p.Spec.NamespaceSelector); err == nil {
+		if err := r.client.List(ctx, &namespaces, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return policy.ClusterObserved{}, fmt.Errorf("listing namespaces: %w", err)
 		}
 	}
-	slices.Sort(obs.Namespaces)
-	return obs, nil
+	return policy.ObserveCluster(p, namespaces.Items, policies.Items, r.clock.Now()), nil
 }
 
 // update patches a copy where its spec, labels or owner differ.

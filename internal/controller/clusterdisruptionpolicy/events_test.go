@@ -2,14 +2,17 @@ package clusterdisruptionpolicy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // nameTaken is the Event for namespace ns, whose own DisruptionPolicy is named fleet.
@@ -52,21 +55,20 @@ func TestStatusEvents(t *testing.T) {
 
 // A name taken is told once: the next pass decides the same status and says nothing.
 func TestNameTakenOnce(t *testing.T) {
-	p := clusterPolicy()
-	obs := Observed{Policy: p, Namespaces: []string{"a", "b"}, Taken: []string{"b"}, Now: now}
-	first := Decide(obs).Status
+	p := &holdfastv1alpha1.ClusterDisruptionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "fleet", UID: types.UID("uid-fleet"), Generation: 2}}
+	obs := policy.ClusterObserved{Policy: p, Namespaces: []string{"a", "b"}, Taken: []string{"b"}, Now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	first := policy.DecideCluster(obs).Status
 	if diff := cmp.Diff([]announce.Event{nameTaken("b")}, statusEvents(p.Name, p.Status, first)); diff != "" {
 		t.Errorf("first pass (-want +got):\n%s", diff)
 	}
 	p.Status = first
-	if evs := statusEvents(p.Name, first, Decide(obs).Status); len(evs) != 0 {
+	if evs := statusEvents(p.Name, first, policy.DecideCluster(obs).Status); len(evs) != 0 {
 		t.Errorf("second pass repeated %v", evs)
 	}
 }
 
 func TestCopyEvents(t *testing.T) {
-	c := copyIn(clusterPolicy(), "team-a")
-	c.UID = types.UID("uid-copy")
+	c := &holdfastv1alpha1.DisruptionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "team-a", UID: types.UID("uid-copy")}}
 	ref := &corev1.ObjectReference{APIVersion: "holdfast.dev/v1alpha1", Kind: "DisruptionPolicy", Namespace: "team-a", Name: "fleet", UID: "uid-copy"}
 	tests := map[string]struct {
 		got, want announce.Event

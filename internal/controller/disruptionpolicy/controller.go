@@ -3,9 +3,10 @@
 // another budget already covers, and single replicas handled by a declared strategy.
 //
 // The reconciler gathers one namespace from the cache (pods only of the few workloads in
-// motion that NeedsPods names, and the objects of custom kinds with their scale, straight
-// from the apiserver), decides in the pure function Decide, acts only on what differs,
-// writes status only when it changed, and records Events after the writes succeed.
+// motion that policy.NeedsPods names, and the objects of custom kinds with their scale,
+// straight from the apiserver), decides in the pure core, policy.Decide, acts only on
+// what differs, writes status only when it changed, and records Events after the writes
+// succeed.
 package disruptionpolicy
 
 import (
@@ -13,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -43,6 +43,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
@@ -148,7 +149,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	d := Decide(obs)
+	d := policy.Decide(obs)
 
 	for _, b := range d.Apply {
 		if err := r.applyBudget(ctx, b); err != nil {
@@ -194,8 +195,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 
 // gather reads the policy's namespace: policies, selected workloads and budgets from
 // the cache; the pods of single replicas under Surge or Protect from the apiserver.
-func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionPolicy) (Observed, error) {
-	obs := Observed{Policy: p, Now: r.clock.Now(), Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}}
+func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionPolicy) (policy.Observed, error) {
+	obs := policy.Observed{Policy: p, Now: r.clock.Now(), Pods: map[string][]policy.Pod{}, Nodes: map[string]*corev1.Node{}}
 	ns := client.InNamespace(p.Namespace)
 	policies := &holdfastv1alpha1.DisruptionPolicyList{}
 	if err := r.client.List(ctx, policies, ns); err != nil {
@@ -221,7 +222,7 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 			return obs, err
 		}
 		if why != "" {
-			obs.Unreadable = append(obs.Unreadable, Unreadable{Target: t, Message: why})
+			obs.Unreadable = append(obs.Unreadable, policy.Unreadable{Target: t, Message: why})
 		}
 		obs.Workloads = append(obs.Workloads, ws...)
 	}
@@ -234,7 +235,7 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		return obs, err
 	}
 	// A surge may start or move on only where Decide reads the pods.
-	needs := func(w *Workload) bool { return NeedsPods(&obs, w) }
+	needs := func(w *policy.Workload) bool { return policy.NeedsPods(&obs, w) }
 	if err := r.attachAutoscalers(ctx, p.Namespace, needs, obs.Workloads, obs.Surging); err != nil {
 		return obs, err
 	}
@@ -246,10 +247,10 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		if err := r.gatherPods(ctx, p.Namespace, w, &obs); err != nil {
 			return obs, err
 		}
-		if w.custom() {
+		if w.Custom() {
 			// A scale has no Ready count: the pods give it, without minReadySeconds of
 			// their own.
-			for _, pod := range obs.Pods[workloadKey(w.Kind, w.Name)] {
+			for _, pod := range obs.Pods[policy.WorkloadKey(w.Kind, w.Name)] {
 				if pod.Ready {
 					w.Ready++
 				}
@@ -266,7 +267,7 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 // scaleTargetPoll instead). Only object metadata is listed, and only the scale is read
 // of each. A kind not served or a permission missing is returned as a message for
 // status, not as an error: retrying would not fix it, a human must.
-func (r *reconciler) scaleWorkloads(ctx context.Context, namespace string, t holdfastv1alpha1.ScaleTarget, sel labels.Selector) ([]Workload, string, error) {
+func (r *reconciler) scaleWorkloads(ctx context.Context, namespace string, t holdfastv1alpha1.ScaleTarget, sel labels.Selector) ([]policy.Workload, string, error) {
 	gv, err := schema.ParseGroupVersion(t.APIVersion)
 	if err != nil {
 		return nil, fmt.Sprintf("scale target %s %s: %v", t.APIVersion, t.Kind, err), nil
@@ -286,7 +287,7 @@ func (r *reconciler) scaleWorkloads(ctx context.Context, namespace string, t hol
 		}
 		return nil, "", fmt.Errorf("listing %s: %w", resource, err)
 	}
-	var out []Workload
+	var out []policy.Workload
 	for i := range list.Items {
 		m := &list.Items[i]
 		obj, scale := &unstructured.Unstructured{}, &unstructured.Unstructured{}
@@ -300,7 +301,7 @@ func (r *reconciler) scaleWorkloads(ctx context.Context, namespace string, t hol
 		} else if err != nil {
 			return nil, "", fmt.Errorf("getting the scale of %s %s: %w", t.Kind, klog.KObj(m), err)
 		}
-		w := Workload{Kind: t.Kind, APIVersion: t.APIVersion, Name: m.Name, UID: m.UID, Labels: m.Labels, Annotations: m.Annotations}
+		w := policy.Workload{Kind: t.Kind, APIVersion: t.APIVersion, Name: m.Name, UID: m.UID, Labels: m.Labels, Annotations: m.Annotations}
 		n, _, _ := unstructured.NestedInt64(scale.Object, "spec", "replicas")
 		w.Replicas = int32(n)
 		// The scale's selector is a string, as `kubectl get --selector` takes it.
@@ -321,15 +322,15 @@ func forbidden(t holdfastv1alpha1.ScaleTarget, verb, resource string) string {
 }
 
 // surging lists the namespace's Deployments in the middle of a surge, from the index.
-func (r *reconciler) surging(ctx context.Context, namespace string) ([]Workload, error) {
+func (r *reconciler) surging(ctx context.Context, namespace string) ([]policy.Workload, error) {
 	return r.listWorkloads(ctx, holdfastv1alpha1.KindDeployment, client.InNamespace(namespace), client.MatchingFields{surgingIndex: "true"})
 }
 
 // attachAutoscalers gives each Deployment for which may is true its
 // HorizontalPodAutoscaler, which a surge must raise. Only when a surge may start or is
 // under way: otherwise nothing reads it.
-func (r *reconciler) attachAutoscalers(ctx context.Context, namespace string, may func(*Workload) bool, lists ...[]Workload) error {
-	var deployments []*Workload
+func (r *reconciler) attachAutoscalers(ctx context.Context, namespace string, may func(*policy.Workload) bool, lists ...[]policy.Workload) error {
+	var deployments []*policy.Workload
 	for _, ws := range lists {
 		for i := range ws {
 			if ws[i].Kind == holdfastv1alpha1.KindDeployment && may(&ws[i]) {
@@ -352,7 +353,7 @@ func (r *reconciler) attachAutoscalers(ctx context.Context, namespace string, ma
 		}
 		for _, w := range deployments {
 			if w.Name == ref.Name {
-				w.Autoscaler = &Autoscaler{Name: h.Name, Min: replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
+				w.Autoscaler = &policy.Autoscaler{Name: h.Name, Min: policy.Replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
 					Original: h.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}
 			}
 		}
@@ -372,7 +373,7 @@ func selectedKinds(p *holdfastv1alpha1.DisruptionPolicy) []string {
 }
 
 // listWorkloads lists one kind of workload from the cache, as Workloads.
-func (r *reconciler) listWorkloads(ctx context.Context, kind string, opts ...client.ListOption) ([]Workload, error) {
+func (r *reconciler) listWorkloads(ctx context.Context, kind string, opts ...client.ListOption) ([]policy.Workload, error) {
 	var list client.ObjectList
 	switch kind {
 	case holdfastv1alpha1.KindDeployment:
@@ -385,61 +386,26 @@ func (r *reconciler) listWorkloads(ctx context.Context, kind string, opts ...cli
 	if err := r.client.List(ctx, list, opts...); err != nil {
 		return nil, fmt.Errorf("listing %ss: %w", kind, err)
 	}
-	var out []Workload
+	var out []policy.Workload
 	switch l := list.(type) {
 	case *appsv1.DeploymentList:
 		for i := range l.Items {
-			out = append(out, toWorkload(&l.Items[i]))
+			out = append(out, policy.WorkloadOf(&l.Items[i]))
 		}
 	case *appsv1.StatefulSetList:
 		for i := range l.Items {
-			out = append(out, toWorkload(&l.Items[i]))
+			out = append(out, policy.WorkloadOf(&l.Items[i]))
 		}
 	case *appsv1.DaemonSetList:
 		for i := range l.Items {
-			out = append(out, toWorkload(&l.Items[i]))
+			out = append(out, policy.WorkloadOf(&l.Items[i]))
 		}
 	}
 	return out, nil
 }
 
-// toWorkload reduces a Deployment, StatefulSet or DaemonSet to a Workload.
-func toWorkload(obj client.Object) Workload {
-	w := Workload{Name: obj.GetName(), UID: obj.GetUID(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
-	var stale bool
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDeployment, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Status.AvailableReplicas, o.Spec.MinReadySeconds
-		stale = o.Status.ObservedGeneration < o.Generation
-		// Pods of an older template left, or not all of the new one made yet.
-		w.RollingOut = o.Status.UpdatedReplicas < w.Replicas || o.Status.Replicas > o.Status.UpdatedReplicas
-	case *appsv1.StatefulSet:
-		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindStatefulSet, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Status.AvailableReplicas, o.Spec.MinReadySeconds
-		stale = o.Status.ObservedGeneration < o.Generation
-		w.RollingOut = o.Status.UpdatedReplicas < w.Replicas || o.Status.UpdateRevision != o.Status.CurrentRevision
-	case *appsv1.DaemonSet:
-		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDaemonSet, o.Spec.Selector, o.Spec.Template.Labels
-		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = o.Status.DesiredNumberScheduled, o.Status.NumberReady, o.Status.NumberAvailable, o.Spec.MinReadySeconds
-		stale = o.Status.ObservedGeneration < o.Generation
-		w.RollingOut = o.Status.UpdatedNumberScheduled < w.Replicas
-	}
-	// A status that has not caught up with the spec may be the start of a rollout.
-	w.RollingOut = w.RollingOut || stale
-	return w
-}
-
-// replicas defaults an unset spec.replicas to 1, as the apiserver does.
-func replicas(r *int32) int32 {
-	if r == nil {
-		return 1
-	}
-	return *r
-}
-
 // gatherPods reads w's live pods and their nodes.
-func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *Workload, obs *Observed) error {
+func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *policy.Workload, obs *policy.Observed) error {
 	sel, err := metav1.LabelSelectorAsSelector(w.Selector)
 	if err != nil {
 		return fmt.Errorf("selector of %s %s: %w", w.Kind, klog.KRef(namespace, w.Name), err)
@@ -448,20 +414,14 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *Worklo
 	if err := r.live.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return fmt.Errorf("listing pods of %s %s: %w", w.Kind, klog.KRef(namespace, w.Name), err)
 	}
-	key := workloadKey(w.Kind, w.Name)
+	key := policy.WorkloadKey(w.Kind, w.Name)
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		live, ok := policy.PodOf(pod)
+		if !ok {
 			continue
 		}
-		ready, since := readiness(pod)
-		obs.Pods[key] = append(obs.Pods[key], Pod{
-			Name:         pod.Name,
-			Node:         pod.Spec.NodeName,
-			Ready:        ready,
-			Since:        since,
-			DoNotDisrupt: pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true",
-		})
+		obs.Pods[key] = append(obs.Pods[key], live)
 		if pod.Spec.NodeName == "" || obs.Nodes[pod.Spec.NodeName] != nil {
 			continue
 		}
@@ -473,17 +433,6 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *Worklo
 		}
 	}
 	return nil
-}
-
-// readiness returns whether the pod is Ready and since when: the Ready condition's
-// last transition, or the pod's creation before it has one.
-func readiness(p *corev1.Pod) (bool, time.Time) {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue, c.LastTransitionTime.Time
-		}
-	}
-	return false, p.CreationTimestamp.Time
 }
 
 // applyBudget creates a budget or patches it when holdfast's part of it differs.
@@ -518,7 +467,7 @@ func (r *reconciler) applyBudget(ctx context.Context, want *policyv1.PodDisrupti
 // that an operator restarting between two writes never finds one without the other. An
 // autoscaler's bounds are raised before the surge and put back after it, so that it
 // never scales the surge away.
-func (r *reconciler) scale(ctx context.Context, namespace string, s Scale) error {
+func (r *reconciler) scale(ctx context.Context, namespace string, s policy.Scale) error {
 	raising := s.Autoscaler != nil && s.Autoscaler.Original != ""
 	if raising {
 		if err := r.setBounds(ctx, namespace, s.Autoscaler); err != nil {
@@ -534,7 +483,7 @@ func (r *reconciler) scale(ctx context.Context, namespace string, s Scale) error
 	return nil
 }
 
-func (r *reconciler) setBounds(ctx context.Context, namespace string, b *AutoscalerBounds) error {
+func (r *reconciler) setBounds(ctx context.Context, namespace string, b *policy.AutoscalerBounds) error {
 	var original any // nil removes the annotation
 	if b.Original != "" {
 		original = b.Original
@@ -553,7 +502,7 @@ func (r *reconciler) setBounds(ctx context.Context, namespace string, b *Autosca
 	return nil
 }
 
-func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s Scale) error {
+func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s policy.Scale) error {
 	var original any // nil removes the annotation
 	if s.Original != nil {
 		original = strconv.Itoa(int(*s.Original))
@@ -574,7 +523,7 @@ func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s Sc
 
 // annotatePod sets or removes karpenter.sh/do-not-disrupt on a pod, not on its template:
 // a template change would roll the very pod it protects.
-func (r *reconciler) annotatePod(ctx context.Context, namespace string, a PodAnnotation) error {
+func (r *reconciler) annotatePod(ctx context.Context, namespace string, a policy.PodAnnotation) error {
 	var v any
 	if a.DoNotDisrupt {
 		v = "true"
@@ -601,10 +550,10 @@ func (r *reconciler) cleanUpAfter(ctx context.Context, key types.NamespacedName)
 	if err != nil {
 		return err
 	}
-	if err := r.attachAutoscalers(ctx, key.Namespace, func(*Workload) bool { return true }, surging); err != nil {
+	if err := r.attachAutoscalers(ctx, key.Namespace, func(*policy.Workload) bool { return true }, surging); err != nil {
 		return err
 	}
-	for _, s := range OrphanedSurges(policies.Items, surging) {
+	for _, s := range policy.OrphanedSurges(policies.Items, surging) {
 		if err := r.scale(ctx, key.Namespace, s); err != nil {
 			return err
 		}
@@ -672,7 +621,7 @@ func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request 
 func workloadChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return !equality.Semantic.DeepEqual(toWorkload(e.ObjectOld), toWorkload(e.ObjectNew))
+			return !equality.Semantic.DeepEqual(policy.WorkloadOf(e.ObjectOld), policy.WorkloadOf(e.ObjectNew))
 		},
 	}
 }
@@ -699,7 +648,7 @@ func drainSignalChanged() predicate.Predicate {
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, okOld := e.ObjectOld.(*corev1.Node)
 			n, okNew := e.ObjectNew.(*corev1.Node)
-			return !okOld || !okNew || BeingDrained(o) != BeingDrained(n)
+			return !okOld || !okNew || policy.BeingDrained(o) != policy.BeingDrained(n)
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // Event reasons, one per decision a human would want to know about.
@@ -43,7 +44,7 @@ var stateEvents = map[holdfastv1alpha1.WorkloadState]struct{ typ, reason string 
 func statusEvents(namespace string, old, cur holdfastv1alpha1.DisruptionPolicyStatus) []announce.Event {
 	was := make(map[string]holdfastv1alpha1.WorkloadState, len(old.Workloads))
 	for _, w := range old.Workloads {
-		was[workloadKey(w.Kind, w.Name)] = w.State
+		was[policy.WorkloadKey(w.Kind, w.Name)] = w.State
 	}
 	var out []announce.Event
 	// A scale target the operator may not read is fixed by a human granting RBAC: say
@@ -54,7 +55,7 @@ func statusEvents(namespace string, old, cur holdfastv1alpha1.DisruptionPolicySt
 		}
 	}
 	for _, w := range cur.Workloads {
-		prev, seen := was[workloadKey(w.Kind, w.Name)]
+		prev, seen := was[policy.WorkloadKey(w.Kind, w.Name)]
 		if seen && prev == w.State {
 			continue
 		}

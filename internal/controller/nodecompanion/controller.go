@@ -2,8 +2,8 @@
 // DaemonSet's pods can run, as an owned Deployment and disruption budgets, so that drains
 // that ignore DaemonSets still take the companions down one node at a time.
 //
-// The reconciler gathers from the cache, decides in the pure function Decide, acts on the
-// owned objects only when they differ, writes status only when it changed, and records
+// The reconciler gathers from the cache, decides in the pure core,
+// policy.DecideCompanion, acts on the owned objects only when they differ, writes status only when it changed, and records
 // Events after the writes succeed.
 package nodecompanion
 
@@ -38,6 +38,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
@@ -88,7 +89,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		if nc.Spec.DaemonSet == nil {
 			return nil
 		}
-		return []string{targetNamespace(nc) + "/" + nc.Spec.DaemonSet.Name}
+		return []string{policy.CompanionNamespace(nc) + "/" + nc.Spec.DaemonSet.Name}
 	}); err != nil {
 		return fmt.Errorf("indexing NodeCompanions by target: %w", err)
 	}
@@ -129,7 +130,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	d := Decide(obs)
+	d := policy.DecideCompanion(obs)
 
 	var evs []announce.Event
 	for _, pod := range d.StalePods {
@@ -176,11 +177,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 }
 
 // gather reads everything Decide needs from the cache.
-func (r *reconciler) gather(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion) (Observed, error) {
-	obs := Observed{Companion: nc, Now: r.clock.Now(), Evictions: r.evictions.get(client.ObjectKeyFromObject(nc))}
+func (r *reconciler) gather(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion) (policy.CompanionObserved, error) {
+	obs := policy.CompanionObserved{Companion: nc, Now: r.clock.Now(), Evictions: r.evictions.get(client.ObjectKeyFromObject(nc))}
 	if nc.Spec.DaemonSet != nil {
 		ds := &appsv1.DaemonSet{}
-		key := types.NamespacedName{Namespace: targetNamespace(nc), Name: nc.Spec.DaemonSet.Name}
+		key := types.NamespacedName{Namespace: policy.CompanionNamespace(nc), Name: nc.Spec.DaemonSet.Name}
 		switch err := r.client.Get(ctx, key, ds); {
 		case apierrors.IsNotFound(err):
 			obs.TargetMissing = true
@@ -196,7 +197,7 @@ func (r *reconciler) gather(ctx context.Context, nc *holdfastv1alpha1.NodeCompan
 	}
 	obs.Nodes = nodes.Items
 	pods := &corev1.PodList{}
-	if err := r.client.List(ctx, pods, client.InNamespace(nc.Namespace), client.MatchingLabels(selectorLabels(nc))); err != nil {
+	if err := r.client.List(ctx, pods, client.InNamespace(nc.Namespace), client.MatchingLabels(policy.CompanionLabels(nc))); err != nil {
 		return obs, fmt.Errorf("listing companion pods of %s: %w", klog.KObj(nc), err)
 	}
 	obs.Pods = pods.Items
@@ -217,7 +218,7 @@ func (r *reconciler) applyDeployment(ctx context.Context, want *appsv1.Deploymen
 	if err != nil {
 		return nil, fmt.Errorf("getting Deployment %s: %w", klog.KObj(want), err)
 	}
-	if cur.Annotations[specHashAnnotation] == want.Annotations[specHashAnnotation] && ptr.Deref(cur.Spec.Replicas, 1) == *want.Spec.Replicas {
+	if cur.Annotations[policy.SpecHashAnnotation] == want.Annotations[policy.SpecHashAnnotation] && ptr.Deref(cur.Spec.Replicas, 1) == *want.Spec.Replicas {
 		return nil, nil
 	}
 	from := ptr.Deref(cur.Spec.Replicas, 1)
@@ -341,7 +342,7 @@ func (r *reconciler) podHandler() handler.EventHandler {
 		}
 		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}
 		if pod, ok := obj.(*corev1.Pod); ok {
-			if node, at, evicted := evictedFrom(pod); evicted {
+			if node, at, evicted := policy.EvictedFrom(pod); evicted {
 				r.evictions.note(key, node, at)
 			}
 		}

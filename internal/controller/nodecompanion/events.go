@@ -11,6 +11,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // Event reasons, one per decision a human would want to know about.
@@ -74,8 +75,8 @@ func statusEvents(old, cur holdfastv1alpha1.NodeCompanionStatus) []announce.Even
 		}
 	}
 
-	oldMissing := readyCondition(old).Reason == ReasonTargetNotFound
-	curMissing := readyCondition(cur).Reason == ReasonTargetNotFound
+	oldMissing := readyCondition(old).Reason == policy.ReasonTargetNotFound
+	curMissing := readyCondition(cur).Reason == policy.ReasonTargetNotFound
 	switch {
 	case curMissing && !oldMissing:
 		out = append(out, announce.Warning(EventTargetNotFound, readyCondition(cur).Message))

@@ -41,8 +41,8 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
-	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
@@ -403,7 +403,7 @@ func (r *reconciler) selectedBy(ctx context.Context, p *holdfastv1alpha1.Disrupt
 	}
 	var selected []client.Object
 	for _, o := range r.kind.items(list) {
-		if ok, _ := disruptionpolicy.Selects(p, workload(r.kind.name, o.GetLabels())); ok {
+		if ok, _ := policy.Selects(p, workload(r.kind.name, o.GetLabels())); ok {
 			selected = append(selected, o)
 		}
 	}
@@ -433,7 +433,7 @@ func (r *reconciler) optedInChanged() predicate.Predicate {
 			return true // Reconcile looks again and reports it
 		}
 		return slices.ContainsFunc(policies, func(p holdfastv1alpha1.DisruptionPolicy) bool {
-			ok, _ := disruptionpolicy.Selects(&p, workload(r.kind.name, o.GetLabels()))
+			ok, _ := policy.Selects(&p, workload(r.kind.name, o.GetLabels()))
 			return ok
 		})
 	}

@@ -12,8 +12,8 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
-	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 const (
@@ -48,8 +48,8 @@ func (t target) note(message string) string {
 }
 
 // workload gives a workload the shape DisruptionPolicies select on.
-func workload(kind string, labels map[string]string) *disruptionpolicy.Workload {
-	return &disruptionpolicy.Workload{Kind: kind, Labels: labels}
+func workload(kind string, labels map[string]string) *policy.Workload {
+	return &policy.Workload{Kind: kind, Labels: labels}
 }
 
 // targetOf resolves a workload's rebalancing from its labels and annotations and the
@@ -60,10 +60,10 @@ func workload(kind string, labels map[string]string) *disruptionpolicy.Workload 
 // err says which annotation is wrong.
 func targetOf(ref availability.WorkloadRef, labels, annotations map[string]string, policies []holdfastv1alpha1.DisruptionPolicy) (t target, ok bool, err error) {
 	t.RebalanceTarget = plan.RebalanceTarget{Workload: ref, TopologyKeys: []string{corev1.LabelHostname}, MaxSkew: 1, Cooldown: defaultCooldown}
-	if policy := disruptionpolicy.WinnerOf(policies, workload(ref.Kind, labels)); policy != nil && policy.Spec.Rebalance != nil {
+	if winner := policy.WinnerOf(policies, workload(ref.Kind, labels)); winner != nil && winner.Spec.Rebalance != nil {
 		// The apiserver defaults every field; zero values stand for the same defaults.
-		rb := policy.Spec.Rebalance
-		t.By = "DisruptionPolicy " + policy.Name
+		rb := winner.Spec.Rebalance
+		t.By = "DisruptionPolicy " + winner.Name
 		if len(rb.TopologyKeys) > 0 {
 			t.TopologyKeys = rb.TopologyKeys
 		}

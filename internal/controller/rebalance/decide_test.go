@@ -21,7 +21,7 @@ var web = map[string]string{"app": "web", "tier": "web"}
 
 // policy builds a DisruptionPolicy over tier=web created age ago, with the given
 // rebalance settings, changed by mods.
-func policy(name string, age time.Duration, rb *holdfastv1alpha1.RebalanceSpec, mods ...func(*holdfastv1alpha1.DisruptionPolicySpec)) holdfastv1alpha1.DisruptionPolicy {
+func newPolicy(name string, age time.Duration, rb *holdfastv1alpha1.RebalanceSpec, mods ...func(*holdfastv1alpha1.DisruptionPolicySpec)) holdfastv1alpha1.DisruptionPolicy {
 	p := holdfastv1alpha1.DisruptionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ref.Namespace, CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC).Add(-age))},
 		Spec: holdfastv1alpha1.DisruptionPolicySpec{
@@ -111,36 +111,36 @@ func TestTargetOf(t *testing.T) {
 		"settings without the opt-in annotation": {
 			annotations: map[string]string{holdfastv1alpha1.RebalanceCooldownAnnotation: "30s"},
 		},
-		"a policy without rebalance": {policies: policies(policy("spread", time.Hour, nil))},
+		"a policy without rebalance": {policies: policies(newPolicy("spread", time.Hour, nil))},
 		"an older policy without rebalance wins": {
-			policies: policies(policy("spread", time.Hour, zoned), policy("budgets", 2*time.Hour, nil)),
+			policies: policies(newPolicy("spread", time.Hour, zoned), newPolicy("budgets", 2*time.Hour, nil)),
 		},
 		"the older policy's settings": {
-			policies: policies(policy("spread", time.Hour, zoned), policy("hosts", time.Minute, &holdfastv1alpha1.RebalanceSpec{MaxSkew: 3})),
+			policies: policies(newPolicy("spread", time.Hour, zoned), newPolicy("hosts", time.Minute, &holdfastv1alpha1.RebalanceSpec{MaxSkew: 3})),
 			want:     settings(byPolicy, zonedTarget),
 			optedIn:  true,
 		},
 		"a policy that does not select it": {
-			policies: policies(policy("spread", time.Hour, zoned, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.Selector.MatchLabels["tier"] = "db" })),
+			policies: policies(newPolicy("spread", time.Hour, zoned, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.Selector.MatchLabels["tier"] = "db" })),
 		},
 		"a policy of other kinds": {
-			policies: policies(policy("spread", time.Hour, zoned, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+			policies: policies(newPolicy("spread", time.Hour, zoned, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 				s.Kinds = []holdfastv1alpha1.WorkloadKind{holdfastv1alpha1.KindStatefulSet}
 			})),
 		},
 		"the policy's settings": {
-			policies: policies(policy("spread", time.Hour, zoned)),
+			policies: policies(newPolicy("spread", time.Hour, zoned)),
 			want:     settings(byPolicy, zonedTarget),
 			optedIn:  true,
 		},
 		"a policy as written by a client that skips defaulting": {
-			policies: policies(policy("spread", time.Hour, &holdfastv1alpha1.RebalanceSpec{})),
+			policies: policies(newPolicy("spread", time.Hour, &holdfastv1alpha1.RebalanceSpec{})),
 			want:     settings(byPolicy, nil),
 			optedIn:  true,
 		},
 		"the policy's settings and the last move": {
 			annotations: map[string]string{holdfastv1alpha1.LastRebalanceAnnotation: lastRebalance(moved, "web-abc")},
-			policies:    policies(policy("spread", time.Hour, zoned)),
+			policies:    policies(newPolicy("spread", time.Hour, zoned)),
 			want: settings(byPolicy, func(t *plan.RebalanceTarget) {
 				zonedTarget(t)
 				t.LastPod, t.LastMove = "web-abc", moved
@@ -149,25 +149,25 @@ func TestTargetOf(t *testing.T) {
 		},
 		"an annotation overrides its setting only": {
 			annotations: map[string]string{holdfastv1alpha1.RebalanceCooldownAnnotation: "30s"},
-			policies:    policies(policy("spread", time.Hour, zoned)),
+			policies:    policies(newPolicy("spread", time.Hour, zoned)),
 			want:        settings(byPolicy, func(t *plan.RebalanceTarget) { zonedTarget(t); t.Cooldown = 30 * time.Second }),
 			optedIn:     true,
 		},
 		"true keeps the policy's keys": {
 			annotations: map[string]string{holdfastv1alpha1.RebalanceAnnotation: "true"},
-			policies:    policies(policy("spread", time.Hour, zoned)),
+			policies:    policies(newPolicy("spread", time.Hour, zoned)),
 			want:        settings(byAnnotation, zonedTarget),
 			optedIn:     true,
 		},
 		"listed keys replace the policy's": {
 			annotations: map[string]string{holdfastv1alpha1.RebalanceAnnotation: "kubernetes.io/hostname"},
-			policies:    policies(policy("spread", time.Hour, zoned)),
+			policies:    policies(newPolicy("spread", time.Hour, zoned)),
 			want:        settings(byAnnotation, func(t *plan.RebalanceTarget) { zonedTarget(t); t.TopologyKeys = []string{corev1.LabelHostname} }),
 			optedIn:     true,
 		},
 		"false opts out of the policy": {
 			annotations: map[string]string{holdfastv1alpha1.RebalanceAnnotation: "false"},
-			policies:    policies(policy("spread", time.Hour, zoned)),
+			policies:    policies(newPolicy("spread", time.Hour, zoned)),
 		},
 		"bad key": {
 			annotations: map[string]string{holdfastv1alpha1.RebalanceAnnotation: "zone!"},
@@ -183,7 +183,7 @@ func TestTargetOf(t *testing.T) {
 		},
 		"a bad annotation is an error under a policy too": {
 			annotations: map[string]string{holdfastv1alpha1.RebalanceMaxSkewAnnotation: "many"},
-			policies:    policies(policy("spread", time.Hour, zoned)),
+			policies:    policies(newPolicy("spread", time.Hour, zoned)),
 			optedIn:     true, err: `holdfast.dev/rebalance-max-skew: "many" is not a whole number`,
 		},
 	}

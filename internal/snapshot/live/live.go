@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/pager"
+	"k8s.io/klog/v2"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -70,21 +71,49 @@ func Load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 			return nil, fmt.Errorf("listing %s: %w", l.what, err)
 		}
 	}
+	if err := listNamespaces(ctx, client, s); err != nil {
+		return nil, err
+	}
 	if dyn == nil {
 		return s, nil
 	}
-	companions, err := listCompanions(ctx, dyn, namespace)
-	if err != nil {
+	var err error
+	if s.NodeCompanions, err = listOwn[holdfastv1alpha1.NodeCompanion](ctx, dyn, "nodecompanions", namespace); err != nil {
 		return nil, err
 	}
-	s.NodeCompanions = companions
+	if s.DisruptionPolicies, err = listOwn[holdfastv1alpha1.DisruptionPolicy](ctx, dyn, "disruptionpolicies", namespace); err != nil {
+		return nil, err
+	}
+	// Cluster-scoped: its copies land in the namespaces it selects, listed or not.
+	if s.ClusterDisruptionPolicies, err = listOwn[holdfastv1alpha1.ClusterDisruptionPolicy](ctx, dyn, "clusterdisruptionpolicies", ""); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-// listCompanions lists holdfast's NodeCompanions; a cluster without the CRD has none.
-func listCompanions(ctx context.Context, dyn dynamic.Interface, namespace string) ([]holdfastv1alpha1.NodeCompanion, error) {
-	gvr := holdfastv1alpha1.GroupVersion.WithResource("nodecompanions")
-	var out []holdfastv1alpha1.NodeCompanion
+// listNamespaces lists the namespaces, which ClusterDisruptionPolicies select by label.
+// A user who may read one namespace only may be refused the list: the namespaces are then
+// told from the objects read, as namespaces without labels.
+func listNamespaces(ctx context.Context, client kubernetes.Interface, s *snapshot.Snapshot) error {
+	p := pager.New(func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return client.CoreV1().Namespaces().List(ctx, o)
+	})
+	p.PageSize = pageSize
+	err := p.EachListItem(ctx, metav1.ListOptions{}, collect(&s.Namespaces))
+	if apierrors.IsForbidden(err) {
+		s.Namespaces = nil
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("listing namespaces: %w", err)
+	}
+	return nil
+}
+
+// listOwn lists one of holdfast's own resources; a cluster without its CRD has none.
+func listOwn[T any](ctx context.Context, dyn dynamic.Interface, resource, namespace string) ([]T, error) {
+	gvr := holdfastv1alpha1.GroupVersion.WithResource(resource)
+	var out []T
 	p := pager.New(func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return dyn.Resource(gvr).Namespace(namespace).List(ctx, o)
 	})
@@ -94,18 +123,18 @@ func listCompanions(ctx context.Context, dyn dynamic.Interface, namespace string
 		if !ok {
 			return fmt.Errorf("unexpected %T in list", obj)
 		}
-		var nc holdfastv1alpha1.NodeCompanion
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &nc); err != nil {
-			return fmt.Errorf("reading NodeCompanion %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		var item T
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &item); err != nil {
+			return fmt.Errorf("reading %s %s: %w", resource, klog.KRef(u.GetNamespace(), u.GetName()), err)
 		}
-		out = append(out, nc)
+		out = append(out, item)
 		return nil
 	})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing nodecompanions: %w", err)
+		return nil, fmt.Errorf("listing %s: %w", resource, err)
 	}
 	return out, nil
 }

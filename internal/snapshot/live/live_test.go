@@ -29,17 +29,31 @@ func TestLoadLive(t *testing.T) {
 		&appsv1.Deployment{ObjectMeta: meta("a", "web")},
 		&appsv1.DaemonSet{ObjectMeta: meta("a", "agent")},
 		&policyv1.PodDisruptionBudget{ObjectMeta: meta("a", "web")},
+		&corev1.Namespace{ObjectMeta: meta("", "a")},
 	)
 	companion := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": holdfastv1alpha1.GroupVersion.String(), "kind": "NodeCompanion",
 		"metadata": map[string]any{"namespace": "a", "name": "guard"},
 		"spec":     map[string]any{"daemonSet": map[string]any{"name": "agent"}},
 	}}
-	gvr := holdfastv1alpha1.GroupVersion.WithResource("nodecompanions")
+	own := func(kind, ns, name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": holdfastv1alpha1.GroupVersion.String(), "kind": kind,
+			"metadata": map[string]any{"namespace": ns, "name": name},
+		}}
+	}
+	gv := holdfastv1alpha1.GroupVersion
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{gvr: "NodeCompanionList"}, companion)
+		map[schema.GroupVersionResource]string{
+			gv.WithResource("nodecompanions"):            "NodeCompanionList",
+			gv.WithResource("disruptionpolicies"):        "DisruptionPolicyList",
+			gv.WithResource("clusterdisruptionpolicies"): "ClusterDisruptionPolicyList",
+		}, companion, own("DisruptionPolicy", "a", "web"), own("DisruptionPolicy", "b", "api"), own("ClusterDisruptionPolicy", "", "fleet"))
 
-	type names struct{ Nodes, Pods, Deployments, DaemonSets, PDBs, Companions []string }
+	type names struct {
+		Nodes, Pods, Deployments, DaemonSets, PDBs, Companions []string
+		Namespaces, Policies, ClusterPolicies                  []string
+	}
 	summarize := func(s *snapshot.Snapshot) names {
 		var n names
 		for _, o := range s.Nodes {
@@ -60,16 +74,27 @@ func TestLoadLive(t *testing.T) {
 		for _, o := range s.NodeCompanions {
 			n.Companions = append(n.Companions, o.Namespace+"/"+o.Name+"->"+o.Spec.DaemonSet.Name)
 		}
+		for _, o := range s.Namespaces {
+			n.Namespaces = append(n.Namespaces, o.Name)
+		}
+		for _, o := range s.DisruptionPolicies {
+			n.Policies = append(n.Policies, o.Namespace+"/"+o.Name)
+		}
+		for _, o := range s.ClusterDisruptionPolicies {
+			n.ClusterPolicies = append(n.ClusterPolicies, o.Name)
+		}
 		return n
 	}
 	tests := map[string]struct {
 		namespace string
 		want      names
 	}{
-		"one namespace, and the cluster-scoped nodes": {namespace: "b", want: names{Nodes: []string{"n1"}, Pods: []string{"b/p2"}}},
+		"one namespace, and the cluster-scoped nodes": {namespace: "b", want: names{Nodes: []string{"n1"}, Pods: []string{"b/p2"},
+			Namespaces: []string{"a"}, Policies: []string{"b/api"}, ClusterPolicies: []string{"fleet"}}},
 		"every namespace": {namespace: metav1.NamespaceAll, want: names{
 			Nodes: []string{"n1"}, Pods: []string{"a/p1", "b/p2"}, Deployments: []string{"a/web"},
 			DaemonSets: []string{"a/agent"}, PDBs: []string{"a/web"}, Companions: []string{"a/guard->agent"},
+			Namespaces: []string{"a"}, Policies: []string{"a/web", "b/api"}, ClusterPolicies: []string{"fleet"},
 		}},
 	}
 	for name, tc := range tests {

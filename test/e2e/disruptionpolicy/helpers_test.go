@@ -30,7 +30,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
-	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -100,7 +100,7 @@ func (e *env) deployment(name, tier string, replicas int32, mods ...func(*appsv1
 
 // budget returns the managed budget of a workload, nil when there is none.
 func (e *env) budget(ctx context.Context, kind, name string) (*policyv1.PodDisruptionBudget, error) {
-	pdb, err := e.Clientset.PolicyV1().PodDisruptionBudgets(e.Namespace).Get(ctx, disruptionpolicy.BudgetName(kind, name), metav1.GetOptions{})
+	pdb, err := e.Clientset.PolicyV1().PodDisruptionBudgets(e.Namespace).Get(ctx, policy.BudgetName(kind, name), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

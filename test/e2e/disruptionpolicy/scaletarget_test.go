@@ -30,6 +30,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -69,7 +70,7 @@ func TestScaleTargetBudget(t *testing.T) {
 	// maxUnavailable needs the size: the disruption controller reads it from the
 	// Database's scale, found through the pods' controller reference. Without it the
 	// budget would allow nothing.
-	name := disruptionpolicy.BudgetName(databases.Kind, "orders")
+	name := policy.BudgetName(databases.Kind, "orders")
 	var poked time.Time
 	e.waitBudgetWithin(2*settle, databases.Kind, "orders", "1 disruption allowed of 3 expected pods", func(pdb *policyv1.PodDisruptionBudget) bool {
 		// The kube-controller-manager learns new kinds by rediscovering the API every

@@ -30,8 +30,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
-	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/controller/rebalance"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -119,7 +119,7 @@ func TestPolicyOptsPiledReplicasIn(t *testing.T) {
 	created := f.watchCreatedPods(framework.SelectorOf(d))
 	budgets := f.WatchBudgets(100 * time.Millisecond)
 	f.StartOperator()
-	f.WaitBudget(disruptionpolicy.BudgetName(holdfastv1alpha1.KindDeployment, d.Name), 1)
+	f.WaitBudget(policy.BudgetName(holdfastv1alpha1.KindDeployment, d.Name), 1)
 
 	start := time.Now()
 	patch := fmt.Sprintf(`{"spec":{"rebalance":{"cooldown":%q}}}`, cooldown)

@@ -1,4 +1,4 @@
-package disruptionpolicy
+package policy
 
 import (
 	"testing"
@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestToWorkloadReadsReadinessAndRollouts(t *testing.T) {
@@ -24,7 +23,7 @@ func TestToWorkloadReadsReadinessAndRollouts(t *testing.T) {
 		return d
 	}
 	tests := map[string]struct {
-		obj         client.Object
+		obj         metav1.Object
 		ready       int32
 		rollingOut  bool
 		minReadySec int32
@@ -39,7 +38,7 @@ func TestToWorkloadReadsReadinessAndRollouts(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			w := toWorkload(tc.obj)
+			w := WorkloadOf(tc.obj)
 			if w.Ready != tc.ready || w.RollingOut != tc.rollingOut || w.MinReadySeconds != tc.minReadySec {
 				t.Errorf("ready %d, rolling out %t, minReadySeconds %d; want %d, %t, %d", w.Ready, w.RollingOut, w.MinReadySeconds, tc.ready, tc.rollingOut, tc.minReadySec)
 			}

@@ -1,18 +1,16 @@
-package disruptionpolicy
+package policy
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
-	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 )
 
 var databases = holdfastv1alpha1.ScaleTarget{APIVersion: "example.com/v1", Kind: "Database"}
@@ -188,21 +186,5 @@ func TestBudgetNameOfCustomKinds(t *testing.T) {
 	// The apps kinds' names do not change on upgrade.
 	if got := BudgetName(holdfastv1alpha1.KindDeployment, long); got != "holdfast-deploy-"+long {
 		t.Errorf("a long Deployment's budget was renamed to %q", got)
-	}
-}
-
-func TestUnreadableScaleTargetEventOnce(t *testing.T) {
-	p := policy("p", time.Hour, selectingDatabases())
-	obs := Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Now: now,
-		Unreadable: []Unreadable{{Target: databases, Message: "the operator may not list databases.example.com (example.com/v1 Database)"}}}
-	first := Decide(obs).Status
-	want := []announce.Event{announce.Warning(EventUnreadable,
-		"the operator may not list databases.example.com (example.com/v1 Database); the budgets of those kinds are kept as they are until they can be read")}
-	if diff := cmp.Diff(want, statusEvents(p.Namespace, p.Status, first)); diff != "" {
-		t.Errorf("first pass events (-want +got):\n%s", diff)
-	}
-	p.Status = first
-	if evs := statusEvents(p.Namespace, first, Decide(obs).Status); len(evs) != 0 {
-		t.Errorf("second pass repeated %v", evs)
 	}
 }

@@ -1,4 +1,4 @@
-package disruptionpolicy
+package policy
 
 import (
 	"slices"
@@ -16,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
-	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 )
 
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -549,34 +548,6 @@ func TestStatusCountsAndConditionsStayPut(t *testing.T) {
 	obs.Now = now.Add(time.Hour)
 	if diff := cmp.Diff(first, Decide(obs).Status); diff != "" {
 		t.Errorf("second pass changed status (-first +second):\n%s", diff)
-	}
-}
-
-func TestStatusEvents(t *testing.T) {
-	old := holdfastv1alpha1.DisruptionPolicyStatus{Workloads: []holdfastv1alpha1.WorkloadStatus{
-		{Kind: "Deployment", Name: "a", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging},
-		{Kind: "Deployment", Name: "b", State: holdfastv1alpha1.WorkloadConflict, Message: "covered"},
-	}}
-	cur := holdfastv1alpha1.DisruptionPolicyStatus{Workloads: []holdfastv1alpha1.WorkloadStatus{
-		{Kind: "Deployment", Name: "a", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted},
-		{Kind: "Deployment", Name: "b", State: holdfastv1alpha1.WorkloadConflict, Message: "covered"},
-		{Kind: "Deployment", Name: "c", State: holdfastv1alpha1.WorkloadNoDisruption, Message: "keeps 3 of 3"},
-		{Kind: "Deployment", Name: "d", State: holdfastv1alpha1.WorkloadDegraded, Message: "2 of 3 Ready"},
-		{Kind: "Deployment", Name: "e", State: holdfastv1alpha1.WorkloadPacing, Message: "Pacing: pod e-1"},
-	}}
-	// Each Event is related to its workload, so that Events of one reason about several
-	// workloads are not folded into one.
-	deployment := func(name string) *corev1.ObjectReference {
-		return &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name}
-	}
-	want := []announce.Event{
-		announce.Normal(EventSurgeFinished, "Deployment a: surge over, back to 1 replicas").About(deployment("a")),
-		announce.Warning(EventNoDisruption, "Deployment c: keeps 3 of 3").About(deployment("c")),
-		announce.Warning(EventDegraded, "Deployment d: 2 of 3 Ready").About(deployment("d")),
-		announce.Normal(EventPaced, "Deployment e: Pacing: pod e-1").About(deployment("e")),
-	}
-	if diff := cmp.Diff(want, statusEvents(ns, old, cur)); diff != "" {
-		t.Errorf("statusEvents (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,12 +1,13 @@
-package clusterdisruptionpolicy
+package policy
 
 import (
 	"errors"
+	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,8 +16,6 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
-
-var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func clusterPolicy() *holdfastv1alpha1.ClusterDisruptionPolicy {
 	return &holdfastv1alpha1.ClusterDisruptionPolicy{
@@ -39,7 +38,7 @@ func copyWith(ns string, selected, budgeted, degraded int32) holdfastv1alpha1.Di
 	return c
 }
 
-func TestDecide(t *testing.T) {
+func TestDecideCluster(t *testing.T) {
 	names := func(ps []*holdfastv1alpha1.DisruptionPolicy) []string {
 		var out []string
 		for _, p := range ps {
@@ -48,7 +47,7 @@ func TestDecide(t *testing.T) {
 		return out
 	}
 	tests := map[string]struct {
-		obs        Observed
+		obs        ClusterObserved
 		create     []string
 		apply      []string
 		delete     []string
@@ -56,27 +55,27 @@ func TestDecide(t *testing.T) {
 		wantReason string
 	}{
 		"a copy in every selected namespace; counts summed": {
-			obs:        Observed{Namespaces: []string{"a", "b"}, Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 3, 2, 1)}},
+			obs:        ClusterObserved{Namespaces: []string{"a", "b"}, Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 3, 2, 1)}},
 			create:     []string{"b/fleet"},
 			apply:      []string{"a/fleet"},
 			status:     holdfastv1alpha1.ClusterDisruptionPolicyStatus{ObservedGeneration: 2, Namespaces: 2, Selected: 3, Budgeted: 2, Degraded: 1},
 			wantReason: holdfastv1alpha1.ReasonAllNamespacesCovered,
 		},
 		"a namespace no longer selected loses its copy, and its counts": {
-			obs:        Observed{Namespaces: []string{"a"}, Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 1, 1, 0), copyWith("gone", 4, 4, 0)}},
+			obs:        ClusterObserved{Namespaces: []string{"a"}, Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 1, 1, 0), copyWith("gone", 4, 4, 0)}},
 			apply:      []string{"a/fleet"},
 			delete:     []string{"gone/fleet"},
 			status:     holdfastv1alpha1.ClusterDisruptionPolicyStatus{ObservedGeneration: 2, Namespaces: 1, Selected: 1, Budgeted: 1},
 			wantReason: holdfastv1alpha1.ReasonAllNamespacesCovered,
 		},
 		"a namespace with its own policy of that name gets no copy, and says so": {
-			obs:        Observed{Namespaces: []string{"a", "b"}, Taken: []string{"b"}},
+			obs:        ClusterObserved{Namespaces: []string{"a", "b"}, Taken: []string{"b"}},
 			create:     []string{"a/fleet"},
 			status:     holdfastv1alpha1.ClusterDisruptionPolicyStatus{ObservedGeneration: 2, Namespaces: 1, NamesTaken: []string{"b"}},
 			wantReason: holdfastv1alpha1.ReasonNamesTaken,
 		},
 		"an invalid selector creates and deletes nothing": {
-			obs:        Observed{SelectorErr: errors.New("bad"), Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 1, 1, 0)}},
+			obs:        ClusterObserved{SelectorErr: errors.New("bad"), Copies: []holdfastv1alpha1.DisruptionPolicy{copyWith("a", 1, 1, 0)}},
 			status:     holdfastv1alpha1.ClusterDisruptionPolicyStatus{ObservedGeneration: 2},
 			wantReason: holdfastv1alpha1.ReasonInvalidNamespaces,
 		},
@@ -84,7 +83,7 @@ func TestDecide(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			tc.obs.Policy, tc.obs.Now = clusterPolicy(), now
-			d := Decide(tc.obs)
+			d := DecideCluster(tc.obs)
 			if diff := cmp.Diff(tc.create, names(d.Create), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("create (-want +got):\n%s", diff)
 			}
@@ -117,5 +116,34 @@ func TestCopyIsTheTemplateOwnedAndLabelled(t *testing.T) {
 	c.Spec.Rebalance.TopologyKeys[0] = "changed"
 	if p.Spec.Template.Selector.MatchLabels["tier"] != "web" || p.Spec.Template.Rebalance.TopologyKeys[0] == "changed" {
 		t.Error("the copy shares its selector or rebalance settings with the template")
+	}
+}
+
+// InEffect is the operator's view: copies where the selector picks a live namespace,
+// none where the namespace's own policy has the name, and none left where it stopped.
+func TestInEffect(t *testing.T) {
+	namespace := func(name string, team string, terminating bool) corev1.Namespace {
+		ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"team": team}}}
+		if terminating {
+			ns.Status.Phase = corev1.NamespaceTerminating
+		}
+		return ns
+	}
+	namespaces := []corev1.Namespace{namespace("a", "web", false), namespace("b", "web", false), namespace("c", "db", false), namespace("d", "web", true)}
+	own := holdfastv1alpha1.DisruptionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "b"}}
+	stale := copyWith("c", 1, 1, 0)
+	policies := []holdfastv1alpha1.DisruptionPolicy{stale, own}
+	got := InEffect(namespaces, policies, []holdfastv1alpha1.ClusterDisruptionPolicy{*clusterPolicy()}, now)
+	var names []string
+	for _, p := range got {
+		_, copied := p.Labels[holdfastv1alpha1.ClusterPolicyLabel]
+		names = append(names, fmt.Sprintf("%s/%s copy=%t", p.Namespace, p.Name, copied))
+	}
+	want := []string{"a/fleet copy=true", "b/fleet copy=false"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("policies in effect (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]holdfastv1alpha1.DisruptionPolicy{stale, own}, policies); diff != "" {
+		t.Errorf("InEffect changed its input (-before +after):\n%s", diff)
 	}
 }

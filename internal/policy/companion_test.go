@@ -1,4 +1,4 @@
-package nodecompanion
+package policy
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
-var now = time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+var dawn = time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
 
 // Builders: small functions that return objects with only what a case cares about.
 
@@ -46,7 +46,7 @@ func daemonSet(mods ...func(*corev1.PodSpec)) *appsv1.DaemonSet {
 	return ds
 }
 
-func node(name string, mods ...func(*corev1.Node)) corev1.Node {
+func companionNode(name string, mods ...func(*corev1.Node)) corev1.Node {
 	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}}}
 	for _, m := range mods {
 		m(&n)
@@ -67,7 +67,7 @@ func tainted(k string, effect corev1.TaintEffect) func(*corev1.Node) {
 	return func(n *corev1.Node) { n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: k, Effect: effect}) }
 }
 
-func pod(name, nodeName string, ready bool, mods ...func(*corev1.Pod)) corev1.Pod {
+func companionPod(name, nodeName string, ready bool, mods ...func(*corev1.Pod)) corev1.Pod {
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
@@ -103,8 +103,8 @@ func fiveNodes() ([]corev1.Node, []corev1.Pod) {
 	var pods []corev1.Pod
 	for i := 1; i <= 5; i++ {
 		name := fmt.Sprintf("node-%d", i)
-		nodes = append(nodes, node(name))
-		pods = append(pods, pod("c-"+name, name, true))
+		nodes = append(nodes, companionNode(name))
+		pods = append(pods, companionPod("c-"+name, name, true))
 	}
 	return nodes, pods
 }
@@ -139,7 +139,7 @@ func TestDecideReplicasAndGaps(t *testing.T) {
 		},
 		"new node waits for its companion and holds the budget": {
 			edit: func(n []corev1.Node, p []corev1.Pod) ([]corev1.Node, []corev1.Pod) {
-				return append(n, node("node-6")), p
+				return append(n, companionNode("node-6")), p
 			},
 			want: want{replicas: 6, missing: []string{"node-6=Pending"}, ready: ReasonCompanionsMissing},
 		},
@@ -153,8 +153,8 @@ func TestDecideReplicasAndGaps(t *testing.T) {
 		"companion being evicted from a cordoned node: the node is drained and holds the budget": {
 			edit: func(n []corev1.Node, p []corev1.Pod) ([]corev1.Node, []corev1.Pod) {
 				cordoned(&n[1])
-				p[1] = pod("c-node-2", "node-2", true, evicted(now.Add(-time.Minute)))
-				return n, append(p, pod("replacement", "", false))
+				p[1] = companionPod("c-node-2", "node-2", true, evicted(dawn.Add(-time.Minute)))
+				return n, append(p, companionPod("replacement", "", false))
 			},
 			want: want{replicas: 5, missing: []string{"node-2=Drained"}, drained: []string{"node-2"}, ready: ReasonBudgetHeld},
 		},
@@ -163,19 +163,19 @@ func TestDecideReplicasAndGaps(t *testing.T) {
 				cordoned(&n[1])
 				return n, append(p[:1:1], p[2:]...)
 			},
-			evictions: map[string]time.Time{"node-2": now.Add(-time.Minute)},
+			evictions: map[string]time.Time{"node-2": dawn.Add(-time.Minute)},
 			want:      want{replicas: 5, missing: []string{"node-2=Drained"}, drained: []string{"node-2"}, ready: ReasonBudgetHeld},
 		},
 		"companion gone from a cordoned node without an eviction: excluded, the budget stays free": {
 			edit: func(n []corev1.Node, p []corev1.Pod) ([]corev1.Node, []corev1.Pod) {
 				cordoned(&n[1])
-				return n, append(append(p[:1:1], p[2:]...), pod("pending-after-rollout", "", false))
+				return n, append(append(p[:1:1], p[2:]...), companionPod("pending-after-rollout", "", false))
 			},
 			want: want{replicas: 4, excluded: []string{"node-2=Cordoned"}, ready: ReasonAllNodesCovered},
 		},
 		"drained node uncordoned: back to normal, the new companion is pending": {
 			nc: companion(func(nc *holdfastv1alpha1.NodeCompanion) {
-				nc.Status.Drained = []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(now.Add(-time.Hour))}}
+				nc.Status.Drained = []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(dawn.Add(-time.Hour))}}
 			}),
 			edit: func(n []corev1.Node, p []corev1.Pod) ([]corev1.Node, []corev1.Pod) {
 				return n, append(p[:1:1], p[2:]...)
@@ -184,7 +184,7 @@ func TestDecideReplicasAndGaps(t *testing.T) {
 		},
 		"drained node remembered in status, still cordoned: keeps holding after an operator restart": {
 			nc: companion(func(nc *holdfastv1alpha1.NodeCompanion) {
-				nc.Status.Drained = []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(now.Add(-time.Hour))}}
+				nc.Status.Drained = []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(dawn.Add(-time.Hour))}}
 			}),
 			edit: func(n []corev1.Node, p []corev1.Pod) ([]corev1.Node, []corev1.Pod) {
 				cordoned(&n[1])
@@ -194,7 +194,7 @@ func TestDecideReplicasAndGaps(t *testing.T) {
 		},
 		"companion back after the drain, node still cordoned: the drain is over": {
 			nc: companion(func(nc *holdfastv1alpha1.NodeCompanion) {
-				nc.Status.Drained = []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(now.Add(-time.Hour))}}
+				nc.Status.Drained = []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(dawn.Add(-time.Hour))}}
 			}),
 			edit: func(n []corev1.Node, p []corev1.Pod) ([]corev1.Node, []corev1.Pod) {
 				cordoned(&n[1])
@@ -204,7 +204,7 @@ func TestDecideReplicasAndGaps(t *testing.T) {
 		},
 		"drained node deleted: replicas drop and the memory goes": {
 			nc: companion(func(nc *holdfastv1alpha1.NodeCompanion) {
-				nc.Status.Drained = []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(now.Add(-time.Hour))}}
+				nc.Status.Drained = []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(dawn.Add(-time.Hour))}}
 			}),
 			edit: func(n []corev1.Node, p []corev1.Pod) ([]corev1.Node, []corev1.Pod) {
 				return append(n[:1:1], n[2:]...), append(p[:1:1], p[2:]...)
@@ -292,7 +292,7 @@ func TestDecideReplicasAndGaps(t *testing.T) {
 			if ds == nil && !tc.missingDS {
 				ds = daemonSet()
 			}
-			d := Decide(Observed{Companion: nc, DaemonSet: ds, TargetMissing: tc.missingDS, Nodes: nodes, Pods: pods, Evictions: tc.evictions, Now: now})
+			d := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: ds, TargetMissing: tc.missingDS, Nodes: nodes, Pods: pods, Evictions: tc.evictions, Now: dawn})
 
 			var got want
 			if d.Deployment != nil {
@@ -334,7 +334,7 @@ func TestDecideDeploymentShape(t *testing.T) {
 		labelled("kubernetes.io/os", "linux")(&nodes[i])
 	}
 	cordoned(&nodes[3])
-	d := Decide(Observed{Companion: nc, DaemonSet: ds, Nodes: nodes, Pods: pods, Now: now})
+	d := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: ds, Nodes: nodes, Pods: pods, Now: dawn})
 	dep := d.Deployment
 
 	if diff := cmp.Diff(&appsv1.DeploymentStrategy{
@@ -369,10 +369,10 @@ func TestDecideDeploymentShape(t *testing.T) {
 		t.Errorf("pod labels (-want +got):\n%s", diff)
 	}
 	if nc.Spec.Template.Labels[holdfastv1alpha1.CompanionLabel] != "" {
-		t.Errorf("Decide changed the NodeCompanion's template")
+		t.Errorf("DecideCompanion changed the NodeCompanion's template")
 	}
-	again := Decide(Observed{Companion: nc, DaemonSet: ds, Nodes: nodes, Pods: pods, Now: now.Add(time.Hour)})
-	if again.Deployment.Annotations[specHashAnnotation] != dep.Annotations[specHashAnnotation] {
+	again := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: ds, Nodes: nodes, Pods: pods, Now: dawn.Add(time.Hour)})
+	if again.Deployment.Annotations[SpecHashAnnotation] != dep.Annotations[SpecHashAnnotation] {
 		t.Errorf("the same inputs gave another spec hash: the Deployment would be updated for nothing")
 	}
 }
@@ -428,7 +428,7 @@ func TestDecideBudgets(t *testing.T) {
 			for _, i := range tc.guardedPod {
 				guarding(&pods[i])
 			}
-			d := Decide(Observed{Companion: tc.nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Now: now})
+			d := DecideCompanion(CompanionObserved{Companion: tc.nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Now: dawn})
 			if diff := cmp.Diff(tc.wantMain, d.Budget.Spec); diff != "" {
 				t.Errorf("main budget (-want +got):\n%s", diff)
 			}
@@ -472,54 +472,22 @@ func guardSpec() *policyv1.PodDisruptionBudgetSpec {
 
 func TestDecideStatusIsStable(t *testing.T) {
 	nodes, pods := fiveNodes()
-	nodes = append(nodes, node("node-6"))
+	nodes = append(nodes, companionNode("node-6"))
 	nc := companion()
-	first := Decide(Observed{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Now: now})
+	first := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Now: dawn})
 	if first.RequeueAfter != degradedAfter {
 		t.Errorf("requeue after %s, want %s", first.RequeueAfter, degradedAfter)
 	}
 	nc.Status = first.Status
-	later := Decide(Observed{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Now: now.Add(time.Minute)})
+	later := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Now: dawn.Add(time.Minute)})
 	if diff := cmp.Diff(first.Status, later.Status); diff != "" {
 		t.Errorf("status changed with nothing new (-first +later):\n%s", diff)
 	}
 	nc.Status = later.Status
-	late := Decide(Observed{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Now: now.Add(degradedAfter)})
+	late := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Now: dawn.Add(degradedAfter)})
 	c := meta.FindStatusCondition(late.Status.Conditions, holdfastv1alpha1.ConditionDegraded)
-	if c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(now.Add(degradedAfter)) {
-		t.Errorf("Degraded = %s since %s, want True since %s", c.Status, c.LastTransitionTime, now.Add(degradedAfter))
-	}
-}
-
-func TestStatusEvents(t *testing.T) {
-	since := metav1.NewTime(now)
-	old := holdfastv1alpha1.NodeCompanionStatus{
-		Drained: []holdfastv1alpha1.DrainedNode{{Node: "node-1", Since: since}},
-		Guarded: []string{"node-4"},
-	}
-	cur := holdfastv1alpha1.NodeCompanionStatus{
-		Drained:  []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: since}},
-		Excluded: []holdfastv1alpha1.NodeGap{{Node: "node-3", Reason: GapCordoned, Message: "cordoned"}},
-		Guarded:  []string{"node-5"},
-	}
-	var got []string
-	for _, e := range statusEvents(old, cur) {
-		// Each names its node as the related object, so that Events of one reason about
-		// several nodes are not folded into one.
-		got = append(got, fmt.Sprintf("%s %s: %s", e.Reason, e.Related.Name, e.Message))
-	}
-	want := []string{
-		"BudgetHeld node-2: node node-2 was drained and is still cordoned: it holds the disruption budget since 2026-11-22T08:00:00Z, so other nodes cannot be drained; uncordon or delete it to release the budget",
-		"BudgetReleased node-1: node node-1 no longer holds the disruption budget",
-		"NodeExcluded node-3: node node-3 is cordoned",
-		"GuardHeld node-5: the companion on node node-5 holds the guard: evictions from node-5 are refused",
-		"GuardCleared node-4: the companion on node node-4 cleared the guard: node-4 can be drained",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-	if evs := statusEvents(cur, cur); len(evs) != 0 {
-		t.Errorf("events without a change: %v", evs)
+	if c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(dawn.Add(degradedAfter)) {
+		t.Errorf("Degraded = %s since %s, want True since %s", c.Status, c.LastTransitionTime, dawn.Add(degradedAfter))
 	}
 }
 
@@ -528,15 +496,15 @@ func TestStatusEvents(t *testing.T) {
 func TestDecideEvictionSeenBeforeTheCordon(t *testing.T) {
 	nodes, pods := fiveNodes()
 	pods = append(pods[:1:1], pods[2:]...)
-	evictedAt := now.Add(-time.Second)
+	evictedAt := dawn.Add(-time.Second)
 	nc := companion()
-	first := Decide(Observed{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Evictions: map[string]time.Time{"node-2": evictedAt}, Now: now})
+	first := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Evictions: map[string]time.Time{"node-2": evictedAt}, Now: dawn})
 	if diff := cmp.Diff(map[string]time.Time{"node-2": evictedAt}, first.OpenEvictions); diff != "" {
 		t.Fatalf("open evictions (-want +got):\n%s", diff)
 	}
 	nc.Status = first.Status
 	cordoned(&nodes[1])
-	second := Decide(Observed{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Evictions: first.OpenEvictions, Now: now})
+	second := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Evictions: first.OpenEvictions, Now: dawn})
 	if *second.Deployment.Spec.Replicas != 5 || len(second.Status.Drained) != 1 {
 		t.Errorf("replicas %d, drained %v; want 5 and node-2 holding the budget", *second.Deployment.Spec.Replicas, second.Status.Drained)
 	}

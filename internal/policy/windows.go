@@ -1,4 +1,4 @@
-package disruptionpolicy
+package policy
 
 import (
 	"fmt"

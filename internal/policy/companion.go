@@ -1,4 +1,4 @@
-package nodecompanion
+package policy
 
 import (
 	"encoding/json"
@@ -28,12 +28,9 @@ const (
 	// maxListedNodes caps the node lists in status, which must stay small on big clusters;
 	// the counts stay exact.
 	maxListedNodes = 20
-	// specHashAnnotation records the hash of the Deployment spec holdfast last wrote, so
+	// SpecHashAnnotation records the hash of the Deployment spec holdfast last wrote, so
 	// that a reconcile compares its intent rather than a spec the apiserver has defaulted.
-	specHashAnnotation = "holdfast.dev/spec-hash"
-	// managedByLabel marks the objects holdfast owns.
-	managedByLabel = "app.kubernetes.io/managed-by"
-	managedByValue = "holdfast"
+	SpecHashAnnotation = "holdfast.dev/spec-hash"
 	// evictionReason is the DisruptionTarget reason the Eviction API sets on a pod before
 	// deleting it: the trace a drain leaves on a companion.
 	evictionReason = "EvictionByEvictionAPI"
@@ -53,9 +50,9 @@ const (
 	GapCordoned = "Cordoned"
 )
 
-// Observed is what a reconcile gathered: the NodeCompanion, its target, the nodes and the
+// CompanionObserved is what a reconcile gathered: the NodeCompanion, its target, the nodes and the
 // companion pods, and the evictions seen on the pod watch since the last status write.
-type Observed struct {
+type CompanionObserved struct {
 	Companion *holdfastv1alpha1.NodeCompanion
 	// DaemonSet is the target; nil for a node selector target or when it is not found.
 	DaemonSet *appsv1.DaemonSet
@@ -68,8 +65,8 @@ type Observed struct {
 	Now       time.Time
 }
 
-// Decision is what the controller should make true.
-type Decision struct {
+// CompanionDecision is what the controller should make true.
+type CompanionDecision struct {
 	// Deployment is nil when the owned Deployment must be left as it is (target missing).
 	Deployment *appsv1.Deployment
 	// Budget is nil when the budgets must be left as they are (target missing).
@@ -91,8 +88,8 @@ type nodeState struct {
 	companion *corev1.Pod // a non-terminating companion pod bound to the node
 }
 
-// Decide computes the owned objects and the status of a NodeCompanion. It is pure: the
-// same Observed always gives the same Decision.
+// DecideCompanion computes the owned objects and the status of a NodeCompanion. It is pure: the
+// same CompanionObserved always gives the same CompanionDecision.
 //
 // Which nodes count (and so hold the budget when their companion is down) is the heart
 // of it. An eligible node counts unless it is cordoned and has no companion, because the
@@ -101,10 +98,10 @@ type nodeState struct {
 // whose companion was evicted (a drain): it keeps counting until it is uncordoned or
 // deleted, which is the protection itself, one node at a time. A companion that left a
 // cordoned node any other way (a rollout, a crash, a deletion) does not hold the budget.
-func Decide(o Observed) Decision {
+func DecideCompanion(o CompanionObserved) CompanionDecision {
 	nc := o.Companion
 	old := nc.Status
-	var d Decision
+	var d CompanionDecision
 
 	ds := o.DaemonSet
 	if nc.Spec.DaemonSet == nil {
@@ -139,7 +136,7 @@ func Decide(o Observed) Decision {
 			d.StalePods = append(d.StalePods, pod)
 			continue
 		}
-		if node, at, ok := evictedFrom(pod); ok {
+		if node, at, ok := EvictedFrom(pod); ok {
 			// Being evicted: it no longer covers its node, which is now drained.
 			if prev, dup := seen[node]; !dup || at.Before(prev) {
 				seen[node] = at
@@ -302,7 +299,7 @@ func setConditions(st *holdfastv1alpha1.NodeCompanionStatus, nc *holdfastv1alpha
 	}
 	switch {
 	case targetMissing:
-		msg := fmt.Sprintf("DaemonSet %s/%s not found: the companions are left as they are; delete the NodeCompanion to remove them", targetNamespace(nc), nc.Spec.DaemonSet.Name)
+		msg := fmt.Sprintf("DaemonSet %s/%s not found: the companions are left as they are; delete the NodeCompanion to remove them", CompanionNamespace(nc), nc.Spec.DaemonSet.Name)
 		readyC.Status, readyC.Reason, readyC.Message = metav1.ConditionFalse, ReasonTargetNotFound, msg
 		degradedC.Status, degradedC.Reason, degradedC.Message = metav1.ConditionTrue, ReasonTargetNotFound, msg
 		requeue = 0
@@ -336,8 +333,8 @@ func podReady(pod *corev1.Pod) bool {
 	return false
 }
 
-// evictedFrom returns the node a pod was evicted from through the Eviction API, and when.
-func evictedFrom(pod *corev1.Pod) (string, time.Time, bool) {
+// EvictedFrom returns the node a pod was evicted from through the Eviction API, and when.
+func EvictedFrom(pod *corev1.Pod) (string, time.Time, bool) {
 	if pod.Spec.NodeName == "" {
 		return "", time.Time{}, false
 	}
@@ -349,16 +346,16 @@ func evictedFrom(pod *corev1.Pod) (string, time.Time, bool) {
 	return "", time.Time{}, false
 }
 
-func targetNamespace(nc *holdfastv1alpha1.NodeCompanion) string {
+func CompanionNamespace(nc *holdfastv1alpha1.NodeCompanion) string {
 	if nc.Spec.DaemonSet != nil && nc.Spec.DaemonSet.Namespace != "" {
 		return nc.Spec.DaemonSet.Namespace
 	}
 	return nc.Namespace
 }
 
-// selectorLabels are the labels that tie pods, the Deployment and the budgets to one
+// CompanionLabels are the labels that tie pods, the Deployment and the budgets to one
 // NodeCompanion.
-func selectorLabels(nc *holdfastv1alpha1.NodeCompanion) map[string]string {
+func CompanionLabels(nc *holdfastv1alpha1.NodeCompanion) map[string]string {
 	return map[string]string{holdfastv1alpha1.CompanionLabel: nc.Name}
 }
 
@@ -380,7 +377,7 @@ func deployment(nc *holdfastv1alpha1.NodeCompanion, ds *appsv1.DaemonSet, eligib
 	if tmpl.Labels == nil {
 		tmpl.Labels = map[string]string{}
 	}
-	maps.Copy(tmpl.Labels, selectorLabels(nc))
+	maps.Copy(tmpl.Labels, CompanionLabels(nc))
 
 	spec := &tmpl.Spec
 	if ds != nil {
@@ -407,7 +404,7 @@ func deployment(nc *holdfastv1alpha1.NodeCompanion, ds *appsv1.DaemonSet, eligib
 	}
 	spec.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-			LabelSelector: &metav1.LabelSelector{MatchLabels: selectorLabels(nc)},
+			LabelSelector: &metav1.LabelSelector{MatchLabels: CompanionLabels(nc)},
 			TopologyKey:   corev1.LabelHostname,
 		}},
 	}
@@ -422,7 +419,7 @@ func deployment(nc *holdfastv1alpha1.NodeCompanion, ds *appsv1.DaemonSet, eligib
 		ObjectMeta: ownedMeta(nc, nc.Name),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(nc)},
+			Selector: &metav1.LabelSelector{MatchLabels: CompanionLabels(nc)},
 			Template: tmpl,
 			Strategy: appsv1.DeploymentStrategy{
 				Type:          appsv1.RollingUpdateDeploymentStrategyType,
@@ -430,7 +427,7 @@ func deployment(nc *holdfastv1alpha1.NodeCompanion, ds *appsv1.DaemonSet, eligib
 			},
 		},
 	}
-	dep.Annotations = map[string]string{specHashAnnotation: hashOf(dep.Spec)}
+	dep.Annotations = map[string]string{SpecHashAnnotation: hashOf(dep.Spec)}
 	return dep
 }
 
@@ -458,7 +455,7 @@ func budgets(nc *holdfastv1alpha1.NodeCompanion, desired, held int32) (*policyv1
 	main := &policyv1.PodDisruptionBudget{
 		ObjectMeta: ownedMeta(nc, nc.Name),
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: selectorLabels(nc)},
+			Selector:       &metav1.LabelSelector{MatchLabels: CompanionLabels(nc)},
 			MaxUnavailable: &maxUnavailable,
 		},
 	}
@@ -482,7 +479,7 @@ func budgets(nc *holdfastv1alpha1.NodeCompanion, desired, held int32) (*policyv1
 		ObjectMeta: ownedMeta(nc, nc.Name+"-guard"),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			Selector: &metav1.LabelSelector{
-				MatchLabels: selectorLabels(nc),
+				MatchLabels: CompanionLabels(nc),
 				MatchExpressions: []metav1.LabelSelectorRequirement{{
 					Key: holdfastv1alpha1.GuardLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{holdfastv1alpha1.GuardHold},
 				}},

@@ -1,4 +1,4 @@
-package nodecompanion
+package policy
 
 import (
 	"slices"

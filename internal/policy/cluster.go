@@ -1,4 +1,4 @@
-package clusterdisruptionpolicy
+package policy
 
 import (
 	"fmt"
@@ -13,12 +13,8 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
-// maxListed bounds status.namesTaken, so that a policy over many namespaces stays a
-// small object.
-const maxListed = 50
-
-// Observed is everything Decide reads for one ClusterDisruptionPolicy.
-type Observed struct {
+// ClusterObserved is everything DecideCluster reads for one ClusterDisruptionPolicy.
+type ClusterObserved struct {
 	Policy *holdfastv1alpha1.ClusterDisruptionPolicy
 	// Namespaces are the live namespaces the selector picks, sorted.
 	Namespaces []string
@@ -32,8 +28,8 @@ type Observed struct {
 	Now         time.Time
 }
 
-// Decision is what the reconciler does for one ClusterDisruptionPolicy.
-type Decision struct {
+// ClusterDecision is what the reconciler does for one ClusterDisruptionPolicy.
+type ClusterDecision struct {
 	// Create are the copies for selected namespaces that have none.
 	Create []*holdfastv1alpha1.DisruptionPolicy
 	// Apply are the copies that exist, to update where they differ.
@@ -43,16 +39,16 @@ type Decision struct {
 	Status holdfastv1alpha1.ClusterDisruptionPolicyStatus
 }
 
-// Decide computes the copies and status of one ClusterDisruptionPolicy. It reads only
-// its argument and does not modify it.
-func Decide(o Observed) Decision {
+// DecideCluster computes the copies and status of one ClusterDisruptionPolicy. It reads
+// only its argument and does not modify it.
+func DecideCluster(o ClusterObserved) ClusterDecision {
 	p := o.Policy
-	var d Decision
+	var d ClusterDecision
 	ready := metav1.Condition{Type: holdfastv1alpha1.ConditionPoliciesReady, Status: metav1.ConditionTrue, Reason: holdfastv1alpha1.ReasonAllNamespacesCovered}
 	if o.SelectorErr != nil {
 		// Nothing is created or deleted until the selector is fixed.
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, holdfastv1alpha1.ReasonInvalidNamespaces, "spec.namespaceSelector: "+o.SelectorErr.Error()
-		d.Status = status(p, nil, nil, ready, o.Now)
+		d.Status = clusterStatus(p, nil, nil, ready, o.Now)
 		return d
 	}
 	hasCopy := map[string]bool{}
@@ -87,7 +83,7 @@ func Decide(o Observed) Decision {
 		ready.Message = fmt.Sprintf("%d of %d selected namespaces have a DisruptionPolicy named %s of their own, so they get no copy: %s",
 			len(taken), len(o.Namespaces), p.Name, strings.Join(taken[:min(len(taken), 5)], ", "))
 	}
-	d.Status = status(p, kept, taken, ready, o.Now)
+	d.Status = clusterStatus(p, kept, taken, ready, o.Now)
 	d.Status.Namespaces = int32(len(wanted))
 	return d
 }
@@ -110,8 +106,8 @@ func copyIn(p *holdfastv1alpha1.ClusterDisruptionPolicy, ns string) *holdfastv1a
 	}
 }
 
-// status sums the copies' counts and sets the condition.
-func status(p *holdfastv1alpha1.ClusterDisruptionPolicy, copies []holdfastv1alpha1.DisruptionPolicy, taken []string, ready metav1.Condition, now time.Time) holdfastv1alpha1.ClusterDisruptionPolicyStatus {
+// clusterStatus sums the copies' counts and sets the condition.
+func clusterStatus(p *holdfastv1alpha1.ClusterDisruptionPolicy, copies []holdfastv1alpha1.DisruptionPolicy, taken []string, ready metav1.Condition, now time.Time) holdfastv1alpha1.ClusterDisruptionPolicyStatus {
 	st := holdfastv1alpha1.ClusterDisruptionPolicyStatus{
 		ObservedGeneration: p.Generation,
 		NamesTaken:         taken[:min(len(taken), maxListed)],

@@ -1,0 +1,64 @@
+package disruptionpolicy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/policy"
+)
+
+const ns = "shop"
+
+func TestStatusEvents(t *testing.T) {
+	old := holdfastv1alpha1.DisruptionPolicyStatus{Workloads: []holdfastv1alpha1.WorkloadStatus{
+		{Kind: "Deployment", Name: "a", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging},
+		{Kind: "Deployment", Name: "b", State: holdfastv1alpha1.WorkloadConflict, Message: "covered"},
+	}}
+	cur := holdfastv1alpha1.DisruptionPolicyStatus{Workloads: []holdfastv1alpha1.WorkloadStatus{
+		{Kind: "Deployment", Name: "a", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted},
+		{Kind: "Deployment", Name: "b", State: holdfastv1alpha1.WorkloadConflict, Message: "covered"},
+		{Kind: "Deployment", Name: "c", State: holdfastv1alpha1.WorkloadNoDisruption, Message: "keeps 3 of 3"},
+		{Kind: "Deployment", Name: "d", State: holdfastv1alpha1.WorkloadDegraded, Message: "2 of 3 Ready"},
+		{Kind: "Deployment", Name: "e", State: holdfastv1alpha1.WorkloadPacing, Message: "Pacing: pod e-1"},
+	}}
+	// Each Event is related to its workload, so that Events of one reason about several
+	// workloads are not folded into one.
+	deployment := func(name string) *corev1.ObjectReference {
+		return &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name}
+	}
+	want := []announce.Event{
+		announce.Normal(EventSurgeFinished, "Deployment a: surge over, back to 1 replicas").About(deployment("a")),
+		announce.Warning(EventNoDisruption, "Deployment c: keeps 3 of 3").About(deployment("c")),
+		announce.Warning(EventDegraded, "Deployment d: 2 of 3 Ready").About(deployment("d")),
+		announce.Normal(EventPaced, "Deployment e: Pacing: pod e-1").About(deployment("e")),
+	}
+	if diff := cmp.Diff(want, statusEvents(ns, old, cur)); diff != "" {
+		t.Errorf("statusEvents (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnreadableScaleTargetEventOnce(t *testing.T) {
+	databases := holdfastv1alpha1.ScaleTarget{APIVersion: "example.com/v1", Kind: "Database"}
+	p := holdfastv1alpha1.DisruptionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns, Generation: 1},
+		Spec:       holdfastv1alpha1.DisruptionPolicySpec{ScaleTargets: []holdfastv1alpha1.ScaleTarget{databases}},
+	}
+	obs := policy.Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC),
+		Unreadable: []policy.Unreadable{{Target: databases, Message: "the operator may not list databases.example.com (example.com/v1 Database)"}}}
+	first := policy.Decide(obs).Status
+	want := []announce.Event{announce.Warning(EventUnreadable,
+		"the operator may not list databases.example.com (example.com/v1 Database); the budgets of those kinds are kept as they are until they can be read")}
+	if diff := cmp.Diff(want, statusEvents(p.Namespace, p.Status, first)); diff != "" {
+		t.Errorf("first pass events (-want +got):\n%s", diff)
+	}
+	p.Status = first
+	if evs := statusEvents(p.Namespace, first, policy.Decide(obs).Status); len(evs) != 0 {
+		t.Errorf("second pass repeated %v", evs)
+	}
+}

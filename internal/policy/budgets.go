@@ -1,0 +1,173 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// BudgetName is the name of the budget holdfast keeps for a workload. The names of the
+// apps kinds' budgets are only cut at 253 characters, as they always were, so that an
+// upgrade renames none; those of custom kinds, holdfast-<lowercase kind>-<name>, are cut
+// to 63 and end with a hash of the whole name, so that two long names stay apart.
+func BudgetName(kind, name string) string {
+	var prefix string
+	switch kind {
+	case holdfastv1alpha1.KindDeployment:
+		prefix = "deploy"
+	case holdfastv1alpha1.KindStatefulSet:
+		prefix = "sts"
+	case holdfastv1alpha1.KindDaemonSet:
+		prefix = "ds"
+	default:
+		n := "holdfast-" + strings.ToLower(kind) + "-" + name
+		if len(n) <= maxCustomBudgetName {
+			return n
+		}
+		sum := fnv.New32a()
+		sum.Write([]byte(n))
+		hash := fmt.Sprintf("-%08x", sum.Sum32())
+		return strings.TrimRight(n[:maxCustomBudgetName-len(hash)], "-.") + hash
+	}
+	n := "holdfast-" + prefix + "-" + name
+	if len(n) > 253 {
+		n = n[:253]
+	}
+	return n
+}
+
+// budgeted gives a workload of several replicas the policy's budget, unless that budget
+// would allow no disruption.
+func budgeted(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, st holdfastv1alpha1.WorkloadStatus) verdict {
+	spec := policyv1.PodDisruptionBudgetSpec{MaxUnavailable: p.Spec.MaxUnavailable, MinAvailable: p.Spec.MinAvailable}
+	floor := floorOf(spec, st.Replicas)
+	if w.Kind == holdfastv1alpha1.KindDaemonSet {
+		// The disruption controller finds no scale for a DaemonSet, so it accepts only an
+		// integer minAvailable, counted against the pods that exist.
+		spec = policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(floor))}
+	}
+	if floor >= st.Replicas {
+		st.State, st.Message = holdfastv1alpha1.WorkloadNoDisruption, msgNoDisruption(floor, st.Replicas)
+		return verdict{status: st}
+	}
+	st.State, st.Budget = holdfastv1alpha1.WorkloadBudgeted, BudgetName(w.Kind, w.Name)
+	st.Message = msgBudgeted(st.Replicas-floor, st.Replicas)
+	return verdict{status: st, budget: budgetFor(p, w, spec, nil)}
+}
+
+// held gives a workload a budget that allows no disruption, outside every maintenance
+// window: maxUnavailable 0, or for a DaemonSet minAvailable of all its pods.
+func held(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, st holdfastv1alpha1.WorkloadStatus, until time.Time) verdict {
+	spec := policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(0))}
+	if w.Kind == holdfastv1alpha1.KindDaemonSet {
+		spec = policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(st.Replicas))}
+	}
+	st.State, st.Budget = holdfastv1alpha1.WorkloadBudgeted, BudgetName(w.Kind, w.Name)
+	st.Message = msgHeld(until)
+	return verdict{status: st, budget: budgetFor(p, w, spec, nil)}
+}
+
+// floorOf is how many of replicas pods a budget keeps available, rounded as the
+// disruption controller rounds it.
+func floorOf(spec policyv1.PodDisruptionBudgetSpec, replicas int32) int32 {
+	if spec.MaxUnavailable != nil {
+		n, _ := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, int(replicas), true)
+		return max(0, replicas-int32(n))
+	}
+	n, _ := intstr.GetScaledValueFromIntOrPercent(spec.MinAvailable, int(replicas), true)
+	return int32(n)
+}
+
+// singleReplicaBudget is minAvailable 1: no eviction until a second pod is Ready.
+func singleReplicaBudget(o Observed, w *Workload, blockedSince *time.Time) *policyv1.PodDisruptionBudget {
+	return budgetFor(o.Policy, w, policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1))}, blockedSince)
+}
+
+// budgetFor builds the managed budget of w with spec's numbers. It is owned by the
+// workload, so that it goes with it, and labelled with the policy.
+func budgetFor(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, spec policyv1.PodDisruptionBudgetSpec, blockedSince *time.Time) *policyv1.PodDisruptionBudget {
+	spec.Selector = w.Selector.DeepCopy()
+	// Pods that are not Ready protect nothing: letting them go keeps a crash-looping pod
+	// from blocking a drain forever.
+	spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)
+	if spec.MaxUnavailable != nil {
+		spec.MaxUnavailable = ptr.To(*spec.MaxUnavailable)
+	}
+	if spec.MinAvailable != nil {
+		spec.MinAvailable = ptr.To(*spec.MinAvailable)
+	}
+	b := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      BudgetName(w.Kind, w.Name),
+			Namespace: p.Namespace,
+			Labels:    map[string]string{holdfastv1alpha1.PolicyLabel: p.Name, managedByLabel: managedByValue},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: cmp.Or(w.APIVersion, "apps/v1"), Kind: w.Kind, Name: w.Name, UID: w.UID,
+			}},
+		},
+		Spec: spec,
+	}
+	if blockedSince != nil {
+		b.Annotations = map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: blockedSince.UTC().Format(time.RFC3339Nano)}
+	}
+	return b
+}
+
+// ownedByUnreadable reports whether b belongs to an object of a scale target that could
+// not be read: absent from the observation, it is not known to be gone.
+func ownedByUnreadable(b *policyv1.PodDisruptionBudget, unreadable []Unreadable) bool {
+	return slices.ContainsFunc(b.OwnerReferences, func(ref metav1.OwnerReference) bool {
+		return slices.ContainsFunc(unreadable, func(u Unreadable) bool { return u.Target.APIVersion == ref.APIVersion && u.Target.Kind == ref.Kind })
+	})
+}
+
+func existingBudget(budgets []policyv1.PodDisruptionBudget, name string) *policyv1.PodDisruptionBudget {
+	for i := range budgets {
+		if budgets[i].Name == name {
+			return &budgets[i]
+		}
+	}
+	return nil
+}
+
+// coveringBudget returns the name of a budget holdfast does not manage whose selector
+// matches w's pods, or "". The first by name, so that messages are stable.
+func coveringBudget(budgets []policyv1.PodDisruptionBudget, w *Workload) string {
+	var names []string
+	for i := range budgets {
+		b := &budgets[i]
+		if _, managed := b.Labels[holdfastv1alpha1.PolicyLabel]; managed || b.Spec.Selector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		if err != nil || sel.Empty() {
+			// The disruption controller ignores budgets with an empty or invalid selector.
+			continue
+		}
+		if sel.Matches(labels.Set(w.TemplateLabels)) {
+			names = append(names, b.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return slices.Min(names)
+}
+
+// allowsNone reports whether budget b, as the disruption controller last counted it for
+// its current spec, allows no disruption of the pods it covers; false for no budget. A
+// budget changed since is left for the count that follows, which wakes the policy again.
+func allowsNone(b *policyv1.PodDisruptionBudget) bool {
+	return b != nil && b.Status.ObservedGeneration == b.Generation && b.Status.ExpectedPods > 0 && b.Status.DisruptionsAllowed == 0
+}

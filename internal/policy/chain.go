@@ -1,0 +1,204 @@
+package policy
+
+import (
+	"slices"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// verdict is the decision on one workload: its status entry, its budget, and what must
+// change for it. Each step of the chain returns one; Decide gathers them.
+type verdict struct {
+	status holdfastv1alpha1.WorkloadStatus
+	budget *policyv1.PodDisruptionBudget
+	scales []Scale
+	// annotations are the changes to its pods' do-not-disrupt annotation.
+	annotations []PodAnnotation
+	// requeueAfter is when the decision must be made again; 0 for only on a change.
+	requeueAfter time.Duration
+}
+
+// after returns v with first's changes put before its own, as they were decided first.
+func (v verdict) after(first verdict) verdict {
+	v.scales = append(slices.Clone(first.scales), v.scales...)
+	v.annotations = append(slices.Clone(first.annotations), v.annotations...)
+	v.requeueAfter = sooner(v.requeueAfter, first.requeueAfter)
+	return v
+}
+
+// sooner returns the earlier of two requeue delays, 0 meaning none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || b != 0 && b < a {
+		return b
+	}
+	return a
+}
+
+// subject is one selected workload with what every step reads about it, read once.
+type subject struct {
+	o Observed
+	w *Workload
+	// winner is the policy that manages w; lost says it is another one.
+	winner *holdfastv1alpha1.DisruptionPolicy
+	lost   bool
+	// other is a budget holdfast does not manage that covers w's pods, or "".
+	other string
+	// surge is where a surge of w stands.
+	surge surgeProgress
+	// replicas is the size status shows: the original one while a surge is on.
+	replicas int32
+	win      windowState
+	// closed says that the policy's maintenance windows are all closed.
+	closed bool
+}
+
+func newSubject(o Observed, w *Workload, win windowState, closed bool) *subject {
+	s := &subject{o: o, w: w, win: win, closed: closed, winner: WinnerOf(o.Policies, w), other: coveringBudget(o.Budgets, w)}
+	s.lost = s.winner != nil && s.winner.Name != o.Policy.Name
+	s.surge = followSurge(o, w)
+	s.replicas = s.surge.size
+	return s
+}
+
+// entry is w's status entry before any step decides its state.
+func (s *subject) entry() holdfastv1alpha1.WorkloadStatus {
+	return holdfastv1alpha1.WorkloadStatus{Kind: s.w.Kind, Name: s.w.Name, Replicas: s.replicas}
+}
+
+// step decides a workload when its case applies, and reports whether it did.
+type step func(s *subject) (verdict, bool)
+
+// workloadSteps is the per-workload decision, in order: the first step whose case
+// applies decides. A surge in progress comes first, whatever else changed (even the
+// policy that wins the workload), since the workload must never stay scaled up.
+var workloadSteps = []step{
+	surging,
+	overridden,
+	noSelector,
+	conflict,
+	zeroReplicas,
+	closedWindow,
+	singleReplica,
+	severalReplicas,
+}
+
+// decideWorkload runs the chain over one selected workload. A surge's own changes (a
+// scale back, a poll) hold whichever step decides.
+func decideWorkload(o Observed, w *Workload, win windowState, closed bool) verdict {
+	s := newSubject(o, w, win, closed)
+	for _, decide := range workloadSteps {
+		if v, ok := decide(s); ok {
+			return v.after(s.surge.changes)
+		}
+	}
+	panic("severalReplicas decides every workload")
+}
+
+// surging keeps a surge in progress going, under the budget that lets its eviction
+// through. Scales are absolute, so two policies moving one surge agree.
+func surging(s *subject) (verdict, bool) {
+	if !s.surge.active || s.lost {
+		return verdict{}, false
+	}
+	st := s.entry()
+	st.State = holdfastv1alpha1.WorkloadSurging
+	if s.other != "" {
+		st.Message = msgSurgeUnderOtherBudget(s.surge.message, s.other)
+		return verdict{status: st}, true
+	}
+	st.Message, st.Budget = s.surge.message, BudgetName(s.w.Kind, s.w.Name)
+	v := verdict{status: st, budget: surgeBudget(s.o, s.w, s.surge.original)}
+	return pace(s.o, s.w, s.w.Replicas, assess(s.o, s.w), v), true
+}
+
+// overridden leaves w to an older policy that selects it too.
+func overridden(s *subject) (verdict, bool) {
+	if !s.lost {
+		return verdict{}, false
+	}
+	st := s.entry()
+	st.State, st.Message = holdfastv1alpha1.WorkloadOverridden, msgOverridden(s.o.Policy, s.winner)
+	return verdict{status: st}, true
+}
+
+// noSelector skips an object of a scale target whose pods cannot be told.
+func noSelector(s *subject) (verdict, bool) {
+	if s.w.Selector != nil {
+		return verdict{}, false
+	}
+	st := s.entry()
+	st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, msgNoSelector
+	return verdict{status: st}, true
+}
+
+// conflict adds no budget where one holdfast does not manage already covers w's pods.
+func conflict(s *subject) (verdict, bool) {
+	if s.other == "" {
+		return verdict{}, false
+	}
+	st := s.entry()
+	st.State, st.Blocked = holdfastv1alpha1.WorkloadConflict, allowsNone(existingBudget(s.o.Budgets, s.other))
+	st.Message = msgConflict(s.other)
+	return verdict{status: st}, true
+}
+
+// zeroReplicas has nothing to budget.
+func zeroReplicas(s *subject) (verdict, bool) {
+	if s.replicas != 0 {
+		return verdict{}, false
+	}
+	st := s.entry()
+	st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, msgNoReplicas
+	return verdict{status: st}, true
+}
+
+// closedWindow holds w with a budget that allows nothing until the next window.
+func closedWindow(s *subject) (verdict, bool) {
+	if !s.closed {
+		return verdict{}, false
+	}
+	return held(s.o.Policy, s.w, s.entry(), s.win.nextOpening), true
+}
+
+// singleReplica applies the policy's single-replica strategy, paced.
+func singleReplica(s *subject) (verdict, bool) {
+	if s.replicas != 1 || s.w.Kind == holdfastv1alpha1.KindDaemonSet {
+		return verdict{}, false
+	}
+	p, w, st := s.o.Policy, s.w, s.entry()
+	var v verdict
+	switch {
+	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaProtect:
+		v = protect(s.o, w, st)
+	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Kind == holdfastv1alpha1.KindDeployment:
+		v = surgeSingle(s.o, w, st)
+	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Custom():
+		st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, msgCustomNotSurged(w.Kind)
+		v = verdict{status: st}
+	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge:
+		st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, msgStatefulNotSurged
+		v = verdict{status: st}
+	default:
+		st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, msgSingleSkipped
+		v = verdict{status: st}
+	}
+	return pace(s.o, w, s.replicas, assess(s.o, w), v), true
+}
+
+// severalReplicas gives a workload of several replicas the policy's budget, paced, and
+// under surge: WhenBlocked surges it when that budget blocks a drain.
+func severalReplicas(s *subject) (verdict, bool) {
+	v := budgeted(s.o.Policy, s.w, s.entry())
+	h := assess(s.o, s.w)
+	if blocksDrain(s.o, s.w, h, v) {
+		if start, ok := startSurge(s.o, s.w); ok {
+			v.status.State, v.status.Message = holdfastv1alpha1.WorkloadSurging, start.status.Message
+			v.budget = surgeBudget(s.o, s.w, s.w.Replicas)
+			v = v.after(start)
+		}
+	}
+	return pace(s.o, s.w, s.replicas, h, v), true
+}

@@ -1,0 +1,334 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+const (
+	// maxListed bounds status.workloads and status.namesTaken, so that a policy over a
+	// large namespace, or a cluster policy over many namespaces, stays a
+	// small object; the counts cover every workload.
+	maxListed = 50
+	// surgePoll is how often a surge in progress is looked at again, besides the watches:
+	// the pods it waits for are not in the cache.
+	surgePoll = 2 * time.Second
+	// startGrace is how long a pod may stay not Ready before its workload counts as
+	// degraded: a replacement after a drain, or a pod of a scale-up, is starting, not
+	// broken, for that long.
+	startGrace = 30 * time.Second
+	// managedByLabel is the well-known label that marks holdfast's budgets for humans.
+	managedByLabel = "app.kubernetes.io/managed-by"
+	managedByValue = "holdfast"
+	// scaleTargetPoll is how often a policy with scale targets is reconciled besides its
+	// watches: custom kinds are not watched (the operator cannot know them in advance),
+	// so a change to a custom object or its pods reaches its budget within this.
+	scaleTargetPoll = 30 * time.Second
+	// maxCustomBudgetName keeps the budget names of custom kinds within a DNS label, so
+	// that they fit wherever a name is used as a label value.
+	maxCustomBudgetName = 63
+)
+
+// Taints that autoscalers put on a node they are about to drain: Karpenter v1 and its
+// beta, which article 001 shows.
+var drainTaints = []string{"karpenter.sh/disrupted", "karpenter.sh/disruption"}
+
+// Workload is a Deployment, StatefulSet, DaemonSet or object of a scale target,
+// reduced to what Decide reads.
+type Workload struct {
+	Kind string
+	// APIVersion is a scale target's apiVersion; empty for the apps/v1 kinds.
+	APIVersion string
+	Name       string
+	UID        types.UID
+	// Labels are the workload's own labels, which policies select on.
+	Labels map[string]string
+	// Selector is the workload's pod selector; its budget gets a copy. Nil for an object
+	// whose scale has no status.selector.
+	Selector *metav1.LabelSelector
+	// TemplateLabels are the labels every pod of the workload carries: for an object of
+	// a scale target, its selector's matchLabels, all that is known of its pods.
+	TemplateLabels map[string]string
+	// Replicas is spec.replicas (of the scale for a scale target), or
+	// status.desiredNumberScheduled for a DaemonSet.
+	Replicas int32
+	// Ready is how many of its pods are Ready, from the workload's status (from its pods
+	// for a scale target, whose status has no such count).
+	Ready int32
+	// Available is how many have been Ready for the workload's own minReadySeconds.
+	Available int32
+	// MinReadySeconds is the workload's own spec.minReadySeconds, the pacing a policy
+	// without minReadySeconds applies.
+	MinReadySeconds int32
+	// RollingOut is true while the workload's pods are being replaced by a new template:
+	// the rollout, not the workload's health, explains pods that are not Ready.
+	RollingOut bool
+	// Annotations are the workload's annotations (the surge's memory).
+	Annotations map[string]string
+	// Autoscaler is the HorizontalPodAutoscaler that scales a Deployment, if any.
+	Autoscaler *Autoscaler
+}
+
+// Autoscaler is a HorizontalPodAutoscaler's bounds, which a surge raises so that the
+// autoscaler does not undo it.
+type Autoscaler struct {
+	Name     string
+	Min, Max int32
+	// Original is the SurgeOriginalBoundsAnnotation, "min/max", while surging.
+	Original string
+}
+
+// Pod is one live (not terminating) pod of a workload whose pods Decide reads.
+type Pod struct {
+	Name         string
+	Node         string
+	Ready        bool
+	DoNotDisrupt bool
+	// Since is when the pod's Ready condition last changed, or its creation when it has
+	// none yet.
+	Since time.Time
+}
+
+// Observed is everything Decide reads, gathered from one namespace.
+type Observed struct {
+	Policy *holdfastv1alpha1.DisruptionPolicy
+	// Policies are every DisruptionPolicy of the namespace, Policy included.
+	Policies []holdfastv1alpha1.DisruptionPolicy
+	// Workloads are the namespace's workloads of the kinds Policy selects.
+	Workloads []Workload
+	// Budgets are every PodDisruptionBudget of the namespace.
+	Budgets []policyv1.PodDisruptionBudget
+	// Pods are the live pods of the workloads for which NeedsPods is true, keyed by
+	// workloadKey.
+	Pods map[string][]Pod
+	// Nodes are the nodes of those pods.
+	Nodes map[string]*corev1.Node
+	// Surging are the namespace's Deployments that carry the surge annotation, selected
+	// or not: a surge whose policy went away must still end.
+	Surging []Workload
+	// Unreadable are the scale targets that could not be read: their objects are missing
+	// from Workloads, so their budgets are kept as they are.
+	Unreadable []Unreadable
+	Now        time.Time
+}
+
+// Unreadable is a scale target that could not be listed or whose scale could not be
+// read, and why, for status.
+type Unreadable struct {
+	Target  holdfastv1alpha1.ScaleTarget
+	Message string
+}
+
+// Scale changes a Deployment's replicas and its surge annotation in one write, and its
+// autoscaler's bounds in another.
+type Scale struct {
+	Name     string
+	Replicas int32
+	// Original is the value for SurgeOriginalReplicasAnnotation; nil removes it.
+	Original   *int32
+	Autoscaler *AutoscalerBounds
+}
+
+// AutoscalerBounds sets a HorizontalPodAutoscaler's bounds and its surge annotation.
+type AutoscalerBounds struct {
+	Name     string
+	Min, Max int32
+	// Original is the value for SurgeOriginalBoundsAnnotation; "" removes it.
+	Original string
+}
+
+// PodAnnotation sets or removes karpenter.sh/do-not-disrupt on a pod.
+type PodAnnotation struct {
+	Pod          string
+	DoNotDisrupt bool
+}
+
+// Decision is what the reconciler does for one policy.
+type Decision struct {
+	// Apply are the budgets to create or update.
+	Apply []*policyv1.PodDisruptionBudget
+	// Delete are this policy's budgets that no workload wants any more.
+	Delete []*policyv1.PodDisruptionBudget
+	Scales []Scale
+	// PodAnnotations are the changes to pods' do-not-disrupt annotation.
+	PodAnnotations []PodAnnotation
+	Status         holdfastv1alpha1.DisruptionPolicyStatus
+	RequeueAfter   time.Duration
+}
+
+// Custom reports whether w is an object of a scale target.
+func (w *Workload) Custom() bool { return w.APIVersion != "" }
+
+// WorkloadKey keys Observed.Pods.
+func WorkloadKey(kind, name string) string { return kind + "/" + name }
+
+// BeingDrained reports whether a node is cordoned or tainted by an autoscaler that is
+// about to drain it.
+func BeingDrained(n *corev1.Node) bool {
+	if n == nil {
+		return false
+	}
+	if n.Spec.Unschedulable {
+		return true
+	}
+	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return slices.Contains(drainTaints, t.Key) })
+}
+
+// Decide computes the budgets, scales, pod annotations and status of one policy. It
+// reads only its argument and does not modify it.
+func Decide(o Observed) Decision {
+	p := o.Policy
+	var d Decision
+	if _, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector); err != nil {
+		// Nothing is selected and nothing deleted until the selector is fixed.
+		d.Status = status(p, nil, fmt.Errorf("spec.selector: %w", err), o.Now)
+		return d
+	}
+	win, winErr := windowsAt(p.Spec.MaintenanceWindows, o.Now)
+	closed := winErr == nil && !win.open
+	if winErr == nil && len(p.Spec.MaintenanceWindows) > 0 {
+		if win.open {
+			d.RequeueAfter = sooner(d.RequeueAfter, win.closesAt.Sub(o.Now))
+		} else {
+			d.RequeueAfter = sooner(d.RequeueAfter, win.nextOpening.Sub(o.Now))
+		}
+	}
+	d.Scales = OrphanedSurges(o.Policies, o.Surging)
+	wanted := map[string]bool{}
+	var outs []holdfastv1alpha1.WorkloadStatus
+	for i := range o.Workloads {
+		w := &o.Workloads[i]
+		if ok, _ := Selects(p, w); !ok {
+			continue
+		}
+		v := decideWorkload(o, w, win, closed)
+		d.Scales = append(d.Scales, v.scales...)
+		d.PodAnnotations = append(d.PodAnnotations, v.annotations...)
+		d.RequeueAfter = sooner(d.RequeueAfter, v.requeueAfter)
+		if v.budget != nil {
+			wanted[v.budget.Name] = true
+			d.Apply = append(d.Apply, v.budget)
+			v.status.Blocked = allowsNone(existingBudget(o.Budgets, v.budget.Name))
+		}
+		outs = append(outs, v.status)
+	}
+	for i := range o.Budgets {
+		b := &o.Budgets[i]
+		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && !wanted[b.Name] && !ownedByUnreadable(b, o.Unreadable) {
+			d.Delete = append(d.Delete, b)
+		}
+	}
+	if len(p.Spec.ScaleTargets) > 0 {
+		d.RequeueAfter = sooner(d.RequeueAfter, scaleTargetPoll)
+	}
+	d.Status = status(p, outs, nil, o.Now)
+	if len(o.Unreadable) > 0 {
+		msgs := make([]string, 0, len(o.Unreadable))
+		for _, u := range o.Unreadable {
+			msgs = append(msgs, u.Message)
+		}
+		meta.SetStatusCondition(&d.Status.Conditions, metav1.Condition{
+			Type: holdfastv1alpha1.ConditionBudgetsReady, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonScaleTargetUnreadable,
+			Message: msgUnreadable(msgs), ObservedGeneration: p.Generation, LastTransitionTime: metav1.NewTime(o.Now),
+		})
+	}
+	d.Status.Window = windowStatus(p.Spec.MaintenanceWindows, win, winErr)
+	c := windowCondition(p.Spec.MaintenanceWindows, win, winErr)
+	c.ObservedGeneration, c.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
+	meta.SetStatusCondition(&d.Status.Conditions, c)
+	return d
+}
+
+// status counts the outcomes, lists them (problems first) and sets the conditions.
+func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.WorkloadStatus, selectorErr error, now time.Time) holdfastv1alpha1.DisruptionPolicyStatus {
+	st := holdfastv1alpha1.DisruptionPolicyStatus{
+		ObservedGeneration: p.Generation,
+		Conditions:         slices.Clone(p.Status.Conditions),
+	}
+	var conflicts, overridden int32
+	for _, w := range outs {
+		if w.Blocked {
+			st.Blocked++
+		}
+		switch w.State {
+		case holdfastv1alpha1.WorkloadDegraded:
+			st.Budgeted++
+			st.Degraded++
+		case holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadProtected, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadPacing:
+			st.Budgeted++
+		case holdfastv1alpha1.WorkloadConflict:
+			conflicts++
+		case holdfastv1alpha1.WorkloadOverridden:
+			overridden++
+		default:
+			st.Unprotected++
+		}
+	}
+	st.Selected = int32(len(outs))
+	st.Conflicting = conflicts + overridden
+	slices.SortFunc(outs, func(a, b holdfastv1alpha1.WorkloadStatus) int {
+		return cmp.Or(
+			cmp.Compare(rank(a.State), rank(b.State)),
+			cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(a.Name, b.Name))
+	})
+	if len(outs) > maxListed {
+		outs = outs[:maxListed]
+	}
+	st.Workloads = outs
+
+	ready := metav1.Condition{Type: holdfastv1alpha1.ConditionBudgetsReady, Status: metav1.ConditionTrue, Reason: holdfastv1alpha1.ReasonAllBudgetsManaged,
+		Message: fmt.Sprintf("%d selected workloads have their budget", st.Budgeted)}
+	switch {
+	case selectorErr != nil:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, holdfastv1alpha1.ReasonInvalidSelector, selectorErr.Error()
+	case st.Selected == 0:
+		ready.Reason, ready.Message = holdfastv1alpha1.ReasonNoWorkloads, "the policy selects no workload"
+	case st.Unprotected+conflicts > 0:
+		ready.Status, ready.Reason = metav1.ConditionFalse, holdfastv1alpha1.ReasonSomeWithoutBudget
+		ready.Message = msgSomeWithoutBudget(st.Unprotected+conflicts, st.Selected-overridden, st.Unprotected, conflicts)
+	}
+	conflicted := metav1.Condition{Type: holdfastv1alpha1.ConditionConflicted, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonNoConflicts, Message: "no overlap with other budgets or policies"}
+	switch {
+	case conflicts > 0:
+		conflicted.Status, conflicted.Reason = metav1.ConditionTrue, holdfastv1alpha1.ReasonConflictingBudgets
+		conflicted.Message = msgConflicting(conflicts, overridden)
+	case overridden > 0:
+		conflicted.Status, conflicted.Reason = metav1.ConditionTrue, holdfastv1alpha1.ReasonOverriddenByPolicy
+		conflicted.Message = fmt.Sprintf("%d workloads are managed by older policies that select them too", overridden)
+	}
+	degraded := metav1.Condition{Type: holdfastv1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonAllHealthy, Message: "no selected workload is short of Ready pods but for drains and rollouts"}
+	if st.Degraded > 0 {
+		degraded.Status, degraded.Reason = metav1.ConditionTrue, holdfastv1alpha1.ReasonWorkloadsDegraded
+		degraded.Message = msgDegradedWorkloads(st.Degraded)
+	}
+	for _, c := range []metav1.Condition{ready, conflicted, degraded} {
+		c.ObservedGeneration = p.Generation
+		c.LastTransitionTime = metav1.NewTime(now)
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
+	return st
+}
+
+// rank orders states in status: what needs attention first.
+func rank(s holdfastv1alpha1.WorkloadState) int {
+	switch s {
+	case holdfastv1alpha1.WorkloadConflict, holdfastv1alpha1.WorkloadNoDisruption, holdfastv1alpha1.WorkloadDegraded:
+		return 0
+	case holdfastv1alpha1.WorkloadEscaped, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadSkipped, holdfastv1alpha1.WorkloadPacing:
+		return 1
+	case holdfastv1alpha1.WorkloadOverridden:
+		return 2
+	}
+	return 3
+}

@@ -1,0 +1,103 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// The messages of status.workloads and of the conditions, one constructor each, so that
+// the decision reads as logic and the wording lives in one place. Messages carry times,
+// not ages, so that they stay the same from one reconcile to the next and status is not
+// rewritten.
+
+const (
+	msgNoSelector        = "its scale subresource reports no usable status.selector, so holdfast cannot tell its pods: no budget; have its controller set the selector"
+	msgNoReplicas        = "no replicas: nothing to budget"
+	msgSurgeReady        = "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"
+	msgStatefulNotSurged = "single-replica StatefulSet under Surge: a second copy of the same identity cannot run, so it gets no budget and a drain restarts its pod on another node"
+	msgSingleSkipped     = "single replica: any budget would block every drain, so it gets none (singleReplica: Skip); add replicas, or choose Surge or Protect"
+	msgProtected         = "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod"
+)
+
+func msgOverridden(p, winner *holdfastv1alpha1.DisruptionPolicy) string {
+	if clusterCopy(p) && !clusterCopy(winner) {
+		return fmt.Sprintf("DisruptionPolicy %s, the namespace's own, also selects it and comes before ClusterDisruptionPolicy %s: that policy manages its budget",
+			winner.Name, p.Labels[holdfastv1alpha1.ClusterPolicyLabel])
+	}
+	return fmt.Sprintf("DisruptionPolicy %s is older and also selects it: that policy manages its budget", winner.Name)
+}
+
+func msgConflict(other string) string {
+	return fmt.Sprintf("PodDisruptionBudget %s, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete %s or unselect the workload", other, other)
+}
+
+func msgSurgeUnderOtherBudget(surge, other string) string {
+	return surge + fmt.Sprintf("; PodDisruptionBudget %s now covers its pods, so holdfast keeps none", other)
+}
+
+func msgHeld(until time.Time) string {
+	return "outside every maintenance window: no voluntary disruption until " + stamp(until)
+}
+
+func msgCustomNotSurged(kind string) string {
+	return fmt.Sprintf("single-replica %s under Surge: holdfast surges only Deployments, so it gets no budget and a drain restarts its pod on another node; choose Protect to hold the drain instead", kind)
+}
+
+func msgProtectBlocks(node string) string {
+	return fmt.Sprintf("blocks the drain of node %s (no escapeAfter)", node)
+}
+
+func msgProtectBlocksUntil(node string, since, escapeAt time.Time) string {
+	return fmt.Sprintf("blocks the drain of node %s since %s; lets it through at %s", node, stamp(since), stamp(escapeAt))
+}
+
+func msgEscaped(node string, escapeAfter time.Duration) string {
+	return fmt.Sprintf("the drain of node %s was blocked for escapeAfter (%s): its budget now lets the eviction through", node, escapeAfter)
+}
+
+func msgSurgeStarted(node string, from, to int32) string {
+	return fmt.Sprintf("node %s is being drained: scaled from %d to %d; the eviction waits until the new pod is Ready on another node", node, from, to)
+}
+
+func msgSurgedForDrain(original, size int32, node string, ready int32) string {
+	return fmt.Sprintf("surged from %d to %d for the drain of node %s: %d Ready elsewhere", original, size, node, ready)
+}
+
+func msgSurgeWaiting(original, size, ready int32) string {
+	return fmt.Sprintf("surged from %d to %d: waiting for %d Ready pods before scaling back (%d now)", original, size, original, ready)
+}
+
+func msgBudgeted(allowed, replicas int32) string {
+	return fmt.Sprintf("%d of %d pods may be disrupted at once", allowed, replicas)
+}
+
+func msgNoDisruption(floor, replicas int32) string {
+	return fmt.Sprintf("the policy's budget keeps %d of %d pods available, which allows no disruption: no budget is created, since it would block every drain; lower minAvailable or add replicas", floor, replicas)
+}
+
+func msgDegraded(ready, size int32, stuck []string) string {
+	return fmt.Sprintf("%d of %d Ready: %s", ready, size, strings.Join(stuck, ", "))
+}
+
+func msgPacing(young []string, minReady time.Duration) string {
+	return fmt.Sprintf("Pacing: %s (minReadySeconds %d): the budget counts each as unavailable until then", strings.Join(young, ", "), int(minReady.Seconds()))
+}
+
+func msgUnreadable(reasons []string) string {
+	return strings.Join(reasons, "; ") + "; the budgets of those kinds are kept as they are until they can be read"
+}
+
+func msgSomeWithoutBudget(without, of, unprotected, conflicts int32) string {
+	return fmt.Sprintf("%d of %d selected workloads have no budget from this policy: %d unprotected, %d conflicting; see status.workloads", without, of, unprotected, conflicts)
+}
+
+func msgConflicting(conflicts, overridden int32) string {
+	return fmt.Sprintf("%d workloads are covered by budgets holdfast does not manage; %d are managed by older policies", conflicts, overridden)
+}
+
+func msgDegradedWorkloads(n int32) string {
+	return fmt.Sprintf("%d selected workloads have fewer Ready pods than they want, not because of a drain or a rollout; see status.workloads", n)
+}

@@ -1,0 +1,73 @@
+package policy
+
+import (
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// WorkloadOf reduces a Deployment, StatefulSet or DaemonSet to a Workload.
+func WorkloadOf(obj metav1.Object) Workload {
+	w := Workload{Name: obj.GetName(), UID: obj.GetUID(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
+	var stale bool
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDeployment, o.Spec.Selector, o.Spec.Template.Labels
+		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = Replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Status.AvailableReplicas, o.Spec.MinReadySeconds
+		stale = o.Status.ObservedGeneration < o.Generation
+		// Pods of an older template left, or not all of the new one made yet.
+		w.RollingOut = o.Status.UpdatedReplicas < w.Replicas || o.Status.Replicas > o.Status.UpdatedReplicas
+	case *appsv1.StatefulSet:
+		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindStatefulSet, o.Spec.Selector, o.Spec.Template.Labels
+		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = Replicas(o.Spec.Replicas), o.Status.ReadyReplicas, o.Status.AvailableReplicas, o.Spec.MinReadySeconds
+		stale = o.Status.ObservedGeneration < o.Generation
+		w.RollingOut = o.Status.UpdatedReplicas < w.Replicas || o.Status.UpdateRevision != o.Status.CurrentRevision
+	case *appsv1.DaemonSet:
+		w.Kind, w.Selector, w.TemplateLabels = holdfastv1alpha1.KindDaemonSet, o.Spec.Selector, o.Spec.Template.Labels
+		w.Replicas, w.Ready, w.Available, w.MinReadySeconds = o.Status.DesiredNumberScheduled, o.Status.NumberReady, o.Status.NumberAvailable, o.Spec.MinReadySeconds
+		stale = o.Status.ObservedGeneration < o.Generation
+		w.RollingOut = o.Status.UpdatedNumberScheduled < w.Replicas
+	}
+	// A status that has not caught up with the spec may be the start of a rollout.
+	w.RollingOut = w.RollingOut || stale
+	return w
+}
+
+// Replicas defaults an unset spec.replicas to 1, as the apiserver does.
+func Replicas(r *int32) int32 {
+	if r == nil {
+		return 1
+	}
+	return *r
+}
+
+// PodOf reduces a pod to what Decide reads; false for a pod that is terminating or
+// finished, which no budget counts.
+func PodOf(pod *corev1.Pod) (Pod, bool) {
+	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return Pod{}, false
+	}
+	ready, since := readiness(pod)
+	return Pod{
+		Name:         pod.Name,
+		Node:         pod.Spec.NodeName,
+		Ready:        ready,
+		Since:        since,
+		DoNotDisrupt: pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true",
+	}, true
+}
+
+// readiness returns whether the pod is Ready and since when: the Ready condition's
+// last transition, or the pod's creation before it has one.
+func readiness(p *corev1.Pod) (bool, time.Time) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue, c.LastTransitionTime.Time
+		}
+	}
+	return false, p.CreationTimestamp.Time
+}

@@ -1,0 +1,190 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// OrphanedSurges returns the scales that end the surges no policy selects any more (the
+// policy was deleted or its selector changed): back to the original size at once, since
+// nothing is left to wait for the drain on their behalf.
+func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Workload) []Scale {
+	var out []Scale
+	for i := range surging {
+		w := &surging[i]
+		original, ok := surgeOriginal(w)
+		if !ok || WinnerOf(policies, w) != nil {
+			continue
+		}
+		out = append(out, Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)})
+	}
+	return out
+}
+
+// surgeProgress is where a surge of a workload stands.
+type surgeProgress struct {
+	// active says a surge is on and not over: the workload is scaled up for a drain.
+	active bool
+	// original is the size the workload goes back to.
+	original int32
+	// size is the size the workload is counted at: the original while the surge is on,
+	// the one it is left at once over, its own without a surge.
+	size int32
+	// message says where an active surge stands.
+	message string
+	// changes are the surge's own: a scale back once over, a poll while on.
+	changes verdict
+}
+
+// followSurge moves a surge in progress on: it is over (and scaled back) once no pod is
+// on a node being drained and the original number of pods is Ready elsewhere, or no pod
+// is still starting.
+func followSurge(o Observed, w *Workload) surgeProgress {
+	original, ok := surgeOriginal(w)
+	if !ok {
+		return surgeProgress{size: w.Replicas}
+	}
+	if w.Replicas != original+1 {
+		// Someone else changed the size during the surge: theirs is the size to keep.
+		back := Scale{Name: w.Name, Replicas: w.Replicas, Autoscaler: restoredBounds(w)}
+		return surgeProgress{size: w.Replicas, changes: verdict{scales: []Scale{back}}}
+	}
+	var ready int32
+	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
+		if pod.Ready && !BeingDrained(o.Nodes[pod.Node]) {
+			ready++
+		}
+	}
+	// Short of Ready pods, the surge waits for those still starting; once none is, waiting
+	// longer changes nothing (the new pod crash-loops, or finds no room), and scaling
+	// back deletes the pods that are not Ready first.
+	if node := drainedNode(o, w); node != "" || ready < original && assess(o, w).starting > 0 {
+		p := surgeProgress{active: true, original: original, size: original, changes: verdict{requeueAfter: surgePoll}}
+		if node != "" {
+			p.message = msgSurgedForDrain(original, w.Replicas, node, ready)
+		} else {
+			p.message = msgSurgeWaiting(original, w.Replicas, ready)
+		}
+		return p
+	}
+	back := Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)}
+	return surgeProgress{size: original, changes: verdict{scales: []Scale{back}}}
+}
+
+// startSurge scales a Deployment up by one when the node of one of its pods is being
+// drained; the verdict's message says so.
+func startSurge(o Observed, w *Workload) (verdict, bool) {
+	node := drainedNode(o, w)
+	if node == "" {
+		return verdict{}, false
+	}
+	up := Scale{Name: w.Name, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas), Autoscaler: raisedBounds(w, w.Replicas+1)}
+	v := verdict{scales: []Scale{up}, requeueAfter: surgePoll}
+	v.status.Message = msgSurgeStarted(node, w.Replicas, w.Replicas+1)
+	return v, true
+}
+
+// surgeSingle keeps minAvailable 1 on a single-replica Deployment and surges it when its
+// node is drained.
+func surgeSingle(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus) verdict {
+	st.Budget = BudgetName(w.Kind, w.Name)
+	start, started := startSurge(o, w)
+	if !started {
+		st.State, st.Message = holdfastv1alpha1.WorkloadBudgeted, msgSurgeReady
+		return verdict{status: st, budget: singleReplicaBudget(o, w, nil)}
+	}
+	st.State, st.Message = holdfastv1alpha1.WorkloadSurging, start.status.Message
+	start.status, start.budget = st, singleReplicaBudget(o, w, nil)
+	return start
+}
+
+// mayBlockDrains reports whether p would surge w, a Deployment of several replicas,
+// when its budget blocks a drain.
+func mayBlockDrains(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) bool {
+	return p.Spec.Surge == holdfastv1alpha1.SurgeWhenBlocked && w.Kind == holdfastv1alpha1.KindDeployment && w.Replicas > 1
+}
+
+// blocksDrain reports whether v's budget, as the disruption controller last counted it,
+// allows no disruption for a reason a surge can fix: not a closed window (v would be
+// held), not pacing or a pod starting (both pass by themselves), but pods that stay
+// unavailable. Whether a drain waits on it is startSurge's question.
+func blocksDrain(o Observed, w *Workload, h health, v verdict) bool {
+	if !mayBlockDrains(o.Policy, w) || v.budget == nil || len(h.young) > 0 || h.starting > 0 {
+		return false
+	}
+	cur := existingBudget(o.Budgets, v.budget.Name)
+	return allowsNone(cur) && cur.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name &&
+		equality.Semantic.DeepEqual(cur.Spec, v.budget.Spec)
+}
+
+// surgeBudget holds a surged Deployment at the floor of its original size, so that the
+// added pod pays for the eviction: minAvailable 1 for a single replica, the policy's
+// floor at the original size otherwise. The policy's maxUnavailable as is would raise
+// the floor with the surge and never let the eviction through.
+func surgeBudget(o Observed, w *Workload, original int32) *policyv1.PodDisruptionBudget {
+	if original <= 1 {
+		return singleReplicaBudget(o, w, nil)
+	}
+	floor := floorOf(policyv1.PodDisruptionBudgetSpec{MaxUnavailable: o.Policy.Spec.MaxUnavailable, MinAvailable: o.Policy.Spec.MinAvailable}, original)
+	return budgetFor(o.Policy, w, policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(floor))}, nil)
+}
+
+// surgeOriginal returns the replicas a surged Deployment goes back to.
+func surgeOriginal(w *Workload) (int32, bool) {
+	v, ok := w.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		// A value holdfast did not write: the surge cannot be undone safely, so it is
+		// forgotten and the current size kept.
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// raisedBounds lifts w's autoscaler bounds to at least replicas for a surge,
+// remembering the first originals.
+func raisedBounds(w *Workload, replicas int32) *AutoscalerBounds {
+	a := w.Autoscaler
+	if a == nil {
+		return nil
+	}
+	original := a.Original
+	if original == "" {
+		original = fmt.Sprintf("%d/%d", a.Min, a.Max)
+	}
+	return &AutoscalerBounds{Name: a.Name, Min: max(a.Min, replicas), Max: max(a.Max, replicas), Original: original}
+}
+
+// restoredBounds puts back the bounds a surge raised; nil when it raised none.
+func restoredBounds(w *Workload) *AutoscalerBounds {
+	a := w.Autoscaler
+	if a == nil || a.Original == "" {
+		return nil
+	}
+	var lo, hi int32
+	if _, err := fmt.Sscanf(a.Original, "%d/%d", &lo, &hi); err != nil || lo < 1 || hi < lo {
+		// Not holdfast's writing: leave the bounds, drop the mark.
+		return &AutoscalerBounds{Name: a.Name, Min: a.Min, Max: a.Max}
+	}
+	return &AutoscalerBounds{Name: a.Name, Min: lo, Max: hi}
+}
+
+// drainedNode returns the node being drained that one of w's pods is on, or "".
+func drainedNode(o Observed, w *Workload) string {
+	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
+		if BeingDrained(o.Nodes[pod.Node]) {
+			return pod.Node
+		}
+	}
+	return ""
+}
