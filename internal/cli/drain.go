@@ -195,15 +195,22 @@ func (o *DrainOptions) Validate() error {
 
 // Run drains the nodes (or prints the plan with --dry-run) and prints a summary.
 func (o *DrainOptions) Run(ctx context.Context) error {
+	// The signal's cause (Ctrl-C, SIGTERM) and --timeout's tell the two apart wherever
+	// the drain is when its context ends.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
+		defer cancel()
+	}
 	nodes, err := o.resolveNodes(ctx)
 	if err != nil {
-		return err
+		return o.stoppedEarly(ctx, err)
 	}
 	snap, err := snapshot.LoadLive(ctx, o.client, nil, metav1.NamespaceAll)
 	if err != nil {
-		return err
+		return o.stoppedEarly(ctx, err)
 	}
 	p, err := plan.DrainWaves(snap, o.Clock.Now(), plan.Targets{Names: nodes}, plan.Options{
 		MaxConcurrent: o.MaxConcurrent, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData,
@@ -213,11 +220,6 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	}
 	if o.DryRun {
 		return o.dryRun(snap, p)
-	}
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
-		defer cancel()
 	}
 	progress := newProgress(o.ErrOut, o.Live, nodes)
 	d := &drain.Drainer{
@@ -239,20 +241,56 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	}
 	res := d.Run(ctx, waves)
 	progress.finish()
-	if err := o.summary(res, o.Clock.Since(start), ctx.Err() != nil); err != nil {
+	cause := stopCause(ctx)
+	if err := o.summary(res, o.Clock.Since(start), cause); err != nil {
 		return err
 	}
-	return exitCode(res)
+	return exitCode(res, cause)
+}
+
+// stopCause is why the drain's context ended (errTimeout, the signal, context.Canceled),
+// or nil while it runs.
+func stopCause(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(ctx)
+}
+
+// stopReason says what stopped a drain in the words of the summary.
+func stopReason(cause error) string {
+	if errors.Is(cause, errTimeout) {
+		return "Stopped by --timeout"
+	}
+	return "Interrupted"
+}
+
+// stoppedEarly turns an error met before any node was touched into ExitIncomplete when
+// the drain was stopped meanwhile: the request failed because of the stop.
+func (o *DrainOptions) stoppedEarly(ctx context.Context, err error) error {
+	cause := stopCause(ctx)
+	if cause == nil {
+		return err
+	}
+	if _, werr := fmt.Fprintln(o.Out, stopReason(cause)+" before any node was cordoned; nothing was evicted."); werr != nil {
+		return werr
+	}
+	return &ExitCodeError{Code: ExitIncomplete}
 }
 
 // exitCode is ExitError when a node's drain failed on an error (the API refused a call,
 // say), else ExitIncomplete when a node is not drained (a pod blocked or refused,
-// --timeout, Ctrl-C); the summary has already said why.
-func exitCode(res drain.Result) error {
+// --timeout, Ctrl-C); the summary has already said why. cause is why the run was
+// stopped, if it was: a node that ended on it was stopped, not failed.
+func exitCode(res drain.Result, cause error) error {
 	for _, n := range res.Nodes {
-		if n.Err != nil && !errors.Is(n.Err, errTimeout) && !errors.Is(n.Err, context.Canceled) {
-			return &ExitCodeError{Code: ExitError}
+		if n.Err == nil || errors.Is(n.Err, errTimeout) || errors.Is(n.Err, context.Canceled) {
+			continue
 		}
+		if cause != nil && errors.Is(n.Err, cause) {
+			continue
+		}
+		return &ExitCodeError{Code: ExitError}
 	}
 	if !res.Drained() {
 		return &ExitCodeError{Code: ExitIncomplete}

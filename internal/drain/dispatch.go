@@ -79,7 +79,7 @@ func (d *Drainer) dispatch(ctx context.Context, wave []string) []NodeResult {
 		node := pending[next]
 		slot, err := d.acquire(ctx, node)
 		if err != nil {
-			results[index[node]] = NodeResult{Node: node, Err: err}
+			results[index[node]] = NodeResult{Node: node, Err: stopped(ctx, err)}
 			if ctx.Err() != nil {
 				break
 			}

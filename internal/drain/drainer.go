@@ -195,13 +195,13 @@ func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res N
 	}()
 
 	if err := d.cordon(held, node); err != nil {
-		res.Err = err
+		res.Err = stopped(held, err)
 		return res
 	}
 	// Cordoned, the node takes no new pod at all; the run's end retries a failed unmark.
 	_ = d.markQueued(held, node, false)
 	w := &nodeWork{d: d, node: node, pods: map[string]*podWork{}, res: &res}
-	res.Err = w.run(held)
+	res.Err = stopped(held, w.run(held))
 	res.Remaining = w.remaining()
 	res.Drained = res.Err == nil && len(res.Remaining) == 0
 	if res.Drained {
@@ -210,6 +210,16 @@ func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res N
 		d.report(Event{Node: node, Kind: NodeIncomplete, Message: fmt.Sprintf("%d pod(s) remain; the node stays cordoned", len(res.Remaining))})
 	}
 	return res
+}
+
+// stopped returns why ctx ended when it has, in place of err: an API call cut short by
+// --timeout fails with "context deadline exceeded", which would hide the cause the
+// caller gave (a timeout, an interrupt, the slot lost) behind what looks like an API error.
+func stopped(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
 }
 
 func (d *Drainer) cordon(ctx context.Context, node string) error {
@@ -312,6 +322,8 @@ func (w *nodeWork) refresh(ctx context.Context) error {
 			continue
 		}
 		if known {
+			// Listed with its UID, the pod is there, whatever an earlier answer suggested.
+			p.state.Gone = false
 			p.pod = pod
 			p.state.Terminating = pod.DeletionTimestamp != nil
 			continue
@@ -347,7 +359,9 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 	if paced && Next(p.state, now) == ActEvict {
 		open, why, err := w.d.pacer.open(ctx, w.d.Client, key)
 		if err != nil {
-			w.say(p, Blocked, err.Error())
+			if ctx.Err() == nil {
+				w.say(p, Blocked, err.Error())
+			}
 			return true
 		}
 		p.state.PacingOpen = open
@@ -392,14 +406,33 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 			w.gates = append(w.gates, eviction{key, seq})
 		}
 	}
+	if err != nil && ctx.Err() != nil {
+		// Cut short by the drain's end, not refused: run returns why it ended.
+		return true
+	}
 	switch {
 	case err == nil:
 		p.state.Terminating = true
 		w.res.Evicted++
 		w.say(p, Evicted, "")
-	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-		// Gone, or replaced by a new pod of the same name (the UID precondition failed).
+	case apierrors.IsNotFound(err):
 		p.state.Gone = true
+	case apierrors.IsConflict(err):
+		// A failed UID precondition answers 409, but so does a pod that is still there:
+		// the API server's own retries on a budget's status conflicts ran out, or the
+		// pod changed under the request. Only the pod itself says which.
+		gone, readErr := w.gone(ctx, p.pod)
+		if gone {
+			p.state.Gone = true
+			break
+		}
+		p.attempts++
+		p.state.RetryAt = now.Add(Backoff(p.attempts, 0))
+		p.refused = "the Eviction API answered 409 Conflict and the pod is still there: " + err.Error()
+		if readErr != nil {
+			p.refused = fmt.Sprintf("the Eviction API answered 409 Conflict and the pod could not be read again: %v", readErr)
+		}
+		w.say(p, Blocked, p.refused)
 	case apierrors.IsTooManyRequests(err):
 		p.attempts++
 		retryAfter, _ := apierrors.SuggestsClientDelay(err)
@@ -435,6 +468,19 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 		w.say(p, Blocked, p.refused)
 	}
 	return true
+}
+
+// gone reads the pod again by name: it has left the node only if it is not found or a
+// new pod (another UID) took its name.
+func (w *nodeWork) gone(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	current, err := w.d.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading pod %s: %w", podName(pod), err)
+	}
+	return current.UID != pod.UID, nil
 }
 
 // refusal names the budget behind a 429 and says whether it can ever allow the eviction.
