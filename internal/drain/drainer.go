@@ -53,6 +53,8 @@ type Drainer struct {
 
 	reportMu sync.Mutex
 	pacer    pacer
+	semOnce  sync.Once
+	sem      *Semaphore
 }
 
 // Result is the outcome of a drain, node by node in the order the nodes were given.
@@ -153,14 +155,19 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 	return res
 }
 
+// semaphore is the run's one Semaphore: it remembers when each slot Lease last changed,
+// which is what their expiry is timed from.
 func (d *Drainer) semaphore() *Semaphore {
-	return &Semaphore{
-		Leases:    d.Client.CoordinationV1(),
-		Namespace: d.CoordinationNamespace,
-		Size:      max(d.MaxConcurrent, 1),
-		Duration:  cmp.Or(d.LeaseDuration, DefaultLeaseDuration),
-		Clock:     d.Clock,
-	}
+	d.semOnce.Do(func() {
+		d.sem = &Semaphore{
+			Leases:    d.Client.CoordinationV1(),
+			Namespace: d.CoordinationNamespace,
+			Size:      max(d.MaxConcurrent, 1),
+			Duration:  cmp.Or(d.LeaseDuration, DefaultLeaseDuration),
+			Clock:     d.Clock,
+		}
+	})
+	return d.sem
 }
 
 func (d *Drainer) interval() time.Duration { return cmp.Or(d.Interval, DefaultInterval) }
@@ -191,7 +198,7 @@ func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res N
 		if err := slot.Release(rctx); err != nil {
 			res.Err = errors.Join(res.Err, err)
 		}
-		d.report(Event{Node: node, Kind: SlotReleased, Message: slot.lease.Name})
+		d.report(Event{Node: node, Kind: SlotReleased, Message: slot.Name()})
 	}()
 
 	if err := d.cordon(held, node); err != nil {
@@ -200,7 +207,7 @@ func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res N
 	}
 	// Cordoned, the node takes no new pod at all; the run's end retries a failed unmark.
 	_ = d.markQueued(held, node, false)
-	w := &nodeWork{d: d, node: node, pods: map[string]*podWork{}, res: &res}
+	w := &nodeWork{d: d, node: node, slot: slot, pods: map[string]*podWork{}, res: &res}
 	res.Err = stopped(held, w.run(held))
 	res.Remaining = w.remaining()
 	res.Drained = res.Err == nil && len(res.Remaining) == 0
@@ -243,6 +250,8 @@ func (d *Drainer) cordon(ctx context.Context, node string) error {
 type nodeWork struct {
 	d    *Drainer
 	node string
+	// slot is the node's drain slot: no eviction starts once holding it is not proven.
+	slot *Slot
 	pods map[string]*podWork
 	// gates are this node's evictions whose replacements must be Ready before the node's
 	// slot goes to the next drain.
@@ -281,6 +290,10 @@ func (w *nodeWork) say(p *podWork, kind EventKind, msg string) {
 
 func (w *nodeWork) run(ctx context.Context) error {
 	for {
+		if !w.slot.Held() {
+			// Hold says so too, but only when its clock wakes it: this is exact.
+			return fmt.Errorf("%s: %w", w.slot.Name(), ErrSlotLost)
+		}
 		if err := w.refresh(ctx); err != nil {
 			return err
 		}
@@ -390,6 +403,12 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 		if baseline, seq, ok = w.d.pacer.begin(ctx, w.d.Client, key); !ok {
 			return true
 		}
+	}
+	if !w.slot.Held() {
+		if paced {
+			w.d.pacer.end(key, baseline, seq, false)
+		}
+		return true
 	}
 	if p.attempts == 0 {
 		// Retries are not announced: the refusal they follow is, once per change.
