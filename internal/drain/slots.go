@@ -290,30 +290,49 @@ func (s *Slot) Renew(ctx context.Context) error {
 // by ProvenUntil. A renewal that hangs is abandoned then, on this process's clock, not
 // when the API server or the network gives up on it.
 func (s *Slot) Hold(ctx context.Context, lost func(error)) {
+	tick := s.sem.Clock.NewTicker(s.sem.renewEvery())
+	defer tick.Stop()
 	for {
-		s.mu.Lock()
-		next := s.wrote.Add(s.sem.renewEvery())
-		s.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.sem.Clock.After(next.Sub(s.sem.Clock.Now())):
+		case <-tick.C():
 		}
-		err := s.renewBy(ctx, s.ProvenUntil())
-		switch {
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, errSlotTaken) || errors.Is(err, ErrSlotLost):
-			lost(err)
-			return
-		case err != nil:
-			// A failed renewal is tried again soon, until ProvenUntil.
-			select {
-			case <-ctx.Done():
+		for {
+			err := s.renewBy(ctx, s.ProvenUntil())
+			switch {
+			case ctx.Err() != nil:
 				return
-			case <-s.sem.Clock.After(min(time.Second, s.sem.renewEvery()/4)):
+			case errors.Is(err, errSlotTaken) || errors.Is(err, ErrSlotLost):
+				lost(err)
+				return
+			case err == nil:
+			default:
+				// A failed renewal is tried again soon, until ProvenUntil: the next tick
+				// would be too late.
+				if !sleep(ctx, s.sem.Clock, min(time.Second, s.sem.renewEvery()/4)) {
+					return
+				}
+				continue
 			}
+			break
 		}
+	}
+}
+
+// sleep waits d on clk and reports whether ctx is still going. Its timer is stopped on
+// return, so that a fake clock in tests has no stale waiter.
+func sleep(ctx context.Context, clk clock.Clock, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
 	}
 }
 
@@ -327,13 +346,19 @@ func (s *Slot) renewBy(ctx context.Context, deadline time.Time) error {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- s.Renew(rctx) }()
+	timer := s.sem.Clock.NewTimer(left)
+	defer timer.Stop()
 	select {
 	case err := <-done:
 		if err != nil && !errors.Is(err, errSlotTaken) && !s.Held() {
 			return fmt.Errorf("drain slot %s: %w (last renewal: %v)", s.Name(), ErrSlotLost, err)
 		}
 		return err
-	case <-s.sem.Clock.After(left):
+	case <-timer.C():
+		if s.Held() {
+			// The renewal landed just as its deadline passed.
+			return nil
+		}
 		return fmt.Errorf("drain slot %s: %w (a renewal took longer than %s)", s.Name(), ErrSlotLost, s.sem.renewEvery())
 	case <-ctx.Done():
 		return context.Cause(ctx)

@@ -228,11 +228,12 @@ func TestHoldRenews(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			l, err := client.CoordinationV1().Leases("kube-system").Get(ctx, SlotName(0), metav1.GetOptions{})
-			if err == nil && l.Spec.RenewTime.Time.Equal(want) {
+			// Renewed, and known to Hold as renewed.
+			if err == nil && l.Spec.RenewTime.Time.Equal(want) && slot.ProvenUntil().Equal(want.Add(20*time.Second)) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("renewal %d: the Lease was not renewed at %s", step, want)
+				t.Fatalf("renewal %d: the Lease was not renewed at %s (last %v, err %v; now %s)", step, want, l.Spec.RenewTime, err, clk.Now())
 			}
 			time.Sleep(time.Millisecond)
 		}
@@ -321,16 +322,16 @@ func TestHoldStopsWhenARenewalHangs(t *testing.T) {
 	})
 	lost := make(chan error, 1)
 	go slot.Hold(ctx, func(err error) { lost <- err })
-	waitForWaiters := func() {
-		for !clk.HasWaiters() {
+	waitForWaiters := func(n int) {
+		for clk.Waiters() < n {
 			time.Sleep(time.Millisecond)
 		}
 	}
 
-	waitForWaiters()
+	waitForWaiters(1)          // Hold's ticker
 	clk.Step(10 * time.Second) // a third of the duration: the renewal starts, and hangs
 	<-started
-	waitForWaiters()
+	waitForWaiters(2) // and the renewal's deadline
 	clk.Step(9 * time.Second)
 	if !slot.Held() {
 		t.Fatal("the slot is not held 19 s after its last write, with a duration of 30 s")
