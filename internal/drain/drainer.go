@@ -223,7 +223,19 @@ func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res N
 // --timeout fails with "context deadline exceeded", which would hide the cause the
 // caller gave (a timeout, an interrupt, the slot lost) behind what looks like an API error.
 func stopped(ctx context.Context, err error) error {
-	if err != nil && ctx.Err() != nil {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// A context closes its Done before it cancels its children: the request may have
+		// seen the parent end before ctx did. It follows at once; the bound is for an
+		// error that came from elsewhere.
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	return err
