@@ -32,6 +32,11 @@ const ExitIncomplete = 3
 
 var errTimeout = errors.New("--timeout reached")
 
+// MaxConcurrentLimit bounds --max-concurrent of drain and plan drain: each slot is a Lease
+// read on every poll, and a plan's arithmetic stays far from overflow. A thousand nodes
+// drained at once is already more than any budget-respecting drain can use.
+const MaxConcurrentLimit = 1000
+
 // DrainOptions holds the flags and collaborators of `holdfast drain`.
 type DrainOptions struct {
 	Nodes                 []string
@@ -184,8 +189,8 @@ func (o *DrainOptions) Validate() error {
 			return fmt.Errorf("--selector: %w", err)
 		}
 	}
-	if o.MaxConcurrent < 1 {
-		return fmt.Errorf("--max-concurrent must be at least 1, not %d", o.MaxConcurrent)
+	if o.MaxConcurrent < 1 || o.MaxConcurrent > MaxConcurrentLimit {
+		return fmt.Errorf("--max-concurrent must be from 1 to %d, not %d", MaxConcurrentLimit, o.MaxConcurrent)
 	}
 	if o.Timeout < 0 {
 		return fmt.Errorf("--timeout must not be negative")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -31,12 +32,14 @@ func TestDrainValidate(t *testing.T) {
 		o    DrainOptions
 		want string
 	}{
-		"a node":           {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1}},
-		"a selector":       {o: DrainOptions{Selector: "pool=blue", MaxConcurrent: 2}},
-		"nothing to drain": {o: DrainOptions{MaxConcurrent: 1}, want: "name at least one node, or give --selector"},
-		"bad selector":     {o: DrainOptions{Selector: "pool in (", MaxConcurrent: 1}, want: "--selector"},
-		"no slot":          {o: DrainOptions{Nodes: []string{"node-1"}}, want: "--max-concurrent must be at least 1, not 0"},
-		"negative timeout": {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1, Timeout: -time.Second}, want: "--timeout must not be negative"},
+		"a node":            {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1}},
+		"a selector":        {o: DrainOptions{Selector: "pool=blue", MaxConcurrent: 2}},
+		"nothing to drain":  {o: DrainOptions{MaxConcurrent: 1}, want: "name at least one node, or give --selector"},
+		"bad selector":      {o: DrainOptions{Selector: "pool in (", MaxConcurrent: 1}, want: "--selector"},
+		"no slot":           {o: DrainOptions{Nodes: []string{"node-1"}}, want: "--max-concurrent must be from 1 to 1000, not 0"},
+		"slots without end": {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: math.MaxInt}, want: "--max-concurrent must be from 1 to 1000, not 9223372036854775807"},
+		"a thousand slots":  {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1000}},
+		"negative timeout":  {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1, Timeout: -time.Second}, want: "--timeout must not be negative"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
