@@ -32,6 +32,11 @@ const ExitIncomplete = 3
 
 var errTimeout = errors.New("--timeout reached")
 
+// DefaultSlotNamespace holds the drain slot Leases: holdfast's own namespace, so that
+// whoever drains needs no write access next to the control plane's leader Leases in
+// kube-system.
+const DefaultSlotNamespace = "holdfast-system"
+
 // MaxConcurrentLimit bounds --max-concurrent of drain and plan drain: each slot is a Lease
 // read on every poll, and a plan's arithmetic stays far from overflow. A thousand nodes
 // drained at once is already more than any budget-respecting drain can use.
@@ -47,7 +52,7 @@ type DrainOptions struct {
 	Pace                  bool
 	Force                 bool
 	DeleteEmptyDirData    bool
-	CoordinationNamespace string
+	SlotNamespace string
 	WaveByWave            bool
 
 	// Clock drives waits and timestamps; tests give a fake one.
@@ -72,9 +77,12 @@ func NewDrainCommand(streams genericiooptions.IOStreams, flags *genericclioption
 so that every PodDisruptionBudget holds.
 
 Safe to start on every node at once: each node's drain takes one of --max-concurrent
-slots, Leases named holdfast-drain-slot-N in --coordination-namespace shared by every
-holdfast drain of the cluster, and the others wait their turn. A slot is renewed while
-its drain runs and expires 30s after a drain that died.
+slots, Leases named holdfast-drain-slot-N in --slot-namespace (holdfast-system, which
+holdfast install and the chart create; a drain creates it if missing and allowed to)
+shared by every holdfast drain of the cluster, and the others wait their turn. A slot is
+renewed every 10s while its drain runs; a drain that cannot renew it within 20s stops
+evicting (exit 1). Others take the slot of a drain that died 30s after they last saw its
+Lease change, on their own clock: a holder's clock skew does not matter.
 
 Pacing (on by default): the next eviction from a workload waits until the replacement of
 the previous one is Ready, and a node keeps its slot until its pods' replacements are
@@ -105,8 +113,13 @@ remains; running the same command again resumes.
 blocked, counting each budget's disruptions across the wave, and the capacity each
 workload keeps; then each node that cannot be drained, with every reason.
 
-Needs: nodes get, list, patch, update; pods list; pods/eviction create;
-poddisruptionbudgets list; leases get, list, create, update in --coordination-namespace.
+A 409 Conflict from the Eviction API is not taken as the pod gone: the pod is read
+again, and only a pod not found, or replaced by another of the same name, has left.
+
+Needs what the ClusterRole holdfast-drainer and the Role holdfast-drainer in
+holdfast-system grant (config/rbac, or the chart with drainerRole.create): nodes get,
+list, watch, patch, update; pods get, list, watch; pods/eviction create; workloads,
+budgets, autoscalers and priority classes read; leases in --slot-namespace.
 
 Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
 an API call failed (unreachable, not allowed); 3 a node is not drained: a pod is blocked
@@ -146,7 +159,10 @@ again to resume.`,
 	f.BoolVar(&o.Pace, "pace", true, "wait for each replacement to be Ready before the next eviction from its workload")
 	f.BoolVar(&o.Force, "force", false, "also evict pods that no controller will recreate")
 	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "also evict pods with emptyDir volumes, whose data is lost")
-	f.StringVar(&o.CoordinationNamespace, "coordination-namespace", metav1.NamespaceSystem, "namespace of the slot Leases")
+	f.StringVar(&o.SlotNamespace, "slot-namespace", DefaultSlotNamespace, "namespace of the drain slot Leases, shared by every holdfast drain of the cluster")
+	// The old name, for scripts written against it; its default was kube-system.
+	f.StringVar(&o.SlotNamespace, "coordination-namespace", DefaultSlotNamespace, "")
+	_ = f.MarkDeprecated("coordination-namespace", "use --slot-namespace")
 	f.BoolVar(&o.WaveByWave, "wave-by-wave", false, "drain the planner's waves one after the other, as --dry-run prints them, each finished before the next starts (slower)")
 	return cmd
 }
@@ -234,7 +250,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 			Filter:                drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData},
 			Pace:                  o.Pace,
 			MaxConcurrent:         o.MaxConcurrent,
-			CoordinationNamespace: o.CoordinationNamespace,
+			SlotNamespace: o.SlotNamespace,
 			Identity:              o.Identity,
 		},
 		Report: progress.event,

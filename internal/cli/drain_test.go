@@ -329,7 +329,7 @@ func TestDrainEvictionConflict(t *testing.T) {
 			var out, errOut bytes.Buffer
 			o := &DrainOptions{
 				Nodes: []string{"node-1"}, MaxConcurrent: 1, Timeout: 1500 * time.Millisecond,
-				CoordinationNamespace: "holdfast-system", Identity: "test/1",
+				SlotNamespace: "holdfast-system", Identity: "test/1",
 				IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut},
 				Clock:     clock.RealClock{},
 				client:    client,

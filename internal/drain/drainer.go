@@ -32,8 +32,8 @@ type Options struct {
 	// MaxConcurrent is the number of slots: nodes drained at once in the whole cluster by
 	// every drain that uses the same number.
 	MaxConcurrent int
-	// CoordinationNamespace holds the slot Leases.
-	CoordinationNamespace string
+	// SlotNamespace holds the slot Leases; it is created if missing.
+	SlotNamespace string
 	// LeaseDuration is how long a slot outlives its holder's last renewal.
 	LeaseDuration time.Duration
 	// Identity names this process in slot Leases (host/pid); the node is appended.
@@ -160,11 +160,12 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 func (d *Drainer) semaphore() *Semaphore {
 	d.semOnce.Do(func() {
 		d.sem = &Semaphore{
-			Leases:    d.Client.CoordinationV1(),
-			Namespace: d.CoordinationNamespace,
-			Size:      max(d.MaxConcurrent, 1),
-			Duration:  cmp.Or(d.LeaseDuration, DefaultLeaseDuration),
-			Clock:     d.Clock,
+			Leases:     d.Client.CoordinationV1(),
+			Namespace:  d.SlotNamespace,
+			Namespaces: d.Client.CoreV1(),
+			Size:       max(d.MaxConcurrent, 1),
+			Duration:   cmp.Or(d.LeaseDuration, DefaultLeaseDuration),
+			Clock:      d.Clock,
 		}
 	})
 	return d.sem

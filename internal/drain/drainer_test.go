@@ -117,7 +117,7 @@ func TestDrainStopsWithTheCauseWhereverItWaits(t *testing.T) {
 				tc.setup(ctx, client)
 			}
 			d := &Drainer{Client: client, Clock: clock.RealClock{}, Options: Options{
-				Pace: tc.pace, MaxConcurrent: 1, CoordinationNamespace: "holdfast-system",
+				Pace: tc.pace, MaxConcurrent: 1, SlotNamespace: "holdfast-system",
 				Identity: "test/1", Interval: 10 * time.Millisecond,
 			}}
 			res := d.Run(ctx, [][]string{{"node-1"}})

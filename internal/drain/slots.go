@@ -10,9 +10,11 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 )
@@ -104,9 +106,12 @@ type observation struct {
 type Semaphore struct {
 	Leases    coordinationclient.LeasesGetter
 	Namespace string
-	Size      int
-	Duration  time.Duration
-	Clock     clock.WithTicker
+	// Namespaces, when set, creates Namespace the first time a slot Lease cannot be
+	// created for want of it.
+	Namespaces coreclient.NamespacesGetter
+	Size       int
+	Duration   time.Duration
+	Clock      clock.WithTicker
 
 	mu   sync.Mutex
 	seen map[string]observation
@@ -245,10 +250,30 @@ func (s *Semaphore) TryAcquire(ctx context.Context, identity string) (*Slot, []H
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 		return nil, nil, errRaced
 	}
+	if apierrors.IsNotFound(err) && choice.Current == nil && s.Namespaces != nil {
+		if err := s.createNamespace(ctx); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, errRaced // try again, in the namespace now there
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("taking drain slot %s/%s: %w", s.Namespace, choice.Name, err)
 	}
 	return &Slot{sem: s, identity: identity, lease: lease, wrote: now, expired: choice.Expired}, nil, nil
+}
+
+// createNamespace creates the slot namespace. holdfast's install creates it; a drain
+// run before, by someone allowed to, creates it too, rather than fail on first use.
+func (s *Semaphore) createNamespace(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.Namespace}}
+	_, err := s.Namespaces.Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	switch {
+	case err == nil || apierrors.IsAlreadyExists(err):
+		return nil
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("namespace %s of the drain slots does not exist and this user may not create it: install holdfast (holdfast install, or the Helm chart), or give --slot-namespace: %w", s.Namespace, err)
+	}
+	return fmt.Errorf("creating namespace %s for the drain slots: %w", s.Namespace, err)
 }
 
 // Renew extends the slot; it fails when another drain took the slot, which happens only
