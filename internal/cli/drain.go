@@ -44,16 +44,17 @@ const MaxConcurrentLimit = 1000
 
 // DrainOptions holds the flags and collaborators of `holdfast drain`.
 type DrainOptions struct {
-	Nodes                 []string
-	Selector              string
-	MaxConcurrent         int
-	DryRun                bool
-	Timeout               time.Duration
-	Pace                  bool
-	Force                 bool
-	DeleteEmptyDirData    bool
-	SlotNamespace string
-	WaveByWave            bool
+	Nodes              []string
+	Selector           string
+	MaxConcurrent      int
+	DryRun             bool
+	Timeout            time.Duration
+	Pace               bool
+	Force              bool
+	DeleteEmptyDirData bool
+	SlotNamespace      string
+	WaveByWave         bool
+	EvictUnplaceable   bool
 
 	// Clock drives waits and timestamps; tests give a fake one.
 	Clock clock.WithTicker
@@ -113,6 +114,13 @@ remains; running the same command again resumes.
 blocked, counting each budget's disruptions across the wave, and the capacity each
 workload keeps; then each node that cannot be drained, with every reason.
 
+Before evicting, each node asks the planner's scheduling simulation whether each pod's
+replacement fits on another node now. One that fits nowhere (every other node cordoned
+or full, a pod pinned to its node) is said so and kept: evicting it would spend its
+budget on a replacement that stays Pending. It is evicted once room appears (checked
+every 10s: an uncordon, a new node); --evict-unplaceable evicts it at once, which is
+right when a cluster autoscaler adds nodes for Pending pods.
+
 A 409 Conflict from the Eviction API is not taken as the pod gone: the pod is read
 again, and only a pod not found, or replaced by another of the same name, has left.
 
@@ -163,6 +171,8 @@ again to resume.`,
 	// The old name, for scripts written against it; its default was kube-system.
 	f.StringVar(&o.SlotNamespace, "coordination-namespace", DefaultSlotNamespace, "")
 	_ = f.MarkDeprecated("coordination-namespace", "use --slot-namespace")
+	f.BoolVar(&o.EvictUnplaceable, "evict-unplaceable", false, "also evict pods whose replacement fits on no other node now, leaving it Pending; "+
+		"give it when a cluster autoscaler adds nodes for Pending pods. Off by default: the pod is kept, its budget unspent, until room appears (an uncordon, a new node)")
 	f.BoolVar(&o.WaveByWave, "wave-by-wave", false, "drain the planner's waves one after the other, as --dry-run prints them, each finished before the next starts (slower)")
 	return cmd
 }
@@ -247,11 +257,12 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		Client: o.client,
 		Clock:  o.Clock,
 		Options: drain.Options{
-			Filter:                drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData},
-			Pace:                  o.Pace,
-			MaxConcurrent:         o.MaxConcurrent,
-			SlotNamespace: o.SlotNamespace,
-			Identity:              o.Identity,
+			Filter:           drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData},
+			Pace:             o.Pace,
+			MaxConcurrent:    o.MaxConcurrent,
+			SlotNamespace:    o.SlotNamespace,
+			Identity:         o.Identity,
+			EvictUnplaceable: o.EvictUnplaceable,
 		},
 		Report: progress.event,
 	}

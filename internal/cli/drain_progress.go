@@ -67,6 +67,8 @@ func describe(e drain.Event) string {
 		return "gone"
 	case drain.PodStopped:
 		return "not evicted: " + e.Message
+	case drain.NoRoom:
+		return "no room: " + e.Message
 	case drain.NodeDrained:
 		return "drained: " + e.Message
 	case drain.NodeIncomplete:

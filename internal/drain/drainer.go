@@ -40,6 +40,10 @@ type Options struct {
 	Identity string
 	// Interval is how often pods are looked at again while waiting.
 	Interval time.Duration
+	// EvictUnplaceable evicts a pod even when its replacement would fit on no other node
+	// now: right when an autoscaler adds nodes for Pending pods. Without it such a pod is
+	// kept, and evicted once there is room (an uncordon, a new node), or never.
+	EvictUnplaceable bool
 }
 
 // Drainer cordons nodes and evicts their pods through the Eviction API, one slot of the
@@ -109,11 +113,13 @@ const (
 	WaitingForReplacement EventKind = "WaitingForReplacement"
 	// ReplacementUnschedulable: the node is drained but a replacement cannot be placed.
 	ReplacementUnschedulable EventKind = "ReplacementUnschedulable"
-	PodGone                  EventKind = "Gone"
-	PodStopped               EventKind = "Stopped"
-	NodeDrained              EventKind = "NodeDrained"
-	NodeIncomplete           EventKind = "NodeIncomplete"
-	SlotReleased             EventKind = "SlotReleased"
+	// NoRoom: the pod's replacement would fit on no other node now.
+	NoRoom         EventKind = "NoRoom"
+	PodGone        EventKind = "Gone"
+	PodStopped     EventKind = "Stopped"
+	NodeDrained    EventKind = "NodeDrained"
+	NodeIncomplete EventKind = "NodeIncomplete"
+	SlotReleased   EventKind = "SlotReleased"
 )
 
 // Event is one step of a drain; Pod is empty for events about the node.
@@ -272,6 +278,8 @@ type nodeWork struct {
 	res   *NodeResult
 	// said is the last node-level wait reported.
 	said string
+	// roomAt is when the pods' room was last checked.
+	roomAt time.Time
 }
 
 // eviction is one accepted eviction, by workload and pacer number.
@@ -309,6 +317,11 @@ func (w *nodeWork) run(ctx context.Context) error {
 		}
 		if err := w.refresh(ctx); err != nil {
 			return err
+		}
+		if w.roomAt.IsZero() || w.waitingForRoom() {
+			if err := w.checkRoom(ctx); err != nil {
+				return err
+			}
 		}
 		pending := 0
 		for _, name := range slices.Sorted(maps.Keys(w.pods)) {
@@ -403,6 +416,9 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 	case ActStopped:
 		w.say(p, PodStopped, p.state.Stopped)
 		return false
+	case ActWaitRoom:
+		w.say(p, NoRoom, p.state.NoRoom+"; kept, so as not to spend its budget on a replacement that would stay Pending (--evict-unplaceable evicts it anyway)")
+		return true
 	case ActEvict:
 	default:
 		return true
@@ -576,6 +592,8 @@ func (w *nodeWork) remaining() []PodNote {
 			reason = "evicted, still terminating"
 		case ActWaitPacing:
 			reason = p.waiting
+		case ActWaitRoom:
+			reason = "kept: " + p.state.NoRoom
 		default:
 			reason = "not evicted yet"
 			if p.refused != "" {

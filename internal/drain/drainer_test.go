@@ -3,6 +3,8 @@ package drain
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,6 +129,53 @@ func TestDrainStopsWithTheCauseWhereverItWaits(t *testing.T) {
 			got := res.Nodes[0]
 			if got.Drained || !errors.Is(got.Err, errStop) {
 				t.Errorf("node result drained %v, err %v; want not drained, err %v", got.Drained, got.Err, errStop)
+			}
+		})
+	}
+}
+
+// A pod whose replacement would fit on no other node is kept, not evicted into Pending,
+// and the node is not drained; with EvictUnplaceable it is evicted all the same.
+func TestDrainKeepsPodsThatFitNowhere(t *testing.T) {
+	for _, evictAnyway := range []bool{false, true} {
+		t.Run(fmt.Sprintf("EvictUnplaceable=%t", evictAnyway), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			full := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}, Spec: corev1.NodeSpec{Unschedulable: true}}
+			client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}, full, replicaSet(1), onNode(readyPod("web-0")))
+			evictionsMarkTerminating(client)
+			evictions := 0 // counted before the reactor above answers
+			client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetSubresource() == "eviction" {
+					evictions++
+				}
+				return false, nil, nil
+			})
+			var said []string
+			d := &Drainer{Client: client, Clock: clock.RealClock{}, Options: Options{
+				MaxConcurrent: 1, SlotNamespace: "holdfast-system", Identity: "test/1",
+				Interval: 10 * time.Millisecond, EvictUnplaceable: evictAnyway,
+			}, Report: func(e Event) {
+				if e.Kind == NoRoom {
+					said = append(said, e.Message)
+				}
+			}}
+			res := d.Run(ctx, [][]string{{"node-1"}})
+			got := res.Nodes[0]
+			if len(said) != 1 || !strings.Contains(said[0], "fits on no other node") {
+				t.Errorf("NoRoom events %q, want one saying the replacement fits nowhere", said)
+			}
+			if evictAnyway {
+				if evictions != 1 {
+					t.Errorf("%d evictions, want 1", evictions)
+				}
+				return
+			}
+			if evictions != 0 || got.Drained {
+				t.Errorf("%d evictions, drained %v; want the pod kept and the node not drained", evictions, got.Drained)
+			}
+			if len(got.Remaining) != 1 || !strings.HasPrefix(got.Remaining[0].Reason, "kept: its replacement fits on no other node") {
+				t.Errorf("remaining %+v, want the pod kept for want of room", got.Remaining)
 			}
 		})
 	}
