@@ -254,7 +254,9 @@ func TestRefusedRetriedTimedOutAndResumed(t *testing.T) {
 	}
 	f.WaitBudget("web-pdb", 0)
 
-	args := []string{"drain", target.Spec.NodeName, "--slot-namespace", f.Namespace}
+	// The replacement fits nowhere while the two nodes are cordoned: without
+	// --evict-unplaceable the pod would be kept rather than refused.
+	args := []string{"drain", target.Spec.NodeName, "--slot-namespace", f.Namespace, "--evict-unplaceable"}
 	first := holdfast(f.Ctx, f, append(args, "--timeout", "6s")...)
 	first.wait(t, time.Minute)
 	out := first.output()
@@ -537,7 +539,8 @@ func TestPodsThatNeedAFlagOrABudgetFix(t *testing.T) {
 
 	// With the flags, the bare pod and the emptyDir pod go; the pod under two budgets
 	// still cannot, whatever the flags.
-	r = holdfast(f.Ctx, f, "drain", node.Name, "--slot-namespace", f.Namespace, "--timeout", "1m", "--force", "--delete-emptydir-data")
+	// The cache pod is pinned to the node: its replacement fits nowhere.
+	r = holdfast(f.Ctx, f, "drain", node.Name, "--slot-namespace", f.Namespace, "--timeout", "1m", "--force", "--delete-emptydir-data", "--evict-unplaceable")
 	r.wait(t, 2*time.Minute)
 	out = r.output()
 	t.Logf("with the flags, exit %d:\n%s", r.code, out)
@@ -606,7 +609,7 @@ func TestInterruptedDrainReleasesItsSlot(t *testing.T) {
 	uncordonAtEnd(f, node)
 
 	ctx, interrupt := context.WithCancel(f.Ctx)
-	r := holdfast(ctx, f, "drain", node, "--slot-namespace", f.Namespace)
+	r := holdfast(ctx, f, "drain", node, "--slot-namespace", f.Namespace, "--evict-unplaceable")
 	f.Eventually(time.Minute, "the drain to be refused", func(context.Context) (bool, error) {
 		return strings.Contains(r.errOut.String(), "blocked by PodDisruptionBudget "+f.Namespace+"/short-pdb"), nil
 	})
@@ -783,4 +786,58 @@ func drainerKubeconfig(t *testing.T, f *framework.Framework) string {
 		return err == nil, err
 	})
 	return path
+}
+
+// Draining every node of a pool at once: the first nodes' pods move to the nodes not
+// yet drained, and the last node's pods then fit nowhere. They are not evicted into
+// Pending, which would spend their budget for nothing; the drain says why and waits for
+// room, and the node is reported not drained.
+func TestLastNodeKeepsPodsThatFitNowhere(t *testing.T) {
+	f := framework.New(t)
+	var pool []string
+	for i, zone := range []string{"zone-a", "zone-b", "zone-c"} {
+		name := fmt.Sprintf("last-%d", i+1)
+		f.AddNode(name, zone, map[string]string{"pool": "last"})
+		pool = append(pool, name)
+	}
+	uncordonAtEnd(f, pool...)
+	d := f.Deployment("web", 3)
+	d.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "last"}
+	f.Create(d)
+	f.Create(f.PDB("web-pdb", "web", 1))
+	f.WaitReady(d)
+	f.WaitBudget("web-pdb", 1)
+
+	ctx, interrupt := context.WithCancel(f.Ctx)
+	r := holdfast(ctx, f, "drain", "--selector", "pool=last", "--max-concurrent", "3", "--slot-namespace", f.Namespace, "--timeout", "4m")
+	f.Eventually(3*time.Minute, "the drain to say the last node's pods fit nowhere", func(context.Context) (bool, error) {
+		return strings.Contains(r.errOut.String(), "no room: its replacement fits on no other node"), nil
+	})
+	interrupt()
+	r.wait(t, time.Minute)
+	out := r.output()
+	t.Logf("exit %d:\n%s", r.code, out)
+	if r.code != cli.ExitIncomplete {
+		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
+	}
+	if !strings.Contains(out, "kept: its replacement fits on no other node") {
+		t.Errorf("the summary does not say why the pods were kept")
+	}
+	// Every pod of web still runs, Ready and not evicted, on the one node left.
+	pods := podsOf(t, f, d)
+	nodes := map[string]bool{}
+	for _, p := range pods {
+		nodes[p.Spec.NodeName] = true
+		if p.DeletionTimestamp != nil || !framework.PodReady(&p) {
+			t.Errorf("pod %s on %s is evicted or not Ready", p.Name, p.Spec.NodeName)
+		}
+	}
+	if len(pods) != 3 || len(nodes) != 1 {
+		t.Errorf("%d pods of web on nodes %v; want 3, all on the last node", len(pods), nodes)
+	}
+	for n := range nodes {
+		if !strings.Contains(out, n+"  NOT drained") {
+			t.Errorf("the summary does not report %s not drained", n)
+		}
+	}
 }
