@@ -14,7 +14,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -59,6 +58,8 @@ type Drainer struct {
 	pacer    pacer
 	semOnce  sync.Once
 	sem      *Semaphore
+	// pods is the run's watch of the cluster's pods.
+	pods *podCache
 }
 
 // Result is the outcome of a drain, node by node in the order the nodes were given.
@@ -146,6 +147,16 @@ func (d *Drainer) report(e Event) {
 // With more than one node, the nodes not yet cordoned carry the QueuedTaintKey mark.
 func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 	all := slices.Concat(waves...)
+	watching, stop := context.WithCancel(ctx)
+	defer stop()
+	d.pods = newPodCache(d.Client)
+	if err := d.pods.start(watching); err != nil {
+		for _, n := range all {
+			res.Nodes = append(res.Nodes, NodeResult{Node: n, Err: stopped(ctx, err)})
+		}
+		return res
+	}
+	d.pacer.pods = d.pods.ofController
 	if len(all) > 1 {
 		var errs []error
 		for _, n := range all {
@@ -341,17 +352,14 @@ func (w *nodeWork) run(ctx context.Context) error {
 	}
 }
 
-// refresh lists the pods on the node: new ones are classified, missing ones are gone.
+// refresh reads the pods on the node from the run's watch: new ones are classified,
+// missing ones are gone.
 func (w *nodeWork) refresh(ctx context.Context) error {
-	list, err := w.d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", w.node).String(),
-	})
-	if err != nil {
-		return fmt.Errorf("listing the pods of node %s: %w", w.node, err)
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
 	}
 	seen := map[string]bool{}
-	for i := range list.Items {
-		pod := &list.Items[i]
+	for _, pod := range w.d.pods.onNode(w.node) {
 		name := podName(pod)
 		seen[name] = true
 		p, known := w.pods[name]
@@ -364,7 +372,8 @@ func (w *nodeWork) refresh(ctx context.Context) error {
 			// Listed with its UID, the pod is there, whatever an earlier answer suggested.
 			p.state.Gone = false
 			p.pod = pod
-			p.state.Terminating = pod.DeletionTimestamp != nil
+			// Once evicted, terminating for good, whatever a watch a moment behind says.
+			p.state.Terminating = p.state.Terminating || pod.DeletionTimestamp != nil
 			continue
 		}
 		c := w.d.Filter.Classify(pod)
@@ -435,7 +444,7 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 	}
 	if !w.slot.Held() {
 		if paced {
-			w.d.pacer.end(key, baseline, seq, false)
+			w.d.pacer.end(key, baseline, seq, "", false)
 		}
 		return true
 	}
@@ -449,7 +458,7 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.pod.UID}},
 	})
 	if paced {
-		w.d.pacer.end(key, baseline, seq, err == nil)
+		w.d.pacer.end(key, baseline, seq, p.pod.UID, err == nil)
 		if err == nil {
 			w.gates = append(w.gates, eviction{key, seq})
 		}

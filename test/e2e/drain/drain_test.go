@@ -809,7 +809,7 @@ func TestLastNodeKeepsPodsThatFitNowhere(t *testing.T) {
 	f.WaitBudget("web-pdb", 1)
 
 	ctx, interrupt := context.WithCancel(f.Ctx)
-	r := holdfast(ctx, f, "drain", "--selector", "pool=last", "--max-concurrent", "3", "--slot-namespace", f.Namespace, "--timeout", "4m")
+	r := holdfast(ctx, f, "drain", "--selector", "pool=last", "--slot-namespace", f.Namespace, "--timeout", "4m")
 	f.Eventually(3*time.Minute, "the drain to say the last node's pods fit nowhere", func(context.Context) (bool, error) {
 		return strings.Contains(r.errOut.String(), "no room: its replacement fits on no other node"), nil
 	})
