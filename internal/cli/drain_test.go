@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,26 +242,20 @@ func TestDrainExitCode(t *testing.T) {
 // objectsOf returns the objects of a built cluster, for a fake clientset.
 func objectsOf(c *snapshottest.Cluster) []runtime.Object {
 	s := c.Snapshot
-	var objects []runtime.Object
-	for i := range s.Nodes {
-		objects = append(objects, &s.Nodes[i])
+	return slices.Concat(pointers(s.Nodes), pointers(s.Pods), pointers(s.Deployments),
+		pointers(s.ReplicaSets), pointers(s.DaemonSets), pointers(s.PodDisruptionBudgets))
+}
+
+// pointers returns a pointer to each item, as runtime.Objects.
+func pointers[T any, PT interface {
+	*T
+	runtime.Object
+}](items []T) []runtime.Object {
+	out := make([]runtime.Object, len(items))
+	for i := range items {
+		out[i] = PT(&items[i])
 	}
-	for i := range s.Pods {
-		objects = append(objects, &s.Pods[i])
-	}
-	for i := range s.Deployments {
-		objects = append(objects, &s.Deployments[i])
-	}
-	for i := range s.ReplicaSets {
-		objects = append(objects, &s.ReplicaSets[i])
-	}
-	for i := range s.DaemonSets {
-		objects = append(objects, &s.DaemonSets[i])
-	}
-	for i := range s.PodDisruptionBudgets {
-		objects = append(objects, &s.PodDisruptionBudgets[i])
-	}
-	return objects
+	return out
 }
 
 // A 409 from the Eviction API does not say the pod is gone: the API server answers it for

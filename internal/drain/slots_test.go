@@ -202,19 +202,25 @@ func withOptimisticConcurrency(c *fake.Clientset) {
 	})
 }
 
-// Hold renews the slot every third of its duration, so that a drain longer than the
-// Lease keeps it.
-func TestHoldRenews(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+// heldSlot is a semaphore of one 30 s slot on a fake clock, and the slot taken.
+func heldSlot(t *testing.T) (*fake.Clientset, *clocktesting.FakeClock, *Semaphore, *Slot) {
+	t.Helper()
 	client := fake.NewClientset()
 	withOptimisticConcurrency(client)
 	clk := clocktesting.NewFakeClock(t0)
 	sem := &Semaphore{Leases: client.CoordinationV1(), Namespace: "kube-system", Size: 1, Duration: 30 * time.Second, Clock: clk}
-	slot, _, err := sem.TryAcquire(ctx, "host/1/node-1")
+	slot, _, err := sem.TryAcquire(t.Context(), "host/1/node-1")
 	if err != nil || slot == nil {
 		t.Fatalf("TryAcquire = %v, %v", slot, err)
 	}
+	return client, clk, sem, slot
+}
+
+// Hold renews the slot every third of its duration, so that a drain longer than the
+// Lease keeps it.
+func TestHoldRenews(t *testing.T) {
+	ctx := t.Context()
+	client, clk, sem, slot := heldSlot(t)
 	lost := make(chan error, 1)
 	go slot.Hold(ctx, func(err error) { lost <- err })
 
@@ -302,16 +308,8 @@ func TestSlotExpiryIgnoresTheHolderClock(t *testing.T) {
 // last write) passes on this process's clock, and Held says so from that instant, so
 // that no eviction starts in its name while another drain may take it.
 func TestHoldStopsWhenARenewalHangs(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	client := fake.NewClientset()
-	withOptimisticConcurrency(client)
-	clk := clocktesting.NewFakeClock(t0)
-	sem := &Semaphore{Leases: client.CoordinationV1(), Namespace: "kube-system", Size: 1, Duration: 30 * time.Second, Clock: clk}
-	slot, _, err := sem.TryAcquire(ctx, "host/1/node-1")
-	if err != nil || slot == nil {
-		t.Fatalf("TryAcquire = %v, %v", slot, err)
-	}
+	ctx := t.Context()
+	client, clk, _, slot := heldSlot(t)
 	hang := make(chan struct{})
 	defer close(hang)
 	started := make(chan struct{}, 1)

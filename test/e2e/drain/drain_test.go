@@ -107,6 +107,25 @@ func (r *run) wait(t *testing.T, timeout time.Duration) {
 
 func (r *run) output() string { return r.out.String() + r.errOut.String() }
 
+// interruptOnceSaid runs holdfast, interrupts it as Ctrl-C does once its progress says
+// said, and checks that it then ends with exit code 3.
+func interruptOnceSaid(t *testing.T, f *framework.Framework, said string, args ...string) *run {
+	t.Helper()
+	ctx, interrupt := context.WithCancel(f.Ctx)
+	defer interrupt()
+	r := holdfast(ctx, f, args...)
+	f.Eventually(3*time.Minute, "holdfast to say "+said, func(context.Context) (bool, error) {
+		return strings.Contains(r.errOut.String(), said), nil
+	})
+	interrupt()
+	r.wait(t, time.Minute)
+	t.Logf("exit %d:\n%s", r.code, r.output())
+	if r.code != cli.ExitIncomplete {
+		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
+	}
+	return r
+}
+
 // uncordonAtEnd gives the nodes back when the test ends, whatever the drains left.
 func uncordonAtEnd(f *framework.Framework, nodes ...string) {
 	f.T.Cleanup(func() {
@@ -269,6 +288,13 @@ func TestRefusedRetriedTimedOutAndResumed(t *testing.T) {
 	}
 	if first.code != cli.ExitIncomplete {
 		t.Errorf("first run exit code %d, want %d", first.code, cli.ExitIncomplete)
+	}
+	// Refused every time, the pod is still there, and the node is not reported drained.
+	if still, err := f.Clientset.CoreV1().Pods(f.Namespace).Get(f.Ctx, target.Name, metav1.GetOptions{}); err != nil || still.UID != target.UID || still.DeletionTimestamp != nil {
+		t.Errorf("pod %s: %v; want it still running on %s", target.Name, err, target.Spec.NodeName)
+	}
+	if !strings.Contains(first.out.String(), target.Spec.NodeName+"  NOT drained") {
+		t.Errorf("the first run does not report %s not drained", target.Spec.NodeName)
 	}
 	assertSlotsFree(t, f)
 
@@ -608,18 +634,9 @@ func TestInterruptedDrainReleasesItsSlot(t *testing.T) {
 	node := "short-1"
 	uncordonAtEnd(f, node)
 
-	ctx, interrupt := context.WithCancel(f.Ctx)
-	r := holdfast(ctx, f, "drain", node, "--slot-namespace", f.Namespace, "--evict-unplaceable")
-	f.Eventually(time.Minute, "the drain to be refused", func(context.Context) (bool, error) {
-		return strings.Contains(r.errOut.String(), "blocked by PodDisruptionBudget "+f.Namespace+"/short-pdb"), nil
-	})
-	interrupt()
-	r.wait(t, time.Minute)
+	r := interruptOnceSaid(t, f, "blocked by PodDisruptionBudget "+f.Namespace+"/short-pdb",
+		"drain", node, "--slot-namespace", f.Namespace, "--evict-unplaceable")
 	out := r.output()
-	t.Logf("exit %d:\n%s", r.code, out)
-	if r.code != cli.ExitIncomplete {
-		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
-	}
 	for _, want := range []string{"Interrupted; nothing more is evicted and the drain slots are released.", "kubectl uncordon " + node} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output does not say %q", want)
@@ -669,7 +686,7 @@ func TestDrainAsTheDrainerRole(t *testing.T) {
 	node := podsOf(t, f, d)[0].Spec.NodeName
 	uncordonAtEnd(f, node)
 
-	kubeconfig := drainerKubeconfig(t, f)
+	kubeconfig, as := drainerKubeconfig(t, f)
 	r := holdfastAs(f.Ctx, kubeconfig, "drain", node, "--slot-namespace", f.Namespace, "--timeout", "2m")
 	r.wait(t, 3*time.Minute)
 	t.Logf("exit %d:\n%s", r.code, r.output())
@@ -682,14 +699,6 @@ func TestDrainAsTheDrainerRole(t *testing.T) {
 	assertSlotsFree(t, f)
 
 	// No more than that: the drainer cannot delete a pod, nor write Leases elsewhere.
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	as, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pods := podsOf(t, f, d)
 	if err := as.CoreV1().Pods(f.Namespace).Delete(f.Ctx, pods[0].Name, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the drainer deleting a pod: %v, want Forbidden", err)
@@ -701,8 +710,9 @@ func TestDrainAsTheDrainerRole(t *testing.T) {
 }
 
 // drainerKubeconfig creates a ServiceAccount bound to the drainer roles of config/rbac
-// (the Role in the test's namespace) and returns a kubeconfig with a token for it.
-func drainerKubeconfig(t *testing.T, f *framework.Framework) string {
+// (the Role in the test's namespace) and returns a kubeconfig with a token for it, and a
+// client with those credentials.
+func drainerKubeconfig(t *testing.T, f *framework.Framework) (string, kubernetes.Interface) {
 	t.Helper()
 	objs, err := config.Objects()
 	if err != nil {
@@ -785,7 +795,7 @@ func drainerKubeconfig(t *testing.T, f *framework.Framework) string {
 		_, err := as.CoordinationV1().Leases(f.Namespace).List(ctx, metav1.ListOptions{})
 		return err == nil, err
 	})
-	return path
+	return path, as
 }
 
 // Draining every node of a pool at once: the first nodes' pods move to the nodes not
@@ -808,18 +818,9 @@ func TestLastNodeKeepsPodsThatFitNowhere(t *testing.T) {
 	f.WaitReady(d)
 	f.WaitBudget("web-pdb", 1)
 
-	ctx, interrupt := context.WithCancel(f.Ctx)
-	r := holdfast(ctx, f, "drain", "--selector", "pool=last", "--slot-namespace", f.Namespace, "--timeout", "4m")
-	f.Eventually(3*time.Minute, "the drain to say the last node's pods fit nowhere", func(context.Context) (bool, error) {
-		return strings.Contains(r.errOut.String(), "no room: its replacement fits on no other node"), nil
-	})
-	interrupt()
-	r.wait(t, time.Minute)
+	r := interruptOnceSaid(t, f, "no room: its replacement fits on no other node",
+		"drain", "--selector", "pool=last", "--slot-namespace", f.Namespace, "--timeout", "4m")
 	out := r.output()
-	t.Logf("exit %d:\n%s", r.code, out)
-	if r.code != cli.ExitIncomplete {
-		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
-	}
 	if !strings.Contains(out, "kept: its replacement fits on no other node") {
 		t.Errorf("the summary does not say why the pods were kept")
 	}
