@@ -66,10 +66,7 @@ func (d *Drainer) dispatch(ctx context.Context, wave []string) []NodeResult {
 						d.report(Event{Node: c.Node, Kind: WaitingForSlot, Message: "waiting for its turn: " + c.Busy})
 					}
 				}
-				select {
-				case <-ctx.Done():
-				case <-d.Clock.After(d.interval()):
-				}
+				d.wait(ctx)
 				continue
 			}
 		}

@@ -190,6 +190,27 @@ func (d *Drainer) semaphore() *Semaphore {
 
 func (d *Drainer) interval() time.Duration { return cmp.Or(d.Interval, DefaultInterval) }
 
+// minWake spaces the looks a drain takes when the watch wakes it, so that a cluster whose
+// pods change all the time does not keep it looking.
+const minWake = 50 * time.Millisecond
+
+// wait returns at the next change of a pod (but not before minWake) or after the
+// interval, whichever comes first, or false when ctx ends. The interval still serves
+// what only time changes: backoffs, room checks, the slot's proof.
+func (d *Drainer) wait(ctx context.Context) bool {
+	changed := d.pods.changes()
+	tick := d.Clock.NewTimer(d.interval())
+	defer tick.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tick.C():
+		return true
+	case <-changed:
+	}
+	return sleep(ctx, d.Clock, minWake)
+}
+
 // acquire waits for a slot for the node.
 func (d *Drainer) acquire(ctx context.Context, node string) (*Slot, error) {
 	sem := d.semaphore()
@@ -344,10 +365,8 @@ func (w *nodeWork) run(ctx context.Context) error {
 		if pending == 0 && (!w.d.Pace || w.replacementsReady(ctx)) {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !w.d.wait(ctx) {
 			return context.Cause(ctx)
-		case <-w.d.Clock.After(w.d.interval()):
 		}
 	}
 }

@@ -3,6 +3,7 @@ package drain
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,9 @@ const (
 // drain reads of each pod.
 type podCache struct {
 	informer cache.SharedIndexInformer
+	mu       sync.Mutex
+	// changed is closed, and replaced, when a pod changes.
+	changed chan struct{}
 }
 
 func newPodCache(client kubernetes.Interface) *podCache {
@@ -40,7 +44,27 @@ func newPodCache(client kubernetes.Interface) *podCache {
 	})
 	// Set before the informer runs, it cannot fail.
 	_ = inf.SetTransform(trimPod)
-	return &podCache{informer: inf}
+	c := &podCache{informer: inf, changed: make(chan struct{})}
+	notify := func(any) { c.notify() }
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: notify, DeleteFunc: notify, UpdateFunc: func(_, obj any) { notify(obj) },
+	})
+	return c
+}
+
+func (c *podCache) notify() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// changes returns a channel closed at the next change of any pod: a drain waiting on its
+// pods wakes when the watch sees something rather than on its next tick.
+func (c *podCache) changes() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
 }
 
 // start runs the watch until ctx ends and waits for its first list.
