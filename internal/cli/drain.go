@@ -32,18 +32,29 @@ const ExitIncomplete = 3
 
 var errTimeout = errors.New("--timeout reached")
 
+// DefaultSlotNamespace holds the drain slot Leases: holdfast's own namespace, so that
+// whoever drains needs no write access next to the control plane's leader Leases in
+// kube-system.
+const DefaultSlotNamespace = "holdfast-system"
+
+// MaxConcurrentLimit bounds --max-concurrent of drain and plan drain: each slot is a Lease
+// read on every poll, and a plan's arithmetic stays far from overflow. A thousand nodes
+// drained at once is already more than any budget-respecting drain can use.
+const MaxConcurrentLimit = 1000
+
 // DrainOptions holds the flags and collaborators of `holdfast drain`.
 type DrainOptions struct {
-	Nodes                 []string
-	Selector              string
-	MaxConcurrent         int
-	DryRun                bool
-	Timeout               time.Duration
-	Pace                  bool
-	Force                 bool
-	DeleteEmptyDirData    bool
-	CoordinationNamespace string
-	WaveByWave            bool
+	Nodes              []string
+	Selector           string
+	MaxConcurrent      int
+	DryRun             bool
+	Timeout            time.Duration
+	Pace               bool
+	Force              bool
+	DeleteEmptyDirData bool
+	SlotNamespace      string
+	WaveByWave         bool
+	EvictUnplaceable   bool
 
 	// Clock drives waits and timestamps; tests give a fake one.
 	Clock clock.WithTicker
@@ -67,9 +78,12 @@ func NewDrainCommand(streams genericiooptions.IOStreams, flags *genericclioption
 so that every PodDisruptionBudget holds.
 
 Safe to start on every node at once: each node's drain takes one of --max-concurrent
-slots, Leases named holdfast-drain-slot-N in --coordination-namespace shared by every
-holdfast drain of the cluster, and the others wait their turn. A slot is renewed while
-its drain runs and expires 30s after a drain that died.
+slots, Leases named holdfast-drain-slot-N in --slot-namespace (holdfast-system, which
+holdfast install and the chart create; a drain creates it if missing and allowed to)
+shared by every holdfast drain of the cluster, and the others wait their turn. A slot is
+renewed every 10s while its drain runs; a drain that cannot renew it within 20s stops
+evicting (exit 1). Others take the slot of a drain that died 30s after they last saw its
+Lease change, on their own clock: a holder's clock skew does not matter.
 
 Pacing (on by default): the next eviction from a workload waits until the replacement of
 the previous one is Ready, and a node keeps its slot until its pods' replacements are
@@ -100,8 +114,20 @@ remains; running the same command again resumes.
 blocked, counting each budget's disruptions across the wave, and the capacity each
 workload keeps; then each node that cannot be drained, with every reason.
 
-Needs: nodes get, list, patch, update; pods list; pods/eviction create;
-poddisruptionbudgets list; leases get, list, create, update in --coordination-namespace.
+Before evicting, each node asks the planner's scheduling simulation whether each pod's
+replacement fits on another node now. One that fits nowhere (every other node cordoned
+or full, a pod pinned to its node) is said so and kept: evicting it would spend its
+budget on a replacement that stays Pending. It is evicted once room appears (checked
+every 10s: an uncordon, a new node); --evict-unplaceable evicts it at once, which is
+right when a cluster autoscaler adds nodes for Pending pods.
+
+A 409 Conflict from the Eviction API is not taken as the pod gone: the pod is read
+again, and only a pod not found, or replaced by another of the same name, has left.
+
+Needs what the ClusterRole holdfast-drainer and the Role holdfast-drainer in
+holdfast-system grant (config/rbac, or the chart with drainerRole.create): nodes get,
+list, watch, patch, update; pods get, list, watch; pods/eviction create; workloads,
+budgets, autoscalers and priority classes read; leases in --slot-namespace.
 
 Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
 an API call failed (unreachable, not allowed); 3 a node is not drained: a pod is blocked
@@ -141,7 +167,12 @@ again to resume.`,
 	f.BoolVar(&o.Pace, "pace", true, "wait for each replacement to be Ready before the next eviction from its workload")
 	f.BoolVar(&o.Force, "force", false, "also evict pods that no controller will recreate")
 	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "also evict pods with emptyDir volumes, whose data is lost")
-	f.StringVar(&o.CoordinationNamespace, "coordination-namespace", metav1.NamespaceSystem, "namespace of the slot Leases")
+	f.StringVar(&o.SlotNamespace, "slot-namespace", DefaultSlotNamespace, "namespace of the drain slot Leases, shared by every holdfast drain of the cluster")
+	// The old name, for scripts written against it; its default was kube-system.
+	f.StringVar(&o.SlotNamespace, "coordination-namespace", DefaultSlotNamespace, "")
+	_ = f.MarkDeprecated("coordination-namespace", "use --slot-namespace")
+	f.BoolVar(&o.EvictUnplaceable, "evict-unplaceable", false, "also evict pods whose replacement fits on no other node now, leaving it Pending; "+
+		"give it when a cluster autoscaler adds nodes for Pending pods. Off by default: the pod is kept, its budget unspent, until room appears (an uncordon, a new node)")
 	f.BoolVar(&o.WaveByWave, "wave-by-wave", false, "drain the planner's waves one after the other, as --dry-run prints them, each finished before the next starts (slower)")
 	return cmd
 }
@@ -163,9 +194,10 @@ func (o *DrainOptions) Complete() error {
 		if err != nil {
 			return fmt.Errorf("reading the kube context: %w", err)
 		}
-		// A drain looks at each node's pods and each paced workload four times a second;
-		// client-go's default of 5 requests a second would pace the drain instead of the
-		// budgets. The API server's priority and fairness still protects it.
+		// Pods are read from one watch, but evictions, their retries and the pacer's reads
+		// of workloads at hundreds of nodes would be paced by client-go's default of 5
+		// requests a second instead of by the budgets. The API server's priority and
+		// fairness still protects it.
 		config.QPS, config.Burst = 50, 100
 		if o.client, err = kubernetes.NewForConfig(config); err != nil {
 			return fmt.Errorf("creating a client: %w", err)
@@ -184,8 +216,8 @@ func (o *DrainOptions) Validate() error {
 			return fmt.Errorf("--selector: %w", err)
 		}
 	}
-	if o.MaxConcurrent < 1 {
-		return fmt.Errorf("--max-concurrent must be at least 1, not %d", o.MaxConcurrent)
+	if o.MaxConcurrent < 1 || o.MaxConcurrent > MaxConcurrentLimit {
+		return fmt.Errorf("--max-concurrent must be from 1 to %d, not %d", MaxConcurrentLimit, o.MaxConcurrent)
 	}
 	if o.Timeout < 0 {
 		return fmt.Errorf("--timeout must not be negative")
@@ -195,15 +227,22 @@ func (o *DrainOptions) Validate() error {
 
 // Run drains the nodes (or prints the plan with --dry-run) and prints a summary.
 func (o *DrainOptions) Run(ctx context.Context) error {
+	// The signal's cause (Ctrl-C, SIGTERM) and --timeout's tell the two apart wherever
+	// the drain is when its context ends.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
+		defer cancel()
+	}
 	nodes, err := o.resolveNodes(ctx)
 	if err != nil {
-		return err
+		return o.stoppedEarly(ctx, err)
 	}
 	snap, err := live.Load(ctx, o.client, nil, metav1.NamespaceAll)
 	if err != nil {
-		return err
+		return o.stoppedEarly(ctx, err)
 	}
 	p, err := plan.DrainWaves(snap, o.Clock.Now(), plan.Targets{Names: nodes}, plan.Options{
 		MaxConcurrent: o.MaxConcurrent, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData,
@@ -214,21 +253,17 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if o.DryRun {
 		return o.dryRun(snap, p)
 	}
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
-		defer cancel()
-	}
 	progress := newProgress(o.ErrOut, o.Live, nodes)
 	d := &drain.Drainer{
 		Client: o.client,
 		Clock:  o.Clock,
 		Options: drain.Options{
-			Filter:                drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData},
-			Pace:                  o.Pace,
-			MaxConcurrent:         o.MaxConcurrent,
-			CoordinationNamespace: o.CoordinationNamespace,
-			Identity:              o.Identity,
+			Filter:           drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData},
+			Pace:             o.Pace,
+			MaxConcurrent:    o.MaxConcurrent,
+			SlotNamespace:    o.SlotNamespace,
+			Identity:         o.Identity,
+			EvictUnplaceable: o.EvictUnplaceable,
 		},
 		Report: progress.event,
 	}
@@ -239,20 +274,56 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	}
 	res := d.Run(ctx, waves)
 	progress.finish()
-	if err := o.summary(res, o.Clock.Since(start), ctx.Err() != nil); err != nil {
+	cause := stopCause(ctx)
+	if err := o.summary(res, o.Clock.Since(start), cause); err != nil {
 		return err
 	}
-	return exitCode(res)
+	return exitCode(res, cause)
+}
+
+// stopCause is why the drain's context ended (errTimeout, the signal, context.Canceled),
+// or nil while it runs.
+func stopCause(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(ctx)
+}
+
+// stopReason says what stopped a drain in the words of the summary.
+func stopReason(cause error) string {
+	if errors.Is(cause, errTimeout) {
+		return "Stopped by --timeout"
+	}
+	return "Interrupted"
+}
+
+// stoppedEarly turns an error met before any node was touched into ExitIncomplete when
+// the drain was stopped meanwhile: the request failed because of the stop.
+func (o *DrainOptions) stoppedEarly(ctx context.Context, err error) error {
+	cause := stopCause(ctx)
+	if cause == nil {
+		return err
+	}
+	if _, werr := fmt.Fprintln(o.Out, stopReason(cause)+" before any node was cordoned; nothing was evicted."); werr != nil {
+		return werr
+	}
+	return &ExitCodeError{Code: ExitIncomplete}
 }
 
 // exitCode is ExitError when a node's drain failed on an error (the API refused a call,
 // say), else ExitIncomplete when a node is not drained (a pod blocked or refused,
-// --timeout, Ctrl-C); the summary has already said why.
-func exitCode(res drain.Result) error {
+// --timeout, Ctrl-C); the summary has already said why. cause is why the run was
+// stopped, if it was: a node that ended on it was stopped, not failed.
+func exitCode(res drain.Result, cause error) error {
 	for _, n := range res.Nodes {
-		if n.Err != nil && !errors.Is(n.Err, errTimeout) && !errors.Is(n.Err, context.Canceled) {
-			return &ExitCodeError{Code: ExitError}
+		if n.Err == nil || errors.Is(n.Err, errTimeout) || errors.Is(n.Err, context.Canceled) {
+			continue
 		}
+		if cause != nil && errors.Is(n.Err, cause) {
+			continue
+		}
+		return &ExitCodeError{Code: ExitError}
 	}
 	if !res.Drained() {
 		return &ExitCodeError{Code: ExitIncomplete}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -68,6 +67,8 @@ func describe(e drain.Event) string {
 		return "gone"
 	case drain.PodStopped:
 		return "not evicted: " + e.Message
+	case drain.NoRoom:
+		return "no room: " + e.Message
 	case drain.NodeDrained:
 		return "drained: " + e.Message
 	case drain.NodeIncomplete:
@@ -136,7 +137,7 @@ func (p *progress) finish() { p.drawn = 0 }
 
 // summary prints each node's outcome, and for nodes not drained what remains and how to
 // resume or give the node back.
-func (o *DrainOptions) summary(res drain.Result, took time.Duration, stopped bool) error {
+func (o *DrainOptions) summary(res drain.Result, took time.Duration, cause error) error {
 	w := &errWriter{w: o.Out}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tRESULT\tEVICTED\tSKIPPED\tREMAINING")
@@ -173,14 +174,8 @@ func (o *DrainOptions) summary(res drain.Result, took time.Duration, stopped boo
 	if drained == len(res.Nodes) {
 		return w.err
 	}
-	if stopped {
-		why := "Interrupted"
-		for _, n := range res.Nodes {
-			if errors.Is(n.Err, errTimeout) {
-				why = "Stopped by --timeout"
-			}
-		}
-		w.println(why + "; nothing more is evicted and the drain slots are released.")
+	if cause != nil {
+		w.println(stopReason(cause) + "; nothing more is evicted and the drain slots are released.")
 	}
 	w.println("To resume, run the same command again: it skips what is done and goes on.")
 	if len(cordoned) > 0 {

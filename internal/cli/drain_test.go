@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +14,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -30,12 +35,14 @@ func TestDrainValidate(t *testing.T) {
 		o    DrainOptions
 		want string
 	}{
-		"a node":           {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1}},
-		"a selector":       {o: DrainOptions{Selector: "pool=blue", MaxConcurrent: 2}},
-		"nothing to drain": {o: DrainOptions{MaxConcurrent: 1}, want: "name at least one node, or give --selector"},
-		"bad selector":     {o: DrainOptions{Selector: "pool in (", MaxConcurrent: 1}, want: "--selector"},
-		"no slot":          {o: DrainOptions{Nodes: []string{"node-1"}}, want: "--max-concurrent must be at least 1, not 0"},
-		"negative timeout": {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1, Timeout: -time.Second}, want: "--timeout must not be negative"},
+		"a node":            {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1}},
+		"a selector":        {o: DrainOptions{Selector: "pool=blue", MaxConcurrent: 2}},
+		"nothing to drain":  {o: DrainOptions{MaxConcurrent: 1}, want: "name at least one node, or give --selector"},
+		"bad selector":      {o: DrainOptions{Selector: "pool in (", MaxConcurrent: 1}, want: "--selector"},
+		"no slot":           {o: DrainOptions{Nodes: []string{"node-1"}}, want: "--max-concurrent must be from 1 to 1000, not 0"},
+		"slots without end": {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: math.MaxInt}, want: "--max-concurrent must be from 1 to 1000, not 9223372036854775807"},
+		"a thousand slots":  {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1000}},
+		"negative timeout":  {o: DrainOptions{Nodes: []string{"node-1"}, MaxConcurrent: 1, Timeout: -time.Second}, want: "--timeout must not be negative"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -59,7 +66,7 @@ func TestDrainSummary(t *testing.T) {
 			Remaining: []drain.PodNote{{Pod: "shop/web-1", Reason: "refused 4 time(s), last: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0"}}},
 		{Node: "node-3", Err: errTimeout},
 	}}
-	if err := o.summary(res, 42*time.Second, true); err != nil {
+	if err := o.summary(res, 42*time.Second, fmt.Errorf("stopped: %w", errTimeout)); err != nil {
 		t.Fatal(err)
 	}
 	want := `NODE    RESULT                 EVICTED  SKIPPED  REMAINING
@@ -134,33 +141,12 @@ func TestDrainDryRun(t *testing.T) {
 	c.PDB("shop", "db", map[string]string{"app": "db"}, snapshottest.MinAvailable(intstr.FromInt32(1)))
 	c.DaemonSet("kube-system", "fluentd", map[string]string{"app": "fluentd"}, []string{"node-1"})
 	c.Pod("shop", "bare", map[string]string{"app": "bare"}, "node-2")
-	s := c.Snapshot
-	var objects []runtime.Object
-	for i := range s.Nodes {
-		objects = append(objects, &s.Nodes[i])
-	}
-	for i := range s.Pods {
-		objects = append(objects, &s.Pods[i])
-	}
-	for i := range s.Deployments {
-		objects = append(objects, &s.Deployments[i])
-	}
-	for i := range s.ReplicaSets {
-		objects = append(objects, &s.ReplicaSets[i])
-	}
-	for i := range s.DaemonSets {
-		objects = append(objects, &s.DaemonSets[i])
-	}
-	for i := range s.PodDisruptionBudgets {
-		objects = append(objects, &s.PodDisruptionBudgets[i])
-	}
-
 	var out bytes.Buffer
 	o := &DrainOptions{
 		Nodes: []string{"node-1", "node-2"}, MaxConcurrent: 1, DryRun: true,
 		IOStreams: genericiooptions.IOStreams{Out: &out},
 		Clock:     clocktesting.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-		client:    fake.NewClientset(objects...),
+		client:    fake.NewClientset(objectsOf(c)...),
 	}
 	err := o.Run(context.Background())
 	var coded *ExitCodeError
@@ -226,19 +212,23 @@ func TestDrainResolveNodes(t *testing.T) {
 func TestDrainExitCode(t *testing.T) {
 	drained := drain.NodeResult{Node: "a", Started: true, Drained: true}
 	blocked := drain.NodeResult{Node: "b", Started: true, Remaining: []drain.PodNote{{Pod: "ns/p", Reason: "budget"}}}
+	sigint := errors.New("interrupt signal received")
 	tests := map[string]struct {
 		nodes []drain.NodeResult
+		cause error
 		want  int
 	}{
-		"all drained":       {nodes: []drain.NodeResult{drained}, want: ExitOK},
-		"a pod blocks":      {nodes: []drain.NodeResult{drained, blocked}, want: ExitIncomplete},
-		"timeout":           {nodes: []drain.NodeResult{{Node: "c", Err: fmt.Errorf("waiting: %w", errTimeout)}}, want: ExitIncomplete},
-		"interrupted":       {nodes: []drain.NodeResult{{Node: "c", Err: context.Canceled}}, want: ExitIncomplete},
-		"an API error wins": {nodes: []drain.NodeResult{blocked, {Node: "d", Err: errors.New("listing drain slots: forbidden")}}, want: ExitError},
+		"all drained":         {nodes: []drain.NodeResult{drained}, want: ExitOK},
+		"a pod blocks":        {nodes: []drain.NodeResult{drained, blocked}, want: ExitIncomplete},
+		"timeout":             {nodes: []drain.NodeResult{{Node: "c", Err: fmt.Errorf("waiting: %w", errTimeout)}}, cause: errTimeout, want: ExitIncomplete},
+		"interrupted":         {nodes: []drain.NodeResult{{Node: "c", Err: context.Canceled}}, cause: context.Canceled, want: ExitIncomplete},
+		"a signal":            {nodes: []drain.NodeResult{{Node: "c", Err: sigint}}, cause: sigint, want: ExitIncomplete},
+		"an API error wins":   {nodes: []drain.NodeResult{blocked, {Node: "d", Err: errors.New("listing drain slots: forbidden")}}, want: ExitError},
+		"an API error, later": {nodes: []drain.NodeResult{{Node: "d", Err: errors.New("listing drain slots: forbidden")}, {Node: "c", Err: errTimeout}}, cause: errTimeout, want: ExitError},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			err := exitCode(drain.Result{Nodes: tc.nodes})
+			err := exitCode(drain.Result{Nodes: tc.nodes}, tc.cause)
 			got := ExitOK
 			var coded *ExitCodeError
 			if errors.As(err, &coded) {
@@ -246,6 +236,116 @@ func TestDrainExitCode(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("exit code %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// objectsOf returns the objects of a built cluster, for a fake clientset.
+func objectsOf(c *snapshottest.Cluster) []runtime.Object {
+	s := c.Snapshot
+	return slices.Concat(pointers(s.Nodes), pointers(s.Pods), pointers(s.Deployments),
+		pointers(s.ReplicaSets), pointers(s.DaemonSets), pointers(s.PodDisruptionBudgets))
+}
+
+// pointers returns a pointer to each item, as runtime.Objects.
+func pointers[T any, PT interface {
+	*T
+	runtime.Object
+}](items []T) []runtime.Object {
+	out := make([]runtime.Object, len(items))
+	for i := range items {
+		out[i] = PT(&items[i])
+	}
+	return out
+}
+
+// A 409 from the Eviction API does not say the pod is gone: the API server answers it for
+// a pod that is still there when its retries on a budget's status run out. The drain reads
+// the pod again; while it is there, the node is not drained, and --timeout ends the run
+// with exit code 3. Only a pod really gone (not found, or another UID under its name)
+// counts as moved off.
+func TestDrainEvictionConflict(t *testing.T) {
+	podsGVR := corev1.SchemeGroupVersion.WithResource("pods")
+	tests := map[string]struct {
+		// afterConflict runs on the tracker when the eviction has answered 409.
+		afterConflict func(t *testing.T, c *fake.Clientset, ns, name string)
+		wantCode      int
+		wantOut       []string
+	}{
+		"the pod is still there": {
+			afterConflict: func(*testing.T, *fake.Clientset, string, string) {},
+			wantCode:      ExitIncomplete,
+			wantOut: []string{
+				"node-1  NOT drained, cordoned",
+				"the Eviction API answered 409 Conflict and the pod is still there",
+				"Stopped by --timeout; nothing more is evicted",
+			},
+		},
+		"the pod is gone": {
+			afterConflict: func(t *testing.T, c *fake.Clientset, ns, name string) {
+				if err := c.Tracker().Delete(podsGVR, ns, name); err != nil {
+					t.Error(err)
+				}
+			},
+			wantCode: ExitOK,
+			wantOut:  []string{"node-1  drained", "Drained 1 of 1 node(s)"},
+		},
+		"another pod took its name": {
+			afterConflict: func(t *testing.T, c *fake.Clientset, ns, name string) {
+				obj, err := c.Tracker().Get(podsGVR, ns, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pod := obj.(*corev1.Pod).DeepCopy()
+				pod.UID = "a-new-pod"
+				pod.Spec.NodeName = "node-2"
+				if err := c.Tracker().Update(podsGVR, pod, ns); err != nil {
+					t.Error(err)
+				}
+			},
+			wantCode: ExitOK,
+			wantOut:  []string{"node-1  drained"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := snapshottest.New()
+			c.Node("node-1", "zone-a")
+			c.Node("node-2", "zone-a")
+			c.Deployment("shop", "web", map[string]string{"app": "web"}, []string{"node-1"})
+			client := fake.NewClientset(objectsOf(c)...)
+			client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+				if action.GetSubresource() != "eviction" {
+					return false, nil, nil
+				}
+				eviction := action.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+				tc.afterConflict(t, client, eviction.Namespace, eviction.Name)
+				return true, nil, apierrors.NewConflict(podsGVR.GroupResource(), eviction.Name, errors.New("the object has been modified"))
+			})
+			var out, errOut bytes.Buffer
+			o := &DrainOptions{
+				Nodes: []string{"node-1"}, MaxConcurrent: 1, Timeout: 1500 * time.Millisecond,
+				SlotNamespace: "holdfast-system", Identity: "test/1",
+				IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut},
+				Clock:     clock.RealClock{},
+				client:    client,
+			}
+			err := o.Run(context.Background())
+			got := ExitOK
+			var coded *ExitCodeError
+			if errors.As(err, &coded) {
+				got = coded.Code
+			} else if err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			if got != tc.wantCode {
+				t.Errorf("exit code %d, want %d\n%s%s", got, tc.wantCode, errOut.String(), out.String())
+			}
+			for _, want := range tc.wantOut {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("the summary does not say %q:\n%s", want, out.String())
+				}
 			}
 		})
 	}

@@ -193,8 +193,8 @@ func (o *PlanDrainOptions) Validate() error {
 	if len(o.Nodes) == 0 && o.Selector == "" && !o.All {
 		return errors.New("name at least one node, or give --selector or --all")
 	}
-	if o.MaxConcurrent < 0 {
-		return fmt.Errorf("--max-concurrent must not be negative, not %d", o.MaxConcurrent)
+	if o.MaxConcurrent < 0 || o.MaxConcurrent > MaxConcurrentLimit {
+		return fmt.Errorf("--max-concurrent must be from 0 (as many as the budgets allow) to %d, not %d", MaxConcurrentLimit, o.MaxConcurrent)
 	}
 	return o.validate()
 }

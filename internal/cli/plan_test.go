@@ -185,6 +185,8 @@ func TestPlanExitCodes(t *testing.T) {
 		"bad selector":            {args: []string{"drain", "--selector", "a in (", "-f", nodes}, want: ExitError},
 		"selector matching none":  {args: []string{"drain", "--selector", "pool=red", "-f", nodes}, want: ExitError},
 		"negative max-concurrent": {args: []string{"drain", "--all", "--max-concurrent", "-1", "-f", nodes}, want: ExitError},
+		"huge max-concurrent":     {args: []string{"drain", "--all", "--max-concurrent", "9223372036854775807", "-f", nodes}, want: ExitError},
+		"max-concurrent 1000":     {args: []string{"drain", "--all", "--max-concurrent", "1000", "-f", nodes}, want: ExitOK},
 		"unknown output":          {args: []string{"drain", "--all", "-o", "yaml", "-f", nodes}, want: ExitError},
 		"no nodes in the input":   {stdin: singleReplica, args: []string{"drain", "--all", "-f", "-"}, want: ExitError},
 		"unreadable document":     {stdin: "kind: [\n", args: []string{"drain", "--all", "-f", nodes, "-f", "-"}, want: ExitError},

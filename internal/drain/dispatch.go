@@ -4,9 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 )
 
 // Candidate is a node of a wave waiting for its turn.
@@ -69,17 +66,14 @@ func (d *Drainer) dispatch(ctx context.Context, wave []string) []NodeResult {
 						d.report(Event{Node: c.Node, Kind: WaitingForSlot, Message: "waiting for its turn: " + c.Busy})
 					}
 				}
-				select {
-				case <-ctx.Done():
-				case <-d.Clock.After(d.interval()):
-				}
+				d.wait(ctx)
 				continue
 			}
 		}
 		node := pending[next]
 		slot, err := d.acquire(ctx, node)
 		if err != nil {
-			results[index[node]] = NodeResult{Node: node, Err: err}
+			results[index[node]] = NodeResult{Node: node, Err: stopped(ctx, err)}
 			if ctx.Err() != nil {
 				break
 			}
@@ -98,21 +92,13 @@ func (d *Drainer) dispatch(ctx context.Context, wave []string) []NodeResult {
 	return results
 }
 
-// candidates describes the pending nodes for PickNext. A node whose pods cannot be listed
-// is offered as free: its own drain reports the error.
+// candidates describes the pending nodes for PickNext, from the run's watch of pods.
 func (d *Drainer) candidates(ctx context.Context, pending []string) []Candidate {
 	busy := map[workloadKey]string{}
 	cands := make([]Candidate, len(pending))
 	for i, node := range pending {
 		cands[i].Node = node
-		pods, err := d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
-		})
-		if err != nil {
-			continue
-		}
-		for j := range pods.Items {
-			pod := &pods.Items[j]
+		for _, pod := range d.pods.onNode(node) {
 			if pod.DeletionTimestamp != nil || d.Filter.Classify(pod).Verdict != Evict {
 				continue
 			}

@@ -14,7 +14,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -32,14 +31,18 @@ type Options struct {
 	// MaxConcurrent is the number of slots: nodes drained at once in the whole cluster by
 	// every drain that uses the same number.
 	MaxConcurrent int
-	// CoordinationNamespace holds the slot Leases.
-	CoordinationNamespace string
+	// SlotNamespace holds the slot Leases; it is created if missing.
+	SlotNamespace string
 	// LeaseDuration is how long a slot outlives its holder's last renewal.
 	LeaseDuration time.Duration
 	// Identity names this process in slot Leases (host/pid); the node is appended.
 	Identity string
 	// Interval is how often pods are looked at again while waiting.
 	Interval time.Duration
+	// EvictUnplaceable evicts a pod even when its replacement would fit on no other node
+	// now: right when an autoscaler adds nodes for Pending pods. Without it such a pod is
+	// kept, and evicted once there is room (an uncordon, a new node), or never.
+	EvictUnplaceable bool
 }
 
 // Drainer cordons nodes and evicts their pods through the Eviction API, one slot of the
@@ -53,6 +56,10 @@ type Drainer struct {
 
 	reportMu sync.Mutex
 	pacer    pacer
+	semOnce  sync.Once
+	sem      *Semaphore
+	// pods is the run's watch of the cluster's pods.
+	pods *podCache
 }
 
 // Result is the outcome of a drain, node by node in the order the nodes were given.
@@ -107,11 +114,13 @@ const (
 	WaitingForReplacement EventKind = "WaitingForReplacement"
 	// ReplacementUnschedulable: the node is drained but a replacement cannot be placed.
 	ReplacementUnschedulable EventKind = "ReplacementUnschedulable"
-	PodGone                  EventKind = "Gone"
-	PodStopped               EventKind = "Stopped"
-	NodeDrained              EventKind = "NodeDrained"
-	NodeIncomplete           EventKind = "NodeIncomplete"
-	SlotReleased             EventKind = "SlotReleased"
+	// NoRoom: the pod's replacement would fit on no other node now.
+	NoRoom         EventKind = "NoRoom"
+	PodGone        EventKind = "Gone"
+	PodStopped     EventKind = "Stopped"
+	NodeDrained    EventKind = "NodeDrained"
+	NodeIncomplete EventKind = "NodeIncomplete"
+	SlotReleased   EventKind = "SlotReleased"
 )
 
 // Event is one step of a drain; Pod is empty for events about the node.
@@ -138,6 +147,16 @@ func (d *Drainer) report(e Event) {
 // With more than one node, the nodes not yet cordoned carry the QueuedTaintKey mark.
 func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 	all := slices.Concat(waves...)
+	watching, stop := context.WithCancel(ctx)
+	defer stop()
+	d.pods = newPodCache(d.Client)
+	if err := d.pods.start(watching); err != nil {
+		for _, n := range all {
+			res.Nodes = append(res.Nodes, NodeResult{Node: n, Err: stopped(ctx, err)})
+		}
+		return res
+	}
+	d.pacer.pods = d.pods.ofController
 	if len(all) > 1 {
 		var errs []error
 		for _, n := range all {
@@ -153,17 +172,44 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 	return res
 }
 
+// semaphore is the run's one Semaphore: it remembers when each slot Lease last changed,
+// which is what their expiry is timed from.
 func (d *Drainer) semaphore() *Semaphore {
-	return &Semaphore{
-		Leases:    d.Client.CoordinationV1(),
-		Namespace: d.CoordinationNamespace,
-		Size:      max(d.MaxConcurrent, 1),
-		Duration:  cmp.Or(d.LeaseDuration, DefaultLeaseDuration),
-		Clock:     d.Clock,
-	}
+	d.semOnce.Do(func() {
+		d.sem = &Semaphore{
+			Leases:     d.Client.CoordinationV1(),
+			Namespace:  d.SlotNamespace,
+			Namespaces: d.Client.CoreV1(),
+			Size:       max(d.MaxConcurrent, 1),
+			Duration:   cmp.Or(d.LeaseDuration, DefaultLeaseDuration),
+			Clock:      d.Clock,
+		}
+	})
+	return d.sem
 }
 
 func (d *Drainer) interval() time.Duration { return cmp.Or(d.Interval, DefaultInterval) }
+
+// minWake spaces the looks a drain takes when the watch wakes it, so that a cluster whose
+// pods change all the time does not keep it looking.
+const minWake = 50 * time.Millisecond
+
+// wait returns at the next change of a pod (but not before minWake) or after the
+// interval, whichever comes first, or false when ctx ends. The interval still serves
+// what only time changes: backoffs, room checks, the slot's proof.
+func (d *Drainer) wait(ctx context.Context) bool {
+	changed := d.pods.changes()
+	tick := d.Clock.NewTimer(d.interval())
+	defer tick.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tick.C():
+		return true
+	case <-changed:
+	}
+	return sleep(ctx, d.Clock, minWake)
+}
 
 // acquire waits for a slot for the node.
 func (d *Drainer) acquire(ctx context.Context, node string) (*Slot, error) {
@@ -191,17 +237,17 @@ func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res N
 		if err := slot.Release(rctx); err != nil {
 			res.Err = errors.Join(res.Err, err)
 		}
-		d.report(Event{Node: node, Kind: SlotReleased, Message: slot.lease.Name})
+		d.report(Event{Node: node, Kind: SlotReleased, Message: slot.Name()})
 	}()
 
 	if err := d.cordon(held, node); err != nil {
-		res.Err = err
+		res.Err = stopped(held, err)
 		return res
 	}
 	// Cordoned, the node takes no new pod at all; the run's end retries a failed unmark.
 	_ = d.markQueued(held, node, false)
-	w := &nodeWork{d: d, node: node, pods: map[string]*podWork{}, res: &res}
-	res.Err = w.run(held)
+	w := &nodeWork{d: d, node: node, slot: slot, pods: map[string]*podWork{}, res: &res}
+	res.Err = stopped(held, w.run(held))
 	res.Remaining = w.remaining()
 	res.Drained = res.Err == nil && len(res.Remaining) == 0
 	if res.Drained {
@@ -210,6 +256,28 @@ func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res N
 		d.report(Event{Node: node, Kind: NodeIncomplete, Message: fmt.Sprintf("%d pod(s) remain; the node stays cordoned", len(res.Remaining))})
 	}
 	return res
+}
+
+// stopped returns why ctx ended when it has, in place of err: an API call cut short by
+// --timeout fails with "context deadline exceeded", which would hide the cause the
+// caller gave (a timeout, an interrupt, the slot lost) behind what looks like an API error.
+func stopped(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// A context closes its Done before it cancels its children: the request may have
+		// seen the parent end before ctx did. It follows at once; the bound is for an
+		// error that came from elsewhere.
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
 }
 
 func (d *Drainer) cordon(ctx context.Context, node string) error {
@@ -233,6 +301,8 @@ func (d *Drainer) cordon(ctx context.Context, node string) error {
 type nodeWork struct {
 	d    *Drainer
 	node string
+	// slot is the node's drain slot: no eviction starts once holding it is not proven.
+	slot *Slot
 	pods map[string]*podWork
 	// gates are this node's evictions whose replacements must be Ready before the node's
 	// slot goes to the next drain.
@@ -240,6 +310,8 @@ type nodeWork struct {
 	res   *NodeResult
 	// said is the last node-level wait reported.
 	said string
+	// roomAt is when the pods' room was last checked.
+	roomAt time.Time
 }
 
 // eviction is one accepted eviction, by workload and pacer number.
@@ -271,8 +343,17 @@ func (w *nodeWork) say(p *podWork, kind EventKind, msg string) {
 
 func (w *nodeWork) run(ctx context.Context) error {
 	for {
+		if !w.slot.Held() {
+			// Hold says so too, but only when its clock wakes it: this is exact.
+			return fmt.Errorf("%s: %w", w.slot.Name(), ErrSlotLost)
+		}
 		if err := w.refresh(ctx); err != nil {
 			return err
+		}
+		if w.roomAt.IsZero() || w.waitingForRoom() {
+			if err := w.checkRoom(ctx); err != nil {
+				return err
+			}
 		}
 		pending := 0
 		for _, name := range slices.Sorted(maps.Keys(w.pods)) {
@@ -284,25 +365,20 @@ func (w *nodeWork) run(ctx context.Context) error {
 		if pending == 0 && (!w.d.Pace || w.replacementsReady(ctx)) {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !w.d.wait(ctx) {
 			return context.Cause(ctx)
-		case <-w.d.Clock.After(w.d.interval()):
 		}
 	}
 }
 
-// refresh lists the pods on the node: new ones are classified, missing ones are gone.
+// refresh reads the pods on the node from the run's watch: new ones are classified,
+// missing ones are gone.
 func (w *nodeWork) refresh(ctx context.Context) error {
-	list, err := w.d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", w.node).String(),
-	})
-	if err != nil {
-		return fmt.Errorf("listing the pods of node %s: %w", w.node, err)
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
 	}
 	seen := map[string]bool{}
-	for i := range list.Items {
-		pod := &list.Items[i]
+	for _, pod := range w.d.pods.onNode(w.node) {
 		name := podName(pod)
 		seen[name] = true
 		p, known := w.pods[name]
@@ -312,8 +388,11 @@ func (w *nodeWork) refresh(ctx context.Context) error {
 			continue
 		}
 		if known {
+			// Listed with its UID, the pod is there, whatever an earlier answer suggested.
+			p.state.Gone = false
 			p.pod = pod
-			p.state.Terminating = pod.DeletionTimestamp != nil
+			// Once evicted, terminating for good, whatever a watch a moment behind says.
+			p.state.Terminating = p.state.Terminating || pod.DeletionTimestamp != nil
 			continue
 		}
 		c := w.d.Filter.Classify(pod)
@@ -347,7 +426,9 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 	if paced && Next(p.state, now) == ActEvict {
 		open, why, err := w.d.pacer.open(ctx, w.d.Client, key)
 		if err != nil {
-			w.say(p, Blocked, err.Error())
+			if ctx.Err() == nil {
+				w.say(p, Blocked, err.Error())
+			}
 			return true
 		}
 		p.state.PacingOpen = open
@@ -363,6 +444,9 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 	case ActStopped:
 		w.say(p, PodStopped, p.state.Stopped)
 		return false
+	case ActWaitRoom:
+		w.say(p, NoRoom, p.state.NoRoom+"; kept, so as not to spend its budget on a replacement that would stay Pending (--evict-unplaceable evicts it anyway)")
+		return true
 	case ActEvict:
 	default:
 		return true
@@ -377,6 +461,12 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 			return true
 		}
 	}
+	if !w.slot.Held() {
+		if paced {
+			w.d.pacer.end(key, baseline, seq, "", false)
+		}
+		return true
+	}
 	if p.attempts == 0 {
 		// Retries are not announced: the refusal they follow is, once per change.
 		w.say(p, Evicting, "")
@@ -387,19 +477,38 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.pod.UID}},
 	})
 	if paced {
-		w.d.pacer.end(key, baseline, seq, err == nil)
+		w.d.pacer.end(key, baseline, seq, p.pod.UID, err == nil)
 		if err == nil {
 			w.gates = append(w.gates, eviction{key, seq})
 		}
+	}
+	if err != nil && ctx.Err() != nil {
+		// Cut short by the drain's end, not refused: run returns why it ended.
+		return true
 	}
 	switch {
 	case err == nil:
 		p.state.Terminating = true
 		w.res.Evicted++
 		w.say(p, Evicted, "")
-	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-		// Gone, or replaced by a new pod of the same name (the UID precondition failed).
+	case apierrors.IsNotFound(err):
 		p.state.Gone = true
+	case apierrors.IsConflict(err):
+		// A failed UID precondition answers 409, but so does a pod that is still there:
+		// the API server's own retries on a budget's status conflicts ran out, or the
+		// pod changed under the request. Only the pod itself says which.
+		gone, readErr := w.gone(ctx, p.pod)
+		if gone {
+			p.state.Gone = true
+			break
+		}
+		p.attempts++
+		p.state.RetryAt = now.Add(Backoff(p.attempts, 0))
+		p.refused = "the Eviction API answered 409 Conflict and the pod is still there: " + err.Error()
+		if readErr != nil {
+			p.refused = fmt.Sprintf("the Eviction API answered 409 Conflict and the pod could not be read again: %v", readErr)
+		}
+		w.say(p, Blocked, p.refused)
 	case apierrors.IsTooManyRequests(err):
 		p.attempts++
 		retryAfter, _ := apierrors.SuggestsClientDelay(err)
@@ -435,6 +544,19 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 		w.say(p, Blocked, p.refused)
 	}
 	return true
+}
+
+// gone reads the pod again by name: it has left the node only if it is not found or a
+// new pod (another UID) took its name.
+func (w *nodeWork) gone(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	current, err := w.d.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading pod %s: %w", podName(pod), err)
+	}
+	return current.UID != pod.UID, nil
 }
 
 // refusal names the budget behind a 429 and says whether it can ever allow the eviction.
@@ -498,6 +620,8 @@ func (w *nodeWork) remaining() []PodNote {
 			reason = "evicted, still terminating"
 		case ActWaitPacing:
 			reason = p.waiting
+		case ActWaitRoom:
+			reason = "kept: " + p.state.NoRoom
 		default:
 			reason = "not evicted yet"
 			if p.refused != "" {

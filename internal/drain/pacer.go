@@ -34,6 +34,9 @@ func workloadOf(pod *corev1.Pod) (workloadKey, bool) {
 
 // pacer holds, per workload, the eviction of this process whose replacement is awaited.
 type pacer struct {
+	// pods returns the pods of a controller from the run's watch; nil lists them from
+	// the API server.
+	pods  func(types.UID) []*corev1.Pod
 	mu    sync.Mutex
 	gates map[workloadKey]gate
 	// evictions numbers the evictions begun, so that a node can tell its own gate from
@@ -46,6 +49,9 @@ type pacer struct {
 type gate struct {
 	baseline int
 	seq      uint64
+	// evicted is the pod evicted, never counted Ready again: a watch may not have seen
+	// its deletion yet.
+	evicted types.UID
 	// evicting is true between begin and end, so that two nodes of one process cannot
 	// evict from the same workload at once.
 	evicting bool
@@ -68,7 +74,7 @@ func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key
 	if g.evicting {
 		return false, fmt.Sprintf("another node is evicting from %s", key), false, nil
 	}
-	ready, unschedulable, err := readyPods(ctx, client, key)
+	ready, unschedulable, err := p.readyPods(ctx, client, key, g.evicted)
 	if err != nil {
 		return false, "", false, err
 	}
@@ -102,7 +108,7 @@ func (p *pacer) begin(ctx context.Context, client kubernetes.Interface, key work
 	if open, _, _, err := p.openLocked(ctx, client, key); err != nil || !open {
 		return 0, 0, false
 	}
-	ready, _, err := readyPods(ctx, client, key)
+	ready, _, err := p.readyPods(ctx, client, key, "")
 	if err != nil {
 		return 0, 0, false
 	}
@@ -116,11 +122,11 @@ func (p *pacer) begin(ctx context.Context, client kubernetes.Interface, key work
 
 // end records the outcome of the eviction begin allowed: an accepted one is awaited, a
 // refused one frees the workload.
-func (p *pacer) end(key workloadKey, baseline int, seq uint64, evicted bool) {
+func (p *pacer) end(key workloadKey, baseline int, seq uint64, pod types.UID, evicted bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if evicted {
-		p.gates[key] = gate{baseline: baseline, seq: seq}
+		p.gates[key] = gate{baseline: baseline, seq: seq, evicted: pod}
 		return
 	}
 	delete(p.gates, key)
@@ -179,17 +185,24 @@ func desiredPods(ctx context.Context, client kubernetes.Interface, key workloadK
 	return int(*replicas), true, nil
 }
 
-// readyPods counts the workload's Ready pods that are not being deleted, and returns the
-// scheduler's message for one of its pods it could not place, if any. The list is read
-// from the API server, not a cache, so an eviction just accepted is already counted out.
-func readyPods(ctx context.Context, client kubernetes.Interface, key workloadKey) (ready int, unschedulable string, err error) {
-	list, err := client.CoreV1().Pods(key.namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return 0, "", fmt.Errorf("listing the pods of %s: %w", key, err)
+// readyPods counts the workload's Ready pods that are not being deleted, leaving out the
+// pod evicted (a watch may not have seen its deletion yet), and returns the scheduler's
+// message for one of its pods it could not place, if any.
+func (p *pacer) readyPods(ctx context.Context, client kubernetes.Interface, key workloadKey, evicted types.UID) (ready int, unschedulable string, err error) {
+	pods := []*corev1.Pod(nil)
+	if p.pods != nil {
+		pods = p.pods(key.uid)
+	} else {
+		list, err := client.CoreV1().Pods(key.namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, "", fmt.Errorf("listing the pods of %s: %w", key, err)
+		}
+		for i := range list.Items {
+			pods = append(pods, &list.Items[i])
+		}
 	}
-	for i := range list.Items {
-		pod := &list.Items[i]
-		if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != key.uid || pod.DeletionTimestamp != nil {
+	for _, pod := range pods {
+		if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != key.uid || pod.DeletionTimestamp != nil || (evicted != "" && pod.UID == evicted) {
 			continue
 		}
 		for _, c := range pod.Status.Conditions {

@@ -59,7 +59,7 @@ func TestPacerWaitsForTheReplacement(t *testing.T) {
 	if _, err := client.CoreV1().Pods("ns").Create(ctx, replacement, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p.end(key, baseline, seq, true)
+	p.end(key, baseline, seq, "", true)
 	if open, why, err := p.open(ctx, client, key); err != nil || open || why == "" {
 		t.Errorf("open = %v, %q, %v; want closed, saying why", open, why, err)
 	}
@@ -93,7 +93,7 @@ func TestPacerRefusedEvictionFreesTheWorkload(t *testing.T) {
 	if !ok {
 		t.Fatal("begin refused")
 	}
-	p.end(key, baseline, seq, false)
+	p.end(key, baseline, seq, "", false)
 	if open, _, err := p.open(ctx, client, key); err != nil || !open {
 		t.Errorf("open after a refused eviction = %v, %v; want open", open, err)
 	}
@@ -116,7 +116,7 @@ func TestPacerUnschedulableReplacement(t *testing.T) {
 	if _, err := client.CoreV1().Pods("ns").Create(ctx, pending, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p.end(key, baseline, seq, true)
+	p.end(key, baseline, seq, "", true)
 
 	open, why, err := p.open(ctx, client, key)
 	if err != nil || open || !strings.Contains(why, "the scheduler cannot place it: 0/3 nodes are available") {
@@ -139,7 +139,7 @@ func TestPacerWorkloadScaledDownAfterTheEviction(t *testing.T) {
 	if err := client.CoreV1().Pods("ns").Delete(ctx, "web-old", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p.end(key, baseline, seq, true)
+	p.end(key, baseline, seq, "", true)
 	if open, _, _ := p.open(ctx, client, key); open {
 		t.Fatal("open with 1 of 2 pods ready and the ReplicaSet still at 2")
 	}

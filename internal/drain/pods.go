@@ -40,6 +40,10 @@ type PodState struct {
 	Stopped string
 	// RetryAt is when a refused eviction may be tried again.
 	RetryAt time.Time
+	// NoRoom is why the pod's replacement would fit on no other node now, when it would
+	// not: the pod is kept rather than evicted into Pending, spending its budget for
+	// nothing.
+	NoRoom string
 	// PacingOpen is true when the pod's workload has no earlier eviction of this drain
 	// whose replacement is not yet Ready (always true without pacing).
 	PacingOpen bool
@@ -55,6 +59,8 @@ const (
 	ActWaitRetry
 	// ActWaitPacing waits until the replacement of the workload's previous eviction is Ready.
 	ActWaitPacing
+	// ActWaitRoom keeps the pod until its replacement would fit on another node.
+	ActWaitRoom
 	// ActWaitGone waits for the evicted pod to be deleted.
 	ActWaitGone
 	// ActDone means the pod has left the node.
@@ -73,6 +79,8 @@ func Next(s PodState, now time.Time) Action {
 		return ActWaitGone
 	case s.Stopped != "":
 		return ActStopped
+	case s.NoRoom != "":
+		return ActWaitRoom
 	case now.Before(s.RetryAt):
 		return ActWaitRetry
 	case !s.PacingOpen:

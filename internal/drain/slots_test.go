@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ func lease(slot int, holder string, renewed time.Time) coordinationv1.Lease {
 func TestChooseSlot(t *testing.T) {
 	tests := map[string]struct {
 		leases      []coordinationv1.Lease
+		observed    map[string]time.Time
 		size        int
 		wantName    string
 		wantExpired string
@@ -55,9 +57,26 @@ func TestChooseSlot(t *testing.T) {
 			size:        1,
 			wantHolders: []Holder{{Slot: SlotName(0), Identity: "a/1/node-1"}},
 		},
-		"expired holder: its slot can be taken": {
-			leases: []coordinationv1.Lease{lease(0, "a/1/node-1", t0.Add(-30*time.Second))},
-			size:   1, wantName: SlotName(0), wantExpired: "a/1/node-1", wantOK: true,
+		"unchanged for its duration: its slot can be taken": {
+			leases:   []coordinationv1.Lease{lease(0, "a/1/node-1", t0.Add(-30*time.Second))},
+			observed: map[string]time.Time{SlotName(0): t0.Add(-30 * time.Second)},
+			size:     1, wantName: SlotName(0), wantExpired: "a/1/node-1", wantOK: true,
+		},
+		"renewed 1 s ago by a clock 30 s slow: held": {
+			leases:      []coordinationv1.Lease{lease(0, "a/1/node-1", t0.Add(-31*time.Second))},
+			observed:    map[string]time.Time{SlotName(0): t0.Add(-time.Second)},
+			size:        1,
+			wantHolders: []Holder{{Slot: SlotName(0), Identity: "a/1/node-1"}},
+		},
+		"first seen now, whatever its renewTime: held": {
+			leases:      []coordinationv1.Lease{lease(0, "a/1/node-1", t0.Add(-time.Hour))},
+			size:        1,
+			wantHolders: []Holder{{Slot: SlotName(0), Identity: "a/1/node-1"}},
+		},
+		"renewTime in the future, unchanged for its duration: taken": {
+			leases:   []coordinationv1.Lease{lease(0, "a/1/node-1", t0.Add(time.Hour))},
+			observed: map[string]time.Time{SlotName(0): t0.Add(-30 * time.Second)},
+			size:     1, wantName: SlotName(0), wantExpired: "a/1/node-1", wantOK: true,
 		},
 		"our own slot is ours again": {
 			leases: []coordinationv1.Lease{lease(0, "a/1/node-1", t0), lease(1, "me", t0)},
@@ -69,13 +88,14 @@ func TestChooseSlot(t *testing.T) {
 			wantHolders: []Holder{{Slot: SlotName(0), Identity: "a/1/node-1"}},
 		},
 		"the lowest free slot wins over a later expired one": {
-			leases: []coordinationv1.Lease{lease(0, "a/1/node-1", t0), lease(2, "b/2/node-2", t0.Add(-time.Hour))},
-			size:   3, wantName: SlotName(1), wantOK: true,
+			leases:   []coordinationv1.Lease{lease(0, "a/1/node-1", t0), lease(2, "b/2/node-2", t0.Add(-time.Hour))},
+			observed: map[string]time.Time{SlotName(2): t0.Add(-time.Hour)},
+			size:     3, wantName: SlotName(1), wantOK: true,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			choice, holders, ok := ChooseSlot(tc.leases, tc.size, "me", t0)
+			choice, holders, ok := ChooseSlot(tc.leases, tc.observed, tc.size, "me", t0)
 			if ok != tc.wantOK || choice.Name != tc.wantName || choice.Expired != tc.wantExpired {
 				t.Errorf("ChooseSlot = %q (expired %q), ok %v; want %q (expired %q), ok %v", choice.Name, choice.Expired, ok, tc.wantName, tc.wantExpired, tc.wantOK)
 			}
@@ -123,10 +143,17 @@ func TestSemaphoreTakesReleasesAndExpires(t *testing.T) {
 		t.Fatalf("TryAcquire after release = %v, %v; want the slot", second, err)
 	}
 
-	// The second holder dies without releasing: after the Lease duration the slot is
-	// free, and the dead holder can no longer renew it.
+	// The second holder dies without releasing. Another process sees its Lease for the
+	// first time now: it counts the Lease duration from here, whatever the renewTime.
 	clk.Step(31 * time.Second)
-	third, _, err := sem.TryAcquire(ctx, "host/3/node-3")
+	other := &Semaphore{Leases: client.CoordinationV1(), Namespace: "kube-system", Size: 1, Duration: 30 * time.Second, Clock: clk}
+	if s, _, _ := other.TryAcquire(ctx, "host/3/node-3"); s != nil {
+		t.Fatal("took a slot seen for the first time")
+	}
+	// Unchanged for the Lease duration since: the slot is free, and the dead holder can
+	// no longer renew it.
+	clk.Step(30 * time.Second)
+	third, _, err := other.TryAcquire(ctx, "host/3/node-3")
 	if err != nil || third == nil {
 		t.Fatalf("TryAcquire of an expired slot = %v, %v; want the slot", third, err)
 	}
@@ -175,19 +202,25 @@ func withOptimisticConcurrency(c *fake.Clientset) {
 	})
 }
 
-// Hold renews the slot every third of its duration, so that a drain longer than the
-// Lease keeps it.
-func TestHoldRenews(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+// heldSlot is a semaphore of one 30 s slot on a fake clock, and the slot taken.
+func heldSlot(t *testing.T) (*fake.Clientset, *clocktesting.FakeClock, *Semaphore, *Slot) {
+	t.Helper()
 	client := fake.NewClientset()
 	withOptimisticConcurrency(client)
 	clk := clocktesting.NewFakeClock(t0)
 	sem := &Semaphore{Leases: client.CoordinationV1(), Namespace: "kube-system", Size: 1, Duration: 30 * time.Second, Clock: clk}
-	slot, _, err := sem.TryAcquire(ctx, "host/1/node-1")
+	slot, _, err := sem.TryAcquire(t.Context(), "host/1/node-1")
 	if err != nil || slot == nil {
 		t.Fatalf("TryAcquire = %v, %v", slot, err)
 	}
+	return client, clk, sem, slot
+}
+
+// Hold renews the slot every third of its duration, so that a drain longer than the
+// Lease keeps it.
+func TestHoldRenews(t *testing.T) {
+	ctx := t.Context()
+	client, clk, sem, slot := heldSlot(t)
 	lost := make(chan error, 1)
 	go slot.Hold(ctx, func(err error) { lost <- err })
 
@@ -201,11 +234,12 @@ func TestHoldRenews(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			l, err := client.CoordinationV1().Leases("kube-system").Get(ctx, SlotName(0), metav1.GetOptions{})
-			if err == nil && l.Spec.RenewTime.Time.Equal(want) {
+			// Renewed, and known to Hold as renewed.
+			if err == nil && l.Spec.RenewTime.Time.Equal(want) && slot.ProvenUntil().Equal(want.Add(20*time.Second)) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("renewal %d: the Lease was not renewed at %s", step, want)
+				t.Fatalf("renewal %d: the Lease was not renewed at %s (last %v, err %v; now %s)", step, want, l.Spec.RenewTime, err, clk.Now())
 			}
 			time.Sleep(time.Millisecond)
 		}
@@ -218,5 +252,103 @@ func TestHoldRenews(t *testing.T) {
 	case err := <-lost:
 		t.Errorf("Hold gave the slot up: %v", err)
 	default:
+	}
+}
+
+// Expiry is timed on this process's clock from when it saw the Lease change: a Lease
+// renewed 1 s ago by a holder whose clock is 30 s slow (renewTime 31 s in the past) is
+// held, and stays held while its holder renews it.
+func TestSlotExpiryIgnoresTheHolderClock(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset()
+	withOptimisticConcurrency(client)
+	slow := lease(0, "slow/1/node-1", t0.Add(-31*time.Second))
+	if _, err := client.CoordinationV1().Leases("kube-system").Create(ctx, &slow, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(t0)
+	sem := &Semaphore{Leases: client.CoordinationV1(), Namespace: "kube-system", Size: 1, Duration: 30 * time.Second, Clock: clk}
+	tryTake := func() *Slot {
+		t.Helper()
+		s, _, err := sem.TryAcquire(ctx, "me/2/node-2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if tryTake() != nil {
+		t.Fatal("took a slot renewed 1 s ago by a clock 30 s slow")
+	}
+	// The holder renews with its slow clock 20 s later: a change, seen at t0+20s.
+	clk.Step(20 * time.Second)
+	renewed, err := client.CoordinationV1().Leases("kube-system").Get(ctx, SlotName(0), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewed.Spec.RenewTime = &metav1.MicroTime{Time: t0.Add(-11 * time.Second)}
+	if _, err := client.CoordinationV1().Leases("kube-system").Update(ctx, renewed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if tryTake() != nil {
+		t.Fatal("took a slot just renewed")
+	}
+	clk.Step(29 * time.Second) // 49 s after first seeing it, 29 s after its renewal
+	if tryTake() != nil {
+		t.Fatal("took a slot renewed 29 s ago with a duration of 30 s")
+	}
+	clk.Step(time.Second)
+	got := tryTake()
+	if got == nil || !strings.Contains(got.String(), "taken over from slow/1/node-1") {
+		t.Fatalf("slot %v; want it taken over from the holder that stopped renewing for 30 s", got)
+	}
+}
+
+// A renewal that hangs longer than a third of the lease duration loses the slot: Hold
+// gives it up as soon as the renewal's deadline (two thirds of the duration after the
+// last write) passes on this process's clock, and Held says so from that instant, so
+// that no eviction starts in its name while another drain may take it.
+func TestHoldStopsWhenARenewalHangs(t *testing.T) {
+	ctx := t.Context()
+	client, clk, _, slot := heldSlot(t)
+	hang := make(chan struct{})
+	defer close(hang)
+	started := make(chan struct{}, 1)
+	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		started <- struct{}{}
+		<-hang
+		return true, nil, errors.New("connection reset")
+	})
+	lost := make(chan error, 1)
+	go slot.Hold(ctx, func(err error) { lost <- err })
+	waitForWaiters := func(n int) {
+		for clk.Waiters() < n {
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	waitForWaiters(1)          // Hold's ticker
+	clk.Step(10 * time.Second) // a third of the duration: the renewal starts, and hangs
+	<-started
+	waitForWaiters(2) // and the renewal's deadline
+	clk.Step(9 * time.Second)
+	if !slot.Held() {
+		t.Fatal("the slot is not held 19 s after its last write, with a duration of 30 s")
+	}
+	select {
+	case err := <-lost:
+		t.Fatalf("Hold gave the slot up early: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	clk.Step(time.Second) // the renewal has hung for a third of the duration
+	if slot.Held() {
+		t.Error("the slot is still taken as held 20 s after its last write, with a renewal hanging")
+	}
+	select {
+	case err := <-lost:
+		if !errors.Is(err, ErrSlotLost) {
+			t.Errorf("lost(%v), want ErrSlotLost", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Hold did not give up the slot when its renewal hung past its deadline")
 	}
 }

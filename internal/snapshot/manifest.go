@@ -396,13 +396,40 @@ func (l *parser) loadDocument(file string, d document) {
 		l.problem(Problem{File: file, Line: d.line, Err: errors.New("document is not an object with apiVersion and kind")})
 		return
 	}
-	if items := lookup(n, []string{"items"}); strings.HasSuffix(scalarAt(n, "kind"), "List") && items != nil && items.Kind == yamlv3.SequenceNode {
-		for i, item := range items.Content {
-			l.loadObject(file, d, d.line+item.Line-1, item, i, true)
-		}
+	if isList(n) {
+		l.loadItems(file, d, n, "", 1)
 		return
 	}
-	l.loadObject(file, d, contentLine(d), n, 0, false)
+	l.loadObject(file, d, contentLine(d), n, "")
+}
+
+// maxListDepth bounds Lists nested in Lists; kubectl writes one level, and a tool that
+// wraps its input in a List of its own adds another.
+const maxListDepth = 8
+
+// isList reports whether n is a List kind (List, PodList, ...) with items.
+func isList(n *yamlv3.Node) bool {
+	items := resolve(lookup(n, []string{"items"}))
+	return strings.HasSuffix(scalarAt(n, "kind"), "List") && items != nil && items.Kind == yamlv3.SequenceNode
+}
+
+// loadItems loads the items of a List; a List among them is flattened into its items.
+// prefix is the JSON path of list within the document, for the lines of bad fields.
+func (l *parser) loadItems(file string, d document, list *yamlv3.Node, prefix string, depth int) {
+	items := resolve(lookup(list, []string{"items"}))
+	for i, item := range items.Content {
+		line := d.line + item.Line - 1
+		path := prefix + "items." + strconv.Itoa(i) + "."
+		if item := resolve(item); item.Kind == yamlv3.MappingNode && isList(item) {
+			if depth >= maxListDepth {
+				l.problem(Problem{File: file, Line: line, Err: fmt.Errorf("a List nested more than %d deep; its items are not read", maxListDepth)})
+				continue
+			}
+			l.loadItems(file, d, item, path, depth+1)
+			continue
+		}
+		l.loadObject(file, d, line, item, path)
+	}
 }
 
 // resolve follows aliases to the node they name.
@@ -447,8 +474,9 @@ func isBlank(data []byte) bool {
 }
 
 // loadObject decodes one object starting at line. doc is the document it came from, used
-// to find the line of a bad field; for List items, item is the index in items.
-func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node, item int, inList bool) {
+// to find the line of a bad field; prefix is the object's path in it ("items.3." for a
+// List item, "" for the document itself).
+func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node, prefix string) {
 	p := Problem{File: file, Line: line}
 	n = resolve(n)
 	if n.Kind != yamlv3.MappingNode {
@@ -497,10 +525,6 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
 			p.Field = typeErr.Field
-			prefix := ""
-			if inList {
-				prefix = "items." + strconv.Itoa(item) + "."
-			}
 			if line := fieldLine(doc, prefix+typeErr.Field); line > 0 {
 				p.Line = line
 			}

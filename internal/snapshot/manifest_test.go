@@ -1,10 +1,12 @@
 package snapshot_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -126,6 +128,23 @@ func TestLoadManifestBytes(t *testing.T) {
 				Problems: []string{"f.yaml:12: PodDisruptionBudget/prod/web: defined again; first defined at f.yaml:1"},
 			},
 		},
+		"a List nested in a List is flattened": {
+			input: "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n" +
+				"- apiVersion: v1\n  kind: List\n  items:\n  - apiVersion: v1\n    kind: Node\n    metadata:\n      name: n2\n" +
+				"  - apiVersion: apps/v1\n    kind: Deployment\n    metadata:\n      name: web\n    spec:\n      replicas: two\n",
+			want: loaded{
+				Origins:  map[string]string{"Node/n1": "f.yaml:4", "Node/n2": "f.yaml:11"},
+				Problems: []string{"f.yaml:20: Deployment/default/web: field spec.replicas: cannot read a JSON string as int32"},
+			},
+		},
+		"Lists nested too deep are reported": {
+			// Nine Lists, one in the other, around a Node.
+			input: strings.Repeat(`{"apiVersion": "v1", "kind": "List", "items": [`, 9) + `{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}` + strings.Repeat("]}", 9),
+			want: loaded{
+				Origins:  map[string]string{},
+				Problems: []string{"f.yaml:1: a List nested more than 8 deep; its items are not read"},
+			},
+		},
 		"a scalar is not an object": {
 			input: "just text\n",
 			want:  loaded{Origins: map[string]string{}, Problems: []string{"f.yaml:1: document is not an object with apiVersion and kind"}},
@@ -222,6 +241,33 @@ func TestLoadManifests(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("loaded (-want +got):\n%s", diff)
 	}
+}
+
+// A large string repeated through aliases is refused by the bytes it expands to, fast,
+// with the file and line of the object: 8 MB repeated through 1,000 aliases would be
+// 8 GB of JSON.
+func TestLoadManifestBytesAliasedStringBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  annotations:\n    big: &big \"")
+	b.WriteString(strings.Repeat("x", 8<<20))
+	b.WriteString("\"\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "    copy-%d: *big\n", i)
+	}
+	start := time.Now()
+	s, problems := snapshot.LoadManifestBytes("bomb.yaml", []byte(b.String()), snapshot.ManifestOptions{})
+	took := time.Since(start)
+	want := loaded{
+		Origins:  map[string]string{},
+		Problems: []string{"bomb.yaml:1: Node/n1: document expands to more than 64 MiB of JSON through aliases"},
+	}
+	if diff := cmp.Diff(want, summarize(s, problems)); diff != "" {
+		t.Errorf("loaded (-want +got):\n%s", diff)
+	}
+	if took > 10*time.Second {
+		t.Errorf("took %s to refuse it", took)
+	}
+	t.Logf("refused in %s", took)
 }
 
 // A pod written without status is assumed running and Ready; a pod from a dump keeps its

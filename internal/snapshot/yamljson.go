@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -11,17 +12,26 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
-// maxExpandedNodes bounds what aliases can expand a document to: "billion laughs"
-// documents are a few lines long and expand to more nodes than memory holds.
-const maxExpandedNodes = 1 << 20
+// Aliases can make a short document expand without end: "billion laughs" documents are
+// a few lines that expand to more nodes than memory holds, and one large string repeated
+// through aliases expands to more bytes. Both are bounded: the nodes written, which
+// bounds the work, and the bytes, which bounds the memory. No object the API server keeps
+// comes near either (etcd refuses objects over 1.5 MB).
+const (
+	maxExpandedNodes = 1 << 20
+	maxExpandedBytes = 64 << 20
+)
 
-var errTooManyAliases = errors.New("document expands to too many nodes through aliases")
+var (
+	errTooManyAliases = errors.New("document expands to too many nodes through aliases")
+	errTooLarge       = fmt.Errorf("document expands to more than %d MiB of JSON through aliases", maxExpandedBytes>>20)
+)
 
 // toJSON renders a parsed YAML document as JSON. Parsing once into nodes serves both the
 // JSON decoding of objects and the line numbers of items and bad fields, and writing JSON
 // straight from the nodes avoids the generic maps a YAML-to-JSON library builds.
 func toJSON(n *yamlv3.Node) ([]byte, error) {
-	w := jsonWriter{budget: maxExpandedNodes}
+	w := jsonWriter{budget: maxExpandedNodes, maxBytes: maxExpandedBytes}
 	if err := w.node(n); err != nil {
 		return nil, err
 	}
@@ -29,13 +39,18 @@ func toJSON(n *yamlv3.Node) ([]byte, error) {
 }
 
 type jsonWriter struct {
-	buf    bytes.Buffer
-	budget int
+	buf bytes.Buffer
+	// budget is the nodes left to write, maxBytes the most the output may hold.
+	budget   int
+	maxBytes int
 }
 
 func (w *jsonWriter) node(n *yamlv3.Node) error {
 	if w.budget--; w.budget < 0 {
 		return errTooManyAliases
+	}
+	if w.buf.Len() > w.maxBytes {
+		return errTooLarge
 	}
 	switch n.Kind {
 	case yamlv3.DocumentNode:
@@ -67,6 +82,11 @@ func (w *jsonWriter) node(n *yamlv3.Node) error {
 		w.buf.WriteByte('}')
 		return nil
 	case yamlv3.ScalarNode:
+		// Checked before writing: a large string repeated through aliases is refused
+		// before it is copied once more.
+		if w.buf.Len()+len(n.Value) > w.maxBytes {
+			return errTooLarge
+		}
 		w.scalar(n)
 		return nil
 	}
@@ -118,6 +138,9 @@ func (w *jsonWriter) pairs(n *yamlv3.Node, first *bool) error {
 		}
 		if k.Kind != yamlv3.ScalarNode {
 			return errors.New("mapping key that is not a scalar")
+		}
+		if w.buf.Len()+len(k.Value) > w.maxBytes {
+			return errTooLarge
 		}
 		w.str(k.Value)
 		w.buf.WriteByte(':')

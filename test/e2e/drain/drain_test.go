@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,14 +18,23 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/holdfast-dev/holdfast/config"
 	"github.com/holdfast-dev/holdfast/internal/cli"
 	"github.com/holdfast-dev/holdfast/internal/drain"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
@@ -61,11 +71,16 @@ type run struct {
 
 // holdfast starts `holdfast ARGS... --kubeconfig K` and returns at once; wait on done.
 func holdfast(ctx context.Context, f *framework.Framework, args ...string) *run {
+	return holdfastAs(ctx, f.Kubeconfig, args...)
+}
+
+// holdfastAs is holdfast with the credentials of kubeconfig.
+func holdfastAs(ctx context.Context, kubeconfig string, args ...string) *run {
 	r := &run{done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		cmd := cli.NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &r.out, ErrOut: &r.errOut})
-		cmd.SetArgs(append(args, "--kubeconfig", f.Kubeconfig))
+		cmd.SetArgs(append(args, "--kubeconfig", kubeconfig))
 		err := cmd.ExecuteContext(ctx)
 		var coded *cli.ExitCodeError
 		switch {
@@ -91,6 +106,25 @@ func (r *run) wait(t *testing.T, timeout time.Duration) {
 }
 
 func (r *run) output() string { return r.out.String() + r.errOut.String() }
+
+// interruptOnceSaid runs holdfast, interrupts it as Ctrl-C does once its progress says
+// said, and checks that it then ends with exit code 3.
+func interruptOnceSaid(t *testing.T, f *framework.Framework, said string, args ...string) *run {
+	t.Helper()
+	ctx, interrupt := context.WithCancel(f.Ctx)
+	defer interrupt()
+	r := holdfast(ctx, f, args...)
+	f.Eventually(3*time.Minute, "holdfast to say "+said, func(context.Context) (bool, error) {
+		return strings.Contains(r.errOut.String(), said), nil
+	})
+	interrupt()
+	r.wait(t, time.Minute)
+	t.Logf("exit %d:\n%s", r.code, r.output())
+	if r.code != cli.ExitIncomplete {
+		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
+	}
+	return r
+}
 
 // uncordonAtEnd gives the nodes back when the test ends, whatever the drains left.
 func uncordonAtEnd(f *framework.Framework, nodes ...string) {
@@ -132,7 +166,7 @@ func TestEveryNodeAtOnce(t *testing.T) {
 	start := time.Now()
 	var runs []*run
 	for _, n := range loop {
-		runs = append(runs, holdfast(f.Ctx, f, "drain", n, "--coordination-namespace", f.Namespace, "--timeout", "4m"))
+		runs = append(runs, holdfast(f.Ctx, f, "drain", n, "--slot-namespace", f.Namespace, "--timeout", "4m"))
 	}
 	for i, r := range runs {
 		r.wait(t, 5*time.Minute)
@@ -173,7 +207,7 @@ func TestSingleReplicaBudgetStopsWithItsName(t *testing.T) {
 	uncordonAtEnd(f, node)
 
 	start := time.Now()
-	r := holdfast(f.Ctx, f, "drain", node, "--coordination-namespace", f.Namespace, "--timeout", "2m")
+	r := holdfast(f.Ctx, f, "drain", node, "--slot-namespace", f.Namespace, "--timeout", "2m")
 	r.wait(t, 3*time.Minute)
 	took := time.Since(start)
 	out := r.output()
@@ -239,7 +273,9 @@ func TestRefusedRetriedTimedOutAndResumed(t *testing.T) {
 	}
 	f.WaitBudget("web-pdb", 0)
 
-	args := []string{"drain", target.Spec.NodeName, "--coordination-namespace", f.Namespace}
+	// The replacement fits nowhere while the two nodes are cordoned: without
+	// --evict-unplaceable the pod would be kept rather than refused.
+	args := []string{"drain", target.Spec.NodeName, "--slot-namespace", f.Namespace, "--evict-unplaceable"}
 	first := holdfast(f.Ctx, f, append(args, "--timeout", "6s")...)
 	first.wait(t, time.Minute)
 	out := first.output()
@@ -252,6 +288,13 @@ func TestRefusedRetriedTimedOutAndResumed(t *testing.T) {
 	}
 	if first.code != cli.ExitIncomplete {
 		t.Errorf("first run exit code %d, want %d", first.code, cli.ExitIncomplete)
+	}
+	// Refused every time, the pod is still there, and the node is not reported drained.
+	if still, err := f.Clientset.CoreV1().Pods(f.Namespace).Get(f.Ctx, target.Name, metav1.GetOptions{}); err != nil || still.UID != target.UID || still.DeletionTimestamp != nil {
+		t.Errorf("pod %s: %v; want it still running on %s", target.Name, err, target.Spec.NodeName)
+	}
+	if !strings.Contains(first.out.String(), target.Spec.NodeName+"  NOT drained") {
+		t.Errorf("the first run does not report %s not drained", target.Spec.NodeName)
 	}
 	assertSlotsFree(t, f)
 
@@ -398,7 +441,7 @@ func TestSeveralNodesInOneRun(t *testing.T) {
 	budgets := f.WatchBudgets(200 * time.Millisecond)
 	tl := watchTimeline(t, f, nodes)
 
-	r := holdfast(f.Ctx, f, append([]string{"drain", "--max-concurrent", "2", "--coordination-namespace", f.Namespace, "--timeout", "3m"}, nodes...)...)
+	r := holdfast(f.Ctx, f, append([]string{"drain", "--max-concurrent", "2", "--slot-namespace", f.Namespace, "--timeout", "3m"}, nodes...)...)
 	r.wait(t, 4*time.Minute)
 	t.Logf("exit %d:\n%s", r.code, r.output())
 	if r.code != cli.ExitOK {
@@ -437,7 +480,7 @@ func TestWaveByWaveFollowsTheDryRun(t *testing.T) {
 	// share a node.
 	nodes := f.Nodes[:3]
 	uncordonAtEnd(f, nodes...)
-	args := append([]string{"drain", "--max-concurrent", "2", "--coordination-namespace", f.Namespace, "--timeout", "3m"}, nodes...)
+	args := append([]string{"drain", "--max-concurrent", "2", "--slot-namespace", f.Namespace, "--timeout", "3m"}, nodes...)
 
 	dry := holdfast(f.Ctx, f, append(args, "--dry-run")...)
 	dry.wait(t, time.Minute)
@@ -498,7 +541,7 @@ func TestPodsThatNeedAFlagOrABudgetFix(t *testing.T) {
 	f.WaitReady(cache)
 	f.WaitReady(twice)
 
-	r := holdfast(f.Ctx, f, "drain", node.Name, "--coordination-namespace", f.Namespace, "--timeout", "1m")
+	r := holdfast(f.Ctx, f, "drain", node.Name, "--slot-namespace", f.Namespace, "--timeout", "1m")
 	r.wait(t, 2*time.Minute)
 	out := r.output()
 	t.Logf("exit %d:\n%s", r.code, out)
@@ -522,7 +565,8 @@ func TestPodsThatNeedAFlagOrABudgetFix(t *testing.T) {
 
 	// With the flags, the bare pod and the emptyDir pod go; the pod under two budgets
 	// still cannot, whatever the flags.
-	r = holdfast(f.Ctx, f, "drain", node.Name, "--coordination-namespace", f.Namespace, "--timeout", "1m", "--force", "--delete-emptydir-data")
+	// The cache pod is pinned to the node: its replacement fits nowhere.
+	r = holdfast(f.Ctx, f, "drain", node.Name, "--slot-namespace", f.Namespace, "--timeout", "1m", "--force", "--delete-emptydir-data", "--evict-unplaceable")
 	r.wait(t, 2*time.Minute)
 	out = r.output()
 	t.Logf("with the flags, exit %d:\n%s", r.code, out)
@@ -534,8 +578,10 @@ func TestPodsThatNeedAFlagOrABudgetFix(t *testing.T) {
 	}
 }
 
-// A drain that died keeps its slot only until the Lease expires: a slot renewed 25 s ago
-// with a 30 s duration is taken about 5 s later, and the wait names the holder.
+// A drain that died keeps its slot only until the Lease expires, timed on the waiting
+// drain's own clock from when it saw the Lease last change: the dead holder's renewTime,
+// an hour ahead (its clock was fast), does not keep the slot, and a slot of 10 s is taken
+// about 10 s after the waiting drain first sees it. The wait names the holder.
 func TestDeadDrainsSlotExpires(t *testing.T) {
 	f := framework.New(t)
 	dead := "crashed-host/4242/node-x"
@@ -543,8 +589,8 @@ func TestDeadDrainsSlotExpires(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: drain.SlotName(0), Namespace: f.Namespace, Labels: map[string]string{drain.SlotLabel: "true"}},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(dead),
-			LeaseDurationSeconds: ptr.To(int32(30)),
-			RenewTime:            &metav1.MicroTime{Time: time.Now().Add(-25 * time.Second)},
+			LeaseDurationSeconds: ptr.To(int32(10)),
+			RenewTime:            &metav1.MicroTime{Time: time.Now().Add(time.Hour)},
 		},
 	}
 	f.Create(lease)
@@ -552,7 +598,7 @@ func TestDeadDrainsSlotExpires(t *testing.T) {
 	uncordonAtEnd(f, node)
 
 	start := time.Now()
-	r := holdfast(f.Ctx, f, "drain", node, "--coordination-namespace", f.Namespace, "--timeout", "1m")
+	r := holdfast(f.Ctx, f, "drain", node, "--slot-namespace", f.Namespace, "--timeout", "1m")
 	r.wait(t, 2*time.Minute)
 	took := time.Since(start)
 	out := r.output()
@@ -566,8 +612,8 @@ func TestDeadDrainsSlotExpires(t *testing.T) {
 	if !strings.Contains(out, "took drain slot holdfast-drain-slot-0 (taken over from "+dead+", whose Lease expired)") {
 		t.Errorf("taking the slot does not say it was taken over from the dead holder")
 	}
-	if took < 3*time.Second || took > 20*time.Second {
-		t.Errorf("took %s; want the slot taken when it expires, about 5 s in", took)
+	if took < 9*time.Second || took > 40*time.Second {
+		t.Errorf("took %s; want the slot taken when it expires, about 10 s in", took)
 	}
 }
 
@@ -588,18 +634,9 @@ func TestInterruptedDrainReleasesItsSlot(t *testing.T) {
 	node := "short-1"
 	uncordonAtEnd(f, node)
 
-	ctx, interrupt := context.WithCancel(f.Ctx)
-	r := holdfast(ctx, f, "drain", node, "--coordination-namespace", f.Namespace)
-	f.Eventually(time.Minute, "the drain to be refused", func(context.Context) (bool, error) {
-		return strings.Contains(r.errOut.String(), "blocked by PodDisruptionBudget "+f.Namespace+"/short-pdb"), nil
-	})
-	interrupt()
-	r.wait(t, time.Minute)
+	r := interruptOnceSaid(t, f, "blocked by PodDisruptionBudget "+f.Namespace+"/short-pdb",
+		"drain", node, "--slot-namespace", f.Namespace, "--evict-unplaceable")
 	out := r.output()
-	t.Logf("exit %d:\n%s", r.code, out)
-	if r.code != cli.ExitIncomplete {
-		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
-	}
 	for _, want := range []string{"Interrupted; nothing more is evicted and the drain slots are released.", "kubectl uncordon " + node} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output does not say %q", want)
@@ -630,6 +667,178 @@ func assertSlotsFree(t *testing.T, f *framework.Framework) {
 	for _, l := range leases.Items {
 		if h := ptr.Deref(l.Spec.HolderIdentity, ""); h != "" {
 			t.Errorf("slot %s is still held by %s", l.Name, h)
+		}
+	}
+}
+
+// The drainer roles holdfast ships are all a drain needs: a ServiceAccount bound only to
+// the ClusterRole holdfast-drainer and to the Role holdfast-drainer (here in the test's
+// namespace, which serves as the slot namespace) drains a node with a budget, paced, and
+// is refused what the roles do not grant.
+func TestDrainAsTheDrainerRole(t *testing.T) {
+	f := framework.New(t)
+	d := f.Deployment("web", 3)
+	framework.HostnameAntiAffinity(d)
+	f.Create(d)
+	f.Create(f.PDB("web-pdb", "web", 1))
+	f.WaitReady(d)
+	f.WaitBudget("web-pdb", 1)
+	node := podsOf(t, f, d)[0].Spec.NodeName
+	uncordonAtEnd(f, node)
+
+	kubeconfig, as := drainerKubeconfig(t, f)
+	r := holdfastAs(f.Ctx, kubeconfig, "drain", node, "--slot-namespace", f.Namespace, "--timeout", "2m")
+	r.wait(t, 3*time.Minute)
+	t.Logf("exit %d:\n%s", r.code, r.output())
+	if r.code != cli.ExitOK {
+		t.Errorf("exit code %d, want 0", r.code)
+	}
+	if empty, err := f.NodeDrained(f.Ctx, node); err != nil || !empty {
+		t.Errorf("node %s still runs pods of the test (err %v)", node, err)
+	}
+	assertSlotsFree(t, f)
+
+	// No more than that: the drainer cannot delete a pod, nor write Leases elsewhere.
+	pods := podsOf(t, f, d)
+	if err := as.CoreV1().Pods(f.Namespace).Delete(f.Ctx, pods[0].Name, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the drainer deleting a pod: %v, want Forbidden", err)
+	}
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "not-a-slot"}}
+	if _, err := as.CoordinationV1().Leases(metav1.NamespaceSystem).Create(f.Ctx, l, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the drainer creating a Lease in kube-system: %v, want Forbidden", err)
+	}
+}
+
+// drainerKubeconfig creates a ServiceAccount bound to the drainer roles of config/rbac
+// (the Role in the test's namespace) and returns a kubeconfig with a token for it, and a
+// client with those credentials.
+func drainerKubeconfig(t *testing.T, f *framework.Framework) (string, kubernetes.Interface) {
+	t.Helper()
+	objs, err := config.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clusterRole rbacv1.ClusterRole
+	var role rbacv1.Role
+	for _, u := range objs {
+		var into any
+		switch {
+		case u.GetKind() == "ClusterRole" && u.GetName() == "holdfast-drainer":
+			into = &clusterRole
+		case u.GetKind() == "Role" && u.GetName() == "holdfast-drainer":
+			into = &role
+		default:
+			continue
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if clusterRole.Name == "" || role.Name == "" {
+		t.Fatal("config/rbac has no ClusterRole and Role holdfast-drainer")
+	}
+	// Cluster-scoped objects are named after the test's namespace, so that tests and
+	// packages do not share them, and deleted with it.
+	clusterRole.ObjectMeta = metav1.ObjectMeta{Name: f.Namespace + "-drainer"}
+	role.ObjectMeta = metav1.ObjectMeta{Name: "holdfast-drainer", Namespace: f.Namespace}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "drainer", Namespace: f.Namespace}}
+	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: f.Namespace}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: clusterRole.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole.Name},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+	roleBinding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "holdfast-drainer", Namespace: f.Namespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+	for _, obj := range []client.Object{&clusterRole, binding} {
+		f.Create(obj)
+		t.Cleanup(func() { _ = f.Client.Delete(context.Background(), obj) })
+	}
+	f.Create(&role)
+	f.Create(roleBinding)
+	f.Create(sa)
+
+	token, err := f.Clientset.CoreV1().ServiceAccounts(f.Namespace).CreateToken(f.Ctx, sa.Name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a token for ServiceAccount %s: %v", sa.Name, err)
+	}
+	admin, err := clientcmd.LoadFromFile(f.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := admin.DeepCopy()
+	for _, auth := range cfg.AuthInfos {
+		*auth = clientcmdapi.AuthInfo{Token: token.Status.Token}
+	}
+	path := filepath.Join(t.TempDir(), "drainer.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	// RBAC is read from a cache: wait until the binding is in force.
+	cfgREST, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := kubernetes.NewForConfig(cfgREST)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Eventually(30*time.Second, "the drainer's bindings in force", func(ctx context.Context) (bool, error) {
+		if _, err := as.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+			return false, err
+		}
+		_, err := as.CoordinationV1().Leases(f.Namespace).List(ctx, metav1.ListOptions{})
+		return err == nil, err
+	})
+	return path, as
+}
+
+// Draining every node of a pool at once: the first nodes' pods move to the nodes not
+// yet drained, and the last node's pods then fit nowhere. They are not evicted into
+// Pending, which would spend their budget for nothing; the drain says why and waits for
+// room, and the node is reported not drained.
+func TestLastNodeKeepsPodsThatFitNowhere(t *testing.T) {
+	f := framework.New(t)
+	var pool []string
+	for i, zone := range []string{"zone-a", "zone-b", "zone-c"} {
+		name := fmt.Sprintf("last-%d", i+1)
+		f.AddNode(name, zone, map[string]string{"pool": "last"})
+		pool = append(pool, name)
+	}
+	uncordonAtEnd(f, pool...)
+	d := f.Deployment("web", 3)
+	d.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "last"}
+	f.Create(d)
+	f.Create(f.PDB("web-pdb", "web", 1))
+	f.WaitReady(d)
+	f.WaitBudget("web-pdb", 1)
+
+	r := interruptOnceSaid(t, f, "no room: its replacement fits on no other node",
+		"drain", "--selector", "pool=last", "--slot-namespace", f.Namespace, "--timeout", "4m")
+	out := r.output()
+	if !strings.Contains(out, "kept: its replacement fits on no other node") {
+		t.Errorf("the summary does not say why the pods were kept")
+	}
+	// Every pod of web still runs, Ready and not evicted, on the one node left.
+	pods := podsOf(t, f, d)
+	nodes := map[string]bool{}
+	for _, p := range pods {
+		nodes[p.Spec.NodeName] = true
+		if p.DeletionTimestamp != nil || !framework.PodReady(&p) {
+			t.Errorf("pod %s on %s is evicted or not Ready", p.Name, p.Spec.NodeName)
+		}
+	}
+	if len(pods) != 3 || len(nodes) != 1 {
+		t.Errorf("%d pods of web on nodes %v; want 3, all on the last node", len(pods), nodes)
+	}
+	for n := range nodes {
+		if !strings.Contains(out, n+"  NOT drained") {
+			t.Errorf("the summary does not report %s not drained", n)
 		}
 	}
 }

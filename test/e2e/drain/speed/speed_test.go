@@ -129,10 +129,10 @@ func holdfastDrain(t *testing.T, f *framework.Framework, waves [][]string, start
 		Client: f.Clientset,
 		Clock:  clock.RealClock{},
 		Options: drain.Options{
-			Pace:                  true,
-			MaxConcurrent:         concurrency,
-			CoordinationNamespace: f.Namespace,
-			Identity:              "speed-test",
+			Pace:          true,
+			MaxConcurrent: concurrency,
+			SlotNamespace: f.Namespace,
+			Identity:      "speed-test",
 		},
 		Report: func(e drain.Event) {
 			if os.Getenv("HOLDFAST_SPEED_EVENTS") != "" {

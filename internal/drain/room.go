@@ -1,0 +1,108 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
+)
+
+// RoomInterval is how often a node whose pods' replacements fit nowhere looks again: an
+// uncordon, a new node or a pod gone elsewhere can make room.
+const RoomInterval = 10 * time.Second
+
+// Unplaceable returns the pods of node (namespace/name) whose replacement would fit on no
+// other node of snap as it is now, each with the planner's explanation. It is the
+// planner's scheduling simulation of draining node alone, the other cordoned nodes
+// counted out; snap is not changed.
+func Unplaceable(snap *snapshot.Snapshot, now time.Time, node string, f Filter) (map[string]string, error) {
+	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: []string{node}}, plan.Options{
+		Force: f.Force, DeleteEmptyDirData: f.DeleteEmptyDirData,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, b := range p.Blocked {
+		if b.Node != node {
+			continue
+		}
+		for _, r := range b.Reasons {
+			if r.Type == plan.NoRoom && r.Kind == snapshot.KindPod {
+				out[r.Namespace+"/"+r.Name] = r.Message
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkRoom reads the cluster and marks the node's pods whose replacement fits nowhere;
+// a pod that has room again loses the mark. It is a whole-cluster read, so it runs once
+// when the node starts and then every RoomInterval while a pod waits for room.
+func (w *nodeWork) checkRoom(ctx context.Context) error {
+	now := w.d.Clock.Now()
+	if !w.roomAt.IsZero() && now.Before(w.roomAt.Add(RoomInterval)) {
+		return nil
+	}
+	w.roomAt = now
+	snap, err := live.Load(ctx, w.d.Client, nil, metav1.NamespaceAll)
+	if err != nil {
+		return fmt.Errorf("reading the cluster to place node %s's pods: %w", w.node, err)
+	}
+	room, err := Unplaceable(snap, now, w.node, w.d.Filter)
+	if err != nil {
+		return fmt.Errorf("placing node %s's pods: %w", w.node, err)
+	}
+	for name, p := range w.pods {
+		why, stuck := room[name]
+		switch {
+		case !stuck:
+			p.state.NoRoom = ""
+		case w.d.EvictUnplaceable:
+			w.say(p, NoRoom, why+"; evicting it anyway (--evict-unplaceable)")
+		case p.state.Stopped == "" && p.state.NoRoom == "":
+			// A budget that never allows the eviction, or two budgets, is the reason to
+			// give: room would not help.
+			if msg := w.hopeless(ctx, p); msg != "" {
+				p.state.Stopped = msg
+				continue
+			}
+			p.state.NoRoom = why
+		default:
+			p.state.NoRoom = why
+		}
+	}
+	return nil
+}
+
+// hopeless says why no room would ever let the pod be evicted, if so: two budgets over
+// it, or one that never allows an eviction.
+func (w *nodeWork) hopeless(ctx context.Context, p *podWork) string {
+	pdbs, err := w.budgets(ctx, p.pod)
+	switch {
+	case err != nil || len(pdbs) == 0:
+		return ""
+	case len(pdbs) > 1:
+		return Overlapping(pdbs)
+	}
+	msg, never := NeverAllows(pdbs[0])
+	if !never {
+		return ""
+	}
+	return msg
+}
+
+// waitingForRoom reports whether a pod is kept for want of room.
+func (w *nodeWork) waitingForRoom() bool {
+	for _, p := range w.pods {
+		if p.state.NoRoom != "" && !p.state.Gone && !p.state.Terminating && p.state.Stopped == "" {
+			return true
+		}
+	}
+	return false
+}
