@@ -347,12 +347,13 @@ func Decide(o Observed) Decision {
 		d.Status = status(p, nil, fmt.Errorf("spec.selector: %w", err), o.Now)
 		return d
 	}
+	// A window that cannot be read never opens (windowsAt): the policy fails closed.
 	win, winErr := windowsAt(p.Spec.MaintenanceWindows, o.Now)
-	closed := winErr == nil && !win.open
-	if winErr == nil && len(p.Spec.MaintenanceWindows) > 0 {
+	closed := !win.open
+	if len(p.Spec.MaintenanceWindows) > 0 {
 		if win.open {
 			requeue(&d, win.closesAt.Sub(o.Now))
-		} else {
+		} else if !win.nextOpening.IsZero() {
 			requeue(&d, win.nextOpening.Sub(o.Now))
 		}
 	}
@@ -649,6 +650,9 @@ func held(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, st holdfastv1alpha1
 	}
 	st.State, st.Budget = holdfastv1alpha1.WorkloadBudgeted, BudgetName(w.Kind, w.Name)
 	st.Message = "outside every maintenance window: no voluntary disruption until " + until.UTC().Format(time.RFC3339)
+	if until.IsZero() {
+		st.Message = "no maintenance window can open (see the WindowOpen condition): no voluntary disruption until the windows are fixed"
+	}
 	return outcome{status: st, budget: budgetFor(p, w, spec, nil)}
 }
 
