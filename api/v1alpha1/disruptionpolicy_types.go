@@ -234,6 +234,13 @@ type DisruptionPolicySpec struct {
 	// holdfast.dev/rebalance: "false" opts it out.
 	// +optional
 	Rebalance *RebalanceSpec `json:"rebalance,omitempty"`
+
+	// DecodeErrors is set when the policy is read, never stored: each field of the
+	// stored spec whose value cannot be decoded (stored before the schema refused it),
+	// with that value. Such fields are left empty; the operator changes nothing the
+	// policy manages until they are fixed, and reports them (condition BudgetsReady,
+	// reason InvalidSpec, and a Warning Event).
+	DecodeErrors []string `json:"-"`
 }
 
 // RebalanceSpec are the rebalancing settings a DisruptionPolicy gives the workloads it

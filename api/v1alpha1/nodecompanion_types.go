@@ -71,6 +71,13 @@ type NodeCompanionSpec struct {
 	// node holds the last copy of some data.
 	// +optional
 	Guard *Guard `json:"guard,omitempty"`
+
+	// DecodeErrors is set when the NodeCompanion is read, never stored: each field of
+	// the stored spec whose value cannot be decoded (stored before the schema refused
+	// it), with that value. Such fields are left empty; the operator changes nothing the
+	// NodeCompanion manages until they are fixed, and reports them (condition Ready,
+	// reason InvalidSpec, and a Warning Event).
+	DecodeErrors []string `json:"-"`
 }
 
 // DaemonSetReference names a DaemonSet.

@@ -43,6 +43,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
 )
 
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
@@ -78,6 +79,7 @@ type reconciler struct {
 	clock    clock.PassiveClock
 	recorder events.EventRecorder
 	metrics  *metrics
+	invalid  *invalidspec.Reporter
 	patches  cachelag.Patches
 }
 
@@ -93,6 +95,9 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		clock:    clk,
 		recorder: mgr.GetEventRecorder("holdfast-" + Name),
 		metrics:  m,
+	}
+	if r.invalid, err = invalidspec.New(ctrlmetrics.Registry, "DisruptionPolicy", r.recorder); err != nil {
+		return err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, func(o client.Object) []string {
 		spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
@@ -131,6 +136,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err := r.client.Get(ctx, req.NamespacedName, p); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName)
+			r.invalid.Forget(req.NamespacedName)
 			r.patches.Forget(req.NamespacedName)
 			return ctrl.Result{}, r.cleanUpAfter(ctx, req.NamespacedName)
 		}
@@ -143,6 +149,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if r.patches.Behind(req.NamespacedName, p.ResourceVersion) {
 		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
 	}
+	if len(p.Spec.DecodeErrors) > 0 {
+		return ctrl.Result{}, r.invalidSpec(ctx, p)
+	}
+	r.invalid.Forget(req.NamespacedName)
 
 	obs, err := r.gather(ctx, p)
 	if err != nil {

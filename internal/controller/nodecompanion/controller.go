@@ -38,6 +38,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
 )
 
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
@@ -67,6 +68,7 @@ type reconciler struct {
 	// that came before the eviction may not be in the cache yet.
 	evictions *evictionLog
 	metrics   *metrics
+	invalid   *invalidspec.Reporter
 	patches   cachelag.Patches
 }
 
@@ -82,6 +84,9 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		recorder:  mgr.GetEventRecorder("holdfast-" + Name),
 		evictions: newEvictionLog(),
 		metrics:   m,
+	}
+	if r.invalid, err = invalidspec.New(ctrlmetrics.Registry, "NodeCompanion", r.recorder); err != nil {
+		return err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.NodeCompanion{}, targetIndex, func(o client.Object) []string {
 		nc := o.(*holdfastv1alpha1.NodeCompanion)
@@ -112,6 +117,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.evictions.replace(req.NamespacedName, nil, nil)
 			r.metrics.forget(req.NamespacedName)
+			r.invalid.Forget(req.NamespacedName)
 			r.patches.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
@@ -124,6 +130,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if r.patches.Behind(req.NamespacedName, nc.ResourceVersion) {
 		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
 	}
+	if len(nc.Spec.DecodeErrors) > 0 {
+		return ctrl.Result{}, r.invalidSpec(ctx, nc)
+	}
+	r.invalid.Forget(req.NamespacedName)
 
 	obs, err := r.gather(ctx, nc)
 	if err != nil {
