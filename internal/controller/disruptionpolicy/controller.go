@@ -80,6 +80,7 @@ type reconciler struct {
 	recorder events.EventRecorder
 	metrics  *metrics
 	invalid  *invalidspec.Reporter
+	windows  *invalidWindowsGauge
 	patches  cachelag.Patches
 }
 
@@ -97,6 +98,9 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		metrics:  m,
 	}
 	if r.invalid, err = invalidspec.New(ctrlmetrics.Registry, "DisruptionPolicy", r.recorder); err != nil {
+		return err
+	}
+	if r.windows, err = newInvalidWindowsGauge(ctrlmetrics.Registry); err != nil {
 		return err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, func(o client.Object) []string {
@@ -137,6 +141,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName)
 			r.invalid.Forget(req.NamespacedName)
+			r.windows.forget(req.NamespacedName)
 			r.patches.Forget(req.NamespacedName)
 			return ctrl.Result{}, r.cleanUpAfter(ctx, req.NamespacedName)
 		}
@@ -195,9 +200,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 		r.patches.Patched(req.NamespacedName, p.ResourceVersion)
 		logger.V(1).Info("Status updated", "selected", d.Status.Selected, "budgeted", d.Status.Budgeted, "conflicting", d.Status.Conflicting, "unprotected", d.Status.Unprotected)
-		evs = statusEvents(p.Namespace, p.Status, d.Status)
+		evs = append(invalidWindowEvents(p.Status, d.Status), statusEvents(p.Namespace, p.Status, d.Status)...)
 	}
 	r.metrics.set(req.NamespacedName, d.Status)
+	r.windows.set(req.NamespacedName, p.Spec.MaintenanceWindows, obs.Now)
 	announce.Record(r.recorder, p, evs...)
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }

@@ -44,16 +44,9 @@ func windowsAt(windows []holdfastv1alpha1.MaintenanceWindow, now time.Time) (win
 	var st windowState
 	var errs []error
 	for i, w := range windows {
-		sched, err := parseSchedule(w)
+		sched, next, err := readWindow(w, now)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("spec.maintenanceWindows[%d]: %w", i, err))
-			continue
-		}
-		next := sched.Next(now)
-		if next.IsZero() {
-			// robfig/cron gives up after five years: a schedule such as "0 0 30 2 *" never
-			// fires.
-			errs = append(errs, fmt.Errorf("spec.maintenanceWindows[%d]: schedule %q never fires", i, w.Schedule))
 			continue
 		}
 		if st.nextOpening.IsZero() || next.Before(st.nextOpening) {
@@ -70,6 +63,33 @@ func windowsAt(windows []holdfastv1alpha1.MaintenanceWindow, now time.Time) (win
 		}
 	}
 	return st, errors.Join(errs...)
+}
+
+// readWindow parses a window and finds its next opening after now; an error says why
+// the window can never open.
+func readWindow(w holdfastv1alpha1.MaintenanceWindow, now time.Time) (cron.Schedule, time.Time, error) {
+	sched, err := parseSchedule(w)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	next := sched.Next(now)
+	if next.IsZero() {
+		// robfig/cron gives up after five years: a schedule such as "0 0 30 2 *" never
+		// fires.
+		return nil, time.Time{}, fmt.Errorf("schedule %q never fires", w.Schedule)
+	}
+	return sched, next, nil
+}
+
+// invalidWindows counts the windows that cannot be read, which never open.
+func invalidWindows(windows []holdfastv1alpha1.MaintenanceWindow, now time.Time) int {
+	n := 0
+	for _, w := range windows {
+		if _, _, err := readWindow(w, now); err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // latestOpening is the last time sched names in (after, now], given that there is one.
@@ -111,13 +131,16 @@ func parseSchedule(w holdfastv1alpha1.MaintenanceWindow) (cron.Schedule, error) 
 	return sched, nil
 }
 
+// invalidWindowNote follows the errors of invalid windows in the WindowOpen condition.
+const invalidWindowNote = "; a window that cannot be read never opens"
+
 // windowCondition and windowStatus render the state into status.
 func windowCondition(windows []holdfastv1alpha1.MaintenanceWindow, st windowState, err error) metav1.Condition {
 	c := metav1.Condition{Type: holdfastv1alpha1.ConditionWindowOpen, Status: metav1.ConditionTrue}
 	switch {
 	case err != nil:
 		c.Reason = holdfastv1alpha1.ReasonInvalidWindow
-		c.Message = err.Error() + "; a window that cannot be read never opens"
+		c.Message = err.Error() + invalidWindowNote
 		switch {
 		case st.open:
 			c.Message += ": another is open until " + st.closesAt.UTC().Format(time.RFC3339)
