@@ -56,6 +56,8 @@ func TestInstallDryRun(t *testing.T) {
 		"ServiceAccount/holdfast-operator",
 		"ClusterRole/holdfast-operator",
 		"ClusterRoleBinding/holdfast-operator",
+		"Role/holdfast-operator", // the leader Lease, in holdfast-system only
+		"RoleBinding/holdfast-operator",
 		"Service/holdfast-operator-metrics",
 		"Deployment/holdfast-operator",
 		"PodDisruptionBudget/holdfast-operator",
