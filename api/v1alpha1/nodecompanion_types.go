@@ -150,6 +150,15 @@ type NodeCompanionStatus struct {
 	// +listType=map
 	// +listMapKey=node
 	Drained []DrainedNode `json:"drained,omitempty"`
+	// Evicted lists the nodes whose companion was evicted but that are not seen
+	// cordoned (yet: a cordon and the eviction after it reach the operator on separate
+	// watches), with when. Kept in status rather than in the operator's memory, so that a
+	// restarted operator or a new leader still counts those nodes against the budget once
+	// their cordon shows.
+	// +optional
+	// +listType=map
+	// +listMapKey=node
+	Evicted []DrainedNode `json:"evicted,omitempty"`
 	// Guarded lists the nodes whose companion holds the guard, sorted.
 	// +optional
 	// +listType=set

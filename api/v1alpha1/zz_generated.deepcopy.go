@@ -461,6 +461,13 @@ func (in *NodeCompanionStatus) DeepCopyInto(out *NodeCompanionStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.Evicted != nil {
+		in, out := &in.Evicted, &out.Evicted
+		*out = make([]DrainedNode, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.Guarded != nil {
 		in, out := &in.Guarded, &out.Guarded
 		*out = make([]string, len(*in))

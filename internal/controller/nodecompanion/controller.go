@@ -60,12 +60,16 @@ const targetIndex = "spec.daemonSet.key"
 // reconciler reconciles NodeCompanions. SetupWithManager builds it with what it needs
 // injected: the manager's cached client, the clock and an Event recorder.
 type reconciler struct {
-	client   client.Client
+	client client.Client
+	// live reads nodes from the apiserver before a companion pod is force-deleted: the
+	// cache may not have seen a new node yet.
+	live     client.Reader
 	clock    clock.PassiveClock
 	recorder events.EventRecorder
-	// evictions remembers the companion evictions seen on the pod watch until their drain
-	// is over: by the time a reconcile runs the evicted pod may be gone, and the cordon
-	// that came before the eviction may not be in the cache yet.
+	// evictions remembers the companion evictions seen on the pod watch between the watch
+	// event and the reconcile that records them in status (drained or evicted), by when
+	// the evicted pod may be gone. Status is what outlives the process: a restarted
+	// operator or a new leader reads the open evictions from there.
 	evictions *evictionLog
 	metrics   *metrics
 	invalid   *invalidspec.Reporter
@@ -80,6 +84,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	}
 	r := &reconciler{
 		client:    mgr.GetClient(),
+		live:      mgr.GetAPIReader(),
 		clock:     clk,
 		recorder:  mgr.GetEventRecorder("holdfast-" + Name),
 		evictions: newEvictionLog(),
@@ -141,8 +146,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	d := Decide(obs)
 
+	stale, err := nodesGone(ctx, r.live, d.StalePods)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	var evs []announce.Event
-	for _, pod := range d.StalePods {
+	for _, pod := range stale {
 		// The node is gone, so no kubelet will confirm a graceful deletion; the pod
 		// garbage collector would do the same, but only after its quarantine, and until
 		// then the ReplicaSet counts the pod and may scale down a live one instead.
