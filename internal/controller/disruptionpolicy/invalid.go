@@ -2,12 +2,7 @@ package disruptionpolicy
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -22,16 +17,10 @@ import (
 func (r *reconciler) invalidSpec(ctx context.Context, p *holdfastv1alpha1.DisruptionPolicy) error {
 	msg := invalidspec.Message("spec", p.Spec.DecodeErrors)
 	st := p.Status.DeepCopy()
-	c := invalidspec.Condition(holdfastv1alpha1.ConditionBudgetsReady, msg, p.Generation, r.clock.Now())
-	changed := meta.SetStatusCondition(&st.Conditions, c) || st.ObservedGeneration != p.Generation
-	st.ObservedGeneration = p.Generation
+	changed := invalidspec.MarkStatus(&st.Conditions, &st.ObservedGeneration, holdfastv1alpha1.ConditionBudgetsReady, msg, p.Generation, r.clock.Now())
 	if changed {
-		patch, err := json.Marshal(map[string]any{"status": st})
-		if err != nil {
-			return fmt.Errorf("encoding status of DisruptionPolicy %s: %w", klog.KObj(p), err)
-		}
-		if err := r.client.Status().Patch(ctx, p.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
-			return fmt.Errorf("patching status of DisruptionPolicy %s: %w", klog.KObj(p), err)
+		if err := invalidspec.PatchStatus(ctx, r.client, p.DeepCopy(), st); err != nil {
+			return err
 		}
 		r.patches.Patched(client.ObjectKeyFromObject(p), p.ResourceVersion)
 	}

@@ -19,14 +19,17 @@ func window(schedule string, d time.Duration, tz string) holdfastv1alpha1.Mainte
 	return holdfastv1alpha1.MaintenanceWindow{Schedule: schedule, Duration: metav1.Duration{Duration: d}, TimeZone: tz}
 }
 
-func TestWindowsAt(t *testing.T) {
-	at := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
+// rfc3339 parses a time of a test case.
+func rfc3339(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return v
+}
+
+func TestWindowsAt(t *testing.T) {
 	// now is Sunday 2026-11-22 12:00 UTC.
 	tests := map[string]struct {
 		windows []holdfastv1alpha1.MaintenanceWindow
@@ -36,27 +39,27 @@ func TestWindowsAt(t *testing.T) {
 		"no windows: always open": {want: windowState{open: true}},
 		"nightly window, closed at noon": {
 			windows: []holdfastv1alpha1.MaintenanceWindow{window("0 2 * * *", 2*time.Hour, "")},
-			want:    windowState{nextOpening: at("2026-11-23T02:00:00Z")},
+			want:    windowState{nextOpening: rfc3339(t, "2026-11-23T02:00:00Z")},
 		},
 		"window opened an hour ago": {
 			windows: []holdfastv1alpha1.MaintenanceWindow{window("0 11 * * *", 2*time.Hour, "UTC")},
-			want:    windowState{open: true, closesAt: at("2026-11-22T13:00:00Z"), nextOpening: at("2026-11-23T11:00:00Z")},
+			want:    windowState{open: true, closesAt: rfc3339(t, "2026-11-22T13:00:00Z"), nextOpening: rfc3339(t, "2026-11-23T11:00:00Z")},
 		},
 		"window opening exactly now is open": {
 			windows: []holdfastv1alpha1.MaintenanceWindow{window("0 12 * * *", time.Minute, "")},
-			want:    windowState{open: true, closesAt: at("2026-11-22T12:01:00Z"), nextOpening: at("2026-11-23T12:00:00Z")},
+			want:    windowState{open: true, closesAt: rfc3339(t, "2026-11-22T12:01:00Z"), nextOpening: rfc3339(t, "2026-11-23T12:00:00Z")},
 		},
 		"time zone: noon in Paris is 11:00 UTC, closed again by 12:00 UTC": {
 			windows: []holdfastv1alpha1.MaintenanceWindow{window("0 12 * * *", 30*time.Minute, "Europe/Paris")},
-			want:    windowState{nextOpening: at("2026-11-23T11:00:00Z")},
+			want:    windowState{nextOpening: rfc3339(t, "2026-11-23T11:00:00Z")},
 		},
 		"overlapping openings merge": {
 			windows: []holdfastv1alpha1.MaintenanceWindow{window("*/10 * * * *", 15*time.Minute, "")},
-			want:    windowState{open: true, closesAt: at("2026-11-22T12:15:00Z"), nextOpening: at("2026-11-22T12:10:00Z")},
+			want:    windowState{open: true, closesAt: rfc3339(t, "2026-11-22T12:15:00Z"), nextOpening: rfc3339(t, "2026-11-22T12:10:00Z")},
 		},
 		"the earliest next opening of several": {
 			windows: []holdfastv1alpha1.MaintenanceWindow{window("0 2 * * *", time.Hour, ""), window("30 20 * * 0", time.Hour, "")},
-			want:    windowState{nextOpening: at("2026-11-22T20:30:00Z")},
+			want:    windowState{nextOpening: rfc3339(t, "2026-11-22T20:30:00Z")},
 		},
 		"bad schedule":  {windows: []holdfastv1alpha1.MaintenanceWindow{window("every night", time.Hour, "")}, wantErr: true},
 		"bad time zone": {windows: []holdfastv1alpha1.MaintenanceWindow{window("0 2 * * *", time.Hour, "Mars/Olympus")}, wantErr: true},
@@ -164,10 +167,7 @@ func TestWindowsAtAgreesWithWalk(t *testing.T) {
 		{"0 0 1 * *", []time.Duration{744 * time.Hour}},
 	}
 	for _, c := range changes {
-		at, err := time.Parse(time.RFC3339, c.at)
-		if err != nil {
-			t.Fatal(err)
-		}
+		at := rfc3339(t, c.at)
 		for _, s := range schedules {
 			for _, d := range s.durations {
 				windows := []holdfastv1alpha1.MaintenanceWindow{window(s.schedule, d, c.tz)}
@@ -188,13 +188,6 @@ func TestWindowsAtAgreesWithWalk(t *testing.T) {
 // A window that cannot be read never opens, whatever the others do: the policy fails
 // closed, and the error names each one.
 func TestWindowsAtInvalidFailsClosed(t *testing.T) {
-	at := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
 	tests := map[string]struct {
 		windows []holdfastv1alpha1.MaintenanceWindow
 		want    windowState
@@ -210,12 +203,12 @@ func TestWindowsAtInvalidFailsClosed(t *testing.T) {
 		},
 		"a reversed range, beside a valid window that is open": {
 			windows: []holdfastv1alpha1.MaintenanceWindow{window("0 5-1 * * *", time.Hour, ""), window("0 11 * * *", 2*time.Hour, "")},
-			want:    windowState{open: true, closesAt: at("2026-11-22T13:00:00Z"), nextOpening: at("2026-11-23T11:00:00Z")},
+			want:    windowState{open: true, closesAt: rfc3339(t, "2026-11-22T13:00:00Z"), nextOpening: rfc3339(t, "2026-11-23T11:00:00Z")},
 			errs:    []string{`spec.maintenanceWindows[0]: schedule "0 5-1 * * *"`},
 		},
 		"an unknown zone beside a valid window that is closed": {
 			windows: []holdfastv1alpha1.MaintenanceWindow{window("0 2 * * *", time.Hour, "UTC"), window("* * * * *", time.Hour, "Europe/Atlantis")},
-			want:    windowState{nextOpening: at("2026-11-23T02:00:00Z")},
+			want:    windowState{nextOpening: rfc3339(t, "2026-11-23T02:00:00Z")},
 			errs:    []string{`spec.maintenanceWindows[1]: time zone "Europe/Atlantis"`},
 		},
 	}

@@ -9,11 +9,13 @@ package invalidspec
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -51,12 +53,31 @@ func Message(field string, errs []string) string {
 	return fmt.Sprintf("%s holds values the operator cannot decode, stored before the schema refused them (%s): nothing it manages changes until they are fixed", field, strings.Join(errs, "; "))
 }
 
-// Condition is condType False with reason InvalidSpec and msg.
-func Condition(condType, msg string, generation int64, now time.Time) metav1.Condition {
-	return metav1.Condition{
+// MarkStatus sets condType False with reason InvalidSpec and msg among conditions, and
+// observedGeneration to generation; it reports whether either changed, that is whether
+// the status must be written (and the Event recorded).
+func MarkStatus(conditions *[]metav1.Condition, observedGeneration *int64, condType, msg string, generation int64, now time.Time) bool {
+	changed := meta.SetStatusCondition(conditions, metav1.Condition{
 		Type: condType, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonInvalidSpec,
 		Message: msg, ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(now),
+	})
+	if *observedGeneration != generation {
+		*observedGeneration, changed = generation, true
 	}
+	return changed
+}
+
+// PatchStatus writes status whole onto obj's status subresource, with a merge patch:
+// the other fields of status stay as the last full pass left them.
+func PatchStatus(ctx context.Context, c client.Client, obj client.Object, status any) error {
+	patch, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return fmt.Errorf("encoding status of %s: %w", klog.KObj(obj), err)
+	}
+	if err := c.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("patching status of %s: %w", klog.KObj(obj), err)
+	}
+	return nil
 }
 
 // Report logs obj as invalid and sets its gauge; changed, when the condition has just

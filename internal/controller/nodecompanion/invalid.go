@@ -2,10 +2,7 @@ package nodecompanion
 
 import (
 	"context"
-	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -18,13 +15,11 @@ import (
 // template.
 func (r *reconciler) invalidSpec(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion) error {
 	msg := invalidspec.Message("spec", nc.Spec.DecodeErrors)
-	patched := nc.DeepCopy()
-	c := invalidspec.Condition(holdfastv1alpha1.ConditionReady, msg, nc.Generation, r.clock.Now())
-	changed := meta.SetStatusCondition(&patched.Status.Conditions, c) || patched.Status.ObservedGeneration != nc.Generation
-	patched.Status.ObservedGeneration = nc.Generation
+	st := nc.Status.DeepCopy()
+	changed := invalidspec.MarkStatus(&st.Conditions, &st.ObservedGeneration, holdfastv1alpha1.ConditionReady, msg, nc.Generation, r.clock.Now())
 	if changed {
-		if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(nc)); err != nil {
-			return fmt.Errorf("patching status of NodeCompanion %s: %w", klog.KObj(nc), err)
+		if err := invalidspec.PatchStatus(ctx, r.client, nc.DeepCopy(), st); err != nil {
+			return err
 		}
 		r.patches.Patched(client.ObjectKeyFromObject(nc), nc.ResourceVersion)
 	}

@@ -5,16 +5,12 @@ package validation
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,10 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
-	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
 // settle bounds waits for the control plane and the operator to converge.
@@ -36,22 +30,10 @@ const settle = 60 * time.Second
 // the test ends.
 func (e *env) relaxCRDs() {
 	e.T.Helper()
-	files, err := filepath.Glob(filepath.Join(framework.RepoRoot(), "config", "crd", "bases", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		e.T.Fatalf("no CRDs in config/crd/bases: %v", err)
-	}
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			e.T.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(b, &u.Object); err != nil {
-			e.T.Fatal(err)
-		}
+	for _, u := range e.CRDs() {
 		relax(u.Object)
 		if err := e.c.Apply(e.Ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("holdfast-e2e"), client.ForceOwnership); err != nil {
-			e.T.Fatalf("applying %s relaxed: %v", file, err)
+			e.T.Fatalf("applying CRD %s relaxed: %v", u.GetName(), err)
 		}
 	}
 	e.T.Cleanup(func() {
@@ -178,7 +160,7 @@ func (e *env) waitInvalidSpec(obj client.Object, name, condType, field string) {
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != holdfastv1alpha1.ReasonInvalidSpec || !strings.Contains(c.Message, field) {
 			return false, fmt.Errorf("condition %s: %+v", condType, c)
 		}
-		evs, err := e.events(ctx, obj, holdfastv1alpha1.ReasonInvalidSpec)
+		evs, err := e.Events(ctx, obj, holdfastv1alpha1.ReasonInvalidSpec)
 		if err != nil {
 			return false, err
 		}
@@ -187,17 +169,6 @@ func (e *env) waitInvalidSpec(obj client.Object, name, condType, field string) {
 		}
 		return true, nil
 	})
-}
-
-// events lists the Events of the given reason on obj.
-func (e *env) events(ctx context.Context, obj client.Object, reason string) ([]eventsv1.Event, error) {
-	list, err := e.Clientset.EventsV1().Events(obj.GetNamespace()).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(list.Items, func(ev eventsv1.Event) bool {
-		return ev.Regarding.UID != obj.GetUID() || ev.Reason != reason
-	}), nil
 }
 
 // A time zone has only its shape checked by the schema: one the operator does not know
@@ -232,7 +203,7 @@ func TestUnknownTimeZoneFailsClosed(t *testing.T) {
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != holdfastv1alpha1.ReasonInvalidWindow || !strings.Contains(c.Message, "Mars/Olympus") {
 			return false, fmt.Errorf("WindowOpen: %+v", c)
 		}
-		evs, err := e.events(ctx, cur, "InvalidWindow")
+		evs, err := e.Events(ctx, cur, "InvalidWindow")
 		if err != nil {
 			return false, err
 		}
