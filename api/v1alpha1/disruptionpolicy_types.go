@@ -223,6 +223,8 @@ type DisruptionPolicySpec struct {
 	// EscapeAfter is, under Protect, how long a drain of the single replica's node may
 	// be blocked before holdfast lets it through. Unset, Protect blocks until the drain
 	// gives up.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="escapeAfter must be a non-negative duration such as 10m or 1h30m"
 	// +optional
 	EscapeAfter *metav1.Duration `json:"escapeAfter,omitempty"`
@@ -270,6 +272,8 @@ type RebalanceSpec struct {
 	// replacement to start and for anyone watching to see what happened; the annotation
 	// holdfast.dev/rebalance-cooldown overrides it.
 	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="cooldown must be a non-negative duration such as 30s or 5m"
 	// +optional
 	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
@@ -292,6 +296,8 @@ type MaintenanceWindow struct {
 	// Duration is how long the window stays open: at least a minute and at most 744h
 	// (31 days, so that a monthly window can span a whole month; a longer one would
 	// merely be always open).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('1m') && duration(self) <= duration('744h')",message="duration must be a duration such as 4h or 90m, from 1m to 744h"
 	Duration metav1.Duration `json:"duration"`
 	// TimeZone is the IANA time zone the schedule is read in, such as Europe/Paris;

@@ -85,15 +85,15 @@ func TestStoredBeforeTheSchemaTightened(t *testing.T) {
 
 	// A good policy and a good companion beside the bad ones.
 	web := e.Deployment("web", 2)
-	e.Create(web)
-	e.Create(&holdfastv1alpha1.DisruptionPolicy{
+	e.create(web)
+	e.create(&holdfastv1alpha1.DisruptionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "good", Namespace: e.Namespace},
 		Spec: holdfastv1alpha1.DisruptionPolicySpec{
 			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 		},
 	})
 	labels := map[string]string{"app": "agent"}
-	e.Create(&appsv1.DaemonSet{
+	e.create(&appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: e.Namespace},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -110,7 +110,7 @@ func TestStoredBeforeTheSchemaTightened(t *testing.T) {
 			Template:  corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "guard", Image: "registry.example/guard:1"}}}},
 		},
 	}
-	e.Create(good)
+	e.create(good)
 
 	e.StartOperator()
 
@@ -177,7 +177,7 @@ func (e *env) waitInvalidSpec(obj client.Object, name, condType, field string) {
 func TestUnknownTimeZoneFailsClosed(t *testing.T) {
 	e := setup(t)
 	web := e.Deployment("web", 2)
-	e.Create(web)
+	e.create(web)
 	p := &holdfastv1alpha1.DisruptionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "mars", Namespace: e.Namespace},
 		Spec: holdfastv1alpha1.DisruptionPolicySpec{
@@ -185,7 +185,7 @@ func TestUnknownTimeZoneFailsClosed(t *testing.T) {
 			MaintenanceWindows: []holdfastv1alpha1.MaintenanceWindow{{Schedule: "* * * * *", Duration: metav1.Duration{Duration: time.Hour}, TimeZone: "Mars/Olympus"}},
 		},
 	}
-	e.Create(p)
+	e.create(p)
 	e.StartOperator()
 	e.Eventually(settle, "a closed budget and the InvalidWindow condition and Event", func(ctx context.Context) (bool, error) {
 		b := &policyv1.PodDisruptionBudget{}

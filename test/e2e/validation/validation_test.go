@@ -140,3 +140,11 @@ func TestRejected(t *testing.T) {
 		})
 	}
 }
+
+// create creates obj with the client that knows holdfast's types.
+func (e *env) create(obj client.Object) {
+	e.T.Helper()
+	if err := e.c.Create(e.Ctx, obj); err != nil {
+		e.T.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+	}
+}
