@@ -176,7 +176,7 @@ type DisruptionPolicySpec struct {
 	// change even while the operator is down; for DaemonSets it becomes the integer minAvailable the
 	// disruption controller accepts, recomputed as the DaemonSet's node count changes.
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')",message="maxUnavailable must be an integer of at least 1 or a percentage from 1% to 100%: 0 would block every drain"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 && self <= 2147483647 : self.matches('^[1-9][0-9]?%$|^100%$')",message="maxUnavailable must be an integer from 1 to 2147483647 or a percentage from 1% to 100%: 0 would block every drain"
 	// +optional
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 
@@ -184,7 +184,7 @@ type DisruptionPolicySpec struct {
 	// or a percentage (rounded up). A value that leaves no disruption at a workload's
 	// size is reported and no budget is created for it.
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]?[0-9]%$|^100%$')",message="minAvailable must be a non-negative integer or a percentage from 0% to 100%"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 2147483647 : self.matches('^[0-9]?[0-9]%$|^100%$')",message="minAvailable must be an integer from 0 to 2147483647 or a percentage from 0% to 100%"
 	// +optional
 	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
 
@@ -223,6 +223,9 @@ type DisruptionPolicySpec struct {
 	// EscapeAfter is, under Protect, how long a drain of the single replica's node may
 	// be blocked before holdfast lets it through. Unset, Protect blocks until the drain
 	// gives up.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="escapeAfter must be a non-negative duration such as 10m or 1h30m"
 	// +optional
 	EscapeAfter *metav1.Duration `json:"escapeAfter,omitempty"`
 
@@ -233,6 +236,13 @@ type DisruptionPolicySpec struct {
 	// holdfast.dev/rebalance: "false" opts it out.
 	// +optional
 	Rebalance *RebalanceSpec `json:"rebalance,omitempty"`
+
+	// DecodeErrors is set when the policy is read, never stored: each field of the
+	// stored spec whose value cannot be decoded (stored before the schema refused it),
+	// with that value. Such fields are left empty; the operator changes nothing the
+	// policy manages until they are fixed, and reports them (condition BudgetsReady,
+	// reason InvalidSpec, and a Warning Event).
+	DecodeErrors []string `json:"-"`
 }
 
 // RebalanceSpec are the rebalancing settings a DisruptionPolicy gives the workloads it
@@ -254,6 +264,7 @@ type RebalanceSpec struct {
 	// moved; the annotation holdfast.dev/rebalance-max-skew overrides it.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	MaxSkew int32 `json:"maxSkew,omitempty"`
 
@@ -261,7 +272,9 @@ type RebalanceSpec struct {
 	// replacement to start and for anyone watching to see what happened; the annotation
 	// holdfast.dev/rebalance-cooldown overrides it.
 	// +kubebuilder:default="5m"
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="cooldown must not be negative"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="cooldown must be a non-negative duration such as 30s or 5m"
 	// +optional
 	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
 }
@@ -269,14 +282,31 @@ type RebalanceSpec struct {
 // MaintenanceWindow opens at every time its cron schedule names and stays open for
 // duration.
 type MaintenanceWindow struct {
-	// Schedule is a standard five-field cron expression (minute hour day-of-month month
-	// day-of-week), or a descriptor such as @daily.
+	// Schedule is a standard five-field cron expression (minute 0-59, hour 0-23,
+	// day-of-month 1-31, month 1-12 or JAN-DEC, day-of-week 0-6 or SUN-SAT; each field *,
+	// a value, a range, a list, with an optional /step), or one of the descriptors
+	// @hourly, @daily, @midnight, @weekly, @monthly, @yearly and @annually. @every is
+	// refused: it counts from whenever the schedule is read, so it opens no fixed window.
+	// A range whose start is beyond its end (5-1) passes the schema and is reported by
+	// the operator as an invalid window.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^ *(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|([*?]|([0-5]?[0-9])(-([0-5]?[0-9]))?)(/0*[1-9][0-9]*)?(,([*?]|([0-5]?[0-9])(-([0-5]?[0-9]))?)(/0*[1-9][0-9]*)?)* +([*?]|([01]?[0-9]|2[0-3])(-([01]?[0-9]|2[0-3]))?)(/0*[1-9][0-9]*)?(,([*?]|([01]?[0-9]|2[0-3])(-([01]?[0-9]|2[0-3]))?)(/0*[1-9][0-9]*)?)* +([*?]|(0?[1-9]|[12][0-9]|3[01])(-(0?[1-9]|[12][0-9]|3[01]))?)(/0*[1-9][0-9]*)?(,([*?]|(0?[1-9]|[12][0-9]|3[01])(-(0?[1-9]|[12][0-9]|3[01]))?)(/0*[1-9][0-9]*)?)* +([*?]|(0?[1-9]|1[0-2]|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))(-(0?[1-9]|1[0-2]|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)))?)(/0*[1-9][0-9]*)?(,([*?]|(0?[1-9]|1[0-2]|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))(-(0?[1-9]|1[0-2]|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)))?)(/0*[1-9][0-9]*)?)* +([*?]|(0?[0-6]|(?i:sun|mon|tue|wed|thu|fri|sat))(-(0?[0-6]|(?i:sun|mon|tue|wed|thu|fri|sat)))?)(/0*[1-9][0-9]*)?(,([*?]|(0?[0-6]|(?i:sun|mon|tue|wed|thu|fri|sat))(-(0?[0-6]|(?i:sun|mon|tue|wed|thu|fri|sat)))?)(/0*[1-9][0-9]*)?)*) *$')",message="schedule must be five cron fields (minute 0-59, hour 0-23, day of month 1-31, month 1-12 or JAN-DEC, day of week 0-6 or SUN-SAT; each *, a value, a range or a list, with an optional /step) or one of @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually"
 	Schedule string `json:"schedule"`
-	// Duration is how long the window stays open, at least a minute.
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="duration must be at least 1m"
+	// Duration is how long the window stays open: at least a minute and at most 744h
+	// (31 days, so that a monthly window can span a whole month; a longer one would
+	// merely be always open).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('1m') && duration(self) <= duration('744h')",message="duration must be a duration such as 4h or 90m, from 1m to 744h"
 	Duration metav1.Duration `json:"duration"`
-	// TimeZone is the IANA time zone the schedule is read in; defaults to UTC.
+	// TimeZone is the IANA time zone the schedule is read in, such as Europe/Paris;
+	// defaults to UTC. The schema checks its shape only: a name the operator's time zone
+	// database does not know is reported on the policy (condition WindowOpen, reason
+	// InvalidWindow, a Warning Event and a metric), and the policy then allows no
+	// voluntary disruption until it is fixed.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$') && self != 'Local'",message="timeZone must be an IANA time zone name such as Europe/Paris or UTC"
 	// +optional
 	TimeZone string `json:"timeZone,omitempty"`
 }

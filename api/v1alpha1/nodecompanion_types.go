@@ -54,7 +54,7 @@ type NodeCompanionSpec struct {
 	// (rounded up). Defaults to 1.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')",message="maxUnavailable must be an integer of at least 1 or a percentage from 1% to 100%: 0 would block every drain"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 && self <= 2147483647 : self.matches('^[1-9][0-9]?%$|^100%$')",message="maxUnavailable must be an integer from 1 to 2147483647 or a percentage from 1% to 100%: 0 would block every drain"
 	// +optional
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 
@@ -71,6 +71,13 @@ type NodeCompanionSpec struct {
 	// node holds the last copy of some data.
 	// +optional
 	Guard *Guard `json:"guard,omitempty"`
+
+	// DecodeErrors is set when the NodeCompanion is read, never stored: each field of
+	// the stored spec whose value cannot be decoded (stored before the schema refused
+	// it), with that value. Such fields are left empty; the operator changes nothing the
+	// NodeCompanion manages until they are fixed, and reports them (condition Ready,
+	// reason InvalidSpec, and a Warning Event).
+	DecodeErrors []string `json:"-"`
 }
 
 // DaemonSetReference names a DaemonSet.
@@ -143,6 +150,15 @@ type NodeCompanionStatus struct {
 	// +listType=map
 	// +listMapKey=node
 	Drained []DrainedNode `json:"drained,omitempty"`
+	// Evicted lists the nodes whose companion was evicted but that are not seen
+	// cordoned (yet: a cordon and the eviction after it reach the operator on separate
+	// watches), with when. Kept in status rather than in the operator's memory, so that a
+	// restarted operator or a new leader still counts those nodes against the budget once
+	// their cordon shows.
+	// +optional
+	// +listType=map
+	// +listMapKey=node
+	Evicted []DrainedNode `json:"evicted,omitempty"`
 	// Guarded lists the nodes whose companion holds the guard, sorted.
 	// +optional
 	// +listType=set

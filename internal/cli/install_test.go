@@ -57,7 +57,9 @@ func TestInstallDryRun(t *testing.T) {
 		"ClusterRole/holdfast-operator",
 		"ClusterRole/holdfast-drainer",
 		"ClusterRoleBinding/holdfast-operator",
+		"Role/holdfast-operator", // the leader Lease, in holdfast-system only
 		"Role/holdfast-drainer",
+		"RoleBinding/holdfast-operator",
 		"Service/holdfast-operator-metrics",
 		"Deployment/holdfast-operator",
 		"PodDisruptionBudget/holdfast-operator",

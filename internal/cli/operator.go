@@ -52,7 +52,7 @@ leader Lease over at once.`,
 	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 turns it off")
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	cmd.Flags().BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica reconciles")
-	cmd.Flags().StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader Lease; empty means the operator's own namespace")
+	cmd.Flags().StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader Lease; empty means the operator's own namespace (the installed Role allows Leases in holdfast-system only)")
 	return cmd
 }
 

@@ -45,8 +45,9 @@ const (
 	cacheSyncCheckTimeout = time.Second
 )
 
-// Leader election keeps its Lease in coordination.k8s.io and reports in core Events.
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+// Leader election keeps its Lease in coordination.k8s.io, in the operator's own namespace
+// only (a Role there, not the ClusterRole), and reports in core Events.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch,namespace=holdfast-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Options configures the operator process.

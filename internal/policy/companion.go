@@ -76,8 +76,9 @@ type CompanionDecision struct {
 	// StalePods are companion pods bound to nodes that no longer exist.
 	StalePods []*corev1.Pod
 	Status    holdfastv1alpha1.NodeCompanionStatus
-	// OpenEvictions are the evictions whose drain is not over, for the controller to keep
-	// in memory: status only records those of nodes that are cordoned.
+	// OpenEvictions are the evictions whose drain is not over. Status records every one
+	// (drained, or evicted and not seen cordoned yet), so that they outlive the process;
+	// the controller also keeps them until its status write is in its cache.
 	OpenEvictions map[string]time.Time
 	// RequeueAfter is when the status would change with no event: a gap turning Degraded.
 	RequeueAfter time.Duration
@@ -161,7 +162,7 @@ func DecideCompanion(o CompanionObserved) CompanionDecision {
 	}
 
 	var drained map[string]time.Time
-	d.OpenEvictions, drained = drainedNodes(old.Drained, seen, nodes)
+	d.OpenEvictions, drained = drainedNodes(slices.Concat(old.Drained, old.Evicted), seen, nodes)
 
 	oldMissing := gapsByNode(old.Missing)
 	oldExcluded := gapsByNode(old.Excluded)
@@ -201,8 +202,13 @@ func DecideCompanion(o CompanionObserved) CompanionDecision {
 		Guarded:            slices.Sorted(maps.Keys(guarded)),
 		Conditions:         slices.Clone(old.Conditions),
 	}
-	for _, name := range slices.Sorted(maps.Keys(drained)) {
-		st.Drained = append(st.Drained, holdfastv1alpha1.DrainedNode{Node: name, Since: metav1.NewTime(drained[name])})
+	for _, name := range slices.Sorted(maps.Keys(d.OpenEvictions)) {
+		n := holdfastv1alpha1.DrainedNode{Node: name, Since: metav1.NewTime(d.OpenEvictions[name])}
+		if _, ok := drained[name]; ok {
+			st.Drained = append(st.Drained, n)
+		} else {
+			st.Evicted = append(st.Evicted, n)
+		}
 	}
 
 	if !o.TargetMissing {

@@ -509,3 +509,31 @@ func TestDecideEvictionSeenBeforeTheCordon(t *testing.T) {
 		t.Errorf("replicas %d, drained %v; want 5 and node-2 holding the budget", *second.Deployment.Spec.Replicas, second.Status.Drained)
 	}
 }
+
+// The same, across a restart or a change of leader: the new process has no memory of the
+// eviction, only the status the old one wrote, and that is enough.
+func TestDecideEvictionSurvivesARestart(t *testing.T) {
+	nodes, pods := fiveNodes()
+	pods = append(pods[:1:1], pods[2:]...)
+	evictedAt := dawn.Add(-time.Second)
+	nc := companion()
+	first := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Evictions: map[string]time.Time{"node-2": evictedAt}, Now: dawn})
+	want := []holdfastv1alpha1.DrainedNode{{Node: "node-2", Since: metav1.NewTime(evictedAt)}}
+	if diff := cmp.Diff(want, first.Status.Evicted); diff != "" {
+		t.Fatalf("status.evicted (-want +got):\n%s", diff)
+	}
+	nc.Status = first.Status
+	cordoned(&nodes[1])
+	restarted := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: pods, Now: dawn.Add(time.Minute)})
+	if *restarted.Deployment.Spec.Replicas != 5 || len(restarted.Status.Drained) != 1 || len(restarted.Status.Evicted) != 0 {
+		t.Errorf("replicas %d, drained %v, evicted %v; want 5 and node-2 drained, holding the budget", *restarted.Deployment.Spec.Replicas, restarted.Status.Drained, restarted.Status.Evicted)
+	}
+	// A companion running there again ends it.
+	nc.Status = restarted.Status
+	nodes[1].Spec.Unschedulable, nodes[1].Spec.Taints = false, nil
+	back := append(pods, companionPod("c-node-2-new", "node-2", true))
+	over := DecideCompanion(CompanionObserved{Companion: nc, DaemonSet: daemonSet(), Nodes: nodes, Pods: back, Now: dawn.Add(2 * time.Minute)})
+	if len(over.Status.Drained) != 0 || len(over.Status.Evicted) != 0 || len(over.OpenEvictions) != 0 {
+		t.Errorf("drained %v, evicted %v, open %v after the companion came back; want none", over.Status.Drained, over.Status.Evicted, over.OpenEvictions)
+	}
+}

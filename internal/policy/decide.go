@@ -194,12 +194,13 @@ func Decide(o Observed) Decision {
 		d.Status = status(p, nil, fmt.Errorf("spec.selector: %w", err), o.Now)
 		return d
 	}
+	// A window that cannot be read never opens (windowsAt): the policy fails closed.
 	win, winErr := windowsAt(p.Spec.MaintenanceWindows, o.Now)
-	closed := winErr == nil && !win.open
-	if winErr == nil && len(p.Spec.MaintenanceWindows) > 0 {
+	closed := !win.open
+	if len(p.Spec.MaintenanceWindows) > 0 {
 		if win.open {
 			d.RequeueAfter = sooner(d.RequeueAfter, win.closesAt.Sub(o.Now))
-		} else {
+		} else if !win.nextOpening.IsZero() {
 			d.RequeueAfter = sooner(d.RequeueAfter, win.nextOpening.Sub(o.Now))
 		}
 	}

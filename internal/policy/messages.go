@@ -39,6 +39,9 @@ func msgSurgeUnderOtherBudget(surge, other string) string {
 }
 
 func msgHeld(until time.Time) string {
+	if until.IsZero() {
+		return "no maintenance window can open (see the WindowOpen condition): no voluntary disruption until the windows are fixed"
+	}
 	return "outside every maintenance window: no voluntary disruption until " + stamp(until)
 }
 

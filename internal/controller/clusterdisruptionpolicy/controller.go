@@ -26,12 +26,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
@@ -48,12 +50,18 @@ type reconciler struct {
 	client   client.Client
 	clock    clock.PassiveClock
 	recorder events.EventRecorder
+	invalid  *invalidspec.Reporter
 	patches  cachelag.Patches
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
 func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	r := &reconciler{client: mgr.GetClient(), clock: clk, recorder: mgr.GetEventRecorder("holdfast-" + Name)}
+	invalid, err := invalidspec.New(ctrlmetrics.Registry, "ClusterDisruptionPolicy", r.recorder)
+	if err != nil {
+		return err
+	}
+	r.invalid = invalid
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&holdfastv1alpha1.ClusterDisruptionPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -71,6 +79,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			// A deleted policy's copies are garbage-collected through their owner reference.
 			r.patches.Forget(req.NamespacedName)
+			r.invalid.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting ClusterDisruptionPolicy %s: %w", req.Name, err)
@@ -81,6 +90,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if r.patches.Behind(req.NamespacedName, p.ResourceVersion) {
 		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
 	}
+	if len(p.Spec.Template.DecodeErrors) > 0 {
+		return ctrl.Result{}, r.invalidSpec(ctx, p)
+	}
+	r.invalid.Forget(req.NamespacedName)
 	obs, err := r.gather(ctx, p)
 	if err != nil {
 		return ctrl.Result{}, err

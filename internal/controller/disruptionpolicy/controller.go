@@ -43,6 +43,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
@@ -79,6 +80,8 @@ type reconciler struct {
 	clock    clock.PassiveClock
 	recorder events.EventRecorder
 	metrics  *metrics
+	invalid  *invalidspec.Reporter
+	windows  *invalidWindowsGauge
 	patches  cachelag.Patches
 }
 
@@ -94,6 +97,12 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		clock:    clk,
 		recorder: mgr.GetEventRecorder("holdfast-" + Name),
 		metrics:  m,
+	}
+	if r.invalid, err = invalidspec.New(ctrlmetrics.Registry, "DisruptionPolicy", r.recorder); err != nil {
+		return err
+	}
+	if r.windows, err = newInvalidWindowsGauge(ctrlmetrics.Registry); err != nil {
+		return err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, func(o client.Object) []string {
 		spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
@@ -132,6 +141,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err := r.client.Get(ctx, req.NamespacedName, p); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName)
+			r.invalid.Forget(req.NamespacedName)
+			r.windows.forget(req.NamespacedName)
 			r.patches.Forget(req.NamespacedName)
 			return ctrl.Result{}, r.cleanUpAfter(ctx, req.NamespacedName)
 		}
@@ -144,6 +155,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if r.patches.Behind(req.NamespacedName, p.ResourceVersion) {
 		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
 	}
+	if len(p.Spec.DecodeErrors) > 0 {
+		return ctrl.Result{}, r.invalidSpec(ctx, p)
+	}
+	r.invalid.Forget(req.NamespacedName)
 
 	obs, err := r.gather(ctx, p)
 	if err != nil {
@@ -186,9 +201,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 		r.patches.Patched(req.NamespacedName, p.ResourceVersion)
 		logger.V(1).Info("Status updated", "selected", d.Status.Selected, "budgeted", d.Status.Budgeted, "conflicting", d.Status.Conflicting, "unprotected", d.Status.Unprotected)
-		evs = statusEvents(p.Namespace, p.Status, d.Status)
+		evs = append(invalidWindowEvents(p.Status, d.Status), statusEvents(p.Namespace, p.Status, d.Status)...)
 	}
 	r.metrics.set(req.NamespacedName, d.Status)
+	r.windows.set(req.NamespacedName, p.Spec.MaintenanceWindows, obs.Now)
 	announce.Record(r.recorder, p, evs...)
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }

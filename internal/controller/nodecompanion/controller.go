@@ -38,6 +38,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
@@ -60,14 +61,19 @@ const targetIndex = "spec.daemonSet.key"
 // reconciler reconciles NodeCompanions. SetupWithManager builds it with what it needs
 // injected: the manager's cached client, the clock and an Event recorder.
 type reconciler struct {
-	client   client.Client
+	client client.Client
+	// live reads nodes from the apiserver before a companion pod is force-deleted: the
+	// cache may not have seen a new node yet.
+	live     client.Reader
 	clock    clock.PassiveClock
 	recorder events.EventRecorder
-	// evictions remembers the companion evictions seen on the pod watch until their drain
-	// is over: by the time a reconcile runs the evicted pod may be gone, and the cordon
-	// that came before the eviction may not be in the cache yet.
+	// evictions remembers the companion evictions seen on the pod watch between the watch
+	// event and the reconcile that records them in status (drained or evicted), by when
+	// the evicted pod may be gone. Status is what outlives the process: a restarted
+	// operator or a new leader reads the open evictions from there.
 	evictions *evictionLog
 	metrics   *metrics
+	invalid   *invalidspec.Reporter
 	patches   cachelag.Patches
 }
 
@@ -79,10 +85,14 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	}
 	r := &reconciler{
 		client:    mgr.GetClient(),
+		live:      mgr.GetAPIReader(),
 		clock:     clk,
 		recorder:  mgr.GetEventRecorder("holdfast-" + Name),
 		evictions: newEvictionLog(),
 		metrics:   m,
+	}
+	if r.invalid, err = invalidspec.New(ctrlmetrics.Registry, "NodeCompanion", r.recorder); err != nil {
+		return err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.NodeCompanion{}, targetIndex, func(o client.Object) []string {
 		nc := o.(*holdfastv1alpha1.NodeCompanion)
@@ -113,6 +123,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.evictions.replace(req.NamespacedName, nil, nil)
 			r.metrics.forget(req.NamespacedName)
+			r.invalid.Forget(req.NamespacedName)
 			r.patches.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
@@ -125,6 +136,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if r.patches.Behind(req.NamespacedName, nc.ResourceVersion) {
 		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
 	}
+	if len(nc.Spec.DecodeErrors) > 0 {
+		return ctrl.Result{}, r.invalidSpec(ctx, nc)
+	}
+	r.invalid.Forget(req.NamespacedName)
 
 	obs, err := r.gather(ctx, nc)
 	if err != nil {
@@ -132,8 +147,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	d := policy.DecideCompanion(obs)
 
+	stale, err := nodesGone(ctx, r.live, d.StalePods)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	var evs []announce.Event
-	for _, pod := range d.StalePods {
+	for _, pod := range stale {
 		// The node is gone, so no kubelet will confirm a graceful deletion; the pod
 		// garbage collector would do the same, but only after its quarantine, and until
 		// then the ReplicaSet counts the pod and may scale down a live one instead.

@@ -60,7 +60,9 @@ func workload(kind string, labels map[string]string) *policy.Workload {
 // err says which annotation is wrong.
 func targetOf(ref availability.WorkloadRef, labels, annotations map[string]string, policies []holdfastv1alpha1.DisruptionPolicy) (t target, ok bool, err error) {
 	t.RebalanceTarget = plan.RebalanceTarget{Workload: ref, TopologyKeys: []string{corev1.LabelHostname}, MaxSkew: 1, Cooldown: defaultCooldown}
-	if winner := policy.WinnerOf(policies, workload(ref.Kind, labels)); winner != nil && winner.Spec.Rebalance != nil {
+	// A policy whose stored spec cannot be decoded changes nothing until it is fixed,
+	// rebalancing included.
+	if winner := policy.WinnerOf(policies, workload(ref.Kind, labels)); winner != nil && winner.Spec.Rebalance != nil && len(winner.Spec.DecodeErrors) == 0 {
 		// The apiserver defaults every field; zero values stand for the same defaults.
 		rb := winner.Spec.Rebalance
 		t.By = "DisruptionPolicy " + winner.Name

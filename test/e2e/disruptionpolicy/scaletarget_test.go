@@ -244,22 +244,40 @@ func (e *env) waitUnreadable(p *holdfastv1alpha1.DisruptionPolicy, what string) 
 }
 
 // operatorAccount returns a client config for a ServiceAccount of the test's namespace
-// bound to the operator's ClusterRole, as config/default installs it.
+// bound to the operator's ClusterRole, and to its Role (the leader Lease) in the test's
+// namespace, where the test's operator elects its leader: as config/default installs
+// them.
 func (e *env) operatorAccount() *rest.Config {
 	e.T.Helper()
 	b, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "config", "rbac", "role.yaml"))
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	role := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(b, &role.Object); err != nil {
-		e.T.Fatal(err)
-	}
-	if err := e.c.Apply(e.Ctx, client.ApplyConfigurationFromUnstructured(role), client.FieldOwner("holdfast-e2e"), client.ForceOwnership); err != nil {
-		e.T.Fatalf("applying the operator's ClusterRole: %v", err)
-	}
 	e.Create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "holdfast-operator", Namespace: e.Namespace}})
-	e.bind(role.GetName())
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		role := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &role.Object); err != nil {
+			e.T.Fatal(err)
+		}
+		if len(role.Object) == 0 {
+			continue
+		}
+		if role.GetKind() == "Role" {
+			role.SetNamespace(e.Namespace)
+		}
+		if err := e.c.Apply(e.Ctx, client.ApplyConfigurationFromUnstructured(role), client.FieldOwner("holdfast-e2e"), client.ForceOwnership); err != nil {
+			e.T.Fatalf("applying the operator's %s: %v", role.GetKind(), err)
+		}
+		if role.GetKind() == "Role" {
+			e.Create(&rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: role.GetName(), Namespace: e.Namespace},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.GetName()},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "holdfast-operator", Namespace: e.Namespace}},
+			})
+			continue
+		}
+		e.bind(role.GetName())
+	}
 	token, err := e.Clientset.CoreV1().ServiceAccounts(e.Namespace).CreateToken(e.Ctx, "holdfast-operator", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		e.T.Fatalf("requesting a token: %v", err)

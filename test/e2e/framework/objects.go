@@ -3,10 +3,12 @@ package framework
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -15,6 +17,22 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// Events lists the Events (events.k8s.io) of the given reason regarding obj.
+func (f *Framework) Events(ctx context.Context, obj client.Object, reason string) ([]eventsv1.Event, error) {
+	ns := obj.GetNamespace()
+	if ns == "" {
+		// Where the events.k8s.io recorder files the Events of cluster-scoped objects.
+		ns = metav1.NamespaceDefault
+	}
+	list, err := f.Clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(list.Items, func(ev eventsv1.Event) bool {
+		return ev.Regarding.UID != obj.GetUID() || ev.Reason != reason
+	}), nil
+}
 
 // defaultTimeout bounds waits for things the control plane does within seconds.
 const defaultTimeout = time.Minute

@@ -30,16 +30,14 @@ func (f *Framework) HoldfastClient() client.Client {
 	return c
 }
 
-// InstallCRDs applies config/crd/bases with c, as `make deploy` would, and waits until
-// the apiserver serves every one of lists (one list type per kind the test needs: the
-// operator starts only once every kind it watches is served).
-func (f *Framework) InstallCRDs(c client.Client, lists ...client.ObjectList) {
+// CRDs returns holdfast's CustomResourceDefinitions, as config/crd/bases holds them.
+func (f *Framework) CRDs() []*unstructured.Unstructured {
 	f.T.Helper()
 	files, err := filepath.Glob(filepath.Join(RepoRoot(), "config", "crd", "bases", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		f.T.Fatalf("no CRDs in config/crd/bases: %v", err)
 	}
-	var crds []string
+	var out []*unstructured.Unstructured
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -49,8 +47,20 @@ func (f *Framework) InstallCRDs(c client.Client, lists ...client.ObjectList) {
 		if err := yaml.Unmarshal(b, &u.Object); err != nil {
 			f.T.Fatalf("decoding %s: %v", file, err)
 		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// InstallCRDs applies config/crd/bases with c, as `make deploy` would, and waits until
+// the apiserver serves every one of lists (one list type per kind the test needs: the
+// operator starts only once every kind it watches is served).
+func (f *Framework) InstallCRDs(c client.Client, lists ...client.ObjectList) {
+	f.T.Helper()
+	var crds []string
+	for _, u := range f.CRDs() {
 		if err := c.Apply(f.Ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("holdfast-e2e"), client.ForceOwnership); err != nil {
-			f.T.Fatalf("applying %s: %v", file, err)
+			f.T.Fatalf("applying CRD %s: %v", u.GetName(), err)
 		}
 		crds = append(crds, u.GetName())
 	}
