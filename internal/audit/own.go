@@ -85,7 +85,7 @@ func invalidWindow(o *Own) *Result {
 		return nil
 	}
 	return &Result{
-		Message: fmt.Sprintf("%s: %s. Budgets stay as declared at all times, so drains are not confined to the windows you meant.", describeOwn(o), c.Message),
+		Message: fmt.Sprintf("%s: %s. The window never opens: outside the policy's other windows its budgets allow no voluntary disruption, so drains wait until it is fixed.", describeOwn(o), c.Message),
 		Fix: snippet(describeOwn(o)+": a standard five-field cron schedule and an IANA time zone",
 			obj{"spec": obj{"maintenanceWindows": []obj{{"schedule": "0 2 * * 6", "duration": "4h", "timeZone": "Europe/Berlin"}}}}),
 	}

@@ -182,9 +182,11 @@ can be evicted until the cause is fixed.`,
 		Summary: "DisruptionPolicy maintenance window that cannot be read",
 		Rationale: `A maintenance window is a cron schedule, a duration and a time zone. A schedule
 that is not a standard five-field cron expression, or a time zone that is not an IANA name,
-cannot be evaluated: the operator then applies the declared budget at all times and reports
-WindowOpen InvalidWindow, so voluntary disruptions are not held back outside the window you
-meant (article 004's maintenance windows).`,
+cannot be evaluated: such a window never opens (it fails closed, since a disruption at a
+forbidden hour cannot be undone while a held drain resumes once the window is fixed). Outside
+the policy's other windows its budgets allow no voluntary disruption, so drains, upgrades and
+consolidation wait; the operator reports WindowOpen InvalidWindow, a Warning Event and
+holdfast_disruptionpolicy_invalid_windows (article 004's maintenance windows).`,
 		Own: invalidWindow,
 	},
 	{
