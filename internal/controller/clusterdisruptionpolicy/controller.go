@@ -33,6 +33,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/controller/summary"
 )
 
 // Name is the controller's name, in logs, metrics and as the Events' reporting controller.
@@ -115,6 +116,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 		announce.Record(r.recorder, p, removed(c))
 	}
+	summary.Set(&d.Status.Conditions, p.Generation, readyRules, "every selected namespace has the policy", metav1.NewTime(r.clock.Now()))
 	if equality.Semantic.DeepEqual(p.Status, d.Status) {
 		return ctrl.Result{}, nil
 	}
@@ -218,4 +220,9 @@ func namespaceChanged() predicate.Predicate {
 			return !okOld || !okNew || o.Status.Phase != n.Status.Phase
 		},
 	})
+}
+
+// readyRules sum up a cluster policy's conditions in Ready.
+var readyRules = []summary.Rule{
+	summary.When(holdfastv1alpha1.ConditionPoliciesReady, metav1.ConditionFalse),
 }
