@@ -55,6 +55,7 @@ func TestInstallDryRun(t *testing.T) {
 		"CustomResourceDefinition/*",
 		"ServiceAccount/holdfast-operator",
 		"ClusterRole/holdfast-operator",
+		"ClusterRole/holdfast-metrics-reader",
 		"ClusterRoleBinding/holdfast-operator",
 		"Service/holdfast-operator-metrics",
 		"Deployment/holdfast-operator",
