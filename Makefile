@@ -40,11 +40,15 @@ build: ## Build bin/holdfast and bin/testbed.
 	cd hack/testbed && $(GO) build -o ../../$(TESTBED) .
 
 .PHONY: test
-test: test-unit fuzz image-check test-e2e ## Every test: unit, fuzz, the image, end-to-end on the testbed.
+test: test-unit test-monitoring fuzz image-check test-e2e ## Every test: unit (with the chart's), alert rules, fuzz, the image, end-to-end on the testbed.
 
 .PHONY: test-unit
 test-unit: ## Unit tests of every package (no cluster).
 	$(TOOL) gotestsum --format testname -- -count=1 ./...
+
+.PHONY: test-monitoring
+test-monitoring: ## The alert rules, evaluated by Prometheus's rule engine (hack/monitoring, a module of its own).
+	cd hack/monitoring && $(GO) test -count=1 ./...
 
 .PHONY: fuzz
 fuzz: ## A short fuzz run of the manifest loader (FUZZTIME=20s).
@@ -63,6 +67,13 @@ image-check: image ## Check the image holds a static, non-root holdfast entrypoi
 .PHONY: release
 release: ## Build a release into dist/ (binaries, archives, image index, chart, krew manifest, SHA256SUMS); publishes nothing.
 	hack/release.sh $(DIST)
+
+.PHONY: bump
+bump: ## Set the release the chart and config/default install: make bump VERSION=v0.2.0.
+	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$$ ]] || { echo "usage: make bump VERSION=vX.Y.Z"; exit 1; }
+	echo $(VERSION) >VERSION
+	sed -i -e 's/^version: .*/version: $(patsubst v%,%,$(VERSION))/' -e 's/^appVersion: .*/appVersion: "$(VERSION)"/' charts/holdfast/Chart.yaml
+	sed -i -e 's|image: ghcr.io/holdfast-dev/holdfast:.*|image: ghcr.io/holdfast-dev/holdfast:$(VERSION)|' config/manager/manager.yaml
 
 .PHONY: testbed-build
 testbed-build: build ## Build (or find in the cache) the control plane, etcd and kwok.
@@ -85,6 +96,7 @@ lint: ## gofmt, go vet and staticcheck.
 	$(TOOL) staticcheck ./...
 	cd hack/testbed && $(GO) vet ./...
 	cd hack/image && $(GO) vet ./...
+	cd hack/monitoring && $(GO) vet ./...
 	$(TOOL) actionlint .github/workflows/*.yaml
 
 .PHONY: generate
@@ -96,6 +108,7 @@ verify: generate lint ## Tidy, generate and lint, then fail if anything changed.
 	$(GO) mod tidy
 	cd hack/testbed && $(GO) mod tidy
 	cd hack/image && $(GO) mod tidy
+	cd hack/monitoring && $(GO) mod tidy
 	git diff --exit-code
 
 .PHONY: demo
