@@ -9,6 +9,7 @@
 //	go run . check --image ../../bin/holdfast-image.tar
 //	go run . check --index ../../dist/holdfast-image.oci.tar
 //	go run . extract --index ../../dist/holdfast-image.oci.tar --platform linux/amd64 --out /tmp/holdfast
+//	go run . extract --image ../../bin/holdfast-image.tar --out /tmp/holdfast
 //	go run . push --index ../../dist/holdfast-image.oci.tar --tag ghcr.io/holdfast-dev/holdfast:v0.1.0
 //
 // It is a module of its own so that holdfast never depends on go-containerregistry.
@@ -66,11 +67,12 @@ func main() {
 		_ = fs.Parse(os.Args[2:])
 		err = check(*path, *index)
 	case "extract":
-		index := fs.String("index", "", "the OCI layout archive")
-		platform := fs.String("platform", "linux/amd64", "the os/arch whose binary to extract")
+		path := fs.String("image", "", "a single-platform image tarball")
+		index := fs.String("index", "", "an OCI layout archive")
+		platform := fs.String("platform", "linux/amd64", "the os/arch whose binary to extract from --index")
 		out := fs.String("out", "holdfast", "where to write the binary")
 		_ = fs.Parse(os.Args[2:])
-		err = extract(*index, *platform, *out)
+		err = extract(*path, *index, *platform, *out)
 	case "push":
 		index := fs.String("index", "", "the OCI layout archive")
 		tag := fs.String("tag", "", "the reference to push to; credentials come from the Docker config (docker login)")
