@@ -256,7 +256,13 @@ func waitReady(f *framework.Framework, c client.Client) {
 	f.T.Helper()
 	web := f.Deployment("web", 2)
 	f.Create(web)
-	f.Create(&holdfastv1alpha1.DisruptionPolicy{
+	create := func(obj client.Object) {
+		f.T.Helper()
+		if err := c.Create(f.Ctx, obj); err != nil {
+			f.T.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+	create(&holdfastv1alpha1.DisruptionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: f.Namespace},
 		Spec: holdfastv1alpha1.DisruptionPolicySpec{
 			Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
@@ -273,16 +279,12 @@ func waitReady(f *framework.Framework, c client.Client) {
 			},
 		},
 	}
-	f.Create(cluster)
+	create(cluster)
 	f.T.Cleanup(func() { _ = c.Delete(context.Background(), cluster) })
-	nodes, err := f.Clientset.CoreV1().Nodes().List(f.Ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) == 0 {
-		f.T.Fatalf("listing nodes: %v", err)
-	}
-	f.Create(&holdfastv1alpha1.NodeCompanion{
+	create(&holdfastv1alpha1.NodeCompanion{
 		ObjectMeta: metav1.ObjectMeta{Name: "guard", Namespace: f.Namespace},
 		Spec: holdfastv1alpha1.NodeCompanionSpec{
-			NodeSelector: map[string]string{corev1.LabelHostname: nodes.Items[0].Labels[corev1.LabelHostname]},
+			NodeSelector: map[string]string{corev1.LabelHostname: f.Nodes[0]},
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
 				Name: "guard", Image: "registry.example/guard:1",
 			}}}},
