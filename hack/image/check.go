@@ -26,21 +26,9 @@ func check(path, index string) error {
 		}
 		return checkImage(path, img)
 	case index != "" && path == "":
-		idx, ref, cleanup, err := openIndex(index)
-		if err != nil {
-			return err
-		}
-		defer cleanup()
-		imgs, plats, err := platformImages(idx)
-		if err != nil {
-			return err
-		}
-		for i, img := range imgs {
-			if err := checkImage(fmt.Sprintf("%s %s", ref, plats[i]), img); err != nil {
-				return err
-			}
-		}
-		return nil
+		return eachPlatform(index, func(ref string, p v1.Platform, img v1.Image) error {
+			return checkImage(fmt.Sprintf("%s %s", ref, p), img)
+		})
 	}
 	return errors.New("give one of --image and --index")
 }

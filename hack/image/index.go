@@ -210,26 +210,35 @@ func untar(archive, dir string) error {
 	}
 }
 
-// platformImages returns the index's images with their platforms, in index order.
-func platformImages(idx v1.ImageIndex) ([]v1.Image, []v1.Platform, error) {
+// eachPlatform calls fn with each image of an index archive and its platform, in index
+// order, and stops at the first error.
+func eachPlatform(archive string, fn func(ref string, p v1.Platform, img v1.Image) error) error {
+	idx, ref, cleanup, err := openIndex(archive)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	im, err := idx.IndexManifest()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	var imgs []v1.Image
-	var plats []v1.Platform
 	for _, d := range im.Manifests {
 		if d.Platform == nil {
-			return nil, nil, fmt.Errorf("manifest %s has no platform", d.Digest)
+			return fmt.Errorf("manifest %s has no platform", d.Digest)
 		}
 		img, err := idx.Image(d.Digest)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		imgs, plats = append(imgs, img), append(plats, *d.Platform)
+		if err := fn(ref, *d.Platform, img); err != nil {
+			return err
+		}
 	}
-	return imgs, plats, nil
+	return nil
 }
+
+// errFound stops eachPlatform once extract has what it wants.
+var errFound = errors.New("found")
 
 // extract writes the holdfast binary of a single-platform tarball, or of one platform of
 // an index archive, to out: the tests run exactly what the image holds.
@@ -239,35 +248,36 @@ func extract(path, archive, platform, out string) error {
 		if err != nil {
 			return err
 		}
-		data, err := readFile(img, binaryPath)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(out, data, 0o755)
+		return writeBinary(img, out)
 	}
 	want, err := v1.ParsePlatform(platform)
 	if err != nil {
 		return err
 	}
-	idx, _, cleanup, err := openIndex(archive)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	imgs, plats, err := platformImages(idx)
-	if err != nil {
-		return err
-	}
-	for i, p := range plats {
-		if p.Equals(*want) {
-			data, err := readFile(imgs[i], binaryPath)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(out, data, 0o755)
+	err = eachPlatform(archive, func(_ string, p v1.Platform, img v1.Image) error {
+		if !p.Equals(*want) {
+			return nil
 		}
+		if err := writeBinary(img, out); err != nil {
+			return err
+		}
+		return errFound
+	})
+	switch {
+	case errors.Is(err, errFound):
+		return nil
+	case err != nil:
+		return err
 	}
 	return fmt.Errorf("%s: no image for %s", archive, platform)
+}
+
+func writeBinary(img v1.Image, out string) error {
+	data, err := readFile(img, binaryPath)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, data, 0o755)
 }
 
 // push uploads an index archive to a registry under tag, with the credentials of the

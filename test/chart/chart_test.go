@@ -5,10 +5,8 @@
 package chart_test
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/holdfast-dev/holdfast/config"
@@ -52,24 +49,15 @@ func render(t *testing.T, args ...string) map[string]*unstructured.Unstructured 
 
 func byKey(t *testing.T, data []byte) map[string]*unstructured.Unstructured {
 	t.Helper()
-	objs := map[string]*unstructured.Unstructured{}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return objs
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		if len(u.Object) > 0 {
-			objs[u.GetKind()+"/"+u.GetName()] = u
-		}
+	list, err := config.Decode("helm template", data)
+	if err != nil {
+		t.Fatal(err)
 	}
+	objs := map[string]*unstructured.Unstructured{}
+	for _, u := range list {
+		objs[u.GetKind()+"/"+u.GetName()] = u
+	}
+	return objs
 }
 
 func TestLint(t *testing.T) {
