@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/holdfast-dev/holdfast/config"
 	"github.com/holdfast-dev/holdfast/internal/cli"
@@ -27,6 +29,8 @@ import (
 const repo = "../../.."
 
 func TestMain(m *testing.M) {
+	// The tests' own controller-runtime clients log through it.
+	ctrl.SetLogger(klog.NewKlogr())
 	framework.Main(m, framework.Options{Nodes: 3, Zones: 3})
 }
 
