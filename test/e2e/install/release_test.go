@@ -24,6 +24,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -339,9 +340,10 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 	if !strings.Contains(string(out), "kubectl wait --for=condition=Ready") {
 		t.Errorf("helm install printed no NOTES:\n%s", out)
 	}
+	uninstalled := false
 	t.Cleanup(func() {
-		if out, err := helm(f, "uninstall", release, "--namespace", f.Namespace, "--wait"); err != nil {
-			t.Logf("helm uninstall: %v\n%s", err, out)
+		if !uninstalled {
+			_, _ = helmCtx(context.Background(), f, "uninstall", release, "--namespace", f.Namespace)
 		}
 	})
 	d, err := f.Clientset.AppsV1().Deployments(f.Namespace).Get(f.Ctx, release+"-holdfast-operator", metav1.GetOptions{})
@@ -374,12 +376,24 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 		"-f", values, "--set", "replicas=2"); err == nil || !strings.Contains(string(out)+err.Error(), "replicas") {
 		t.Errorf("helm upgrade to 2 replicas without leader election: %v\n%s", err, out)
 	}
+	// Uninstalling removes the cluster-wide objects too.
+	if out, err := helm(f, "uninstall", release, "--namespace", f.Namespace, "--wait"); err != nil {
+		t.Fatalf("helm uninstall: %v\n%s", err, out)
+	}
+	uninstalled = true
+	if _, err := f.Clientset.RbacV1().ClusterRoles().Get(f.Ctx, release+"-holdfast-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the ClusterRole after helm uninstall: %v", err)
+	}
 }
 
 // helm runs the pinned helm against the testbed and returns its combined output.
 func helm(f *framework.Framework, args ...string) ([]byte, error) {
 	f.T.Helper()
-	cmd := exec.CommandContext(f.Ctx, "go", append([]string{"tool", "-modfile=" + filepath.Join(repo, "hack", "tools", "go.mod"),
+	return helmCtx(f.Ctx, f, args...)
+}
+
+func helmCtx(ctx context.Context, f *framework.Framework, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"tool", "-modfile=" + filepath.Join(repo, "hack", "tools", "go.mod"),
 		"helm", "--kubeconfig", f.Kubeconfig}, args...)...)
 	return cmd.CombinedOutput()
 }
