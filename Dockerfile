@@ -1,11 +1,19 @@
 # holdfast's image for those with a Docker engine. Without one, `make image` builds the
-# same image (a static binary on an empty base, non-root) with hack/image.
+# same image (a static binary on an empty base, non-root) with hack/image, and
+# `make release` the multi-platform one.
+#   docker build --build-arg VERSION=$(git describe --tags --always --dirty) \
+#     --build-arg COMMIT=$(git rev-parse HEAD) --build-arg BUILD_DATE=... .
 FROM golang:1.26 AS build
+ARG VERSION=dev
+ARG COMMIT=
+ARG BUILD_DATE=
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /holdfast ./cmd/holdfast
+RUN CGO_ENABLED=0 go build -trimpath -o /holdfast \
+	-ldflags "-s -w -X github.com/holdfast-dev/holdfast/internal/cli.Version=${VERSION} -X github.com/holdfast-dev/holdfast/internal/cli.Commit=${COMMIT} -X github.com/holdfast-dev/holdfast/internal/cli.BuildDate=${BUILD_DATE}" \
+	./cmd/holdfast
 
 FROM scratch
 COPY --from=build /holdfast /holdfast

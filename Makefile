@@ -16,20 +16,39 @@ FUZZTIME ?= 20s
 E2E_PARALLEL ?= 2
 E2E_TIMEOUT ?= 45m
 
+# VERSION is the release the chart and config/default install (a test keeps them in
+# step); the binaries and images say what git says: the tag itself on a release.
+RELEASE := $(shell cat VERSION)
+GIT_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The commit's time, not the clock's, so that a rebuild of a commit gives the same bytes.
+BUILD_DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+VERSION_PKG := github.com/holdfast-dev/holdfast/internal/cli
+VERSION_LDFLAGS := -X $(VERSION_PKG).Version=$(GIT_VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
+# Shipped binaries drop the symbol table and DWARF; bin/holdfast keeps them for debuggers.
+LDFLAGS := -s -w $(VERSION_LDFLAGS)
+IMAGE_REPO ?= ghcr.io/holdfast-dev/holdfast
+DIST ?= dist
+export GIT_VERSION COMMIT BUILD_DATE LDFLAGS IMAGE_REPO RELEASE
+
 .PHONY: all
 all: build
 
 .PHONY: build
 build: ## Build bin/holdfast and bin/testbed.
-	$(GO) build -o $(BIN)/holdfast ./cmd/holdfast
+	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/holdfast ./cmd/holdfast
 	cd hack/testbed && $(GO) build -o ../../$(TESTBED) .
 
 .PHONY: test
-test: test-unit fuzz image-check test-e2e ## Every test: unit, fuzz, the image, end-to-end on the testbed.
+test: test-unit test-monitoring fuzz image-check test-e2e ## Every test: unit (with the chart's), alert rules, fuzz, the image, end-to-end on the testbed.
 
 .PHONY: test-unit
 test-unit: ## Unit tests of every package (no cluster).
 	$(TOOL) gotestsum --format testname -- -count=1 ./...
+
+.PHONY: test-monitoring
+test-monitoring: ## The alert rules, evaluated by Prometheus's rule engine (hack/monitoring, a module of its own).
+	cd hack/monitoring && $(GO) test -count=1 ./...
 
 .PHONY: fuzz
 fuzz: ## A short fuzz run of the manifest loader (FUZZTIME=20s).
@@ -37,12 +56,24 @@ fuzz: ## A short fuzz run of the manifest loader (FUZZTIME=20s).
 
 .PHONY: image
 image: ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(BIN)/linux/holdfast ./cmd/holdfast
-	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast --out ../../$(BIN)/holdfast-image.tar
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast ./cmd/holdfast
+	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast --tag $(IMAGE_REPO):$(GIT_VERSION) \
+		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --out ../../$(BIN)/holdfast-image.tar
 
 .PHONY: image-check
 image-check: image ## Check the image holds a static, non-root holdfast entrypoint.
 	cd hack/image && $(GO) run . check --image ../../$(BIN)/holdfast-image.tar
+
+.PHONY: release
+release: ## Build a release into dist/ (binaries, archives, image index, chart, krew manifest, SHA256SUMS); publishes nothing.
+	hack/release.sh $(DIST)
+
+.PHONY: bump
+bump: ## Set the release the chart and config/default install: make bump VERSION=v0.2.0.
+	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$$ ]] || { echo "usage: make bump VERSION=vX.Y.Z"; exit 1; }
+	echo $(VERSION) >VERSION
+	sed -i -e 's/^version: .*/version: $(patsubst v%,%,$(VERSION))/' -e 's/^appVersion: .*/appVersion: "$(VERSION)"/' charts/holdfast/Chart.yaml
+	sed -i -e 's|image: ghcr.io/holdfast-dev/holdfast:.*|image: ghcr.io/holdfast-dev/holdfast:$(VERSION)|' config/manager/manager.yaml
 
 .PHONY: testbed-build
 testbed-build: build ## Build (or find in the cache) the control plane, etcd and kwok.
@@ -65,6 +96,8 @@ lint: ## gofmt, go vet and staticcheck.
 	$(TOOL) staticcheck ./...
 	cd hack/testbed && $(GO) vet ./...
 	cd hack/image && $(GO) vet ./...
+	cd hack/monitoring && $(GO) vet ./...
+	$(TOOL) actionlint .github/workflows/*.yaml
 
 .PHONY: generate
 generate: ## Regenerate deepcopy, CRDs and RBAC from the markers.
@@ -75,6 +108,7 @@ verify: generate lint ## Tidy, generate and lint, then fail if anything changed.
 	$(GO) mod tidy
 	cd hack/testbed && $(GO) mod tidy
 	cd hack/image && $(GO) mod tidy
+	cd hack/monitoring && $(GO) mod tidy
 	git diff --exit-code
 
 .PHONY: demo

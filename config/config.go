@@ -37,7 +37,7 @@ func Objects() ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, err
 		}
-		docs, err := decode(p, data)
+		docs, err := Decode(p, data)
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +85,9 @@ func resources(dir string) ([]string, error) {
 	return out, nil
 }
 
-func decode(name string, data []byte) ([]*unstructured.Unstructured, error) {
+// Decode reads a stream of YAML documents, such as helm template's output, into objects,
+// skipping empty ones; name is what its errors say was read.
+func Decode(name string, data []byte) ([]*unstructured.Unstructured, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var objs []*unstructured.Unstructured
 	for {

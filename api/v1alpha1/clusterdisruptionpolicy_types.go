@@ -73,6 +73,7 @@ type ClusterDisruptionPolicyStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=cdp,categories=holdfast
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="the name must be at most 63 characters: its copies' budgets carry it as a label value"
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Namespaces",type=integer,JSONPath=`.status.namespaces`
 // +kubebuilder:printcolumn:name="Selected",type=integer,JSONPath=`.status.selected`
 // +kubebuilder:printcolumn:name="Budgeted",type=integer,JSONPath=`.status.budgeted`

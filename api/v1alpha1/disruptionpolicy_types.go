@@ -415,6 +415,7 @@ type DisruptionPolicyStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dp,categories=holdfast
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Max Unavailable",type=string,JSONPath=`.spec.maxUnavailable`
 // +kubebuilder:printcolumn:name="Min Available",type=string,JSONPath=`.spec.minAvailable`
 // +kubebuilder:printcolumn:name="Single",type=string,JSONPath=`.spec.singleReplica`

@@ -185,8 +185,9 @@ type DrainedNode struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=nc,categories=holdfast
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desired`
-// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.ready`
+// +kubebuilder:printcolumn:name="Ready Pods",type=integer,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Covered",type=integer,JSONPath=`.status.nodesCovered`
 // +kubebuilder:printcolumn:name="Missing",type=integer,JSONPath=`.status.nodesMissing`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`

@@ -56,6 +56,7 @@ func TestInstallDryRun(t *testing.T) {
 		"ServiceAccount/holdfast-operator",
 		"ClusterRole/holdfast-operator",
 		"ClusterRole/holdfast-drainer",
+		"ClusterRole/holdfast-metrics-reader",
 		"ClusterRoleBinding/holdfast-operator",
 		"Role/holdfast-operator", // the leader Lease, in holdfast-system only
 		"Role/holdfast-drainer",

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -20,6 +22,8 @@ import (
 type OperatorOptions struct {
 	ConfigFlags             *genericclioptions.ConfigFlags
 	MetricsAddr             string
+	MetricsSecure           bool
+	LogLevel                string
 	ProbeAddr               string
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -49,7 +53,9 @@ leader Lease over at once.`,
 			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 turns it off")
+	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 turns it off")
+	cmd.Flags().BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the apiserver authorises for GET /metrics (the holdfast-metrics-reader ClusterRole); false serves plain HTTP to anyone")
+	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "how much to log: info, or debug for every reconcile's decisions")
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	cmd.Flags().BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica reconciles")
 	cmd.Flags().StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader Lease; empty means the operator's own namespace (the installed Role allows Leases in holdfast-system only)")
@@ -71,6 +77,9 @@ func (o *OperatorOptions) Validate() error {
 	if o.MetricsAddr == "" || o.ProbeAddr == "" {
 		return fmt.Errorf("--metrics-bind-address and --health-probe-bind-address need an address, or 0 to turn them off")
 	}
+	if _, ok := logVerbosity[o.LogLevel]; !ok {
+		return fmt.Errorf("unknown --log-level %q: use info or debug", o.LogLevel)
+	}
 	return nil
 }
 
@@ -82,9 +91,16 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	// controller-runtime logs through a process-wide logger; this is the process.
+	if err := setKlogVerbosity(logVerbosity[o.LogLevel]); err != nil {
+		return err
+	}
 	ctrl.SetLogger(klog.NewKlogr())
+	info := GetVersionInfo()
+	klog.InfoS("Starting holdfast operator", "version", info.Version, "commit", info.Commit, "buildDate", info.BuildDate, "goVersion", info.GoVersion)
 	mgr, err := operator.New(o.config, operator.Options{
 		MetricsAddr:             o.MetricsAddr,
+		MetricsSecure:           o.MetricsSecure,
+		Build:                   operator.BuildInfo{Version: info.Version, Commit: info.Commit, GoVersion: info.GoVersion},
 		ProbeAddr:               o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
@@ -94,6 +110,19 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 	}
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running the operator: %w", err)
+	}
+	return nil
+}
+
+// logVerbosity maps --log-level to klog's verbosity: controller-runtime logs each
+// reconcile at V(1) and holdfast its decisions at V(1) to V(4).
+var logVerbosity = map[string]int{"info": 0, "debug": 4}
+
+func setKlogVerbosity(v int) error {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	if err := fs.Set("v", strconv.Itoa(v)); err != nil {
+		return fmt.Errorf("setting the log verbosity: %w", err)
 	}
 	return nil
 }

@@ -3,26 +3,64 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
-// Version is holdfast's release, set at link time with
-// -ldflags "-X github.com/holdfast-dev/holdfast/internal/cli.Version=v0.1.0".
-var Version = "dev"
+// Version, Commit and BuildDate describe holdfast's build. The Makefile sets them at link
+// time from `git describe --tags --always --dirty`, `git rev-parse HEAD` and the commit's
+// date, for example:
+//
+//	-ldflags "-X github.com/holdfast-dev/holdfast/internal/cli.Version=v0.1.0"
+//
+// A plain `go build` leaves Version "dev" and takes the commit from the Go build info.
+var (
+	Version   = "dev"
+	Commit    = ""
+	BuildDate = ""
+)
 
 // VersionInfo is what `holdfast version` reports.
 type VersionInfo struct {
 	Version   string `json:"version"`
-	GoVersion string `json:"goVersion"`
 	Commit    string `json:"commit,omitempty"`
+	BuildDate string `json:"buildDate,omitempty"`
+	GoVersion string `json:"goVersion"`
+	Platform  string `json:"platform"`
+}
+
+// GetVersionInfo returns the running binary's version: the link-time values, completed
+// from the Go build info where they were not set.
+func GetVersionInfo() VersionInfo {
+	info := VersionInfo{Version: Version, Commit: Commit, BuildDate: BuildDate, Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return info
+	}
+	info.GoVersion = bi.GoVersion
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			if info.Commit == "" {
+				info.Commit = s.Value
+			}
+		case "vcs.time":
+			if info.BuildDate == "" {
+				info.BuildDate = s.Value
+			}
+		}
+	}
+	return info
 }
 
 // VersionOptions holds the flags of `holdfast version`.
 type VersionOptions struct {
 	Output string
+	// Info is the version to print; Complete reads the running binary's.
+	Info VersionInfo
 	genericiooptions.IOStreams
 }
 
@@ -31,10 +69,11 @@ func NewVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &VersionOptions{IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:     "version",
-		Short:   "Print holdfast's version",
+		Short:   "Print holdfast's version, commit, build date and Go version",
 		Example: "  holdfast version\n  holdfast version -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			o.Complete()
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -43,6 +82,11 @@ func NewVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: empty for text, or json")
 	return cmd
+}
+
+// Complete reads the running binary's version.
+func (o *VersionOptions) Complete() {
+	o.Info = GetVersionInfo()
 }
 
 // Validate checks the flags.
@@ -55,20 +99,19 @@ func (o *VersionOptions) Validate() error {
 
 // Run prints the version.
 func (o *VersionOptions) Run() error {
-	info := VersionInfo{Version: Version}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		info.GoVersion = bi.GoVersion
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				info.Commit = s.Value
-			}
-		}
-	}
 	if o.Output == "json" {
 		enc := json.NewEncoder(o.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(info)
+		return enc.Encode(o.Info)
 	}
-	_, err := fmt.Fprintf(o.Out, "holdfast %s (%s)\n", info.Version, info.GoVersion)
+	_, err := fmt.Fprintf(o.Out, "holdfast %s\n  commit:     %s\n  build date: %s\n  go:         %s\n  platform:   %s\n",
+		o.Info.Version, orUnknown(o.Info.Commit), orUnknown(o.Info.BuildDate), o.Info.GoVersion, o.Info.Platform)
 	return err
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }

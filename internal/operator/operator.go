@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,10 +27,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/clusterdisruptionpolicy"
+	"github.com/holdfast-dev/holdfast/internal/controller/collectors"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/controller/nodecompanion"
 	"github.com/holdfast-dev/holdfast/internal/controller/rebalance"
@@ -50,10 +54,21 @@ const (
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch,namespace=holdfast-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
+// The secure metrics endpoint asks the apiserver who a scraper is and whether it may get
+// /metrics (the holdfast-metrics-reader ClusterRole).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // Options configures the operator process.
 type Options struct {
 	// MetricsAddr serves Prometheus metrics; "0" turns them off.
 	MetricsAddr string
+	// MetricsSecure serves metrics over HTTPS (a self-signed certificate) to clients
+	// whose bearer token the apiserver authenticates and authorises for GET /metrics;
+	// false serves them over plain HTTP to anyone.
+	MetricsSecure bool
+	// Build labels holdfast_build_info: the version, commit and Go version of the binary.
+	Build BuildInfo
 	// ProbeAddr serves /healthz and /readyz; "0" turns them off.
 	ProbeAddr string
 	// LeaderElection makes replicas share the work: only the leader reconciles.
@@ -66,6 +81,11 @@ type Options struct {
 	// SkipNameValidation lets one process start managers more than once (tests restart
 	// the operator in-process); controller names are otherwise unique per process.
 	SkipNameValidation bool
+}
+
+// BuildInfo describes the running binary in holdfast_build_info.
+type BuildInfo struct {
+	Version, Commit, GoVersion string
 }
 
 // controller is one reconciler the operator runs.
@@ -111,7 +131,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOpts,
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                       metricsOptions(o),
 		HealthProbeBindAddress:        o.ProbeAddr,
 		LeaderElection:                o.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
@@ -128,6 +148,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr.GetCache())); err != nil {
 		return nil, fmt.Errorf("adding the readiness check: %w", err)
+	}
+	if err := registerBuildInfo(o.Build); err != nil {
+		return nil, err
 	}
 	clk := o.Clock
 	if clk == nil {
@@ -187,4 +210,33 @@ func cachesSynced(c cache.Cache) healthz.Checker {
 		}
 		return nil
 	}
+}
+
+// metricsOptions serves /metrics over HTTPS behind a TokenReview and a
+// SubjectAccessReview when secure, as kube-controller-manager does; the certificate is
+// self-signed and kept in memory, so the read-only root filesystem is no obstacle.
+func metricsOptions(o Options) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: o.MetricsAddr}
+	if o.MetricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return opts
+}
+
+// buildInfo is holdfast_build_info, 1 for the running binary: dashboards show the
+// version each replica runs, and an upgrade shows as the labels change.
+var buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "holdfast_build_info",
+	Help: "1, labelled with the version, commit and Go version of the running operator.",
+}, []string{"version", "commit", "go_version"})
+
+func registerBuildInfo(b BuildInfo) error {
+	g, err := collectors.Register(ctrlmetrics.Registry, buildInfo)
+	if err != nil {
+		return fmt.Errorf("registering holdfast_build_info: %w", err)
+	}
+	g.Reset()
+	g.WithLabelValues(b.Version, b.Commit, b.GoVersion).Set(1)
+	return nil
 }

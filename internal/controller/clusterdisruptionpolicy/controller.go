@@ -34,6 +34,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
+	"github.com/holdfast-dev/holdfast/internal/controller/summary"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
@@ -128,6 +129,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 		announce.Record(r.recorder, p, removed(c))
 	}
+	summary.Set(&d.Status.Conditions, p.Generation, readyRules, "every selected namespace has the policy", metav1.NewTime(r.clock.Now()))
 	if equality.Semantic.DeepEqual(p.Status, d.Status) {
 		return ctrl.Result{}, nil
 	}
@@ -208,4 +210,9 @@ func namespaceChanged() predicate.Predicate {
 			return !okOld || !okNew || o.Status.Phase != n.Status.Phase
 		},
 	})
+}
+
+// readyRules sum up a cluster policy's conditions in Ready.
+var readyRules = []summary.Rule{
+	summary.When(holdfastv1alpha1.ConditionPoliciesReady, metav1.ConditionFalse),
 }

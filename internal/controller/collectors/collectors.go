@@ -3,6 +3,8 @@ package collectors
 
 import (
 	"errors"
+	"strings"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -22,4 +24,37 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 		}
 	}
 	return c, err
+}
+
+// The label names of every holdfast_* family: one name for one thing across families, so
+// that series join on them (a policy is always `policy`, never `name`).
+const (
+	LabelNamespace = "namespace"
+	LabelPolicy    = "policy"
+	LabelCompanion = "companion"
+	LabelWorkload  = "workload"
+	LabelKind      = "kind"
+	LabelBudget    = "budget"
+	LabelState     = "state"
+	LabelOutcome   = "outcome"
+	LabelType      = "type"
+	LabelStatus    = "status"
+	LabelReason    = "reason"
+)
+
+// LabelValue turns an API constant such as "NoBetterPlace" into the snake_case of every
+// label value holdfast exports ("no_better_place"); Kind label values are left as
+// Kubernetes spells them.
+func LabelValue(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

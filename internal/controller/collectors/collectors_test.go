@@ -25,3 +25,17 @@ func TestRegisterReusesTheFirstCollector(t *testing.T) {
 		t.Error("a conflicting registration was accepted")
 	}
 }
+
+func TestLabelValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"Evict":           "evict",
+		"NoBetterPlace":   "no_better_place",
+		"BudgetExhausted": "budget_exhausted",
+		"selected":        "selected",
+		"":                "",
+	} {
+		if got := LabelValue(in); got != want {
+			t.Errorf("LabelValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

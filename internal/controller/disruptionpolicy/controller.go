@@ -44,6 +44,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
+	"github.com/holdfast-dev/holdfast/internal/controller/summary"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
@@ -188,6 +189,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 	}
 
+	summary.Set(&d.Status.Conditions, p.Generation, readyRules, "every selected workload has its budget", metav1.NewTime(obs.Now))
 	var evs []announce.Event
 	if !equality.Semantic.DeepEqual(p.Status, d.Status) {
 		// The whole status, not a diff against the cached one: a diff leaves out counts
@@ -667,4 +669,13 @@ func drainSignalChanged() predicate.Predicate {
 			return !okOld || !okNew || policy.BeingDrained(o) != policy.BeingDrained(n)
 		},
 	}
+}
+
+// readyRules sum up a policy's conditions in Ready. A policy outside its windows, or
+// whose workloads are Degraded, still does its job; one overridden by an older policy
+// leaves those workloads to it, by design.
+var readyRules = []summary.Rule{
+	summary.When(holdfastv1alpha1.ConditionBudgetsReady, metav1.ConditionFalse),
+	summary.WhenReason(holdfastv1alpha1.ConditionConflicted, holdfastv1alpha1.ReasonConflictingBudgets),
+	summary.WhenReason(holdfastv1alpha1.ConditionWindowOpen, holdfastv1alpha1.ReasonInvalidWindow),
 }

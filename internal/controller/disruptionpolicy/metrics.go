@@ -24,6 +24,7 @@ var workloadCounts = []string{"selected", "budgeted", "conflicting", "unprotecte
 type metrics struct {
 	workloads  *prometheus.GaugeVec
 	windowOpen *prometheus.GaugeVec
+	conditions *prometheus.GaugeVec
 	budgets    *budgetCollector
 }
 
@@ -33,14 +34,21 @@ func newMetrics(reg prometheus.Registerer, budgets client.Reader) (*metrics, err
 	workloads, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "holdfast_disruptionpolicy_workloads",
 		Help: "Workloads of a DisruptionPolicy by state: selected, budgeted (holdfast manages the budget), conflicting (another budget or an older policy), unprotected (no budget), surging, pacing (a pod Ready for less than minReadySeconds), degraded (fewer Ready pods than wanted, not for a drain or a rollout), blocked (the budget allows no disruption now).",
-	}, []string{"namespace", "name", "state"}))
+	}, []string{collectors.LabelNamespace, collectors.LabelPolicy, collectors.LabelState}))
 	if err != nil {
 		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
 	}
 	windowOpen, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "holdfast_disruptionpolicy_window_open",
 		Help: "1 while one of a DisruptionPolicy's maintenance windows is open, 0 while all are closed (its budgets then allow no disruption); absent for a policy without windows.",
-	}, []string{"namespace", "name"}))
+	}, []string{collectors.LabelNamespace, collectors.LabelPolicy}))
+	if err != nil {
+		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
+	}
+	conditions, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "holdfast_disruptionpolicy_condition",
+		Help: "1 for each condition a DisruptionPolicy has now, by type, status and reason (in snake_case: ready, budgets_ready, window_open with reason invalid_window, ...), so that alerts read what kubectl shows.",
+	}, []string{collectors.LabelNamespace, collectors.LabelPolicy, collectors.LabelType, collectors.LabelStatus, collectors.LabelReason}))
 	if err != nil {
 		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
 	}
@@ -49,7 +57,7 @@ func newMetrics(reg prometheus.Registerer, budgets client.Reader) (*metrics, err
 		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
 	}
 	bc.reader.Store(&budgets)
-	return &metrics{workloads: workloads, windowOpen: windowOpen, budgets: bc}, nil
+	return &metrics{workloads: workloads, windowOpen: windowOpen, conditions: conditions, budgets: bc}, nil
 }
 
 func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPolicyStatus) {
@@ -76,6 +84,11 @@ func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPo
 	} {
 		m.workloads.WithLabelValues(key.Namespace, key.Name, state).Set(float64(v))
 	}
+	policy := prometheus.Labels{collectors.LabelNamespace: key.Namespace, collectors.LabelPolicy: key.Name}
+	m.conditions.DeletePartialMatch(policy)
+	for _, c := range st.Conditions {
+		m.conditions.WithLabelValues(key.Namespace, key.Name, collectors.LabelValue(c.Type), collectors.LabelValue(string(c.Status)), collectors.LabelValue(c.Reason)).Set(1)
+	}
 	if st.Window == nil {
 		m.windowOpen.DeleteLabelValues(key.Namespace, key.Name)
 		return
@@ -92,13 +105,14 @@ func (m *metrics) forget(key types.NamespacedName) {
 		m.workloads.DeleteLabelValues(key.Namespace, key.Name, state)
 	}
 	m.windowOpen.DeleteLabelValues(key.Namespace, key.Name)
+	m.conditions.DeletePartialMatch(prometheus.Labels{collectors.LabelNamespace: key.Namespace, collectors.LabelPolicy: key.Name})
 }
 
 const budgetsAllowedHelp = "Disruptions a PodDisruptionBudget that a DisruptionPolicy manages allows now, as the disruption controller last counted them: at 0 the next eviction of the workload is refused."
 
 // budgetsAllowed describes holdfast_disruptionpolicy_budget_disruptions_allowed.
 var budgetsAllowed = prometheus.NewDesc("holdfast_disruptionpolicy_budget_disruptions_allowed",
-	budgetsAllowedHelp, []string{"namespace", "policy", "budget", "kind", "workload"}, nil)
+	budgetsAllowedHelp, []string{collectors.LabelNamespace, collectors.LabelPolicy, collectors.LabelBudget, collectors.LabelKind, collectors.LabelWorkload}, nil)
 
 // budgetCollector reads the managed budgets from the operator's cache at each scrape, so
 // that the series follow the disruption controller's every count without a reconcile.

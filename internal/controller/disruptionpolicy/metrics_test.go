@@ -86,3 +86,27 @@ holdfast_disruptionpolicy_budget_disruptions_allowed{budget="holdfast-deploy-web
 		t.Error(err)
 	}
 }
+
+// holdfast_disruptionpolicy_condition has one series per condition the policy has now,
+// in snake_case, and none left over from a reason it no longer has.
+func TestMetricsConditions(t *testing.T) {
+	m, err := newMetrics(prometheus.NewRegistry(), fake.NewFakeClient())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: "shop", Name: "web"}
+	invalid := metav1.Condition{Type: holdfastv1alpha1.ConditionWindowOpen, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonInvalidWindow}
+	m.set(key, holdfastv1alpha1.DisruptionPolicyStatus{Conditions: []metav1.Condition{invalid}})
+	if got := testutil.ToFloat64(m.conditions.WithLabelValues("shop", "web", "window_open", "false", "invalid_window")); got != 1 {
+		t.Errorf("the invalid window's series = %v, want 1", got)
+	}
+	invalid.Reason = holdfastv1alpha1.ReasonOutsideWindows
+	m.set(key, holdfastv1alpha1.DisruptionPolicyStatus{Conditions: []metav1.Condition{invalid}})
+	if got := testutil.CollectAndCount(m.conditions); got != 1 {
+		t.Errorf("%d condition series after the reason changed, want 1", got)
+	}
+	m.forget(key)
+	if got := testutil.CollectAndCount(m.conditions); got != 0 {
+		t.Errorf("%d condition series after forget, want 0", got)
+	}
+}

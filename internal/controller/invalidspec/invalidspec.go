@@ -53,14 +53,18 @@ func Message(field string, errs []string) string {
 	return fmt.Sprintf("%s holds values the operator cannot decode, stored before the schema refused them (%s): nothing it manages changes until they are fixed", field, strings.Join(errs, "; "))
 }
 
-// MarkStatus sets condType False with reason InvalidSpec and msg among conditions, and
+// MarkStatus sets condType and Ready False with reason InvalidSpec and msg among conditions, and
 // observedGeneration to generation; it reports whether either changed, that is whether
 // the status must be written (and the Event recorded).
 func MarkStatus(conditions *[]metav1.Condition, observedGeneration *int64, condType, msg string, generation int64, now time.Time) bool {
-	changed := meta.SetStatusCondition(conditions, metav1.Condition{
-		Type: condType, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonInvalidSpec,
-		Message: msg, ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(now),
-	})
+	changed := false
+	// Ready sums up the others: an object whose spec cannot be read is not working.
+	for _, t := range []string{condType, holdfastv1alpha1.ConditionReady} {
+		changed = meta.SetStatusCondition(conditions, metav1.Condition{
+			Type: t, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonInvalidSpec,
+			Message: msg, ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(now),
+		}) || changed
+	}
 	if *observedGeneration != generation {
 		*observedGeneration, changed = generation, true
 	}

@@ -24,7 +24,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	nodes, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "holdfast_nodecompanion_nodes",
 		Help: "Nodes of a NodeCompanion by state: desired, covered (Ready companion), missing (holding the budget), drained (cordoned after an eviction), excluded (cordoned without a companion), guarded.",
-	}, []string{"namespace", "name", "state"}))
+	}, []string{collectors.LabelNamespace, collectors.LabelCompanion, collectors.LabelState}))
 	if err != nil {
 		return nil, fmt.Errorf("registering NodeCompanion metrics: %w", err)
 	}

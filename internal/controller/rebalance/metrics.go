@@ -22,14 +22,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	evictions, err := collectors.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "holdfast_rebalance_evictions_total",
 		Help: "Pods evicted to spread a workload's replicas again, by workload.",
-	}, []string{"namespace", "kind", "name"}))
+	}, []string{collectors.LabelNamespace, collectors.LabelKind, collectors.LabelWorkload}))
 	if err != nil {
 		return nil, fmt.Errorf("registering rebalance metrics: %w", err)
 	}
 	decisions, err := collectors.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "holdfast_rebalance_decisions_total",
-		Help: "Rebalancing decisions by outcome: Evict, Balanced, Settling, Cooldown, NoBetterPlace, BudgetExhausted, SingleReplica, Unsupported.",
-	}, []string{"outcome"}))
+		Help: "Rebalancing decisions by outcome: evict, balanced, settling, cooldown, no_better_place, budget_exhausted, single_replica, unsupported.",
+	}, []string{collectors.LabelOutcome}))
 	if err != nil {
 		return nil, fmt.Errorf("registering rebalance metrics: %w", err)
 	}
@@ -41,5 +41,5 @@ func (m *metrics) evicted(w availability.WorkloadRef) {
 }
 
 func (m *metrics) decided(o plan.RebalanceOutcome) {
-	m.decisions.WithLabelValues(string(o)).Inc()
+	m.decisions.WithLabelValues(collectors.LabelValue(string(o))).Inc()
 }

@@ -382,7 +382,7 @@ func TestWindowClosedBlocksOpenAllows(t *testing.T) {
 	if w := cur.Status.Window; w == nil || w.Open || w.NextOpening == nil || !w.NextOpening.Time.Equal(opens) {
 		t.Errorf("status.window = %+v, want closed until %s", w, opens)
 	}
-	policyLabels := map[string]string{"namespace": p.Namespace, "name": p.Name}
+	policyLabels := map[string]string{"namespace": p.Namespace, "policy": p.Name}
 	budgetLabels := map[string]string{"namespace": p.Namespace, "policy": p.Name, "budget": disruptionBudget("maint"), "kind": deploy, "workload": "maint"}
 	e.Eventually(settle, "status and metrics to say the workload is blocked and the window closed", func(ctx context.Context) (bool, error) {
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {

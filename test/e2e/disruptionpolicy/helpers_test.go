@@ -386,7 +386,7 @@ func readySince(p *corev1.Pod) (time.Time, bool) {
 
 // gauge reads one series of holdfast_disruptionpolicy_workloads.
 func (e *env) gauge(p *holdfastv1alpha1.DisruptionPolicy, state string) (float64, bool) {
-	return e.metric("holdfast_disruptionpolicy_workloads", map[string]string{"namespace": p.Namespace, "name": p.Name, "state": state})
+	return e.metric("holdfast_disruptionpolicy_workloads", map[string]string{"namespace": p.Namespace, "policy": p.Name, "state": state})
 }
 
 // metric reads the gauge of that name and exactly those labels from the registry the

@@ -90,9 +90,9 @@ func article002(t *testing.T, build func(f *env) client.Object) {
 	// A second run, as after an operator restart: it looks, finds the workload balanced,
 	// and moves nothing for several cooldowns.
 	stop()
-	balanced := decisions("Balanced")
+	balanced := decisions("balanced")
 	f.StartOperator()
-	f.Eventually(settle, "the second run to decide", func(context.Context) (bool, error) { return decisions("Balanced") > balanced, nil })
+	f.Eventually(settle, "the second run to decide", func(context.Context) (bool, error) { return decisions("balanced") > balanced, nil })
 	f.quietFor(created, 4*cooldown)
 	if n := created.count(); n != 2 {
 		t.Errorf("the second run created %d more pods", n-2)
