@@ -7,6 +7,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // verdict is the decision on one workload: its status entry, its budget, and what must
@@ -56,7 +57,7 @@ type subject struct {
 }
 
 func newSubject(o Observed, w *Workload, win windowState, closed bool) *subject {
-	s := &subject{o: o, w: w, win: win, closed: closed, winner: WinnerOf(o.Policies, w), other: coveringBudget(o.Budgets, w)}
+	s := &subject{o: o, w: w, win: win, closed: closed, winner: WinnerOf(o.Policies, w), other: coveringBudget(o.Budgets, o.Policy.Namespace, w)}
 	s.lost = s.winner != nil && s.winner.Name != o.Policy.Name
 	s.surge = followSurge(o, w)
 	s.replicas = s.surge.size
@@ -140,7 +141,7 @@ func conflict(s *subject) (verdict, bool) {
 		return verdict{}, false
 	}
 	st := s.entry()
-	st.State, st.Blocked = holdfastv1alpha1.WorkloadConflict, allowsNone(existingBudget(s.o.Budgets, s.other))
+	st.State, st.Blocked = holdfastv1alpha1.WorkloadConflict, availability.AllowsNone(existingBudget(s.o.Budgets, s.other))
 	st.Message = msgConflict(s.other)
 	return verdict{status: st}, true
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 const (
@@ -218,7 +219,7 @@ func Decide(o Observed) Decision {
 		if v.budget != nil {
 			wanted[v.budget.Name] = true
 			d.Apply = append(d.Apply, v.budget)
-			v.status.Blocked = allowsNone(existingBudget(o.Budgets, v.budget.Name))
+			v.status.Blocked = availability.AllowsNone(existingBudget(o.Budgets, v.budget.Name))
 		}
 		outs = append(outs, v.status)
 	}

@@ -200,10 +200,28 @@ func TestDecide(t *testing.T) {
 			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadConflict,
 				Message: "PodDisruptionBudget by-expr, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete by-expr or unselect the workload"}}},
 		},
-		"user budget over other pods, or with an empty selector, is no conflict": {
+		// policy/v1: the Eviction API and the disruption controller let an empty selector
+		// cover every pod of the namespace, so a second budget would make each eviction a 500.
+		"user budget with an empty selector covers every pod: conflict": {
 			policy:  policy("p", time.Hour, nil),
 			work:    []Workload{web},
-			budgets: []policyv1.PodDisruptionBudget{userBudget("api", map[string]string{"app": "api"}), userBudget("empty", nil)},
+			budgets: []policyv1.PodDisruptionBudget{userBudget("everything", nil)},
+			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadConflict,
+				Message: "PodDisruptionBudget everything, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete everything or unselect the workload"}}},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionConflicted: holdfastv1alpha1.ReasonConflictingBudgets, holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonSomeWithoutBudget},
+		},
+		"user budget over other pods, another namespace's, or with no selector, is no conflict": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{userBudget("api", map[string]string{"app": "api"}), func() policyv1.PodDisruptionBudget {
+				b := userBudget("elsewhere", nil)
+				b.Namespace = "other"
+				return b
+			}(), func() policyv1.PodDisruptionBudget {
+				b := userBudget("nil-selector", nil)
+				b.Spec.Selector = nil
+				return b
+			}()},
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // OrphanedSurges returns the scales that end the surges no policy selects any more (the
@@ -120,7 +121,7 @@ func blocksDrain(o Observed, w *Workload, h health, v verdict) bool {
 		return false
 	}
 	cur := existingBudget(o.Budgets, v.budget.Name)
-	return allowsNone(cur) && cur.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name &&
+	return availability.AllowsNone(cur) && cur.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name &&
 		equality.Semantic.DeepEqual(cur.Spec, v.budget.Spec)
 }
 
@@ -132,7 +133,7 @@ func surgeBudget(o Observed, w *Workload, original int32) *policyv1.PodDisruptio
 	if original <= 1 {
 		return singleReplicaBudget(o, w, nil)
 	}
-	floor := floorOf(policyv1.PodDisruptionBudgetSpec{MaxUnavailable: o.Policy.Spec.MaxUnavailable, MinAvailable: o.Policy.Spec.MinAvailable}, original)
+	floor := availability.Floor(policyv1.PodDisruptionBudgetSpec{MaxUnavailable: o.Policy.Spec.MaxUnavailable, MinAvailable: o.Policy.Spec.MinAvailable}, original)
 	return budgetFor(o.Policy, w, policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(floor))}, nil)
 }
 

@@ -42,6 +42,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/controller/apply"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
@@ -152,7 +153,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	d := policy.Decide(obs)
 
 	for _, b := range d.Apply {
-		if err := r.applyBudget(ctx, b); err != nil {
+		if err := apply.Budget(ctx, r.client, b); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -431,34 +432,6 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *policy
 		} else if err == nil {
 			obs.Nodes[node.Name] = node
 		}
-	}
-	return nil
-}
-
-// applyBudget creates a budget or patches it when holdfast's part of it differs.
-func (r *reconciler) applyBudget(ctx context.Context, want *policyv1.PodDisruptionBudget) error {
-	cur := &policyv1.PodDisruptionBudget{}
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if apierrors.IsNotFound(err) {
-		if err := r.client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating PodDisruptionBudget %s: %w", klog.KObj(want), err)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("getting PodDisruptionBudget %s: %w", klog.KObj(want), err)
-	}
-	if equality.Semantic.DeepEqual(cur.Spec, want.Spec) && equality.Semantic.DeepEqual(cur.Labels, want.Labels) &&
-		equality.Semantic.DeepEqual(cur.Annotations, want.Annotations) && equality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences) {
-		return nil
-	}
-	updated := cur.DeepCopy()
-	updated.Labels = want.Labels
-	updated.Annotations = want.Annotations
-	updated.OwnerReferences = want.OwnerReferences
-	updated.Spec = want.Spec
-	if err := r.client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
-		return fmt.Errorf("updating PodDisruptionBudget %s: %w", klog.KObj(want), err)
 	}
 	return nil
 }
