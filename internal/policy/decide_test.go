@@ -928,7 +928,9 @@ func TestNeedsPods(t *testing.T) {
 		s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect
 	})
 	web := ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 3)
-	zero := *budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)
+	uncounted := *budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)
+	zero := uncounted
+	zero.Status.ExpectedPods = 3
 	marked := *budget("p", web, maxUnavailable(intstr.FromInt32(1)), pacing)
 	foreign := *budget("other", web, maxUnavailable(intstr.FromInt32(1)), pacing)
 	allowing := zero
@@ -950,6 +952,8 @@ func TestNeedsPods(t *testing.T) {
 		"single replica under Skip":                  {policy: p, w: ready(workload(holdfastv1alpha1.KindDeployment, "one", 1), 1), want: false},
 		"WhenBlocked, budget at zero":                {policy: whenBlocked, w: web, budgets: []policyv1.PodDisruptionBudget{zero}, want: true},
 		"WhenBlocked, budget allowing one":           {policy: whenBlocked, w: web, budgets: []policyv1.PodDisruptionBudget{allowing}, want: false},
+		// As blocksDrain reads it (availability.AllowsNone): a budget not counted yet blocks nothing.
+		"WhenBlocked, budget not counted yet":        {policy: whenBlocked, w: web, budgets: []policyv1.PodDisruptionBudget{uncounted}, want: false},
 		"budget at zero without WhenBlocked":         {policy: p, w: web, budgets: []policyv1.PodDisruptionBudget{zero}, want: false},
 		"WhenBlocked but a StatefulSet cannot surge": {policy: whenBlocked, w: ready(workload(holdfastv1alpha1.KindStatefulSet, "web", 3), 3), budgets: []policyv1.PodDisruptionBudget{zero}, want: false},
 	}
