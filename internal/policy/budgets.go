@@ -129,23 +129,3 @@ func existingBudget(budgets []policyv1.PodDisruptionBudget, name string) *policy
 	}
 	return nil
 }
-
-// coveringBudget returns the name of a budget holdfast does not manage that covers w's
-// pods, or "". The first by name, so that messages are stable. Coverage is the Eviction
-// API's: an empty selector covers every pod of the namespace.
-func coveringBudget(budgets []policyv1.PodDisruptionBudget, namespace string, w *Workload) string {
-	var names []string
-	for i := range budgets {
-		b := &budgets[i]
-		if availability.ManagedBy(b) != "" {
-			continue
-		}
-		if availability.Covers(b, namespace, w.TemplateLabels) {
-			names = append(names, b.Name)
-		}
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	return slices.Min(names)
-}

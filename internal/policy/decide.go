@@ -112,6 +112,10 @@ type Observed struct {
 	// Pods are the live pods of the workloads for which NeedsPods is true, keyed by
 	// workloadKey.
 	Pods map[string][]Pod
+	// PodLabels are the labels of the namespace's live pods, on which overlapping budgets
+	// are found besides the workloads' templates. Nil when the pods are not known
+	// (manifests).
+	PodLabels []map[string]string
 	// Nodes are the nodes of those pods.
 	Nodes map[string]*corev1.Node
 	// Surging are the namespace's Deployments that carry the surge annotation, selected
@@ -205,14 +209,25 @@ func Decide(o Observed) Decision {
 		}
 	}
 	d.Scales = OrphanedSurges(o.Policies, o.Surging)
-	wanted := map[string]bool{}
-	var outs []holdfastv1alpha1.WorkloadStatus
+	// Two passes: the first finds the budgets the policy would make, the second checks
+	// each against the others, so that two workloads whose budgets would cover one pod
+	// both report the conflict, whatever exists already.
+	var selected []*Workload
+	var siblings []*policyv1.PodDisruptionBudget
 	for i := range o.Workloads {
 		w := &o.Workloads[i]
 		if ok, _ := Selects(p, w); !ok {
 			continue
 		}
-		v := decideWorkload(o, w, win, closed)
+		selected = append(selected, w)
+		if v := decideWorkload(o, w, win, closed, nil); v.budget != nil {
+			siblings = append(siblings, v.budget)
+		}
+	}
+	wanted := map[string]bool{}
+	var outs []holdfastv1alpha1.WorkloadStatus
+	for _, w := range selected {
+		v := decideWorkload(o, w, win, closed, siblings)
 		d.Scales = append(d.Scales, v.scales...)
 		d.PodAnnotations = append(d.PodAnnotations, v.annotations...)
 		d.RequeueAfter = sooner(d.RequeueAfter, v.requeueAfter)

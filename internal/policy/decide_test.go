@@ -493,8 +493,10 @@ type decideCase struct {
 	work    []Workload
 	budgets []policyv1.PodDisruptionBudget
 	pods    map[string][]Pod
-	nodes   map[string]*corev1.Node
-	surging []Workload
+	// podLabels are the namespace's live pods' labels; nil for unknown.
+	podLabels []map[string]string
+	nodes     map[string]*corev1.Node
+	surging   []Workload
 	// unreadable are the scale targets gather could not read.
 	unreadable []Unreadable
 	want       result
@@ -513,6 +515,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 				Workloads:  tc.work,
 				Budgets:    tc.budgets,
 				Pods:       tc.pods,
+				PodLabels:  tc.podLabels,
 				Nodes:      tc.nodes,
 				Surging:    tc.surging,
 				Unreadable: tc.unreadable,

@@ -232,6 +232,11 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		return obs, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
 	}
 	obs.Budgets = budgets.Items
+	if len(obs.Workloads) > 0 {
+		if obs.PodLabels, err = r.podLabels(ctx, p.Namespace); err != nil {
+			return obs, err
+		}
+	}
 	if obs.Surging, err = r.surging(ctx, p.Namespace); err != nil {
 		return obs, err
 	}
@@ -260,6 +265,26 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		}
 	}
 	return obs, nil
+}
+
+// podLabels reads the labels of the namespace's live pods, on which Decide finds
+// overlapping budgets: a pod carries labels its template does not (pod-template-hash,
+// statefulset.kubernetes.io/pod-name) that a user's budget may select. Metadata only,
+// from the apiserver, since the shared cache holds only companion pods.
+func (r *reconciler) podLabels(ctx context.Context, namespace string) ([]map[string]string, error) {
+	pods := &metav1.PartialObjectMetadataList{}
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := r.live.List(ctx, pods, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing pods of namespace %s: %w", namespace, err)
+	}
+	out := make([]map[string]string, 0, len(pods.Items))
+	for i := range pods.Items {
+		// The Eviction API asks no budget about a pod being deleted.
+		if pods.Items[i].DeletionTimestamp == nil {
+			out = append(out, pods.Items[i].Labels)
+		}
+	}
+	return out, nil
 }
 
 // scaleWorkloads reads the objects of one scale target that sel selects, and each one's
