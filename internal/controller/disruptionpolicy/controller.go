@@ -121,6 +121,10 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		Watches(&appsv1.StatefulSet{}, inNamespace, builder.WithPredicates(workloadChanged())).
 		Watches(&appsv1.DaemonSet{}, inNamespace, builder.WithPredicates(workloadChanged())).
 		Watches(&policyv1.PodDisruptionBudget{}, inNamespace, builder.WithPredicates(predicate.Or(specOrLabels, blockedChanged()))).
+		// What a policy deleted while the operator was down left behind: its budgets and
+		// surges are swept by the request of a name that is not found.
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(labelledPolicy), builder.WithPredicates(seenOrResynced(managedBudget))).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(sweepRequest), builder.WithPredicates(seenOrResynced(surgingDeployment))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged())).
 		Complete(r)
 }
@@ -134,7 +138,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.metrics.forget(req.NamespacedName)
 			r.patches.Forget(req.NamespacedName)
-			return ctrl.Result{}, r.cleanUpAfter(ctx, req.NamespacedName)
+			return ctrl.Result{}, r.sweep(ctx, req.Namespace)
 		}
 		return ctrl.Result{}, fmt.Errorf("getting DisruptionPolicy %s: %w", req.NamespacedName, err)
 	}
@@ -537,33 +541,42 @@ func (r *reconciler) annotatePod(ctx context.Context, namespace string, a policy
 	return nil
 }
 
-// cleanUpAfter deletes the budgets a deleted policy managed (another policy that selects
-// the same workloads recreates theirs, woken by the deletions) and ends its surges.
-func (r *reconciler) cleanUpAfter(ctx context.Context, key types.NamespacedName) error {
+// sweep removes what DisruptionPolicies that no longer exist left in a namespace (see
+// policy.Sweep): their budgets, and the surges no policy selects any more. It runs for
+// any request whose policy is not found: a policy just deleted, a budget labelled with a
+// policy that is gone, a surging Deployment, each seen at start and on every resync.
+// Another policy that selects the same workloads recreates their budgets, woken by the
+// deletions.
+func (r *reconciler) sweep(ctx context.Context, namespace string) error {
+	ns := client.InNamespace(namespace)
 	policies := &holdfastv1alpha1.DisruptionPolicyList{}
-	if err := r.client.List(ctx, policies, client.InNamespace(key.Namespace)); err != nil {
+	if err := r.client.List(ctx, policies, ns); err != nil {
 		return fmt.Errorf("listing DisruptionPolicies: %w", err)
 	}
-	surging, err := r.surging(ctx, key.Namespace)
+	surging, err := r.surging(ctx, namespace)
 	if err != nil {
 		return err
 	}
-	if err := r.attachAutoscalers(ctx, key.Namespace, func(*policy.Workload) bool { return true }, surging); err != nil {
+	if err := r.attachAutoscalers(ctx, namespace, func(*policy.Workload) bool { return true }, surging); err != nil {
 		return err
 	}
-	for _, s := range policy.OrphanedSurges(policies.Items, surging) {
-		if err := r.scale(ctx, key.Namespace, s); err != nil {
-			return err
-		}
-	}
 	budgets := &policyv1.PodDisruptionBudgetList{}
-	if err := r.client.List(ctx, budgets, client.InNamespace(key.Namespace), client.MatchingLabels{holdfastv1alpha1.PolicyLabel: key.Name}); err != nil {
-		return fmt.Errorf("listing budgets of deleted DisruptionPolicy %s: %w", key, err)
+	if err := r.client.List(ctx, budgets, ns, client.HasLabels{holdfastv1alpha1.PolicyLabel}); err != nil {
+		return fmt.Errorf("listing managed PodDisruptionBudgets: %w", err)
 	}
-	for i := range budgets.Items {
-		if err := r.deleteBudget(ctx, &budgets.Items[i]); err != nil {
+	sw := policy.SweepNamespace(policies.Items, budgets.Items, surging)
+	logger := log.FromContext(ctx)
+	for _, s := range sw.Scales {
+		if err := r.scale(ctx, namespace, s); err != nil {
 			return err
 		}
+		logger.Info("Ended a surge no policy selects", "deployment", klog.KRef(namespace, s.Name), "replicas", s.Replicas)
+	}
+	for _, b := range sw.Delete {
+		if err := r.deleteBudget(ctx, b); err != nil {
+			return err
+		}
+		logger.Info("Deleted the budget of a deleted policy", "budget", klog.KObj(b), "policy", b.Labels[holdfastv1alpha1.PolicyLabel])
 	}
 	return nil
 }
@@ -611,6 +624,44 @@ func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request 
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&policies[i])})
 	}
 	return reqs
+}
+
+// sweepName names no DisruptionPolicy (an object's name is never empty), so that its
+// request is not found and sweeps the namespace.
+const sweepName = ""
+
+// labelledPolicy maps a managed budget to the policy its label names: when that policy
+// is gone, its reconcile sweeps the namespace.
+func labelledPolicy(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetLabels()[holdfastv1alpha1.PolicyLabel]}}}
+}
+
+// sweepRequest maps an object to the sweep of its namespace.
+func sweepRequest(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: sweepName}}}
+}
+
+func managedBudget(obj client.Object) bool {
+	return obj.GetLabels()[holdfastv1alpha1.PolicyLabel] != ""
+}
+
+func surgingDeployment(obj client.Object) bool {
+	_, ok := obj.GetAnnotations()[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
+	return ok
+}
+
+// seenOrResynced passes the objects for which keep is true when the informer lists them
+// (at start, and after a watch is lost) and at each resync, when an update carries the
+// same resourceVersion: when a policy may have gone without an event seen.
+func seenOrResynced(keep func(client.Object) bool) predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return keep(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return keep(e.ObjectNew) && e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 // workloadChanged passes workload events that can change a decision: anything Decide
