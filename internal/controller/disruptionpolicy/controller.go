@@ -465,13 +465,18 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *policy
 	return nil
 }
 
-// scale sets a Deployment's replicas and its surge annotation in one merge patch, so
-// that an operator restarting between two writes never finds one without the other. An
-// autoscaler's bounds are raised before the surge and put back after it, so that it
-// never scales the surge away.
+// scale sets a Deployment's replicas and its surge annotation in one merge patch, and
+// an autoscaler's bounds with their own annotation in another. The order keeps one rule
+// at every point an operator may die between the two writes: an autoscaler is raised
+// only while its Deployment carries the surge mark. A surge marks the Deployment first
+// and raises the autoscaler after; a scale-back restores the autoscaler first and
+// removes the mark last. A Deployment found marked is always followed (and its
+// autoscaler, raised or not, restored with it), so no crash leaves an autoscaler raised
+// for good. An autoscaler not yet raised may scale a surge back in the instant between
+// the two writes: the surge then ends as one whose size someone else changed.
 func (r *reconciler) scale(ctx context.Context, namespace string, s policy.Scale) error {
 	raising := s.Autoscaler != nil && s.Autoscaler.Original != ""
-	if raising {
+	if s.Autoscaler != nil && !raising {
 		if err := r.setBounds(ctx, namespace, s.Autoscaler); err != nil {
 			return err
 		}
@@ -479,7 +484,7 @@ func (r *reconciler) scale(ctx context.Context, namespace string, s policy.Scale
 	if err := r.scaleDeployment(ctx, namespace, s); err != nil {
 		return err
 	}
-	if s.Autoscaler != nil && !raising {
+	if raising {
 		return r.setBounds(ctx, namespace, s.Autoscaler)
 	}
 	return nil
