@@ -137,7 +137,12 @@ type Unreadable struct {
 // Scale changes a Deployment's replicas and its surge annotation in one write, and its
 // autoscaler's bounds in another.
 type Scale struct {
-	Name     string
+	Name string
+	// From is the size the decision was made at. The write is refused when the
+	// Deployment has another by then (a user or an autoscaler changed it since the cache
+	// was read), and the decision is made again: a size computed from a stale one would
+	// overwrite their change, and a surge would later "restore" a size nobody wants.
+	From     int32
 	Replicas int32
 	// Original is the value for SurgeOriginalReplicasAnnotation; nil removes it.
 	Original   *int32

@@ -281,7 +281,7 @@ func TestDecide(t *testing.T) {
 			nodes:  cordoned,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 2, Original: ptr.To[int32](1)}},
+				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
 					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
 				RequeueAfter: surgePoll,
@@ -294,7 +294,7 @@ func TestDecide(t *testing.T) {
 			nodes:  map[string]*corev1.Node{"n1": node("n1", false, "karpenter.sh/disrupted")},
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 2, Original: ptr.To[int32](1)}},
+				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
 					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
 				RequeueAfter: surgePoll,
@@ -331,7 +331,7 @@ func TestDecide(t *testing.T) {
 			nodes:  cordoned,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 1}},
+				Scales: []Scale{{Name: "single", From: 2, Replicas: 1}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
 					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
 			},
@@ -341,7 +341,7 @@ func TestDecide(t *testing.T) {
 			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 4), "1")},
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 4}},
+				Scales: []Scale{{Name: "single", From: 4, Replicas: 4}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 4, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
 					Message: "1 of 4 pods may be disrupted at once"}},
 			},
@@ -353,7 +353,7 @@ func TestDecide(t *testing.T) {
 			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}}},
 			nodes:  cordoned,
 			want: result{
-				Scales: []Scale{{Name: "single", Replicas: 1}},
+				Scales: []Scale{{Name: "single", From: 2, Replicas: 1}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadOverridden,
 					Message: "DisruptionPolicy old is older and also selects it: that policy manages its budget"}},
 			},
@@ -422,7 +422,7 @@ func TestDecide(t *testing.T) {
 			nodes:  cordoned,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 2, Original: ptr.To[int32](1),
+				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1),
 					Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 2, Max: 2, Original: "1/1"}}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
 					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
@@ -436,7 +436,7 @@ func TestDecide(t *testing.T) {
 			nodes:  cordoned,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 1, Max: 5}}},
+				Scales: []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 1, Max: 5}}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
 					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
 			},
@@ -472,7 +472,7 @@ func TestDecide(t *testing.T) {
 				{Kind: "Deployment", Name: "orphan", Labels: map[string]string{"tier": "batch"}, Replicas: 2, Annotations: map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: "1"}},
 				{Kind: "Deployment", Name: "owned", Labels: map[string]string{"tier": "web"}, Replicas: 2, Annotations: map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: "1"}},
 			},
-			want: result{Scales: []Scale{{Name: "orphan", Replicas: 1}}},
+			want: result{Scales: []Scale{{Name: "orphan", From: 2, Replicas: 1}}},
 		},
 		"invalid selector: nothing selected, nothing deleted": {
 			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
@@ -803,7 +803,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			nodes:   nodes,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
-				Scales: []Scale{{Name: "web", Replicas: 4, Original: ptr.To[int32](3),
+				Scales: []Scale{{Name: "web", From: 3, Replicas: 4, Original: ptr.To[int32](3),
 					Autoscaler: &AutoscalerBounds{Name: "web-hpa", Min: 4, Max: 6, Original: "3/6"}}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web", Blocked: true,
 					Message: "node n1 is being drained: scaled from 3 to 4; the eviction waits until the new pod is Ready on another node"}},
@@ -888,7 +888,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			nodes: map[string]*corev1.Node{"n2": node("n2", false), "n3": node("n3", false)},
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "web", Replicas: 3}},
+				Scales: []Scale{{Name: "web", From: 4, Replicas: 3}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web", Blocked: true,
 					Message: "2 of 3 Ready: pod web-c not Ready on node n3 since 2026-11-22T11:59:00Z, pod web-d not Ready on node n2 since 2026-11-22T11:59:00Z"}},
 			},
@@ -916,7 +916,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			nodes: nodes,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "web", Replicas: 3}},
+				Scales: []Scale{{Name: "web", From: 4, Replicas: 3}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web",
 					Message: "1 of 3 pods may be disrupted at once"}},
 			},

@@ -24,7 +24,7 @@ func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Work
 		if !ok || WinnerOf(policies, w) != nil {
 			continue
 		}
-		out = append(out, Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)})
+		out = append(out, Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w)})
 	}
 	return out
 }
@@ -54,7 +54,7 @@ func followSurge(o Observed, w *Workload) surgeProgress {
 	}
 	if w.Replicas != original+1 {
 		// Someone else changed the size during the surge: theirs is the size to keep.
-		back := Scale{Name: w.Name, Replicas: w.Replicas, Autoscaler: restoredBounds(w)}
+		back := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas, Autoscaler: restoredBounds(w)}
 		return surgeProgress{size: w.Replicas, changes: verdict{scales: []Scale{back}}}
 	}
 	var ready int32
@@ -75,7 +75,7 @@ func followSurge(o Observed, w *Workload) surgeProgress {
 		}
 		return p
 	}
-	back := Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)}
+	back := Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w)}
 	return surgeProgress{size: original, changes: verdict{scales: []Scale{back}}}
 }
 
@@ -86,7 +86,7 @@ func startSurge(o Observed, w *Workload) (verdict, bool) {
 	if node == "" {
 		return verdict{}, false
 	}
-	up := Scale{Name: w.Name, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas), Autoscaler: raisedBounds(w, w.Replicas+1)}
+	up := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas), Autoscaler: raisedBounds(w, w.Replicas+1)}
 	v := verdict{scales: []Scale{up}, requeueAfter: surgePoll}
 	v.status.Message = msgSurgeStarted(node, w.Replicas, w.Replicas+1)
 	return v, true

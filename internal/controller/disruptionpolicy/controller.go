@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -509,20 +510,39 @@ func (r *reconciler) setBounds(ctx context.Context, namespace string, b *policy.
 	return nil
 }
 
+// scaleDeployment writes a Deployment's replicas and its surge annotation, only if it
+// still has the size the decision was made at (s.From), read from the apiserver: the
+// cache may be behind a user's or an autoscaler's change, which a size computed from it
+// would overwrite. The patch carries the resourceVersion read, so that a change between
+// the read and the write fails it too (409); the error requeues the policy and the
+// decision is made again on what the cache then holds.
 func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s policy.Scale) error {
+	cur := &appsv1.Deployment{}
+	if err := r.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: s.Name}, cur); err != nil {
+		return fmt.Errorf("reading Deployment %s before scaling it: %w", klog.KRef(namespace, s.Name), err)
+	}
 	var original any // nil removes the annotation
 	if s.Original != nil {
 		original = strconv.Itoa(int(*s.Original))
 	}
+	mark, marked := cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
+	if ptr.Deref(cur.Spec.Replicas, 1) == s.Replicas && (s.Original == nil && !marked || s.Original != nil && mark == original) {
+		return nil // written already; the cache has not seen it yet
+	}
+	if got := ptr.Deref(cur.Spec.Replicas, 1); got != s.From {
+		return fmt.Errorf("Deployment %s has %d replicas, not the %d its scale to %d was decided at: deciding again", klog.KRef(namespace, s.Name), got, s.From, s.Replicas)
+	}
 	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original}},
-		"spec":     map[string]any{"replicas": s.Replicas},
+		"metadata": map[string]any{
+			"resourceVersion": cur.ResourceVersion,
+			"annotations":     map[string]any{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original},
+		},
+		"spec": map[string]any{"replicas": s.Replicas},
 	})
 	if err != nil {
 		return fmt.Errorf("encoding the scale of Deployment %s: %w", klog.KRef(namespace, s.Name), err)
 	}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: s.Name}}
-	if err := r.client.Patch(ctx, d, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := r.client.Patch(ctx, cur, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("scaling Deployment %s to %d: %w", klog.KRef(namespace, s.Name), s.Replicas, err)
 	}
 	return nil

@@ -29,9 +29,9 @@ func TestScaleNeverLeavesAutoscalerRaisedUnmarked(t *testing.T) {
 		Min, Max       int32
 		AutoscalerMark string
 	}
-	start := &policy.Scale{Name: "web", Replicas: 2, Original: ptr.To[int32](1),
+	start := &policy.Scale{Name: "web", From: 1, Replicas: 2, Original: ptr.To[int32](1),
 		Autoscaler: &policy.AutoscalerBounds{Name: "web", Min: 2, Max: 2, Original: "1/1"}}
-	back := &policy.Scale{Name: "web", Replicas: 1, Autoscaler: &policy.AutoscalerBounds{Name: "web", Min: 1, Max: 1}}
+	back := &policy.Scale{Name: "web", From: 2, Replicas: 1, Autoscaler: &policy.AutoscalerBounds{Name: "web", Min: 1, Max: 1}}
 	unsurged := state{Replicas: 1, Min: 1, Max: 1}
 	surged := state{Replicas: 2, Mark: "1", Min: 2, Max: 2, AutoscalerMark: "1/1"}
 	tests := map[string]struct {
@@ -68,7 +68,7 @@ func TestScaleNeverLeavesAutoscalerRaisedUnmarked(t *testing.T) {
 					return c.Patch(ctx, obj, patch, opts...)
 				},
 			}).Build()
-			r := &reconciler{client: c}
+			r := &reconciler{client: c, live: c}
 			err := r.scale(context.Background(), "ns", *tc.scale)
 			if (err != nil) != (tc.fail != "") {
 				t.Fatalf("scale: %v", err)
@@ -87,6 +87,45 @@ func TestScaleNeverLeavesAutoscalerRaisedUnmarked(t *testing.T) {
 			}
 			if got.AutoscalerMark != "" && got.Mark == "" {
 				t.Errorf("the autoscaler is left raised and its Deployment unmarked: nothing would restore it")
+			}
+		})
+	}
+}
+
+// Issue 17 item 6: a scale decided on a size the Deployment no longer has (a user or
+// an autoscaler changed it since the cache was read) is refused, so that the decision
+// is made again rather than overwriting their change.
+func TestScaleDeploymentChecksTheSizeDecidedOn(t *testing.T) {
+	tests := map[string]struct {
+		replicas int32
+		mark     string
+		scale    policy.Scale
+		wantErr  bool
+		want     int32
+		wantMark string
+	}{
+		"the size decided on: written":         {replicas: 1, scale: policy.Scale{Name: "web", From: 1, Replicas: 2, Original: ptr.To[int32](1)}, want: 2, wantMark: "1"},
+		"scaled by someone since: refused":     {replicas: 5, scale: policy.Scale{Name: "web", From: 1, Replicas: 2, Original: ptr.To[int32](1)}, wantErr: true, want: 5},
+		"written already, cache behind: no-op": {replicas: 2, mark: "1", scale: policy.Scale{Name: "web", From: 1, Replicas: 2, Original: ptr.To[int32](1)}, want: 2, wantMark: "1"},
+		"scale-back written already: no-op":    {replicas: 1, scale: policy.Scale{Name: "web", From: 2, Replicas: 1}, want: 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(tc.replicas)}}
+			if tc.mark != "" {
+				d.Annotations = map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: tc.mark}
+			}
+			c := fake.NewClientBuilder().WithObjects(d).Build()
+			r := &reconciler{client: c, live: c}
+			if err := r.scaleDeployment(context.Background(), "ns", tc.scale); (err != nil) != tc.wantErr {
+				t.Fatalf("scaleDeployment: %v, want error %t", err, tc.wantErr)
+			}
+			got := &appsv1.Deployment{}
+			if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "web"}, got); err != nil {
+				t.Fatal(err)
+			}
+			if ptr.Deref(got.Spec.Replicas, 0) != tc.want || got.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] != tc.wantMark {
+				t.Errorf("Deployment at %d replicas, mark %q; want %d, %q", ptr.Deref(got.Spec.Replicas, 0), got.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation], tc.want, tc.wantMark)
 			}
 		})
 	}
