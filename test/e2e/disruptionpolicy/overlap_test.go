@@ -32,9 +32,10 @@ func TestOverlapFoundOnPods(t *testing.T) {
 	e.WaitReady(db)
 	hashed := e.deployment("hashed", tier, 2)
 	e.deployment("web", tier, 2)
-	// canary's pods carry app=web too: web's budget would cover them.
+	// canary's pods carry web's labels (app=web, and tier, which the helper adds to the
+	// selector too) and more: web's budget would cover them.
 	e.deployment("canary", tier, 2, func(d *appsv1.Deployment) {
-		lbls := map[string]string{"app": "web", "track": "canary"}
+		lbls := map[string]string{"app": "web", "tier": tier, "track": "canary"}
 		d.Labels = map[string]string{"app": "canary", "tier": tier}
 		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: lbls}
 		d.Spec.Template.Labels = lbls
