@@ -400,7 +400,7 @@ func (m *Model) addBudgets(s *snapshot.Snapshot) {
 		pdb := &s.PodDisruptionBudgets[i]
 		b := &Budget{Namespace: pdb.Namespace, Name: pdb.Name, PDB: pdb}
 		m.Budgets[i] = b
-		b.Selector, b.SelectorErr = metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		b.Selector, b.SelectorErr = BudgetSelector(pdb)
 		if b.SelectorErr != nil {
 			b.Selector = nil
 			b.compute(m.Now)

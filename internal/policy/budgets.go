@@ -10,11 +10,11 @@ import (
 
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // BudgetName is the name of the budget holdfast keeps for a workload. The names of the
@@ -51,13 +51,13 @@ func BudgetName(kind, name string) string {
 // would allow no disruption.
 func budgeted(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, st holdfastv1alpha1.WorkloadStatus) verdict {
 	spec := policyv1.PodDisruptionBudgetSpec{MaxUnavailable: p.Spec.MaxUnavailable, MinAvailable: p.Spec.MinAvailable}
-	floor := floorOf(spec, st.Replicas)
+	floor := availability.Floor(spec, st.Replicas)
 	if w.Kind == holdfastv1alpha1.KindDaemonSet {
 		// The disruption controller finds no scale for a DaemonSet, so it accepts only an
 		// integer minAvailable, counted against the pods that exist.
 		spec = policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(floor))}
 	}
-	if floor >= st.Replicas {
+	if availability.NeverAllows(st.Replicas, floor) {
 		st.State, st.Message = holdfastv1alpha1.WorkloadNoDisruption, msgNoDisruption(floor, st.Replicas)
 		return verdict{status: st}
 	}
@@ -76,17 +76,6 @@ func held(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, st holdfastv1alpha1
 	st.State, st.Budget = holdfastv1alpha1.WorkloadBudgeted, BudgetName(w.Kind, w.Name)
 	st.Message = msgHeld(until)
 	return verdict{status: st, budget: budgetFor(p, w, spec, nil)}
-}
-
-// floorOf is how many of replicas pods a budget keeps available, rounded as the
-// disruption controller rounds it.
-func floorOf(spec policyv1.PodDisruptionBudgetSpec, replicas int32) int32 {
-	if spec.MaxUnavailable != nil {
-		n, _ := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, int(replicas), true)
-		return max(0, replicas-int32(n))
-	}
-	n, _ := intstr.GetScaledValueFromIntOrPercent(spec.MinAvailable, int(replicas), true)
-	return int32(n)
 }
 
 // singleReplicaBudget is minAvailable 1: no eviction until a second pod is Ready.
@@ -139,35 +128,4 @@ func existingBudget(budgets []policyv1.PodDisruptionBudget, name string) *policy
 		}
 	}
 	return nil
-}
-
-// coveringBudget returns the name of a budget holdfast does not manage whose selector
-// matches w's pods, or "". The first by name, so that messages are stable.
-func coveringBudget(budgets []policyv1.PodDisruptionBudget, w *Workload) string {
-	var names []string
-	for i := range budgets {
-		b := &budgets[i]
-		if _, managed := b.Labels[holdfastv1alpha1.PolicyLabel]; managed || b.Spec.Selector == nil {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
-		if err != nil || sel.Empty() {
-			// The disruption controller ignores budgets with an empty or invalid selector.
-			continue
-		}
-		if sel.Matches(labels.Set(w.TemplateLabels)) {
-			names = append(names, b.Name)
-		}
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	return slices.Min(names)
-}
-
-// allowsNone reports whether budget b, as the disruption controller last counted it for
-// its current spec, allows no disruption of the pods it covers; false for no budget. A
-// budget changed since is left for the count that follows, which wakes the policy again.
-func allowsNone(b *policyv1.PodDisruptionBudget) bool {
-	return b != nil && b.Status.ObservedGeneration == b.Generation && b.Status.ExpectedPods > 0 && b.Status.DisruptionsAllowed == 0
 }

@@ -7,6 +7,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // verdict is the decision on one workload: its status entry, its budget, and what must
@@ -44,8 +45,10 @@ type subject struct {
 	// winner is the policy that manages w; lost says it is another one.
 	winner *holdfastv1alpha1.DisruptionPolicy
 	lost   bool
-	// other is a budget holdfast does not manage that covers w's pods, or "".
-	other string
+	// other is another budget that covers a pod w's budget would cover, or ""; managed
+	// says holdfast manages it (for another workload, or another policy).
+	other   string
+	managed bool
 	// surge is where a surge of w stands.
 	surge surgeProgress
 	// replicas is the size status shows: the original one while a surge is on.
@@ -55,8 +58,9 @@ type subject struct {
 	closed bool
 }
 
-func newSubject(o Observed, w *Workload, win windowState, closed bool) *subject {
-	s := &subject{o: o, w: w, win: win, closed: closed, winner: WinnerOf(o.Policies, w), other: coveringBudget(o.Budgets, w)}
+func newSubject(o Observed, w *Workload, win windowState, closed bool, siblings []*policyv1.PodDisruptionBudget) *subject {
+	s := &subject{o: o, w: w, win: win, closed: closed, winner: WinnerOf(o.Policies, w)}
+	s.other, s.managed = overlap(o, w, siblings)
 	s.lost = s.winner != nil && s.winner.Name != o.Policy.Name
 	s.surge = followSurge(o, w)
 	s.replicas = s.surge.size
@@ -85,10 +89,11 @@ var workloadSteps = []step{
 	severalReplicas,
 }
 
-// decideWorkload runs the chain over one selected workload. A surge's own changes (a
-// scale back, a poll) hold whichever step decides.
-func decideWorkload(o Observed, w *Workload, win windowState, closed bool) verdict {
-	s := newSubject(o, w, win, closed)
+// decideWorkload runs the chain over one selected workload, with siblings the budgets
+// the policy makes for its other workloads. A surge's own changes (a scale back, a poll)
+// hold whichever step decides.
+func decideWorkload(o Observed, w *Workload, win windowState, closed bool, siblings []*policyv1.PodDisruptionBudget) verdict {
+	s := newSubject(o, w, win, closed, siblings)
 	for _, decide := range workloadSteps {
 		if v, ok := decide(s); ok {
 			return v.after(s.surge.changes)
@@ -134,14 +139,17 @@ func noSelector(s *subject) (verdict, bool) {
 	return verdict{status: st}, true
 }
 
-// conflict adds no budget where one holdfast does not manage already covers w's pods.
+// conflict adds no budget where another budget covers a pod w's budget would cover.
 func conflict(s *subject) (verdict, bool) {
 	if s.other == "" {
 		return verdict{}, false
 	}
 	st := s.entry()
-	st.State, st.Blocked = holdfastv1alpha1.WorkloadConflict, allowsNone(existingBudget(s.o.Budgets, s.other))
+	st.State, st.Blocked = holdfastv1alpha1.WorkloadConflict, availability.AllowsNone(existingBudget(s.o.Budgets, s.other))
 	st.Message = msgConflict(s.other)
+	if s.managed {
+		st.Message = msgOverlap(s.other)
+	}
 	return verdict{status: st}, true
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 const (
@@ -113,7 +114,7 @@ func DecideCompanion(o CompanionObserved) CompanionDecision {
 	var eligibleNodes []*corev1.Node
 	for i := range o.Nodes {
 		n := &o.Nodes[i]
-		if o.TargetMissing || !p.eligible(n) {
+		if o.TargetMissing || !availability.Eligible(n, p.nodeSelector, p.affinity, p.tolerations) {
 			continue
 		}
 		nodes[n.Name] = &nodeState{node: n}
@@ -469,11 +470,12 @@ func budgets(nc *holdfastv1alpha1.NodeCompanion, desired, held int32) (*policyv1
 		return main, nil
 	}
 	unheld := desired - held
-	allowed, err := intstr.GetScaledValueFromIntOrPercent(&maxUnavailable, int(desired), true)
+	floor, err := availability.DesiredHealthy(policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &maxUnavailable}, desired)
+	allowed := desired - floor
 	if err != nil {
 		allowed = 1
 	}
-	minAvailable := intstr.FromInt32(max(unheld-int32(allowed), 0))
+	minAvailable := intstr.FromInt32(max(unheld-allowed, 0))
 	main.Spec.MaxUnavailable = nil
 	main.Spec.MinAvailable = &minAvailable
 	main.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 const (
@@ -111,6 +112,10 @@ type Observed struct {
 	// Pods are the live pods of the workloads for which NeedsPods is true, keyed by
 	// workloadKey.
 	Pods map[string][]Pod
+	// PodLabels are the labels of the namespace's live pods, on which overlapping budgets
+	// are found besides the workloads' templates. Nil when the pods are not known
+	// (manifests).
+	PodLabels []map[string]string
 	// Nodes are the nodes of those pods.
 	Nodes map[string]*corev1.Node
 	// Surging are the namespace's Deployments that carry the surge annotation, selected
@@ -132,7 +137,12 @@ type Unreadable struct {
 // Scale changes a Deployment's replicas and its surge annotation in one write, and its
 // autoscaler's bounds in another.
 type Scale struct {
-	Name     string
+	Name string
+	// From is the size the decision was made at. The write is refused when the
+	// Deployment has another by then (a user or an autoscaler changed it since the cache
+	// was read), and the decision is made again: a size computed from a stale one would
+	// overwrite their change, and a surge would later "restore" a size nobody wants.
+	From     int32
 	Replicas int32
 	// Original is the value for SurgeOriginalReplicasAnnotation; nil removes it.
 	Original   *int32
@@ -205,21 +215,32 @@ func Decide(o Observed) Decision {
 		}
 	}
 	d.Scales = OrphanedSurges(o.Policies, o.Surging)
-	wanted := map[string]bool{}
-	var outs []holdfastv1alpha1.WorkloadStatus
+	// Two passes: the first finds the budgets the policy would make, the second checks
+	// each against the others, so that two workloads whose budgets would cover one pod
+	// both report the conflict, whatever exists already.
+	var selected []*Workload
+	var siblings []*policyv1.PodDisruptionBudget
 	for i := range o.Workloads {
 		w := &o.Workloads[i]
 		if ok, _ := Selects(p, w); !ok {
 			continue
 		}
-		v := decideWorkload(o, w, win, closed)
+		selected = append(selected, w)
+		if v := decideWorkload(o, w, win, closed, nil); v.budget != nil {
+			siblings = append(siblings, v.budget)
+		}
+	}
+	wanted := map[string]bool{}
+	var outs []holdfastv1alpha1.WorkloadStatus
+	for _, w := range selected {
+		v := decideWorkload(o, w, win, closed, siblings)
 		d.Scales = append(d.Scales, v.scales...)
 		d.PodAnnotations = append(d.PodAnnotations, v.annotations...)
 		d.RequeueAfter = sooner(d.RequeueAfter, v.requeueAfter)
 		if v.budget != nil {
 			wanted[v.budget.Name] = true
 			d.Apply = append(d.Apply, v.budget)
-			v.status.Blocked = allowsNone(existingBudget(o.Budgets, v.budget.Name))
+			v.status.Blocked = availability.AllowsNone(existingBudget(o.Budgets, v.budget.Name))
 		}
 		outs = append(outs, v.status)
 	}

@@ -200,10 +200,28 @@ func TestDecide(t *testing.T) {
 			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadConflict,
 				Message: "PodDisruptionBudget by-expr, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete by-expr or unselect the workload"}}},
 		},
-		"user budget over other pods, or with an empty selector, is no conflict": {
+		// policy/v1: the Eviction API and the disruption controller let an empty selector
+		// cover every pod of the namespace, so a second budget would make each eviction a 500.
+		"user budget with an empty selector covers every pod: conflict": {
 			policy:  policy("p", time.Hour, nil),
 			work:    []Workload{web},
-			budgets: []policyv1.PodDisruptionBudget{userBudget("api", map[string]string{"app": "api"}), userBudget("empty", nil)},
+			budgets: []policyv1.PodDisruptionBudget{userBudget("everything", nil)},
+			want: result{Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadConflict,
+				Message: "PodDisruptionBudget everything, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete everything or unselect the workload"}}},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionConflicted: holdfastv1alpha1.ReasonConflictingBudgets, holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonSomeWithoutBudget},
+		},
+		"user budget over other pods, another namespace's, or with no selector, is no conflict": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{web},
+			budgets: []policyv1.PodDisruptionBudget{userBudget("api", map[string]string{"app": "api"}), func() policyv1.PodDisruptionBudget {
+				b := userBudget("elsewhere", nil)
+				b.Namespace = "other"
+				return b
+			}(), func() policyv1.PodDisruptionBudget {
+				b := userBudget("nil-selector", nil)
+				b.Spec.Selector = nil
+				return b
+			}()},
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
@@ -263,7 +281,7 @@ func TestDecide(t *testing.T) {
 			nodes:  cordoned,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 2, Original: ptr.To[int32](1)}},
+				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
 					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
 				RequeueAfter: surgePoll,
@@ -276,7 +294,7 @@ func TestDecide(t *testing.T) {
 			nodes:  map[string]*corev1.Node{"n1": node("n1", false, "karpenter.sh/disrupted")},
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 2, Original: ptr.To[int32](1)}},
+				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
 					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
 				RequeueAfter: surgePoll,
@@ -313,7 +331,7 @@ func TestDecide(t *testing.T) {
 			nodes:  cordoned,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 1}},
+				Scales: []Scale{{Name: "single", From: 2, Replicas: 1}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
 					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
 			},
@@ -323,7 +341,7 @@ func TestDecide(t *testing.T) {
 			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 4), "1")},
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 4}},
+				Scales: []Scale{{Name: "single", From: 4, Replicas: 4}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 4, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
 					Message: "1 of 4 pods may be disrupted at once"}},
 			},
@@ -335,7 +353,7 @@ func TestDecide(t *testing.T) {
 			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}}},
 			nodes:  cordoned,
 			want: result{
-				Scales: []Scale{{Name: "single", Replicas: 1}},
+				Scales: []Scale{{Name: "single", From: 2, Replicas: 1}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadOverridden,
 					Message: "DisruptionPolicy old is older and also selects it: that policy manages its budget"}},
 			},
@@ -404,7 +422,7 @@ func TestDecide(t *testing.T) {
 			nodes:  cordoned,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 2, Original: ptr.To[int32](1),
+				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1),
 					Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 2, Max: 2, Original: "1/1"}}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
 					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
@@ -418,7 +436,7 @@ func TestDecide(t *testing.T) {
 			nodes:  cordoned,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 1, Max: 5}}},
+				Scales: []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 1, Max: 5}}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
 					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
 			},
@@ -454,7 +472,7 @@ func TestDecide(t *testing.T) {
 				{Kind: "Deployment", Name: "orphan", Labels: map[string]string{"tier": "batch"}, Replicas: 2, Annotations: map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: "1"}},
 				{Kind: "Deployment", Name: "owned", Labels: map[string]string{"tier": "web"}, Replicas: 2, Annotations: map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: "1"}},
 			},
-			want: result{Scales: []Scale{{Name: "orphan", Replicas: 1}}},
+			want: result{Scales: []Scale{{Name: "orphan", From: 2, Replicas: 1}}},
 		},
 		"invalid selector: nothing selected, nothing deleted": {
 			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
@@ -475,8 +493,10 @@ type decideCase struct {
 	work    []Workload
 	budgets []policyv1.PodDisruptionBudget
 	pods    map[string][]Pod
-	nodes   map[string]*corev1.Node
-	surging []Workload
+	// podLabels are the namespace's live pods' labels; nil for unknown.
+	podLabels []map[string]string
+	nodes     map[string]*corev1.Node
+	surging   []Workload
 	// unreadable are the scale targets gather could not read.
 	unreadable []Unreadable
 	want       result
@@ -495,6 +515,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 				Workloads:  tc.work,
 				Budgets:    tc.budgets,
 				Pods:       tc.pods,
+				PodLabels:  tc.podLabels,
 				Nodes:      tc.nodes,
 				Surging:    tc.surging,
 				Unreadable: tc.unreadable,
@@ -782,7 +803,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			nodes:   nodes,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
-				Scales: []Scale{{Name: "web", Replicas: 4, Original: ptr.To[int32](3),
+				Scales: []Scale{{Name: "web", From: 3, Replicas: 4, Original: ptr.To[int32](3),
 					Autoscaler: &AutoscalerBounds{Name: "web-hpa", Min: 4, Max: 6, Original: "3/6"}}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web", Blocked: true,
 					Message: "node n1 is being drained: scaled from 3 to 4; the eviction waits until the new pod is Ready on another node"}},
@@ -867,7 +888,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			nodes: map[string]*corev1.Node{"n2": node("n2", false), "n3": node("n3", false)},
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "web", Replicas: 3}},
+				Scales: []Scale{{Name: "web", From: 4, Replicas: 3}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web", Blocked: true,
 					Message: "2 of 3 Ready: pod web-c not Ready on node n3 since 2026-11-22T11:59:00Z, pod web-d not Ready on node n2 since 2026-11-22T11:59:00Z"}},
 			},
@@ -895,7 +916,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			nodes: nodes,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "web", Replicas: 3}},
+				Scales: []Scale{{Name: "web", From: 4, Replicas: 3}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web",
 					Message: "1 of 3 pods may be disrupted at once"}},
 			},
@@ -910,7 +931,9 @@ func TestNeedsPods(t *testing.T) {
 		s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect
 	})
 	web := ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 3)
-	zero := *budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)
+	uncounted := *budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)
+	zero := uncounted
+	zero.Status.ExpectedPods = 3
 	marked := *budget("p", web, maxUnavailable(intstr.FromInt32(1)), pacing)
 	foreign := *budget("other", web, maxUnavailable(intstr.FromInt32(1)), pacing)
 	allowing := zero
@@ -932,6 +955,8 @@ func TestNeedsPods(t *testing.T) {
 		"single replica under Skip":                  {policy: p, w: ready(workload(holdfastv1alpha1.KindDeployment, "one", 1), 1), want: false},
 		"WhenBlocked, budget at zero":                {policy: whenBlocked, w: web, budgets: []policyv1.PodDisruptionBudget{zero}, want: true},
 		"WhenBlocked, budget allowing one":           {policy: whenBlocked, w: web, budgets: []policyv1.PodDisruptionBudget{allowing}, want: false},
+		// As blocksDrain reads it (availability.AllowsNone): a budget not counted yet blocks nothing.
+		"WhenBlocked, budget not counted yet":        {policy: whenBlocked, w: web, budgets: []policyv1.PodDisruptionBudget{uncounted}, want: false},
 		"budget at zero without WhenBlocked":         {policy: p, w: web, budgets: []policyv1.PodDisruptionBudget{zero}, want: false},
 		"WhenBlocked but a StatefulSet cannot surge": {policy: whenBlocked, w: ready(workload(holdfastv1alpha1.KindStatefulSet, "web", 3), 3), budgets: []policyv1.PodDisruptionBudget{zero}, want: false},
 	}

@@ -5,11 +5,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // placement is where companions may run: the required node affinity and the tolerations
@@ -23,24 +21,6 @@ type placement struct {
 	tolerations []corev1.Toleration
 }
 
-// daemonTolerations are the tolerations the DaemonSet controller adds to its pods
-// (k8s.io/kubernetes/pkg/controller/daemon/util.AddOrUpdateDaemonPodTolerations), so a
-// node under memory pressure, or cordoned, still counts as a node of the DaemonSet.
-func daemonTolerations(hostNetwork bool) []corev1.Toleration {
-	t := []corev1.Toleration{
-		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
-		{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
-		{Key: corev1.TaintNodeDiskPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-		{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-		{Key: corev1.TaintNodePIDPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-		{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-	}
-	if hostNetwork {
-		t = append(t, corev1.Toleration{Key: corev1.TaintNodeNetworkUnavailable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
-	}
-	return t
-}
-
 // placementOf returns the placement of a NodeCompanion's target. ds is nil for a node
 // selector target.
 func placementOf(nc *holdfastv1alpha1.NodeCompanion, ds *appsv1.DaemonSet) placement {
@@ -49,7 +29,7 @@ func placementOf(nc *holdfastv1alpha1.NodeCompanion, ds *appsv1.DaemonSet) place
 		return placement{
 			nodeSelector: spec.NodeSelector,
 			affinity:     spec.Affinity,
-			tolerations:  append(slices.Clone(spec.Tolerations), daemonTolerations(spec.HostNetwork)...),
+			tolerations:  append(slices.Clone(spec.Tolerations), availability.DaemonTolerations(spec.HostNetwork)...),
 		}
 	}
 	selector := make(map[string]string, len(nc.Spec.NodeSelector)+len(nc.Spec.Template.Spec.NodeSelector))
@@ -65,24 +45,6 @@ func placementOf(nc *holdfastv1alpha1.NodeCompanion, ds *appsv1.DaemonSet) place
 	return placement{nodeSelector: selector, affinity: nc.Spec.Template.Spec.Affinity, tolerations: tolerations}
 }
 
-// eligible reports whether a pod with this placement should run on node, with the
-// DaemonSet controller's rule: required node affinity matches and no NoSchedule or
-// NoExecute taint is left untolerated.
-func (p placement) eligible(node *corev1.Node) bool {
-	var affinity *corev1.Affinity
-	if p.affinity != nil {
-		affinity = &corev1.Affinity{NodeAffinity: p.affinity.NodeAffinity}
-	}
-	match, err := nodeaffinity.NewRequiredNodeAffinity(p.nodeSelector, affinity).Match(node)
-	if err != nil || !match {
-		return false
-	}
-	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, p.tolerations, func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, false)
-	return !untolerated
-}
-
 // companionTolerations returns the tolerations companion pods get: the target's own, the
 // NodeCompanion's, the template's, and the DaemonSet controller's pressure tolerations,
 // so that companions can go wherever the target's pods are. None of them may tolerate a
@@ -93,7 +55,7 @@ func companionTolerations(nc *holdfastv1alpha1.NodeCompanion, ds *appsv1.DaemonS
 	var in []corev1.Toleration
 	if ds != nil {
 		in = append(in, ds.Spec.Template.Spec.Tolerations...)
-		for _, t := range daemonTolerations(ds.Spec.Template.Spec.HostNetwork) {
+		for _, t := range availability.DaemonTolerations(ds.Spec.Template.Spec.HostNetwork) {
 			if t.Effect == corev1.TaintEffectNoSchedule && t.Key != corev1.TaintNodeUnschedulable {
 				in = append(in, t)
 			}

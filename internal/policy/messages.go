@@ -34,6 +34,10 @@ func msgConflict(other string) string {
 	return fmt.Sprintf("PodDisruptionBudget %s, which holdfast does not manage, already covers its pods: two budgets over one pod make every eviction fail, so holdfast adds none; delete %s or unselect the workload", other, other)
 }
 
+func msgOverlap(other string) string {
+	return fmt.Sprintf("its budget would cover pods that PodDisruptionBudget %s, which holdfast keeps for another workload, covers too: two budgets over one pod make every eviction fail, so holdfast adds none; make the workloads' selectors disjoint or unselect one", other)
+}
+
 func msgSurgeUnderOtherBudget(surge, other string) string {
 	return surge + fmt.Sprintf("; PodDisruptionBudget %s now covers its pods, so holdfast keeps none", other)
 }
@@ -98,7 +102,7 @@ func msgSomeWithoutBudget(without, of, unprotected, conflicts int32) string {
 }
 
 func msgConflicting(conflicts, overridden int32) string {
-	return fmt.Sprintf("%d workloads are covered by budgets holdfast does not manage; %d are managed by older policies", conflicts, overridden)
+	return fmt.Sprintf("%d workloads have pods another budget covers (a user's, or one holdfast keeps for another workload); %d are managed by older policies", conflicts, overridden)
 }
 
 func msgDegradedWorkloads(n int32) string {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // health is what a workload's pods say at o.Now.
@@ -121,13 +122,15 @@ func pace(o Observed, w *Workload, size int32, h health, v verdict) verdict {
 }
 
 // tighten takes n disruptions off what spec allows at replicas pods, in the form the
-// disruption controller follows: maxUnavailable stays maxUnavailable.
+// disruption controller follows: maxUnavailable stays maxUnavailable. What spec allows
+// is counted from the floor, so that a maxUnavailable above the replicas allows only the
+// replicas.
 func tighten(spec policyv1.PodDisruptionBudgetSpec, replicas, n int32) policyv1.PodDisruptionBudgetSpec {
+	floor := availability.Floor(spec, replicas)
 	if spec.MaxUnavailable != nil {
-		allowed, _ := intstr.GetScaledValueFromIntOrPercent(spec.MaxUnavailable, int(replicas), true)
-		spec.MaxUnavailable = ptr.To(intstr.FromInt32(max(0, int32(allowed)-n)))
+		spec.MaxUnavailable = ptr.To(intstr.FromInt32(max(0, replicas-floor-n)))
 		return spec
 	}
-	spec.MinAvailable = ptr.To(intstr.FromInt32(min(replicas, floorOf(spec, replicas)+n)))
+	spec.MinAvailable = ptr.To(intstr.FromInt32(min(replicas, floor+n)))
 	return spec
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // Selects reports whether policy p selects workload w: its kind is listed (in kinds, or
@@ -54,7 +55,7 @@ func NeedsPods(o *Observed, w *Workload) bool {
 		return false
 	}
 	_, pacing := b.Annotations[holdfastv1alpha1.PacingAnnotation]
-	return pacing || mayBlockDrains(p, w) && b.Status.DisruptionsAllowed == 0
+	return pacing || mayBlockDrains(p, w) && availability.AllowsNone(b)
 }
 
 // WinnerOf returns the policy that manages w: of those selecting it and not being

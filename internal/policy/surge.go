@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // OrphanedSurges returns the scales that end the surges no policy selects any more (the
@@ -23,7 +24,7 @@ func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Work
 		if !ok || WinnerOf(policies, w) != nil {
 			continue
 		}
-		out = append(out, Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)})
+		out = append(out, Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w)})
 	}
 	return out
 }
@@ -53,7 +54,7 @@ func followSurge(o Observed, w *Workload) surgeProgress {
 	}
 	if w.Replicas != original+1 {
 		// Someone else changed the size during the surge: theirs is the size to keep.
-		back := Scale{Name: w.Name, Replicas: w.Replicas, Autoscaler: restoredBounds(w)}
+		back := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas, Autoscaler: restoredBounds(w)}
 		return surgeProgress{size: w.Replicas, changes: verdict{scales: []Scale{back}}}
 	}
 	var ready int32
@@ -74,7 +75,7 @@ func followSurge(o Observed, w *Workload) surgeProgress {
 		}
 		return p
 	}
-	back := Scale{Name: w.Name, Replicas: original, Autoscaler: restoredBounds(w)}
+	back := Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w)}
 	return surgeProgress{size: original, changes: verdict{scales: []Scale{back}}}
 }
 
@@ -85,7 +86,7 @@ func startSurge(o Observed, w *Workload) (verdict, bool) {
 	if node == "" {
 		return verdict{}, false
 	}
-	up := Scale{Name: w.Name, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas), Autoscaler: raisedBounds(w, w.Replicas+1)}
+	up := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas), Autoscaler: raisedBounds(w, w.Replicas+1)}
 	v := verdict{scales: []Scale{up}, requeueAfter: surgePoll}
 	v.status.Message = msgSurgeStarted(node, w.Replicas, w.Replicas+1)
 	return v, true
@@ -120,7 +121,7 @@ func blocksDrain(o Observed, w *Workload, h health, v verdict) bool {
 		return false
 	}
 	cur := existingBudget(o.Budgets, v.budget.Name)
-	return allowsNone(cur) && cur.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name &&
+	return availability.AllowsNone(cur) && cur.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name &&
 		equality.Semantic.DeepEqual(cur.Spec, v.budget.Spec)
 }
 
@@ -132,7 +133,7 @@ func surgeBudget(o Observed, w *Workload, original int32) *policyv1.PodDisruptio
 	if original <= 1 {
 		return singleReplicaBudget(o, w, nil)
 	}
-	floor := floorOf(policyv1.PodDisruptionBudgetSpec{MaxUnavailable: o.Policy.Spec.MaxUnavailable, MinAvailable: o.Policy.Spec.MinAvailable}, original)
+	floor := availability.Floor(policyv1.PodDisruptionBudgetSpec{MaxUnavailable: o.Policy.Spec.MaxUnavailable, MinAvailable: o.Policy.Spec.MinAvailable}, original)
 	return budgetFor(o.Policy, w, policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(floor))}, nil)
 }
 

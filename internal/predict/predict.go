@@ -148,6 +148,13 @@ func (x *namespaced) observe(p *holdfastv1alpha1.DisruptionPolicy, policies []ho
 		}
 		o.Pods[policy.WorkloadKey(w.Kind, w.Name)] = podsOf(x.pods[ns], w.Selector)
 	}
+	// Overlap is found on the pods when the snapshot has them; from manifests without
+	// pods, each workload's template stands for its pods.
+	for _, pod := range x.pods[ns] {
+		if pod.DeletionTimestamp == nil {
+			o.PodLabels = append(o.PodLabels, pod.Labels)
+		}
+	}
 	manifests := x.s.Source == snapshot.SourceManifests
 	for _, d := range x.deployments[ns] {
 		add(d, manifests && d.Status.ObservedGeneration == 0)

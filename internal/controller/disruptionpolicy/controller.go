@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,6 +43,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/controller/apply"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
 	"github.com/holdfast-dev/holdfast/internal/controller/summary"
@@ -130,6 +132,10 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		Watches(&appsv1.StatefulSet{}, inNamespace, builder.WithPredicates(workloadChanged())).
 		Watches(&appsv1.DaemonSet{}, inNamespace, builder.WithPredicates(workloadChanged())).
 		Watches(&policyv1.PodDisruptionBudget{}, inNamespace, builder.WithPredicates(predicate.Or(specOrLabels, blockedChanged()))).
+		// What a policy deleted while the operator was down left behind: its budgets and
+		// surges are swept by the request of a name that is not found.
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(labelledPolicy), builder.WithPredicates(seenOrResynced(managedBudget))).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(sweepRequest), builder.WithPredicates(seenOrResynced(surgingDeployment))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged())).
 		Complete(r)
 }
@@ -145,7 +151,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 			r.invalid.Forget(req.NamespacedName)
 			r.windows.forget(req.NamespacedName)
 			r.patches.Forget(req.NamespacedName)
-			return ctrl.Result{}, r.cleanUpAfter(ctx, req.NamespacedName)
+			return ctrl.Result{}, r.sweep(ctx, req.Namespace)
 		}
 		return ctrl.Result{}, fmt.Errorf("getting DisruptionPolicy %s: %w", req.NamespacedName, err)
 	}
@@ -168,7 +174,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	d := policy.Decide(obs)
 
 	for _, b := range d.Apply {
-		if err := r.applyBudget(ctx, b); err != nil {
+		if err := apply.Budget(ctx, r.client, b); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -249,6 +255,11 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		return obs, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
 	}
 	obs.Budgets = budgets.Items
+	if len(obs.Workloads) > 0 {
+		if obs.PodLabels, err = r.podLabels(ctx, p.Namespace); err != nil {
+			return obs, err
+		}
+	}
 	if obs.Surging, err = r.surging(ctx, p.Namespace); err != nil {
 		return obs, err
 	}
@@ -277,6 +288,26 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		}
 	}
 	return obs, nil
+}
+
+// podLabels reads the labels of the namespace's live pods, on which Decide finds
+// overlapping budgets: a pod carries labels its template does not (pod-template-hash,
+// statefulset.kubernetes.io/pod-name) that a user's budget may select. Metadata only,
+// from the apiserver, since the shared cache holds only companion pods.
+func (r *reconciler) podLabels(ctx context.Context, namespace string) ([]map[string]string, error) {
+	pods := &metav1.PartialObjectMetadataList{}
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := r.live.List(ctx, pods, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing pods of namespace %s: %w", namespace, err)
+	}
+	out := make([]map[string]string, 0, len(pods.Items))
+	for i := range pods.Items {
+		// The Eviction API asks no budget about a pod being deleted.
+		if pods.Items[i].DeletionTimestamp == nil {
+			out = append(out, pods.Items[i].Labels)
+		}
+	}
+	return out, nil
 }
 
 // scaleWorkloads reads the objects of one scale target that sel selects, and each one's
@@ -453,41 +484,18 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *policy
 	return nil
 }
 
-// applyBudget creates a budget or patches it when holdfast's part of it differs.
-func (r *reconciler) applyBudget(ctx context.Context, want *policyv1.PodDisruptionBudget) error {
-	cur := &policyv1.PodDisruptionBudget{}
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if apierrors.IsNotFound(err) {
-		if err := r.client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating PodDisruptionBudget %s: %w", klog.KObj(want), err)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("getting PodDisruptionBudget %s: %w", klog.KObj(want), err)
-	}
-	if equality.Semantic.DeepEqual(cur.Spec, want.Spec) && equality.Semantic.DeepEqual(cur.Labels, want.Labels) &&
-		equality.Semantic.DeepEqual(cur.Annotations, want.Annotations) && equality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences) {
-		return nil
-	}
-	updated := cur.DeepCopy()
-	updated.Labels = want.Labels
-	updated.Annotations = want.Annotations
-	updated.OwnerReferences = want.OwnerReferences
-	updated.Spec = want.Spec
-	if err := r.client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
-		return fmt.Errorf("updating PodDisruptionBudget %s: %w", klog.KObj(want), err)
-	}
-	return nil
-}
-
-// scale sets a Deployment's replicas and its surge annotation in one merge patch, so
-// that an operator restarting between two writes never finds one without the other. An
-// autoscaler's bounds are raised before the surge and put back after it, so that it
-// never scales the surge away.
+// scale sets a Deployment's replicas and its surge annotation in one merge patch, and
+// an autoscaler's bounds with their own annotation in another. The order keeps one rule
+// at every point an operator may die between the two writes: an autoscaler is raised
+// only while its Deployment carries the surge mark. A surge marks the Deployment first
+// and raises the autoscaler after; a scale-back restores the autoscaler first and
+// removes the mark last. A Deployment found marked is always followed (and its
+// autoscaler, raised or not, restored with it), so no crash leaves an autoscaler raised
+// for good. An autoscaler not yet raised may scale a surge back in the instant between
+// the two writes: the surge then ends as one whose size someone else changed.
 func (r *reconciler) scale(ctx context.Context, namespace string, s policy.Scale) error {
 	raising := s.Autoscaler != nil && s.Autoscaler.Original != ""
-	if raising {
+	if s.Autoscaler != nil && !raising {
 		if err := r.setBounds(ctx, namespace, s.Autoscaler); err != nil {
 			return err
 		}
@@ -495,7 +503,7 @@ func (r *reconciler) scale(ctx context.Context, namespace string, s policy.Scale
 	if err := r.scaleDeployment(ctx, namespace, s); err != nil {
 		return err
 	}
-	if s.Autoscaler != nil && !raising {
+	if raising {
 		return r.setBounds(ctx, namespace, s.Autoscaler)
 	}
 	return nil
@@ -520,20 +528,39 @@ func (r *reconciler) setBounds(ctx context.Context, namespace string, b *policy.
 	return nil
 }
 
+// scaleDeployment writes a Deployment's replicas and its surge annotation, only if it
+// still has the size the decision was made at (s.From), read from the apiserver: the
+// cache may be behind a user's or an autoscaler's change, which a size computed from it
+// would overwrite. The patch carries the resourceVersion read, so that a change between
+// the read and the write fails it too (409); the error requeues the policy and the
+// decision is made again on what the cache then holds.
 func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s policy.Scale) error {
+	cur := &appsv1.Deployment{}
+	if err := r.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: s.Name}, cur); err != nil {
+		return fmt.Errorf("reading Deployment %s before scaling it: %w", klog.KRef(namespace, s.Name), err)
+	}
 	var original any // nil removes the annotation
 	if s.Original != nil {
 		original = strconv.Itoa(int(*s.Original))
 	}
+	mark, marked := cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
+	if ptr.Deref(cur.Spec.Replicas, 1) == s.Replicas && (s.Original == nil && !marked || s.Original != nil && mark == original) {
+		return nil // written already; the cache has not seen it yet
+	}
+	if got := ptr.Deref(cur.Spec.Replicas, 1); got != s.From {
+		return fmt.Errorf("Deployment %s has %d replicas, not the %d its scale to %d was decided at: deciding again", klog.KRef(namespace, s.Name), got, s.From, s.Replicas)
+	}
 	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original}},
-		"spec":     map[string]any{"replicas": s.Replicas},
+		"metadata": map[string]any{
+			"resourceVersion": cur.ResourceVersion,
+			"annotations":     map[string]any{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original},
+		},
+		"spec": map[string]any{"replicas": s.Replicas},
 	})
 	if err != nil {
 		return fmt.Errorf("encoding the scale of Deployment %s: %w", klog.KRef(namespace, s.Name), err)
 	}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: s.Name}}
-	if err := r.client.Patch(ctx, d, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := r.client.Patch(ctx, cur, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("scaling Deployment %s to %d: %w", klog.KRef(namespace, s.Name), s.Replicas, err)
 	}
 	return nil
@@ -557,33 +584,42 @@ func (r *reconciler) annotatePod(ctx context.Context, namespace string, a policy
 	return nil
 }
 
-// cleanUpAfter deletes the budgets a deleted policy managed (another policy that selects
-// the same workloads recreates theirs, woken by the deletions) and ends its surges.
-func (r *reconciler) cleanUpAfter(ctx context.Context, key types.NamespacedName) error {
+// sweep removes what DisruptionPolicies that no longer exist left in a namespace (see
+// policy.Sweep): their budgets, and the surges no policy selects any more. It runs for
+// any request whose policy is not found: a policy just deleted, a budget labelled with a
+// policy that is gone, a surging Deployment, each seen at start and on every resync.
+// Another policy that selects the same workloads recreates their budgets, woken by the
+// deletions.
+func (r *reconciler) sweep(ctx context.Context, namespace string) error {
+	ns := client.InNamespace(namespace)
 	policies := &holdfastv1alpha1.DisruptionPolicyList{}
-	if err := r.client.List(ctx, policies, client.InNamespace(key.Namespace)); err != nil {
+	if err := r.client.List(ctx, policies, ns); err != nil {
 		return fmt.Errorf("listing DisruptionPolicies: %w", err)
 	}
-	surging, err := r.surging(ctx, key.Namespace)
+	surging, err := r.surging(ctx, namespace)
 	if err != nil {
 		return err
 	}
-	if err := r.attachAutoscalers(ctx, key.Namespace, func(*policy.Workload) bool { return true }, surging); err != nil {
+	if err := r.attachAutoscalers(ctx, namespace, func(*policy.Workload) bool { return true }, surging); err != nil {
 		return err
 	}
-	for _, s := range policy.OrphanedSurges(policies.Items, surging) {
-		if err := r.scale(ctx, key.Namespace, s); err != nil {
-			return err
-		}
-	}
 	budgets := &policyv1.PodDisruptionBudgetList{}
-	if err := r.client.List(ctx, budgets, client.InNamespace(key.Namespace), client.MatchingLabels{holdfastv1alpha1.PolicyLabel: key.Name}); err != nil {
-		return fmt.Errorf("listing budgets of deleted DisruptionPolicy %s: %w", key, err)
+	if err := r.client.List(ctx, budgets, ns, client.HasLabels{holdfastv1alpha1.PolicyLabel}); err != nil {
+		return fmt.Errorf("listing managed PodDisruptionBudgets: %w", err)
 	}
-	for i := range budgets.Items {
-		if err := r.deleteBudget(ctx, &budgets.Items[i]); err != nil {
+	sw := policy.SweepNamespace(policies.Items, budgets.Items, surging)
+	logger := log.FromContext(ctx)
+	for _, s := range sw.Scales {
+		if err := r.scale(ctx, namespace, s); err != nil {
 			return err
 		}
+		logger.Info("Ended a surge no policy selects", "deployment", klog.KRef(namespace, s.Name), "replicas", s.Replicas)
+	}
+	for _, b := range sw.Delete {
+		if err := r.deleteBudget(ctx, b); err != nil {
+			return err
+		}
+		logger.Info("Deleted the budget of a deleted policy", "budget", klog.KObj(b), "policy", b.Labels[holdfastv1alpha1.PolicyLabel])
 	}
 	return nil
 }
@@ -631,6 +667,44 @@ func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request 
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&policies[i])})
 	}
 	return reqs
+}
+
+// sweepName names no DisruptionPolicy (an object's name is never empty), so that its
+// request is not found and sweeps the namespace.
+const sweepName = ""
+
+// labelledPolicy maps a managed budget to the policy its label names: when that policy
+// is gone, its reconcile sweeps the namespace.
+func labelledPolicy(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetLabels()[holdfastv1alpha1.PolicyLabel]}}}
+}
+
+// sweepRequest maps an object to the sweep of its namespace.
+func sweepRequest(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: sweepName}}}
+}
+
+func managedBudget(obj client.Object) bool {
+	return obj.GetLabels()[holdfastv1alpha1.PolicyLabel] != ""
+}
+
+func surgingDeployment(obj client.Object) bool {
+	_, ok := obj.GetAnnotations()[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
+	return ok
+}
+
+// seenOrResynced passes the objects for which keep is true when the informer lists them
+// (at start, and after a watch is lost) and at each resync, when an update carries the
+// same resourceVersion: when a policy may have gone without an event seen.
+func seenOrResynced(keep func(client.Object) bool) predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return keep(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return keep(e.ObjectNew) && e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 // workloadChanged passes workload events that can change a decision: anything Decide

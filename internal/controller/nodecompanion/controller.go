@@ -37,6 +37,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/controller/apply"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
 	"github.com/holdfast-dev/holdfast/internal/policy"
@@ -171,7 +172,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 	}
 	if d.Budget != nil {
-		if err := r.applyBudget(ctx, d.Budget); err != nil {
+		if err := apply.Budget(ctx, r.client, d.Budget); err != nil {
 			return ctrl.Result{}, err
 		}
 		if err := r.syncGuardBudget(ctx, nc, d.GuardBudget); err != nil {
@@ -254,36 +255,10 @@ func (r *reconciler) applyDeployment(ctx context.Context, want *appsv1.Deploymen
 	return &from, nil
 }
 
-// applyBudget creates or updates a budget when its spec differs.
-func (r *reconciler) applyBudget(ctx context.Context, want *policyv1.PodDisruptionBudget) error {
-	cur := &policyv1.PodDisruptionBudget{}
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if apierrors.IsNotFound(err) {
-		if err := r.client.Create(ctx, want); err != nil {
-			return fmt.Errorf("creating PodDisruptionBudget %s: %w", klog.KObj(want), err)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("getting PodDisruptionBudget %s: %w", klog.KObj(want), err)
-	}
-	if equality.Semantic.DeepEqual(cur.Spec, want.Spec) && equality.Semantic.DeepEqual(cur.Labels, want.Labels) {
-		return nil
-	}
-	updated := cur.DeepCopy()
-	updated.Labels = want.Labels
-	updated.OwnerReferences = want.OwnerReferences
-	updated.Spec = want.Spec
-	if err := r.client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
-		return fmt.Errorf("updating PodDisruptionBudget %s: %w", klog.KObj(want), err)
-	}
-	return nil
-}
-
 // syncGuardBudget applies the guard budget, or deletes it when the guard is off.
 func (r *reconciler) syncGuardBudget(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion, want *policyv1.PodDisruptionBudget) error {
 	if want != nil {
-		return r.applyBudget(ctx, want)
+		return apply.Budget(ctx, r.client, want)
 	}
 	cur := &policyv1.PodDisruptionBudget{}
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: nc.Namespace, Name: nc.Name + "-guard"}, cur)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -448,27 +447,9 @@ func TestSurgeRaisesAutoscalerBounds(t *testing.T) {
 	e.StartOperator()
 	p := e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	d := e.deployment("single", "single", 1)
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: "single", Namespace: e.Namespace},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "single"},
-			MinReplicas:    ptr.To[int32](1),
-			MaxReplicas:    1,
-			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
-				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)},
-			}}},
-		},
-	}
-	e.Create(hpa)
+	bounds := e.autoscaler("single")
 	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	pod := e.onlyPod(d)
-	bounds := func() (int32, int32, string) {
-		cur := &autoscalingv2.HorizontalPodAutoscaler{}
-		if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(hpa), cur); err != nil {
-			t.Fatal(err)
-		}
-		return ptr.Deref(cur.Spec.MinReplicas, 0), cur.Spec.MaxReplicas, cur.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]
-	}
 
 	watch := e.watchReady(framework.SelectorOf(d), 200*time.Millisecond)
 	e.Cordon(pod.Spec.NodeName)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -412,4 +413,30 @@ func (e *env) metric(name string, labels map[string]string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// autoscaler creates a HorizontalPodAutoscaler of bounds 1-1 over the Deployment name and
+// returns a function that reads its bounds and its surge annotation.
+func (e *env) autoscaler(name string) func() (lo, hi int32, original string) {
+	e.T.Helper()
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			MinReplicas:    ptr.To[int32](1),
+			MaxReplicas:    1,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)},
+			}}},
+		},
+	}
+	e.Create(hpa)
+	return func() (int32, int32, string) {
+		e.T.Helper()
+		cur := &autoscalingv2.HorizontalPodAutoscaler{}
+		if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(hpa), cur); err != nil {
+			e.T.Fatal(err)
+		}
+		return ptr.Deref(cur.Spec.MinReplicas, 0), cur.Spec.MaxReplicas, cur.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]
+	}
 }

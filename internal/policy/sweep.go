@@ -1,0 +1,44 @@
+package policy
+
+import (
+	policyv1 "k8s.io/api/policy/v1"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
+)
+
+// Sweep is what is left of DisruptionPolicies that no longer exist in a namespace.
+//
+// A policy deleted while the operator is down, or between two leaders, sends no event
+// that anyone sees, so its budgets (a closed window's maxUnavailable 0 would block every
+// drain for good) and its surges (a Deployment left one replica up, an autoscaler's
+// bounds raised) would stay. holdfast sweeps rather than holding the policy with a
+// finalizer: a finalizer keeps a policy, and so its namespace, from being deleted while
+// the operator is not running or is uninstalled, and protects nothing for policies made
+// before it existed; the sweep needs nothing of the policy, runs at start (the budget
+// informer's first list), on every resync and on any event of a budget whose policy is
+// gone, and can only remove what a gone policy left.
+type Sweep struct {
+	// Delete are the budgets labelled with a policy that is not in the namespace.
+	Delete []*policyv1.PodDisruptionBudget
+	// Scales end the surges no policy selects any more.
+	Scales []Scale
+}
+
+// SweepNamespace decides the sweep of one namespace from its policies (those being
+// deleted included: their budgets go once they are gone), its budgets and its surging
+// Deployments. It reads only its arguments and does not modify them.
+func SweepNamespace(policies []holdfastv1alpha1.DisruptionPolicy, budgets []policyv1.PodDisruptionBudget, surging []Workload) Sweep {
+	exists := make(map[string]bool, len(policies))
+	for i := range policies {
+		exists[policies[i].Name] = true
+	}
+	var s Sweep
+	for i := range budgets {
+		if by := availability.ManagedBy(&budgets[i]); by != "" && !exists[by] {
+			s.Delete = append(s.Delete, &budgets[i])
+		}
+	}
+	s.Scales = OrphanedSurges(policies, surging)
+	return s
+}

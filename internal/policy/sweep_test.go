@@ -1,0 +1,78 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// Issue 17 item 4: a policy deleted while the operator was down leaves budgets and
+// surges that the sweep finds without it.
+func TestSweepNamespace(t *testing.T) {
+	web := ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 3)
+	single := workload(holdfastv1alpha1.KindDeployment, "single", 2)
+	other := workload(holdfastv1alpha1.KindDeployment, "other", 3)
+	other.Labels = map[string]string{"tier": "db"}
+	kept := policy("kept", time.Hour, nil)
+	deleting := policy("deleting", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.Selector = metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}
+	})
+	deleting.DeletionTimestamp = ptr.To(metav1.NewTime(now))
+	held := *budget("gone", other, maxUnavailable(intstr.FromInt32(0)), nil)
+	tests := map[string]struct {
+		policies []holdfastv1alpha1.DisruptionPolicy
+		budgets  []policyv1.PodDisruptionBudget
+		surging  []Workload
+		delete   []string
+		scales   []Scale
+	}{
+		"a gone policy's budget is deleted; a live one's, a deleting one's and a user's stay": {
+			policies: []holdfastv1alpha1.DisruptionPolicy{kept, deleting},
+			budgets: []policyv1.PodDisruptionBudget{
+				held, *budget("kept", web, maxUnavailable(intstr.FromInt32(1)), nil),
+				*budget("deleting", other, maxUnavailable(intstr.FromInt32(1)), nil), userBudget("mine", map[string]string{"app": "x"}),
+			},
+			delete: []string{"holdfast-deploy-other"},
+		},
+		"no policy left: every managed budget goes and the surge ends, autoscaler restored": {
+			budgets: []policyv1.PodDisruptionBudget{held, *budget("gone", single, minAvailable(intstr.FromInt32(1)), nil)},
+			surging: []Workload{withAutoscaler(surged(single, "1"), 2, 2, "1/1")},
+			delete:  []string{"holdfast-deploy-other", "holdfast-deploy-single"},
+			scales:  []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 1, Max: 1}}},
+		},
+		"a surge another policy still selects goes on": {
+			policies: []holdfastv1alpha1.DisruptionPolicy{kept},
+			surging:  []Workload{surged(single, "1")},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var before []policyv1.PodDisruptionBudget
+			for i := range tc.budgets {
+				before = append(before, *tc.budgets[i].DeepCopy())
+			}
+			got := SweepNamespace(tc.policies, tc.budgets, tc.surging)
+			var deleted []string
+			for _, b := range got.Delete {
+				deleted = append(deleted, b.Name)
+			}
+			if diff := cmp.Diff(tc.delete, deleted, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("deleted (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.scales, got.Scales, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("scales (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tc.budgets, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("SweepNamespace modified the budgets:\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,120 @@
+//go:build e2e
+
+package disruptionpolicy
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/policy"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+// Issue 17 item 7: overlap is found on pods. A user's budget on one StatefulSet pod, a
+// user's budget on pod-template-hash, and two selected Deployments whose selectors
+// overlap each report Conflict, and no second budget is made over any pod.
+func TestOverlapFoundOnPods(t *testing.T) {
+	e := setup(t)
+	const tier = "overlap"
+	db := e.StatefulSet("db", 2)
+	db.Labels["tier"] = tier
+	db.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	e.Create(db)
+	e.WaitReady(db)
+	hashed := e.deployment("hashed", tier, 2)
+	e.deployment("web", tier, 2)
+	// canary's pods carry web's labels (app=web, and tier, which the helper adds to the
+	// selector too) and more: web's budget would cover them.
+	e.deployment("canary", tier, 2, func(d *appsv1.Deployment) {
+		lbls := map[string]string{"app": "web", "tier": tier, "track": "canary"}
+		d.Labels = map[string]string{"app": "canary", "tier": tier}
+		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: lbls}
+		d.Spec.Template.Labels = lbls
+	})
+
+	pods, err := e.Pods(e.Ctx, framework.SelectorOf(hashed))
+	if err != nil || len(pods) == 0 {
+		t.Fatalf("pods of hashed: %v %v", pods, err)
+	}
+	byPod := e.PDB("db-0-by-hand", "db", 0)
+	byPod.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"statefulset.kubernetes.io/pod-name": "db-0"}}
+	e.Create(byPod)
+	byHash := e.PDB("hashed-by-hand", "hashed", 1)
+	byHash.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"pod-template-hash": pods[0].Labels["pod-template-hash"]}}
+	e.Create(byHash)
+
+	e.StartOperator()
+	p := e.policy(tier, nil)
+	for _, c := range []struct{ kind, name, other string }{
+		{holdfastv1alpha1.KindStatefulSet, "db", "db-0-by-hand"},
+		{deploy, "hashed", "hashed-by-hand"},
+		{deploy, "web", policy.BudgetName(deploy, "canary")},
+		{deploy, "canary", policy.BudgetName(deploy, "web")},
+	} {
+		st := e.waitState(p, c.kind, c.name, holdfastv1alpha1.WorkloadConflict)
+		if !strings.Contains(st.Message, c.other) {
+			t.Errorf("%s %s: conflict message %q does not name %s", c.kind, c.name, st.Message, c.other)
+		}
+	}
+	list, err := e.Clientset.PolicyV1().PodDisruptionBudgets(e.Namespace).List(e.Ctx, metav1.ListOptions{LabelSelector: holdfastv1alpha1.PolicyLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range list.Items {
+		t.Errorf("holdfast made budget %s over pods another budget covers", b.Name)
+	}
+}
+
+// Issue 17 item 4: a policy deleted while the operator is stopped leaves a surge and
+// budgets; the operator, once started, ends the surge (Deployment and autoscaler back
+// to the user's values) and deletes the budgets.
+func TestPolicyDeletedWhileOperatorDownIsSwept(t *testing.T) {
+	e := setup(t)
+	stop := e.StartOperator()
+	p := e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	d := e.deployment("single", "single", 1)
+	e.deployment("several", "single", 3)
+	bounds := e.autoscaler("single")
+	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitBudget(deploy, "several", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	pod := e.onlyPod(d)
+	e.Cordon(pod.Spec.NodeName)
+	e.Eventually(settle, "the surge to start, the autoscaler raised", func(context.Context) (bool, error) {
+		lo, hi, original := bounds()
+		cur := e.getDeployment(d)
+		return ptr.Deref(cur.Spec.Replicas, 0) == 2 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "1" &&
+			lo == 2 && hi == 2 && original == "1/1", nil
+	})
+
+	stop()
+	if err := e.c.Delete(e.Ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually(settle, "the policy gone", func(ctx context.Context) (bool, error) {
+		err := e.c.Get(ctx, client.ObjectKeyFromObject(p), &holdfastv1alpha1.DisruptionPolicy{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	e.Uncordon(pod.Spec.NodeName)
+
+	e.StartOperator()
+	e.Eventually(settle, "the surge ended, the autoscaler restored, the budgets gone", func(ctx context.Context) (bool, error) {
+		lo, hi, original := bounds()
+		cur := e.getDeployment(d)
+		single, err := e.budget(ctx, deploy, "single")
+		if err != nil {
+			return false, err
+		}
+		several, err := e.budget(ctx, deploy, "several")
+		return ptr.Deref(cur.Spec.Replicas, 0) == 1 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "" &&
+			lo == 1 && hi == 1 && original == "" && single == nil && several == nil, err
+	})
+}
