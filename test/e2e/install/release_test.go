@@ -233,6 +233,12 @@ func secureMetrics(f *framework.Framework, addr, version string) {
 		body, err := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body), err
 	}
+	// /readyz answers before the metrics server has made its certificate and bound its
+	// port: wait for the port, then judge the answers.
+	f.Eventually(time.Minute, "the metrics server listening", func(ctx context.Context) (bool, error) {
+		_, _, err := scrape("")
+		return err == nil, nil
+	})
 	if code, _, err := scrape(""); err != nil || code != http.StatusUnauthorized {
 		f.T.Errorf("a scrape without a token: %d, %v; want 401", code, err)
 	}
