@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -77,9 +78,12 @@ func TestStoredBeforeTheSchemaTightened(t *testing.T) {
 	staleCompanion.SetName("stale")
 	for _, o := range []*unstructured.Unstructured{stalePolicy, staleCompanion} {
 		o.SetGenerateName("")
-		if err := e.c.Create(e.Ctx, o); err != nil {
-			t.Fatalf("creating %s %s under the relaxed schema: %v", o.GetKind(), o.GetName(), err)
-		}
+		// The API server validates with a CRD's new schema only once its own watch has
+		// seen the update: until then the strict schema still refuses the object.
+		e.Eventually(settle, fmt.Sprintf("%s %s created under the relaxed schema", o.GetKind(), o.GetName()), func(ctx context.Context) (bool, error) {
+			err := e.c.Create(ctx, o.DeepCopy())
+			return err == nil || apierrors.IsAlreadyExists(err), err
+		})
 	}
 	e.InstallCRDs(e.c, &holdfastv1alpha1.DisruptionPolicyList{})
 

@@ -6,11 +6,14 @@
 package validation
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -130,7 +133,13 @@ func TestRejected(t *testing.T) {
 				ns = ""
 			}
 			obj := object(kind, ns, tc.spec)
-			err := e.c.Create(e.Ctx, obj, client.DryRunAll)
+			var err error
+			// Another test may just have put the strict schema back: the API server judges
+			// by it once its own watch has seen the CRD, so a refusal is waited for.
+			_ = wait.PollUntilContextTimeout(e.Ctx, 100*time.Millisecond, settle, true, func(ctx context.Context) (bool, error) {
+				err = e.c.Create(ctx, obj.DeepCopy(), client.DryRunAll)
+				return tc.want == "" || err != nil, nil
+			})
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("create: %v; want it accepted", err)
