@@ -471,7 +471,7 @@ func (c *cluster) evictionReason(p *pod) (Reason, bool) {
 		return Reason{}, false
 	}
 	r := Reason{Type: ReasonType(ev.Reason), Message: ev.Message, Permanent: ev.Permanent}
-	if b := c.countedBudget(ev.Budget); b != nil && ev.Reason == availability.ReasonPolicyHeld {
+	if b := countedBudget(p, ev.Budget); b != nil && ev.Reason == availability.ReasonPolicyHeld {
 		if c.surges(c.budgets[b]) {
 			// The operator scales the Deployment up first; the eviction goes through once
 			// the replacement is Ready.
@@ -492,12 +492,13 @@ func (c *cluster) evictionReason(p *pod) (Reason, bool) {
 	return r, true
 }
 
-// countedBudget finds the model's budget behind an eviction's count, or nil.
-func (c *cluster) countedBudget(n *availability.Count) *availability.Budget {
+// countedBudget finds, among the pod's own budgets, the model's budget behind an
+// eviction's count, or nil.
+func countedBudget(p *pod, n *availability.Count) *availability.Budget {
 	if n == nil {
 		return nil
 	}
-	for b := range c.budgets {
+	for _, b := range p.member.Budgets {
 		if b.PDB == n.PDB {
 			return b
 		}
