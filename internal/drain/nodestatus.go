@@ -107,23 +107,25 @@ func (s *nodeStatus) observe(e Event) {
 			err = errors.Join(err, s.event(ctx, r, e.Node, corev1.EventTypeWarning, EventDrainBlocked, msg))
 		}
 	case NodeDrained:
-		err = errors.Join(
-			s.conditions(ctx, r, e.Node,
-				s.condition(r, corev1.NodeDrainInProgress, corev1.ConditionFalse, ReasonDrained, "drained: "+e.Message),
-				s.condition(r, corev1.NodeDrained, corev1.ConditionTrue, ReasonDrained, "drained by holdfast drain: "+e.Message)),
-			s.event(ctx, r, e.Node, corev1.EventTypeNormal, EventDrained, "drained: "+e.Message))
+		err = s.ended(ctx, r, e.Node, corev1.ConditionTrue, ReasonDrained, corev1.EventTypeNormal, EventDrained, "drained: "+e.Message)
 	case NodeIncomplete:
-		err = errors.Join(
-			s.conditions(ctx, r, e.Node,
-				s.condition(r, corev1.NodeDrainInProgress, corev1.ConditionFalse, ReasonIncomplete, "drain stopped: "+e.Message),
-				s.condition(r, corev1.NodeDrained, corev1.ConditionFalse, ReasonIncomplete, "drain stopped: "+e.Message)),
-			s.event(ctx, r, e.Node, corev1.EventTypeWarning, EventDrainStopped, "drain stopped: "+e.Message))
+		err = s.ended(ctx, r, e.Node, corev1.ConditionFalse, ReasonIncomplete, corev1.EventTypeWarning, EventDrainStopped, "drain stopped: "+e.Message)
 	}
 	if err != nil {
 		s.mu.Lock()
 		s.errs = append(s.errs, err)
 		s.mu.Unlock()
 	}
+}
+
+// ended writes the end of a node's drain: DrainInProgress False, Drained as it ended, and
+// the Event that says so.
+func (s *nodeStatus) ended(ctx context.Context, r *nodeRecord, node string, drained corev1.ConditionStatus, reason, eventType, eventReason, msg string) error {
+	return errors.Join(
+		s.conditions(ctx, r, node,
+			s.condition(r, corev1.NodeDrainInProgress, corev1.ConditionFalse, reason, msg),
+			s.condition(r, corev1.NodeDrained, drained, reason, msg)),
+		s.event(ctx, r, node, eventType, eventReason, msg))
 }
 
 // describeBlock says what stops a pod, in the words the progress uses.
