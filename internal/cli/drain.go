@@ -67,7 +67,8 @@ type DrainOptions struct {
 	Output string
 
 	// kubectl drain's flags, with kubectl's meaning where holdfast's allows.
-	PodSelector              string
+	PodSelector string
+	// GracePeriod is the seconds each evicted pod gets to stop; negative: its own.
 	GracePeriod              int
 	SkipWaitForDeleteTimeout int
 	IgnoreDaemonSets         bool
@@ -213,7 +214,7 @@ again to resume.`,
 	f.IntVar(&o.MaxConcurrent, "max-concurrent", 1, "nodes drained at once in the whole cluster by every holdfast drain using the same number")
 	f.StringVar(&o.DryRun, "dry-run", DryRunNone, "none, client or server. client (or --dry-run alone) prints the plan: what would be evicted, skipped or blocked, "+
 		"each budget counted across the pods of a wave. server adds the API server's own answer to a dry-run eviction of each pod the plan would evict. "+
-		"Neither changes anything; unlike kubectl, neither cordons, even in dry run")
+		"Neither changes anything, the cordon included")
 	f.Lookup("dry-run").NoOptDefVal = DryRunClient
 	f.DurationVar(&o.Timeout, "timeout", 0, "give up after this long (0: never). Unlike kubectl's, which bounds the evictions of each node, it bounds the whole run, waiting for a slot included; "+
 		"the nodes not drained stay cordoned and the same command resumes")
@@ -422,7 +423,11 @@ func (o *DrainOptions) stoppedEarly(ctx context.Context, err error) error {
 	if cause == nil {
 		return err
 	}
-	if _, werr := fmt.Fprintln(o.Out, stopReason(cause)+" before any node was cordoned; nothing was evicted."); werr != nil {
+	if o.Output == "json" {
+		if werr := (&eventStream{w: o.Out}).result(drain.Result{}, o.Clock.Now(), 0, cause); werr != nil {
+			return werr
+		}
+	} else if _, werr := fmt.Fprintln(o.Out, stopReason(cause)+" before any node was cordoned; nothing was evicted."); werr != nil {
 		return werr
 	}
 	return &ExitCodeError{Code: ExitIncomplete}
