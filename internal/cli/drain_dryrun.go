@@ -97,6 +97,10 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 // each is judged against its budget as it is now, one at a time, so two pods of a budget
 // that allows one are both allowed here. It returns how many the server refused.
 func (o *DrainOptions) serverDryRun(ctx context.Context, w *errWriter, pods []*corev1.Pod) (int, error) {
+	if len(pods) == 0 {
+		w.println("The plan evicts no pod: nothing to ask the API server.")
+		return 0, w.err
+	}
 	w.println("The API server's answers to dry-run evictions:")
 	refused := 0
 	for _, pod := range pods {
