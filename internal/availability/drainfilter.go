@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // MirrorPodAnnotation marks the API's copy of a static pod; the kubelet owns the pod and
@@ -18,6 +19,9 @@ type DrainFilter struct {
 	Force bool
 	// DeleteEmptyDirData lets the drain evict pods whose emptyDir volumes are lost with them.
 	DeleteEmptyDirData bool
+	// PodSelector, when set, limits the drain to the pods it matches (kubectl drain
+	// --pod-selector); the others stay on the node and do not keep it from being drained.
+	PodSelector labels.Selector
 }
 
 // DrainVerdict is what a drain does with a pod found on the node.
@@ -42,6 +46,9 @@ const (
 	RuleFinished     DrainRule = "Finished"
 	RuleEmptyDirData DrainRule = "EmptyDirData"
 	RuleNoController DrainRule = "NoController"
+	// RuleNotSelected leaves a pod that --pod-selector does not match, as kubectl drain
+	// never lists it.
+	RuleNotSelected DrainRule = "NotSelected"
 )
 
 // DrainClassification is a verdict with the rule and the reason to show the user.
@@ -51,11 +58,15 @@ type DrainClassification struct {
 	Rule    DrainRule
 }
 
-// Classify applies kubectl drain's filters in kubectl's order: DaemonSet pods and mirror
+// Classify applies kubectl drain's filters in kubectl's order: pods --pod-selector does
+// not match are left alone; DaemonSet pods and mirror
 // pods are skipped (DaemonSet pods come back on the node anyway, as with
 // --ignore-daemonsets); pods that have finished lose nothing and are evicted; pods with
 // emptyDir data and pods with no controller are refused unless the matching flag is given.
 func (f DrainFilter) Classify(pod *corev1.Pod) DrainClassification {
+	if f.PodSelector != nil && !f.PodSelector.Matches(labels.Set(pod.Labels)) {
+		return DrainClassification{Verdict: DrainSkip, Rule: RuleNotSelected, Reason: "not matched by --pod-selector " + f.PodSelector.String()}
+	}
 	if c, ok := skipped(pod); ok {
 		return c
 	}

@@ -225,9 +225,10 @@ var cordonTaint = corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev
 // Eligible reports whether a pod with this node selector, affinity and tolerations may
 // run on node, with the rules the scheduler and the DaemonSet controller share: the
 // required node affinity (node selector included) matches and no NoSchedule or
-// NoExecute taint is left untolerated. A cordoned node counts as tainted
-// node.kubernetes.io/unschedulable:NoSchedule even when the snapshot's copy does not
-// carry the taint yet (manifests, or a cordon the node controller has not seen).
+// NoExecute taint is left untolerated. A cordoned node (Cordoned: a node whose
+// maintenance is planned too) counts as tainted node.kubernetes.io/unschedulable:NoSchedule
+// even when the snapshot's copy does not carry the taint (manifests, or a cordon the node
+// controller has not seen yet).
 func Eligible(node *corev1.Node, nodeSelector map[string]string, affinity *corev1.Affinity, tolerations []corev1.Toleration) bool {
 	var required *corev1.Affinity
 	if affinity != nil && affinity.NodeAffinity != nil {
@@ -237,7 +238,7 @@ func Eligible(node *corev1.Node, nodeSelector map[string]string, affinity *corev
 		return false
 	}
 	taints := node.Spec.Taints
-	if node.Spec.Unschedulable && !slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.MatchTaint(&cordonTaint) }) {
+	if Cordoned(node) && !slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.MatchTaint(&cordonTaint) }) {
 		taints = append(slices.Clone(taints), cordonTaint)
 	}
 	return !Untolerated(taints, tolerations)

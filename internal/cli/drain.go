@@ -18,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/holdfast-dev/holdfast/internal/drain"
 	"github.com/holdfast-dev/holdfast/internal/plan"
@@ -42,12 +43,19 @@ const DefaultSlotNamespace = "holdfast-system"
 // drained at once is already more than any budget-respecting drain can use.
 const MaxConcurrentLimit = 1000
 
+// The values of --dry-run, kubectl's.
+const (
+	DryRunNone   = "none"
+	DryRunClient = "client"
+	DryRunServer = "server"
+)
+
 // DrainOptions holds the flags and collaborators of `holdfast drain`.
 type DrainOptions struct {
 	Nodes              []string
 	Selector           string
 	MaxConcurrent      int
-	DryRun             bool
+	DryRun             string
 	Timeout            time.Duration
 	Pace               bool
 	Force              bool
@@ -55,6 +63,17 @@ type DrainOptions struct {
 	SlotNamespace      string
 	WaveByWave         bool
 	EvictUnplaceable   bool
+	// Output is "" for text for people, or "json" for one JSON object per event.
+	Output string
+
+	// kubectl drain's flags, with kubectl's meaning where holdfast's allows.
+	PodSelector string
+	// GracePeriod is the seconds each evicted pod gets to stop; negative: its own.
+	GracePeriod              int
+	SkipWaitForDeleteTimeout int
+	IgnoreDaemonSets         bool
+	DisableEviction          bool
+	ChunkSize                int64
 
 	// Clock drives waits and timestamps; tests give a fake one.
 	Clock clock.WithTicker
@@ -70,7 +89,11 @@ type DrainOptions struct {
 
 // NewDrainCommand returns `holdfast drain`.
 func NewDrainCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
-	o := &DrainOptions{IOStreams: streams, configFlags: flags, Clock: clock.RealClock{}}
+	return newDrainCommand(&DrainOptions{IOStreams: streams, configFlags: flags, Clock: clock.RealClock{}})
+}
+
+// newDrainCommand binds the flags to o; tests give one with a client.
+func newDrainCommand(o *DrainOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "drain NODE... | --selector SEL",
 		Short: "Drain nodes without taking any workload below its budget",
@@ -110,7 +133,7 @@ pods with no controller need --force and pods with emptyDir volumes need
 Ctrl-C or --timeout leaves the nodes cordoned, releases their slots and says what
 remains; running the same command again resumes.
 
---dry-run prints that plan: for each wave what would be evicted, skipped, refused or
+--dry-run (or --dry-run=client) prints that plan: for each wave what would be evicted, skipped, refused or
 blocked, counting each budget's disruptions across the wave, and the capacity each
 workload keeps; then each node that cannot be drained, with every reason.
 
@@ -121,13 +144,33 @@ budget on a replacement that stays Pending. It is evicted once room appears (che
 every 10s: an uncordon, a new node); --evict-unplaceable evicts it at once, which is
 right when a cluster autoscaler adds nodes for Pending pods.
 
+A drop-in for kubectl drain: a script written for it runs unchanged. --force,
+--delete-emptydir-data, --grace-period, --pod-selector, --skip-wait-for-delete-timeout
+and -l/--selector mean what they mean to kubectl; --ignore-daemonsets and --chunk-size are
+accepted and change nothing; --dry-run takes none, client or server; --timeout bounds the
+whole run rather than each node's evictions; --disable-eviction is refused, because it
+deletes pods past their budgets. Unlike kubectl, a node may be named and --selector given
+together, and a pod refused by its budget is retried until --timeout, never deleted.
+
+While a node drains, its condition DrainInProgress is True, with the reason Blocked and
+a message naming the pod and the budget (with its numbers) when one stops it; once
+drained, Drained is True and DrainInProgress False. The next drain of the node resets
+them. The Events DrainStarted, DrainBlocked (once per change of what blocks it) and
+Drained (or DrainStopped) go on the node: kubectl describe node shows them.
+
+-o json writes one JSON object per event on standard output instead of the text (slot
+taken, cordoned, evicting, refused with the budget and its numbers, evicted, gone,
+drained, released, timeout or interrupted, and a last line of type result); the README
+lists the types and fields.
+
 A 409 Conflict from the Eviction API is not taken as the pod gone: the pod is read
 again, and only a pod not found, or replaced by another of the same name, has left.
 
 Needs what the ClusterRole holdfast-drainer and the Role holdfast-drainer in
 holdfast-system grant (config/rbac, or the chart with drainerRole.create): nodes get,
-list, watch, patch, update; pods get, list, watch; pods/eviction create; workloads,
-budgets, autoscalers and priority classes read; leases in --slot-namespace.
+list, watch, patch, update; nodes/status patch; events create, patch; pods get, list,
+watch; pods/eviction create; workloads, budgets, autoscalers and priority classes read;
+leases in --slot-namespace.
 
 Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
 an API call failed (unreachable, not allowed); 3 a node is not drained: a pod is blocked
@@ -143,13 +186,20 @@ again to resume.`,
   holdfast drain --selector pool=blue --max-concurrent 2 --timeout 10m
 
   # What would happen, with each budget's disruptions counted across the nodes.
-  holdfast drain node-1 node-2 --dry-run`,
+  holdfast drain node-1 node-2 --dry-run
+
+  # A runbook's kubectl drain line, unchanged but for the command.
+  holdfast drain node-1 --ignore-daemonsets --delete-emptydir-data --force --grace-period=30 --timeout=5m
+
+  # Every refusal as JSON, for a pipeline.
+  holdfast drain node-1 -o json | jq 'select(.type == "refused") | .budget'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Nodes = args
-			if err := o.Complete(); err != nil {
+			// Flags are judged before connecting: a refused flag says so without a cluster.
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			if err := o.Validate(); err != nil {
+			if err := o.Complete(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -162,11 +212,25 @@ again to resume.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.Selector, "selector", "l", "", "drain the nodes with these labels (as kubectl get nodes -l), besides any named")
 	f.IntVar(&o.MaxConcurrent, "max-concurrent", 1, "nodes drained at once in the whole cluster by every holdfast drain using the same number")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be evicted, skipped or blocked, and change nothing")
-	f.DurationVar(&o.Timeout, "timeout", 0, "give up after this long, waiting for a slot included (0: never)")
+	f.StringVar(&o.DryRun, "dry-run", DryRunNone, "none, client or server. client (or --dry-run alone) prints the plan: what would be evicted, skipped or blocked, "+
+		"each budget counted across the pods of a wave. server adds the API server's own answer to a dry-run eviction of each pod the plan would evict. "+
+		"Neither changes anything, the cordon included")
+	f.Lookup("dry-run").NoOptDefVal = DryRunClient
+	f.DurationVar(&o.Timeout, "timeout", 0, "give up after this long (0: never). Unlike kubectl's, which bounds the evictions of each node, it bounds the whole run, waiting for a slot included; "+
+		"the nodes not drained stay cordoned and the same command resumes")
 	f.BoolVar(&o.Pace, "pace", true, "wait for each replacement to be Ready before the next eviction from its workload")
-	f.BoolVar(&o.Force, "force", false, "also evict pods that no controller will recreate")
-	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "also evict pods with emptyDir volumes, whose data is lost")
+	f.BoolVar(&o.Force, "force", false, "also evict pods that no controller will recreate (as kubectl; still through the Eviction API)")
+	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "also evict pods with emptyDir volumes, whose data is lost (as kubectl)")
+	f.StringVar(&o.PodSelector, "pod-selector", "", "evict only the pods with these labels; the others stay on the node, which counts as drained without them (as kubectl). "+
+		"The order of the nodes and --dry-run's list of blocked nodes still count every pod")
+	f.IntVar(&o.GracePeriod, "grace-period", -1, "seconds each evicted pod is given to stop; negative: the pod's own terminationGracePeriodSeconds (as kubectl)")
+	f.IntVar(&o.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "stop waiting for a pod that has been deleting for more than this many seconds, "+
+		"and count it as skipped: its kubelet may be gone (as kubectl; 0: always wait)")
+	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, "accepted for kubectl's scripts, and changes nothing: holdfast always leaves DaemonSet pods, "+
+		"which the DaemonSet would put back on the node, where kubectl without this flag refuses to drain")
+	f.BoolVar(&o.DisableEviction, "disable-eviction", false, "refused: kubectl deletes pods with it, bypassing every PodDisruptionBudget; holdfast drain only evicts")
+	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "accepted for kubectl's scripts, and changes nothing: holdfast reads pods from one watch, not from paged lists")
+	f.StringVarP(&o.Output, "output", "o", "", "json: one JSON object per event on standard output, for pipelines (see README); default: text for people")
 	f.StringVar(&o.SlotNamespace, "slot-namespace", DefaultSlotNamespace, "namespace of the drain slot Leases, shared by every holdfast drain of the cluster")
 	// The old name, for scripts written against it; its default was kube-system.
 	f.StringVar(&o.SlotNamespace, "coordination-namespace", DefaultSlotNamespace, "")
@@ -208,6 +272,37 @@ func (o *DrainOptions) Complete() error {
 
 // Validate checks the flags.
 func (o *DrainOptions) Validate() error {
+	if o.DisableEviction {
+		return errors.New("--disable-eviction is refused: it would delete pods instead of evicting them, bypassing every PodDisruptionBudget, " +
+			"and holdfast drain never takes a workload below its budget. Fix what blocks the drain (holdfast drain --dry-run says what), " +
+			"or use kubectl drain --disable-eviction knowingly")
+	}
+	switch o.DryRun {
+	case DryRunNone, DryRunClient, DryRunServer:
+	// The values of the old boolean --dry-run, for scripts written against it.
+	case "true":
+		o.DryRun = DryRunClient
+	case "false", "":
+		o.DryRun = DryRunNone
+	default:
+		return fmt.Errorf("--dry-run must be none, client or server, not %q", o.DryRun)
+	}
+	switch o.Output {
+	case "", "json":
+	default:
+		return fmt.Errorf("-o %q: drain prints text, or with -o json one JSON object per event", o.Output)
+	}
+	if o.Output == "json" && o.DryRun != DryRunNone {
+		return errors.New("-o json streams a drain's events; for the plan of a dry run as JSON, use holdfast plan drain -o json")
+	}
+	if o.PodSelector != "" {
+		if _, err := labels.Parse(o.PodSelector); err != nil {
+			return fmt.Errorf("--pod-selector: %w", err)
+		}
+	}
+	if o.ChunkSize < 0 {
+		return fmt.Errorf("--chunk-size must not be negative, not %d", o.ChunkSize)
+	}
 	if len(o.Nodes) == 0 && o.Selector == "" {
 		return errors.New("name at least one node, or give --selector")
 	}
@@ -250,22 +345,32 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("planning the drain: %w", err)
 	}
-	if o.DryRun {
-		return o.dryRun(snap, p)
+	if o.DryRun == DryRunClient || o.DryRun == DryRunServer {
+		return o.dryRun(ctx, snap, p)
 	}
-	progress := newProgress(o.ErrOut, o.Live, nodes)
+	report := newProgress(o.ErrOut, o.Live, nodes).event
+	var stream *eventStream
+	if o.Output == "json" {
+		stream = &eventStream{w: o.Out}
+		report = stream.event
+	}
 	d := &drain.Drainer{
 		Client: o.client,
 		Clock:  o.Clock,
 		Options: drain.Options{
-			Filter:           drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData},
-			Pace:             o.Pace,
-			MaxConcurrent:    o.MaxConcurrent,
-			SlotNamespace:    o.SlotNamespace,
-			Identity:         o.Identity,
-			EvictUnplaceable: o.EvictUnplaceable,
+			Filter:                   o.filter(),
+			Pace:                     o.Pace,
+			MaxConcurrent:            o.MaxConcurrent,
+			SlotNamespace:            o.SlotNamespace,
+			Identity:                 o.Identity,
+			EvictUnplaceable:         o.EvictUnplaceable,
+			SkipWaitForDeleteTimeout: time.Duration(o.SkipWaitForDeleteTimeout) * time.Second,
+			NodeStatus:               true,
 		},
-		Report: progress.event,
+		Report: report,
+	}
+	if o.GracePeriod >= 0 {
+		d.GracePeriod = ptr.To(int64(o.GracePeriod))
 	}
 	start := o.Clock.Now()
 	waves := drain.WavesOf(p)
@@ -273,12 +378,25 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		waves = drain.InOneWave(waves)
 	}
 	res := d.Run(ctx, waves)
-	progress.finish()
 	cause := stopCause(ctx)
-	if err := o.summary(res, o.Clock.Since(start), cause); err != nil {
+	if stream != nil {
+		if err := stream.result(res, o.Clock.Now(), o.Clock.Since(start), cause); err != nil {
+			return err
+		}
+	} else if err := o.summary(res, o.Clock.Since(start), cause); err != nil {
 		return err
 	}
 	return exitCode(res, cause)
+}
+
+// filter is which pods the drain evicts, from kubectl's flags; Validate has parsed
+// --pod-selector.
+func (o *DrainOptions) filter() drain.Filter {
+	f := drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData}
+	if o.PodSelector != "" {
+		f.PodSelector, _ = labels.Parse(o.PodSelector)
+	}
+	return f
 }
 
 // stopCause is why the drain's context ended (errTimeout, the signal, context.Canceled),
@@ -305,7 +423,11 @@ func (o *DrainOptions) stoppedEarly(ctx context.Context, err error) error {
 	if cause == nil {
 		return err
 	}
-	if _, werr := fmt.Fprintln(o.Out, stopReason(cause)+" before any node was cordoned; nothing was evicted."); werr != nil {
+	if o.Output == "json" {
+		if werr := (&eventStream{w: o.Out}).result(drain.Result{}, o.Clock.Now(), 0, cause); werr != nil {
+			return werr
+		}
+	} else if _, werr := fmt.Fprintln(o.Out, stopReason(cause)+" before any node was cordoned; nothing was evicted."); werr != nil {
 		return werr
 	}
 	return &ExitCodeError{Code: ExitIncomplete}

@@ -1,9 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/drain"
@@ -17,12 +23,14 @@ import (
 // budget in a wave count as two), and the capacity each workload keeps; then the nodes
 // that cannot be drained and why. Within a wave a pod beyond its budget waits for pacing;
 // between waves the budgets are whole again, because pacing holds each node until its
-// replacements are Ready.
-func (o *DrainOptions) dryRun(snap *snapshot.Snapshot, p *plan.Plan) error {
+// replacements are Ready. With --dry-run=server, the API server then judges a dry-run
+// eviction of each pod the plan would evict.
+func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *plan.Plan) error {
 	model := availability.Build(snap, o.Clock.Now())
-	filter := drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData}
+	filter := o.filter()
 	w := &errWriter{w: o.Out}
 	stopped := 0
+	var evicted []*corev1.Pod
 	for i, wave := range p.Waves {
 		w.println(fmt.Sprintf("Wave %d: %s", i+1, strings.Join(wave.Nodes, ", ")))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -38,8 +46,11 @@ func (o *DrainOptions) dryRun(snap *snapshot.Snapshot, p *plan.Plan) error {
 					continue
 				}
 				step, why := preview(model, filter, m, left)
-				if step == "blocked" || step == "refused" {
+				switch step {
+				case "blocked", "refused":
 					stopped++
+				case "evict":
+					evicted = append(evicted, m.Pod)
 				}
 				fmt.Fprintf(tw, "    %s\t%s/%s\t%s\n", step, m.Namespace, m.Name, why)
 			}
@@ -64,6 +75,13 @@ func (o *DrainOptions) dryRun(snap *snapshot.Snapshot, p *plan.Plan) error {
 	if len(p.Waves) > 0 {
 		w.println(fmt.Sprintf("%d wave(s); the budgets and --max-concurrent allow no fewer than %d.", len(p.Waves), p.LowerBound.Waves))
 	}
+	if o.DryRun == DryRunServer {
+		refused, err := o.serverDryRun(ctx, w, evicted)
+		if err != nil {
+			return err
+		}
+		stopped += refused
+	}
 	if stopped > 0 || len(p.Blocked) > 0 {
 		w.println(fmt.Sprintf("Dry run, nothing changed: %d node(s) cannot be drained, %d pod(s) would stop the drain.", len(p.Blocked), stopped))
 		if w.err != nil {
@@ -73,6 +91,34 @@ func (o *DrainOptions) dryRun(snap *snapshot.Snapshot, p *plan.Plan) error {
 	}
 	w.println("Dry run, nothing changed: every node would drain.")
 	return w.err
+}
+
+// serverDryRun asks the API server to judge an eviction of each pod, with dryRun=All:
+// each is judged against its budget as it is now, one at a time, so two pods of a budget
+// that allows one are both allowed here. It returns how many the server refused.
+func (o *DrainOptions) serverDryRun(ctx context.Context, w *errWriter, pods []*corev1.Pod) (int, error) {
+	if len(pods) == 0 {
+		w.println("The plan evicts no pod: nothing to ask the API server.")
+		return 0, w.err
+	}
+	w.println("The API server's answers to dry-run evictions:")
+	refused := 0
+	for _, pod := range pods {
+		err := o.client.CoreV1().Pods(pod.Namespace).EvictV1(ctx, &policyv1.Eviction{
+			ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+			DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, Preconditions: &metav1.Preconditions{UID: &pod.UID}},
+		})
+		switch {
+		case err == nil:
+			w.println(fmt.Sprintf("  allowed  %s/%s", pod.Namespace, pod.Name))
+		case apierrors.IsTooManyRequests(err) || apierrors.IsConflict(err) || apierrors.IsInternalError(err) || apierrors.IsNotFound(err):
+			refused++
+			w.println(fmt.Sprintf("  refused  %s/%s: %v", pod.Namespace, pod.Name, err))
+		default:
+			return refused, fmt.Errorf("dry-run eviction of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	}
+	return refused, w.err
 }
 
 // preview says what the drain would do with one pod, spending its budget in left: the

@@ -132,9 +132,6 @@ func (p *progress) redraw() {
 	_, _ = io.WriteString(p.w, b.String())
 }
 
-// finish leaves the last live block on screen; the summary follows it.
-func (p *progress) finish() { p.drawn = 0 }
-
 // summary prints each node's outcome, and for nodes not drained what remains and how to
 // resume or give the node back.
 func (o *DrainOptions) summary(res drain.Result, took time.Duration, cause error) error {

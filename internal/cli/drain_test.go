@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -143,7 +144,7 @@ func TestDrainDryRun(t *testing.T) {
 	c.Pod("shop", "bare", map[string]string{"app": "bare"}, "node-2")
 	var out bytes.Buffer
 	o := &DrainOptions{
-		Nodes: []string{"node-1", "node-2"}, MaxConcurrent: 1, DryRun: true,
+		Nodes: []string{"node-1", "node-2"}, MaxConcurrent: 1, DryRun: DryRunClient,
 		IOStreams: genericiooptions.IOStreams{Out: &out},
 		Clock:     clocktesting.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 		client:    fake.NewClientset(objectsOf(c)...),
@@ -392,5 +393,249 @@ func TestDrainPreviewUnreadyPods(t *testing.T) {
 				t.Errorf("preview = %s (%s), want %s", step, why, tc.want)
 			}
 		})
+	}
+}
+
+// evictions makes the fake's Eviction API answer like the API server's: refuse answers
+// each request (nil to accept), an accepted eviction deletes the pod unless it is a dry
+// run. It returns the evictions asked for.
+func evictions(c *fake.Clientset, refuse func(*policyv1.Eviction) error) *[]*policyv1.Eviction {
+	var asked []*policyv1.Eviction
+	c.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		e := action.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		asked = append(asked, e)
+		if err := refuse(e); err != nil {
+			return true, nil, err
+		}
+		if len(e.DeleteOptions.DryRun) == 0 {
+			return true, nil, c.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), e.Namespace, e.Name)
+		}
+		return true, nil, nil
+	})
+	return &asked
+}
+
+// runDrain runs `holdfast drain args...` against client and returns its exit code and
+// standard output.
+func runDrain(t *testing.T, client *fake.Clientset, args ...string) (int, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	o := &DrainOptions{
+		Identity:  "test/1",
+		IOStreams: genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+		Clock:     clock.RealClock{},
+		client:    client,
+	}
+	cmd := newDrainCommand(o)
+	cmd.SetArgs(args)
+	cmd.SetOut(&errOut)
+	cmd.SetErr(&errOut)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.Execute()
+	var coded *ExitCodeError
+	switch {
+	case errors.As(err, &coded):
+		return coded.Code, out.String(), nil
+	case err != nil:
+		return ExitError, out.String(), err
+	}
+	return ExitOK, out.String(), nil
+}
+
+// The issue's inputs: kubectl drain's flags, as a runbook gives them, are accepted with
+// kubectl's meaning, and --disable-eviction is refused with the reason.
+func TestDrainKubectlFlags(t *testing.T) {
+	tests := map[string]struct {
+		args      []string
+		wantCode  int
+		wantErr   string
+		wantOut   []string
+		wantGrace *int64
+		// wantEvicted are the pods evicted, dry runs included.
+		wantEvicted []string
+	}{
+		"--ignore-daemonsets": {
+			args:     []string{"node-1", "--ignore-daemonsets"},
+			wantCode: ExitIncomplete, // the bare pods need --force, as with kubectl
+			wantOut:  []string{"shop/web-0: no controller would recreate the pod (use --force)"},
+		},
+		"the runbook's line": {
+			args:      []string{"node-1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--grace-period=30", "--timeout=5m", "--skip-wait-for-delete-timeout=10", "--chunk-size=100"},
+			wantOut:   []string{"node-1  drained  2        1        0", "Drained 1 of 1 node(s)"},
+			wantGrace: ptr.To[int64](30), wantEvicted: []string{"shop/db-0", "shop/web-0"},
+		},
+		"--pod-selector": {
+			args:        []string{"node-1", "--force", "--pod-selector=app=web"},
+			wantOut:     []string{"node-1  drained  1        2        0"},
+			wantEvicted: []string{"shop/web-0"},
+		},
+		"--grace-period not given": {
+			args:        []string{"node-1", "--force", "--pod-selector", "app=web"},
+			wantEvicted: []string{"shop/web-0"},
+		},
+		"--dry-run=client": {
+			args:    []string{"node-1", "--force", "--dry-run=client"},
+			wantOut: []string{"evict  shop/web-0", "Dry run, nothing changed: every node would drain."},
+		},
+		"--dry-run alone is client": {
+			args:    []string{"node-1", "--force", "--dry-run"},
+			wantOut: []string{"Dry run, nothing changed: every node would drain."},
+		},
+		"--dry-run=true, the old boolean": {
+			args:    []string{"node-1", "--force", "--dry-run=true"},
+			wantOut: []string{"Dry run, nothing changed: every node would drain."},
+		},
+		"--dry-run=server": {
+			args:        []string{"node-1", "--force", "--dry-run=server"},
+			wantOut:     []string{"The API server's answers to dry-run evictions:", "  allowed  shop/db-0", "  allowed  shop/web-0"},
+			wantEvicted: []string{"shop/db-0", "shop/web-0"},
+		},
+		"--dry-run=maybe": {
+			args:    []string{"node-1", "--dry-run=maybe"},
+			wantErr: `--dry-run must be none, client or server, not "maybe"`,
+		},
+		"--disable-eviction": {
+			args:    []string{"node-1", "--disable-eviction"},
+			wantErr: "--disable-eviction is refused: it would delete pods instead of evicting them, bypassing every PodDisruptionBudget",
+		},
+		"a bad --pod-selector": {
+			args:    []string{"node-1", "--pod-selector=app in ("},
+			wantErr: "--pod-selector:",
+		},
+		"-o yaml": {
+			args:    []string{"node-1", "-o", "yaml"},
+			wantErr: `-o "yaml": drain prints text, or with -o json one JSON object per event`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := snapshottest.New()
+			c.Node("node-1", "zone-a")
+			c.Node("node-2", "zone-a")
+			c.Pod("shop", "web-0", map[string]string{"app": "web"}, "node-1")
+			c.Pod("shop", "db-0", map[string]string{"app": "db"}, "node-1")
+			c.DaemonSet("kube-system", "fluentd", map[string]string{"app": "fluentd"}, []string{"node-1"})
+			client := fake.NewClientset(objectsOf(c)...)
+			asked := evictions(client, func(*policyv1.Eviction) error { return nil })
+			code, out, err := runDrain(t, client, tc.args...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				if len(*asked) > 0 {
+					t.Errorf("%d eviction(s) asked for despite the error", len(*asked))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("error %v\n%s", err, out)
+			}
+			if code != tc.wantCode {
+				t.Errorf("exit code %d, want %d\n%s", code, tc.wantCode, out)
+			}
+			for _, want := range tc.wantOut {
+				if !strings.Contains(out, want) {
+					t.Errorf("output does not say %q:\n%s", want, out)
+				}
+			}
+			var evicted []string
+			for _, e := range *asked {
+				evicted = append(evicted, e.Namespace+"/"+e.Name)
+				if diff := cmp.Diff(tc.wantGrace, e.DeleteOptions.GracePeriodSeconds); diff != "" {
+					t.Errorf("grace period of %s (-want +got):\n%s", e.Name, diff)
+				}
+			}
+			slices.Sort(evicted)
+			if diff := cmp.Diff(tc.wantEvicted, evicted); diff != "" {
+				t.Errorf("evictions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// -o json streams one object per event; a refusal names its budget with the numbers the
+// Eviction API judged by, and the node's conditions and Events say the same.
+func TestDrainJSONStream(t *testing.T) {
+	c := snapshottest.New()
+	c.Node("node-1", "zone-a")
+	c.Node("node-2", "zone-a")
+	c.Pod("shop", "web-0", map[string]string{"app": "web"}, "node-1")
+	c.PDB("shop", "web", map[string]string{"app": "web"}, func(pdb *policyv1.PodDisruptionBudget) {
+		pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(2))
+		pdb.Status.ExpectedPods, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy = 3, 2, 2
+	})
+	client := fake.NewClientset(objectsOf(c)...)
+	refused := false
+	evictions(client, func(e *policyv1.Eviction) error {
+		if refused {
+			return nil
+		}
+		refused = true
+		return apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
+	})
+	code, out, err := runDrain(t, client, "node-1", "--force", "--timeout=20s", "-o", "json")
+	if err != nil || code != ExitOK {
+		t.Fatalf("exit code %d, error %v\n%s", code, err, out)
+	}
+	var types []string
+	var refusal *jsonEvent
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var e jsonEvent
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("line %q is not a JSON object: %v", line, err)
+		}
+		if e.Time.IsZero() || e.Type == "" {
+			t.Errorf("line %q has no time or type", line)
+		}
+		types = append(types, e.Type)
+		if e.Type == "refused" {
+			refusal = &e
+		}
+	}
+	want := []string{"slotTaken", "cordoned", "evicting", "refused", "evicted", "gone", "drained", "released", "result"}
+	if diff := cmp.Diff(want, types); diff != "" {
+		t.Errorf("event types (-want +got):\n%s", diff)
+	}
+	if refusal == nil {
+		t.Fatal("no refused event")
+	}
+	wantBudget := &jsonBudget{Name: "web", Spec: "minAvailable 2", ExpectedPods: 3, CurrentHealthy: 2, DesiredHealthy: 2, DisruptionsAllowed: 0}
+	if diff := cmp.Diff(wantBudget, refusal.Budget); diff != "" {
+		t.Errorf("refusal's budget (-want +got):\n%s", diff)
+	}
+	if refusal.Node != "node-1" || refusal.Namespace != "shop" || refusal.Pod != "web-0" {
+		t.Errorf("refusal of %s %s/%s, want node-1 shop/web-0", refusal.Node, refusal.Namespace, refusal.Pod)
+	}
+
+	node, err := client.CoreV1().Nodes().Get(context.Background(), "node-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conds := map[corev1.NodeConditionType]string{}
+	for _, c := range node.Status.Conditions {
+		conds[c.Type] = string(c.Status) + " " + c.Reason
+	}
+	if diff := cmp.Diff(map[corev1.NodeConditionType]string{"DrainInProgress": "False Drained", "Drained": "True Drained"}, conds); diff != "" {
+		t.Errorf("node conditions (-want +got):\n%s", diff)
+	}
+	events, err := client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, e := range events.Items {
+		reasons = append(reasons, e.Reason+": "+e.Message)
+	}
+	slices.Sort(reasons)
+	wantReasons := []string{
+		"DrainBlocked: pod shop/web-0: eviction refused, retrying: blocked by PodDisruptionBudget shop/web (minAvailable 2): 2 of 3 healthy, needs 2, allows 0",
+		"DrainStarted: holdfast drain test/1: node cordoned; evicting its pods, every budget respected",
+		"Drained: drained: 1 pod(s) evicted",
+	}
+	if diff := cmp.Diff(wantReasons, reasons); diff != "" {
+		t.Errorf("node Events (-want +got):\n%s", diff)
 	}
 }

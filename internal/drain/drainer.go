@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
+
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // DefaultInterval is how often a drain looks at its pods again while it waits.
@@ -43,6 +45,16 @@ type Options struct {
 	// now: right when an autoscaler adds nodes for Pending pods. Without it such a pod is
 	// kept, and evicted once there is room (an uncordon, a new node), or never.
 	EvictUnplaceable bool
+	// GracePeriod, when set, is the seconds each evicted pod is given to stop, in place of
+	// its own terminationGracePeriodSeconds (kubectl drain --grace-period).
+	GracePeriod *int64
+	// SkipWaitForDeleteTimeout, when positive, stops waiting for a pod that has been
+	// deleting for longer (kubectl drain --skip-wait-for-delete-timeout): a kubelet that
+	// is gone never confirms the deletion.
+	SkipWaitForDeleteTimeout time.Duration
+	// NodeStatus keeps the nodes' DrainInProgress and Drained conditions and writes the
+	// DrainStarted, DrainBlocked and Drained Events on them.
+	NodeStatus bool
 }
 
 // Drainer cordons nodes and evicts their pods through the Eviction API, one slot of the
@@ -60,6 +72,8 @@ type Drainer struct {
 	sem      *Semaphore
 	// pods is the run's watch of the cluster's pods.
 	pods *podCache
+	// status tells the nodes what their drains do, when NodeStatus asks for it.
+	status *nodeStatus
 }
 
 // Result is the outcome of a drain, node by node in the order the nodes were given.
@@ -130,15 +144,20 @@ type Event struct {
 	Pod     string
 	Kind    EventKind
 	Message string
+	// Budget is the PodDisruptionBudget that refused the pod's eviction, with its
+	// numbers as the refusal found them, when one did.
+	Budget *availability.Count
 }
 
 func (d *Drainer) report(e Event) {
+	e.Time = d.Clock.Now()
+	// The node hears of the event first: its status is the lasting record.
+	d.status.observe(e)
 	if d.Report == nil {
 		return
 	}
 	d.reportMu.Lock()
 	defer d.reportMu.Unlock()
-	e.Time = d.Clock.Now()
 	d.Report(e)
 }
 
@@ -157,6 +176,11 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 		return res
 	}
 	d.pacer.pods = d.pods.ofController
+	if d.NodeStatus {
+		d.status = newNodeStatus(ctx, d.Client, d.Clock, d.Identity)
+		// Registered first, so run last: after the queued marks' errors are in.
+		defer func() { res.Err = errors.Join(res.Err, d.status.err()) }()
+	}
 	if len(all) > 1 {
 		var errs []error
 		for _, n := range all {
@@ -334,10 +358,13 @@ type podWork struct {
 
 func podName(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
 
-func (w *nodeWork) say(p *podWork, kind EventKind, msg string) {
+func (w *nodeWork) say(p *podWork, kind EventKind, msg string) { w.sayBudget(p, kind, msg, nil) }
+
+// sayBudget reports a step of the pod once per change, with the budget behind it if any.
+func (w *nodeWork) sayBudget(p *podWork, kind EventKind, msg string, budget *availability.Count) {
 	if key := string(kind) + msg; key != p.said {
 		p.said = key
-		w.d.report(Event{Node: w.node, Pod: podName(p.pod), Kind: kind, Message: msg})
+		w.d.report(Event{Node: w.node, Pod: podName(p.pod), Kind: kind, Message: msg, Budget: budget})
 	}
 }
 
@@ -378,9 +405,16 @@ func (w *nodeWork) refresh(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	seen := map[string]bool{}
+	now := w.d.Clock.Now()
 	for _, pod := range w.d.pods.onNode(w.node) {
 		name := podName(pod)
 		seen[name] = true
+		if w.d.SkipWaitForDeleteTimeout > 0 && pod.DeletionTimestamp != nil && now.Sub(pod.DeletionTimestamp.Time) > w.d.SkipWaitForDeleteTimeout {
+			delete(w.pods, name)
+			w.skip(name, fmt.Sprintf("deleting since %s, over --skip-wait-for-delete-timeout: no longer waited for",
+				pod.DeletionTimestamp.UTC().Format(time.RFC3339)))
+			continue
+		}
 		p, known := w.pods[name]
 		if known && p.pod.UID != pod.UID {
 			// A StatefulSet pod came back under the same name: the one we evicted is gone.
@@ -397,10 +431,7 @@ func (w *nodeWork) refresh(ctx context.Context) error {
 		}
 		c := w.d.Filter.Classify(pod)
 		if c.Verdict == Skip {
-			if !slices.ContainsFunc(w.res.Skipped, func(n PodNote) bool { return n.Pod == name }) {
-				w.res.Skipped = append(w.res.Skipped, PodNote{Pod: name, Reason: c.Reason})
-				w.d.report(Event{Node: w.node, Pod: name, Kind: PodSkipped, Message: c.Reason})
-			}
+			w.skip(name, c.Reason)
 			continue
 		}
 		p = &podWork{pod: pod, state: PodState{Terminating: pod.DeletionTimestamp != nil}}
@@ -415,6 +446,14 @@ func (w *nodeWork) refresh(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// skip notes, once, a pod the drain leaves on the node.
+func (w *nodeWork) skip(name, reason string) {
+	if !slices.ContainsFunc(w.res.Skipped, func(n PodNote) bool { return n.Pod == name }) {
+		w.res.Skipped = append(w.res.Skipped, PodNote{Pod: name, Reason: reason})
+		w.d.report(Event{Node: w.node, Pod: name, Kind: PodSkipped, Message: reason})
+	}
 }
 
 // step moves one pod on and reports whether it still needs the drain to wait for it.
@@ -474,7 +513,7 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 	err := w.d.Client.CoreV1().Pods(p.pod.Namespace).EvictV1(ctx, &policyv1.Eviction{
 		ObjectMeta: metav1.ObjectMeta{Name: p.pod.Name, Namespace: p.pod.Namespace},
 		// The UID precondition keeps a retry from evicting a new pod of the same name.
-		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.pod.UID}},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.pod.UID}, GracePeriodSeconds: w.d.GracePeriod},
 	})
 	if paced {
 		w.d.pacer.end(key, baseline, seq, p.pod.UID, err == nil)
@@ -514,14 +553,14 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 		retryAfter, _ := apierrors.SuggestsClientDelay(err)
 		wait := Backoff(p.attempts, time.Duration(retryAfter)*time.Second)
 		p.state.RetryAt = now.Add(wait)
-		msg, never := w.refusal(ctx, p.pod, err)
+		msg, never, budget := w.refusal(ctx, p.pod, err)
 		if never {
 			p.state.Stopped = msg
-			w.say(p, PodStopped, msg)
+			w.sayBudget(p, PodStopped, msg, budget)
 			return false
 		}
 		p.refused = msg
-		w.say(p, Blocked, msg)
+		w.sayBudget(p, Blocked, msg, budget)
 	case apierrors.IsInternalError(err):
 		pdbs, listErr := w.budgets(ctx, p.pod)
 		if listErr == nil && len(pdbs) > 1 {
@@ -559,17 +598,19 @@ func (w *nodeWork) gone(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	return current.UID != pod.UID, nil
 }
 
-// refusal names the budget behind a 429 and says whether it can ever allow the eviction.
-func (w *nodeWork) refusal(ctx context.Context, pod *corev1.Pod, err error) (string, bool) {
+// refusal names the budget behind a 429, with its numbers, and says whether it can ever
+// allow the eviction.
+func (w *nodeWork) refusal(ctx context.Context, pod *corev1.Pod, err error) (string, bool, *availability.Count) {
 	pdbs, listErr := w.budgets(ctx, pod)
 	if listErr != nil || len(pdbs) != 1 {
 		// Not a budget (API priority and fairness also answers 429): show the server's words.
-		return err.Error(), false
+		return err.Error(), false, nil
 	}
+	count := availability.CountOf(pdbs[0])
 	if msg, never := NeverAllows(pdbs[0]); never {
-		return msg, true
+		return msg, true, &count
 	}
-	return "blocked by " + BlockedBy(pdbs[0]), false
+	return "blocked by " + BlockedBy(pdbs[0]), false, &count
 }
 
 func (w *nodeWork) budgets(ctx context.Context, pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error) {

@@ -99,6 +99,11 @@ func Rebalance(snap *snapshot.Snapshot, now time.Time, t RebalanceTarget) Rebala
 		return Rebalancing{Outcome: RebalanceSingleReplica, Message: fmt.Sprintf("%d replica: moving it would take the workload down", w.Desired)}
 	}
 	c := newCluster(m)
+	for _, n := range c.nodes {
+		// A node whose maintenance is planned is about to be drained: a pod moved there
+		// would move again. It is never a target, as a cordoned node is not.
+		n.unschedulable = n.unschedulable || availability.MaintenancePlanned(n.obj)
+	}
 	wl := c.workloads[w]
 	var pods []*pod
 	for _, p := range c.pods {

@@ -130,6 +130,25 @@ func TestRebalanceOutcomes(t *testing.T) {
 			},
 			want: plan.RebalanceEvict, moves: 1,
 		},
+		"maintenance planned on every other node: none is a target, as if cordoned": {
+			build: func(c *snapshottest.Cluster) {
+				for _, n := range []string{"n2", "n3", "n4", "n5", "n6"} {
+					node(c, n).Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeMaintenancePlanned, Status: corev1.ConditionTrue}}
+				}
+				c.Deployment("shop", "web", app("web"), []string{"n1", "n1", "n1"})
+			},
+			want:    plan.RebalanceBalanced,
+			message: "3 to 3 pods over 1 eligible domains",
+		},
+		"maintenance no longer planned (False): a target again": {
+			build: func(c *snapshottest.Cluster) {
+				for _, n := range []string{"n2", "n3", "n4", "n5", "n6"} {
+					node(c, n).Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeMaintenancePlanned, Status: corev1.ConditionFalse}}
+				}
+				c.Deployment("shop", "web", app("web"), []string{"n1", "n1", "n1"})
+			},
+			want: plan.RebalanceEvict, moves: 2,
+		},
 		"nodeSelector to one node: balanced over the nodes it can run on": {
 			build: func(c *snapshottest.Cluster) {
 				node(c, "n1").Labels["disk"] = "ssd"

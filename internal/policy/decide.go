@@ -182,13 +182,13 @@ func (w *Workload) Custom() bool { return w.APIVersion != "" }
 // WorkloadKey keys Observed.Pods.
 func WorkloadKey(kind, name string) string { return kind + "/" + name }
 
-// BeingDrained reports whether a node is cordoned or tainted by an autoscaler that is
-// about to drain it.
+// BeingDrained reports whether a node is cordoned, its maintenance planned
+// (availability.Cordoned), or tainted by an autoscaler that is about to drain it.
 func BeingDrained(n *corev1.Node) bool {
 	if n == nil {
 		return false
 	}
-	if n.Spec.Unschedulable {
+	if availability.Cordoned(n) {
 		return true
 	}
 	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return slices.Contains(drainTaints, t.Key) })

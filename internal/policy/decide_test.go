@@ -793,6 +793,16 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 		}
 	}
 	surging := surged(ready(workload(holdfastv1alpha1.KindDeployment, "web", 4), 3), "3")
+	scaledUp := result{
+		Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
+		Scales: []Scale{{Name: "web", From: 3, Replicas: 4, Original: ptr.To[int32](3),
+			Autoscaler: &AutoscalerBounds{Name: "web-hpa", Min: 4, Max: 6, Original: "3/6"}}},
+		Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web", Blocked: true,
+			Message: "node n1 is being drained: scaled from 3 to 4; the eviction waits until the new pod is Ready on another node"}},
+		RequeueAfter: surgePoll,
+	}
+	maintenancePlanned := node("n1", false)
+	maintenancePlanned.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeMaintenancePlanned, Status: corev1.ConditionTrue}}
 
 	runDecide(t, map[string]decideCase{
 		"budget at zero and a drain waiting: scale up by one, hold the original floor": {
@@ -801,14 +811,15 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 0)},
 			pods:    blocked,
 			nodes:   nodes,
-			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
-				Scales: []Scale{{Name: "web", From: 3, Replicas: 4, Original: ptr.To[int32](3),
-					Autoscaler: &AutoscalerBounds{Name: "web-hpa", Min: 4, Max: 6, Original: "3/6"}}},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web", Blocked: true,
-					Message: "node n1 is being drained: scaled from 3 to 4; the eviction waits until the new pod is Ready on another node"}},
-				RequeueAfter: surgePoll,
-			},
+			want:    scaledUp,
+		},
+		"maintenance planned on the node, not yet cordoned: the surge starts as early": {
+			policy:  policy("p", time.Hour, whenBlocked),
+			work:    []Workload{withAutoscaler(web, 3, 6, "")},
+			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 0)},
+			pods:    blocked,
+			nodes:   map[string]*corev1.Node{"n1": maintenancePlanned, "n2": node("n2", false), "n3": node("n3", false)},
+			want:    scaledUp,
 		},
 		"surge: Never (the default) leaves the drain waiting": {
 			policy:  policy("p", time.Hour, nil),
