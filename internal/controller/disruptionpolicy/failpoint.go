@@ -14,10 +14,10 @@ const (
 	FailpointEnv = "HOLDFAST_FAILPOINT"
 	// FailSurgeAfterDeployment is between a surge's two writes: the Deployment marked
 	// and scaled up, its autoscaler not raised yet.
-	FailSurgeAfterDeployment failpoint = "surge-after-deployment"
+	FailSurgeAfterDeployment = "surge-after-deployment"
 	// FailScaleBackAfterAutoscaler is between a scale-back's two writes: the autoscaler
 	// restored, the Deployment still marked and scaled up.
-	FailScaleBackAfterAutoscaler failpoint = "scaleback-after-autoscaler"
+	FailScaleBackAfterAutoscaler = "scaleback-after-autoscaler"
 	// FailpointExitCode is the exit code of an operator stopped at its failpoint.
 	FailpointExitCode = 86
 )
