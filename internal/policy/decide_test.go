@@ -471,6 +471,19 @@ func TestDecide(t *testing.T) {
 				RequeueAfter: surgePoll,
 			},
 		},
+		"surge scaled back by its autoscaler after its drain: over, not resumed for a pod starting": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{withAutoscaler(surged(workload(holdfastv1alpha1.KindDeployment, "single", 1), "1"), 1, 1, "")},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-c", Node: "n2", Since: now}}},
+			nodes:  cordoned,
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Scales: []Scale{{Name: "single", From: 1, Replicas: 1}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
+					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
+				RequeueAfter: startGrace,
+			},
+		},
 		// And between a scale-back's two writes: the autoscaler restored, the Deployment
 		// still marked, at the surged size or scaled back by the autoscaler.
 		"surge over whose autoscaler is restored already: the Deployment follows": {

@@ -70,8 +70,10 @@ func followSurge(o Observed, w *Workload) surgeProgress {
 	}
 	// Short of Ready pods, the surge waits for those still starting; once none is, waiting
 	// longer changes nothing (the new pod crash-loops, or finds no room), and scaling
-	// back deletes the pods that are not Ready first.
-	if node := drainedNode(o, w); node != "" || ready < original && assess(o, w).starting > 0 {
+	// back deletes the pods that are not Ready first. One the autoscaler scaled back is
+	// resumed only for a drain: after it, there is nothing left to wait at a larger size.
+	node := drainedNode(o, w)
+	if node != "" || w.Replicas == original+1 && ready < original && assess(o, w).starting > 0 {
 		p := surgeProgress{active: true, original: original, size: original, changes: verdict{requeueAfter: surgePoll}}
 		if node != "" {
 			p.message = msgSurgedForDrain(original, original+1, node, ready)
