@@ -534,7 +534,7 @@ func (r *reconciler) setBounds(ctx context.Context, namespace string, b *policy.
 		return nil // written already; the cache has not seen it yet
 	}
 	if lo != b.FromMin || hi != b.FromMax {
-		return fmt.Errorf("HorizontalPodAutoscaler %s has bounds %d-%d, not the %d-%d its change to %d-%d was decided at: deciding again",
+		return fmt.Errorf("the HorizontalPodAutoscaler %s has bounds %d-%d, not the %d-%d its change to %d-%d was decided at: deciding again",
 			klog.KRef(namespace, b.Name), lo, hi, b.FromMin, b.FromMax, b.Min, b.Max)
 	}
 	var original any // nil removes the annotation
@@ -577,7 +577,7 @@ func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s po
 		return nil // written already; the cache has not seen it yet
 	}
 	if got := ptr.Deref(cur.Spec.Replicas, 1); got != s.From {
-		return fmt.Errorf("Deployment %s has %d replicas, not the %d its scale to %d was decided at: deciding again", klog.KRef(namespace, s.Name), got, s.From, s.Replicas)
+		return fmt.Errorf("the Deployment %s has %d replicas, not the %d its scale to %d was decided at: deciding again", klog.KRef(namespace, s.Name), got, s.From, s.Replicas)
 	}
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{
