@@ -2,7 +2,7 @@ package framework
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,7 +161,7 @@ func (f *Framework) OperatorBinary() string {
 		cmd := exec.Command("go", "build", "-o", b.path, "./cmd/holdfast")
 		cmd.Dir = RepoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = errors.New("go build ./cmd/holdfast: " + err.Error() + "\n" + string(out))
+			b.err = fmt.Errorf("go build ./cmd/holdfast: %w\n%s", err, out)
 		}
 	})
 	if b.err != nil {
