@@ -151,8 +151,12 @@ type Scale struct {
 
 // AutoscalerBounds sets a HorizontalPodAutoscaler's bounds and its surge annotation.
 type AutoscalerBounds struct {
-	Name     string
-	Min, Max int32
+	Name string
+	// FromMin and FromMax are the bounds the decision was made at. As with Scale.From,
+	// the write is refused when the autoscaler has others by then, and the decision is
+	// made again: bounds raised from stale ones would record the wrong originals.
+	FromMin, FromMax int32
+	Min, Max         int32
 	// Original is the value for SurgeOriginalBoundsAnnotation; "" removes it.
 	Original string
 }

@@ -128,6 +128,20 @@ func TestDecide(t *testing.T) {
 	}
 	cordoned := map[string]*corev1.Node{"n1": node("n1", true), "n2": node("n2", false)}
 	onN1 := map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}}}
+	// A single replica marked as surged from 1 whose autoscaler (1-1) is not raised, and
+	// the scale that resumes its surge.
+	unraised := func(replicas int32) Workload {
+		return withAutoscaler(surged(workload(holdfastv1alpha1.KindDeployment, "single", replicas), "1"), 1, 1, "")
+	}
+	resumed := func(from int32) Scale {
+		return Scale{Name: "single", From: from, Replicas: 2, Original: ptr.To[int32](1),
+			Autoscaler: &AutoscalerBounds{Name: "single-hpa", FromMin: 1, FromMax: 1, Min: 2, Max: 2, Original: "1/1"}}
+	}
+	singleBudget := []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)}
+	surgeReady := []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
+		Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}}
+	surgedForN1 := []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
+		Message: "surged from 1 to 2 for the drain of node n1: 0 Ready elsewhere"}}
 
 	tests := map[string]decideCase{
 		"deployment gets the policy's budget as is": {
@@ -423,7 +437,7 @@ func TestDecide(t *testing.T) {
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
 				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1),
-					Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 2, Max: 2, Original: "1/1"}}},
+					Autoscaler: &AutoscalerBounds{Name: "single-hpa", FromMin: 1, FromMax: 1, Min: 2, Max: 2, Original: "1/1"}}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
 					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
 				RequeueAfter: surgePoll,
@@ -436,10 +450,49 @@ func TestDecide(t *testing.T) {
 			nodes:  cordoned,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 1, Max: 5}}},
+				Scales: []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", FromMin: 2, FromMax: 5, Min: 1, Max: 5}}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
 					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
 			},
+		},
+		// Issue 17: an operator stopped between a surge's two writes left the Deployment
+		// marked and its autoscaler at the user's bounds.
+		"surge whose autoscaler was not raised: raised now": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{unraised(2)},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}, {Name: "single-b", Node: "n2", Ready: false}}},
+			nodes:  cordoned,
+			want:   result{Apply: singleBudget, Scales: []Scale{resumed(2)}, Workloads: surgedForN1, RequeueAfter: surgePoll},
+		},
+		"surge whose autoscaler was not raised and scaled it back: resumed, not taken for someone else's size": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{unraised(1)},
+			pods:   onN1,
+			nodes:  cordoned,
+			want:   result{Apply: singleBudget, Scales: []Scale{resumed(1)}, Workloads: surgedForN1, RequeueAfter: surgePoll},
+		},
+		"surge scaled back by its autoscaler after its drain: over, not resumed for a pod starting": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{unraised(1)},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-c", Node: "n2", Since: now}}},
+			nodes:  cordoned,
+			want:   result{Apply: singleBudget, Scales: []Scale{{Name: "single", From: 1, Replicas: 1}}, Workloads: surgeReady, RequeueAfter: startGrace},
+		},
+		// And between a scale-back's two writes: the autoscaler restored, the Deployment
+		// still marked, at the surged size or scaled back by the autoscaler.
+		"surge over whose autoscaler is restored already: the Deployment follows": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{unraised(2)},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}, {Name: "single-c", Node: "n3", Ready: true}}},
+			nodes:  cordoned,
+			want:   result{Apply: singleBudget, Scales: []Scale{{Name: "single", From: 2, Replicas: 1}}, Workloads: surgeReady},
+		},
+		"surge over whose autoscaler is restored and scaled it back: the mark goes": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{unraised(1)},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}}},
+			nodes:  cordoned,
+			want:   result{Apply: singleBudget, Scales: []Scale{{Name: "single", From: 1, Replicas: 1}}, Workloads: surgeReady},
 		},
 		"surge in progress under an older policy: moved on, budget left to the winner": {
 			policy: policy("young", time.Minute, surge),
@@ -796,7 +849,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 	scaledUp := result{
 		Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
 		Scales: []Scale{{Name: "web", From: 3, Replicas: 4, Original: ptr.To[int32](3),
-			Autoscaler: &AutoscalerBounds{Name: "web-hpa", Min: 4, Max: 6, Original: "3/6"}}},
+			Autoscaler: &AutoscalerBounds{Name: "web-hpa", FromMin: 3, FromMax: 6, Min: 4, Max: 6, Original: "3/6"}}},
 		Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web", Blocked: true,
 			Message: "node n1 is being drained: scaled from 3 to 4; the eviction waits until the new pod is Ready on another node"}},
 		RequeueAfter: surgePoll,

@@ -52,7 +52,12 @@ func followSurge(o Observed, w *Workload) surgeProgress {
 	if !ok {
 		return surgeProgress{size: w.Replicas}
 	}
-	if w.Replicas != original+1 {
+	// An autoscaler not raised under a marked Deployment: the operator stopped between
+	// the surge's two writes (or the autoscaler came during the surge). It holds the
+	// Deployment to its own bounds, so a surge it scaled back to the original size is
+	// still this one, resumed below, not someone else's change.
+	unraised := w.Autoscaler != nil && w.Autoscaler.Original == ""
+	if w.Replicas != original+1 && (!unraised || w.Replicas != original) {
 		// Someone else changed the size during the surge: theirs is the size to keep.
 		back := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas, Autoscaler: restoredBounds(w)}
 		return surgeProgress{size: w.Replicas, changes: verdict{scales: []Scale{back}}}
@@ -65,13 +70,20 @@ func followSurge(o Observed, w *Workload) surgeProgress {
 	}
 	// Short of Ready pods, the surge waits for those still starting; once none is, waiting
 	// longer changes nothing (the new pod crash-loops, or finds no room), and scaling
-	// back deletes the pods that are not Ready first.
-	if node := drainedNode(o, w); node != "" || ready < original && assess(o, w).starting > 0 {
+	// back deletes the pods that are not Ready first. One the autoscaler scaled back is
+	// resumed only for a drain: after it, there is nothing left to wait at a larger size.
+	node := drainedNode(o, w)
+	if node != "" || w.Replicas == original+1 && ready < original && assess(o, w).starting > 0 {
 		p := surgeProgress{active: true, original: original, size: original, changes: verdict{requeueAfter: surgePoll}}
 		if node != "" {
-			p.message = msgSurgedForDrain(original, w.Replicas, node, ready)
+			p.message = msgSurgedForDrain(original, original+1, node, ready)
 		} else {
-			p.message = msgSurgeWaiting(original, w.Replicas, ready)
+			p.message = msgSurgeWaiting(original, original+1, ready)
+		}
+		if unraised {
+			// The surge's first write again (a no-op unless the autoscaler scaled it back),
+			// then its second.
+			p.changes.scales = []Scale{surgeScale(w, original)}
 		}
 		return p
 	}
@@ -86,10 +98,15 @@ func startSurge(o Observed, w *Workload) (verdict, bool) {
 	if node == "" {
 		return verdict{}, false
 	}
-	up := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas), Autoscaler: raisedBounds(w, w.Replicas+1)}
-	v := verdict{scales: []Scale{up}, requeueAfter: surgePoll}
+	v := verdict{scales: []Scale{surgeScale(w, w.Replicas)}, requeueAfter: surgePoll}
 	v.status.Message = msgSurgeStarted(node, w.Replicas, w.Replicas+1)
 	return v, true
+}
+
+// surgeScale scales w from its size to one more than original, marked with original,
+// and raises its autoscaler to match.
+func surgeScale(w *Workload, original int32) Scale {
+	return Scale{Name: w.Name, From: w.Replicas, Replicas: original + 1, Original: ptr.To(original), Autoscaler: raisedBounds(w, original+1)}
 }
 
 // surgeSingle keeps minAvailable 1 on a single-replica Deployment and surges it when its
@@ -163,7 +180,7 @@ func raisedBounds(w *Workload, replicas int32) *AutoscalerBounds {
 	if original == "" {
 		original = fmt.Sprintf("%d/%d", a.Min, a.Max)
 	}
-	return &AutoscalerBounds{Name: a.Name, Min: max(a.Min, replicas), Max: max(a.Max, replicas), Original: original}
+	return &AutoscalerBounds{Name: a.Name, FromMin: a.Min, FromMax: a.Max, Min: max(a.Min, replicas), Max: max(a.Max, replicas), Original: original}
 }
 
 // restoredBounds puts back the bounds a surge raised; nil when it raised none.
@@ -175,9 +192,9 @@ func restoredBounds(w *Workload) *AutoscalerBounds {
 	var lo, hi int32
 	if _, err := fmt.Sscanf(a.Original, "%d/%d", &lo, &hi); err != nil || lo < 1 || hi < lo {
 		// Not holdfast's writing: leave the bounds, drop the mark.
-		return &AutoscalerBounds{Name: a.Name, Min: a.Min, Max: a.Max}
+		return &AutoscalerBounds{Name: a.Name, FromMin: a.Min, FromMax: a.Max, Min: a.Min, Max: a.Max}
 	}
-	return &AutoscalerBounds{Name: a.Name, Min: lo, Max: hi}
+	return &AutoscalerBounds{Name: a.Name, FromMin: a.Min, FromMax: a.Max, Min: lo, Max: hi}
 }
 
 // drainedNode returns the node being drained that one of w's pods is on, or "".

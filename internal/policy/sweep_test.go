@@ -46,7 +46,7 @@ func TestSweepNamespace(t *testing.T) {
 			budgets: []policyv1.PodDisruptionBudget{held, *budget("gone", single, minAvailable(intstr.FromInt32(1)), nil)},
 			surging: []Workload{withAutoscaler(surged(single, "1"), 2, 2, "1/1")},
 			delete:  []string{"holdfast-deploy-other", "holdfast-deploy-single"},
-			scales:  []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", Min: 1, Max: 1}}},
+			scales:  []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", FromMin: 2, FromMax: 2, Min: 1, Max: 1}}},
 		},
 		"a surge another policy still selects goes on": {
 			policies: []holdfastv1alpha1.DisruptionPolicy{kept},

@@ -86,6 +86,8 @@ type reconciler struct {
 	invalid  *invalidspec.Reporter
 	windows  *invalidWindowsGauge
 	patches  cachelag.Patches
+	// failpoint is a test hook: see failpoint.go.
+	failpoint failpoint
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
@@ -94,12 +96,17 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	if err != nil {
 		return err
 	}
+	fp, err := failpointFromEnv()
+	if err != nil {
+		return err
+	}
 	r := &reconciler{
-		client:   mgr.GetClient(),
-		live:     mgr.GetAPIReader(),
-		clock:    clk,
-		recorder: mgr.GetEventRecorder("holdfast-" + Name),
-		metrics:  m,
+		failpoint: fp,
+		client:    mgr.GetClient(),
+		live:      mgr.GetAPIReader(),
+		clock:     clk,
+		recorder:  mgr.GetEventRecorder("holdfast-" + Name),
+		metrics:   m,
 	}
 	if r.invalid, err = invalidspec.New(ctrlmetrics.Registry, "DisruptionPolicy", r.recorder); err != nil {
 		return err
@@ -489,40 +496,62 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *policy
 // at every point an operator may die between the two writes: an autoscaler is raised
 // only while its Deployment carries the surge mark. A surge marks the Deployment first
 // and raises the autoscaler after; a scale-back restores the autoscaler first and
-// removes the mark last. A Deployment found marked is always followed (and its
-// autoscaler, raised or not, restored with it), so no crash leaves an autoscaler raised
-// for good. An autoscaler not yet raised may scale a surge back in the instant between
-// the two writes: the surge then ends as one whose size someone else changed.
+// removes the mark last. A Deployment found marked is always followed: a surge whose
+// autoscaler is not raised gets it raised (policy.Decide resumes it, also when the
+// autoscaler scaled it back meanwhile), and a scale-back restores whichever of the two
+// is still raised; so no crash leaves either raised for good.
 func (r *reconciler) scale(ctx context.Context, namespace string, s policy.Scale) error {
 	raising := s.Autoscaler != nil && s.Autoscaler.Original != ""
 	if s.Autoscaler != nil && !raising {
 		if err := r.setBounds(ctx, namespace, s.Autoscaler); err != nil {
 			return err
 		}
+		r.failpoint.at(FailScaleBackAfterAutoscaler)
 	}
 	if err := r.scaleDeployment(ctx, namespace, s); err != nil {
 		return err
 	}
 	if raising {
+		r.failpoint.at(FailSurgeAfterDeployment)
 		return r.setBounds(ctx, namespace, s.Autoscaler)
 	}
 	return nil
 }
 
+// setBounds writes an autoscaler's bounds and its surge annotation, with the same
+// precondition as scaleDeployment: only if the autoscaler, read from the apiserver, still
+// has the bounds the decision was made at, and with the resourceVersion read in the
+// patch, so that a user's change of the bounds in between fails it (409) and the
+// decision is made again.
 func (r *reconciler) setBounds(ctx context.Context, namespace string, b *policy.AutoscalerBounds) error {
+	cur := &autoscalingv2.HorizontalPodAutoscaler{}
+	if err := r.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: b.Name}, cur); err != nil {
+		return fmt.Errorf("reading HorizontalPodAutoscaler %s before setting its bounds: %w", klog.KRef(namespace, b.Name), err)
+	}
+	lo, hi := policy.Replicas(cur.Spec.MinReplicas), cur.Spec.MaxReplicas
+	mark, marked := cur.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]
+	if lo == b.Min && hi == b.Max && mark == b.Original && marked == (b.Original != "") {
+		return nil // written already; the cache has not seen it yet
+	}
+	if lo != b.FromMin || hi != b.FromMax {
+		return fmt.Errorf("the HorizontalPodAutoscaler %s has bounds %d-%d, not the %d-%d its change to %d-%d was decided at: deciding again",
+			klog.KRef(namespace, b.Name), lo, hi, b.FromMin, b.FromMax, b.Min, b.Max)
+	}
 	var original any // nil removes the annotation
 	if b.Original != "" {
 		original = b.Original
 	}
 	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{holdfastv1alpha1.SurgeOriginalBoundsAnnotation: original}},
-		"spec":     map[string]any{"minReplicas": b.Min, "maxReplicas": b.Max},
+		"metadata": map[string]any{
+			"resourceVersion": cur.ResourceVersion,
+			"annotations":     map[string]any{holdfastv1alpha1.SurgeOriginalBoundsAnnotation: original},
+		},
+		"spec": map[string]any{"minReplicas": b.Min, "maxReplicas": b.Max},
 	})
 	if err != nil {
 		return fmt.Errorf("encoding the bounds of HorizontalPodAutoscaler %s: %w", klog.KRef(namespace, b.Name), err)
 	}
-	h := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: b.Name}}
-	if err := r.client.Patch(ctx, h, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := r.client.Patch(ctx, cur, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("setting the bounds of HorizontalPodAutoscaler %s to %d-%d: %w", klog.KRef(namespace, b.Name), b.Min, b.Max, err)
 	}
 	return nil
@@ -548,7 +577,7 @@ func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s po
 		return nil // written already; the cache has not seen it yet
 	}
 	if got := ptr.Deref(cur.Spec.Replicas, 1); got != s.From {
-		return fmt.Errorf("Deployment %s has %d replicas, not the %d its scale to %d was decided at: deciding again", klog.KRef(namespace, s.Name), got, s.From, s.Replicas)
+		return fmt.Errorf("the Deployment %s has %d replicas, not the %d its scale to %d was decided at: deciding again", klog.KRef(namespace, s.Name), got, s.From, s.Replicas)
 	}
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{

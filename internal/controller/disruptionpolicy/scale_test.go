@@ -30,8 +30,8 @@ func TestScaleNeverLeavesAutoscalerRaisedUnmarked(t *testing.T) {
 		AutoscalerMark string
 	}
 	start := &policy.Scale{Name: "web", From: 1, Replicas: 2, Original: ptr.To[int32](1),
-		Autoscaler: &policy.AutoscalerBounds{Name: "web", Min: 2, Max: 2, Original: "1/1"}}
-	back := &policy.Scale{Name: "web", From: 2, Replicas: 1, Autoscaler: &policy.AutoscalerBounds{Name: "web", Min: 1, Max: 1}}
+		Autoscaler: &policy.AutoscalerBounds{Name: "web", FromMin: 1, FromMax: 1, Min: 2, Max: 2, Original: "1/1"}}
+	back := &policy.Scale{Name: "web", From: 2, Replicas: 1, Autoscaler: &policy.AutoscalerBounds{Name: "web", FromMin: 2, FromMax: 2, Min: 1, Max: 1}}
 	unsurged := state{Replicas: 1, Min: 1, Max: 1}
 	surged := state{Replicas: 2, Mark: "1", Min: 2, Max: 2, AutoscalerMark: "1/1"}
 	tests := map[string]struct {
@@ -126,6 +126,67 @@ func TestScaleDeploymentChecksTheSizeDecidedOn(t *testing.T) {
 			}
 			if ptr.Deref(got.Spec.Replicas, 0) != tc.want || got.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] != tc.wantMark {
 				t.Errorf("Deployment at %d replicas, mark %q; want %d, %q", ptr.Deref(got.Spec.Replicas, 0), got.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation], tc.want, tc.wantMark)
+			}
+		})
+	}
+}
+
+// Issue 17: an autoscaler's bounds are written, like a Deployment's size, only if they
+// are still those decided on, and a change between the read and the write fails it.
+func TestSetBoundsChecksTheBoundsDecidedOn(t *testing.T) {
+	raise := policy.AutoscalerBounds{Name: "web", FromMin: 1, FromMax: 1, Min: 2, Max: 2, Original: "1/1"}
+	restore := policy.AutoscalerBounds{Name: "web", FromMin: 2, FromMax: 2, Min: 1, Max: 1}
+	type bounds struct {
+		Min, Max int32
+		Mark     string
+	}
+	tests := map[string]struct {
+		from   bounds
+		set    policy.AutoscalerBounds
+		racing bool // a user sets 1-3 between the operator's read and its write
+		want   bounds
+		err    bool
+	}{
+		"the bounds decided on: raised":           {from: bounds{1, 1, ""}, set: raise, want: bounds{2, 2, "1/1"}},
+		"the bounds decided on: restored":         {from: bounds{2, 2, "1/1"}, set: restore, want: bounds{1, 1, ""}},
+		"changed by a user since: refused":        {from: bounds{1, 4, ""}, set: raise, want: bounds{1, 4, ""}, err: true},
+		"raised already, cache behind: no-op":     {from: bounds{2, 2, "1/1"}, set: raise, want: bounds{2, 2, "1/1"}},
+		"restored already, cache behind: no-op":   {from: bounds{1, 1, ""}, set: restore, want: bounds{1, 1, ""}},
+		"changed between read and write: refused": {from: bounds{1, 1, ""}, set: raise, racing: true, want: bounds{1, 3, ""}, err: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			h := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
+				Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: ptr.To(tc.from.Min), MaxReplicas: tc.from.Max}}
+			if tc.from.Mark != "" {
+				h.Annotations = map[string]string{holdfastv1alpha1.SurgeOriginalBoundsAnnotation: tc.from.Mark}
+			}
+			c := fake.NewClientBuilder().WithObjects(h).WithInterceptorFuncs(interceptor.Funcs{
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					if tc.racing {
+						user := &autoscalingv2.HorizontalPodAutoscaler{}
+						if err := c.Get(ctx, client.ObjectKeyFromObject(obj), user); err != nil {
+							return err
+						}
+						user.Spec.MaxReplicas = 3
+						if err := c.Update(ctx, user); err != nil {
+							return err
+						}
+					}
+					return c.Patch(ctx, obj, patch, opts...)
+				},
+			}).Build()
+			r := &reconciler{client: c, live: c}
+			err := r.setBounds(context.Background(), "ns", &tc.set)
+			if (err != nil) != tc.err {
+				t.Fatalf("setBounds: %v, want error %t", err, tc.err)
+			}
+			got := &autoscalingv2.HorizontalPodAutoscaler{}
+			if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "web"}, got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, bounds{ptr.Deref(got.Spec.MinReplicas, 0), got.Spec.MaxReplicas, got.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}); diff != "" {
+				t.Errorf("bounds (-want +got):\n%s", diff)
 			}
 		})
 	}

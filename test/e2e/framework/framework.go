@@ -94,6 +94,7 @@ func run(m *testing.M, opts Options) int {
 		return 1
 	}
 	shared = c
+	defer removeOperatorBinary()
 	return m.Run()
 }
 

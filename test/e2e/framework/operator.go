@@ -2,10 +2,13 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -135,4 +138,96 @@ func (f *Framework) StartOperatorAs(cfg *rest.Config) (stop func()) {
 		f.T.Fatal("the operator was not elected leader within a minute")
 	}
 	return stop
+}
+
+// operatorBinary is holdfast's binary, built once per test binary by OperatorBinary and
+// removed by Main.
+var operatorBinary struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// OperatorBinary builds cmd/holdfast from the repository once per test binary and
+// returns its path. Call it before anything timed: the first build takes a while.
+func (f *Framework) OperatorBinary() string {
+	f.T.Helper()
+	b := &operatorBinary
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "holdfast-bin-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "holdfast")
+		cmd := exec.Command("go", "build", "-o", b.path, "./cmd/holdfast")
+		cmd.Dir = RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build ./cmd/holdfast: %w\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		f.T.Fatal(b.err)
+	}
+	return b.path
+}
+
+func removeOperatorBinary() {
+	if operatorBinary.dir != "" {
+		_ = os.RemoveAll(operatorBinary.dir)
+	}
+}
+
+// OperatorProcess is `holdfast operator` run as a process of its own, for tests in
+// which the operator must die as a process does (at a failpoint), not stop in-process.
+type OperatorProcess struct {
+	f    *Framework
+	cmd  *exec.Cmd
+	logs string
+	done chan struct{}
+}
+
+// StartOperatorProcess runs `holdfast operator` against the testbed with env added to
+// the test's environment, until it exits or the test ends (SIGTERM then). It runs
+// without leader election, so that a restart acts at once rather than after the Lease
+// of a killed predecessor expires: the tests of a package run one at a time, so one
+// operator acts at a time. Its output is logged if the test fails.
+func (f *Framework) StartOperatorProcess(env ...string) *OperatorProcess {
+	f.T.Helper()
+	p := &OperatorProcess{f: f, logs: filepath.Join(f.T.TempDir(), "operator.log"), done: make(chan struct{})}
+	out, err := os.Create(p.logs)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	p.cmd = exec.Command(f.OperatorBinary(), "operator", "--kubeconfig", f.Kubeconfig,
+		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = out, out
+	if err := p.cmd.Start(); err != nil {
+		f.T.Fatal(err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		out.Close()
+		close(p.done)
+	}()
+	f.T.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		<-p.done
+		if f.T.Failed() {
+			b, _ := os.ReadFile(p.logs)
+			f.T.Logf("operator %v:\n%s", env, b)
+		}
+	})
+	return p
+}
+
+// WaitExit waits until the process exits, at most timeout, and returns its exit code.
+func (p *OperatorProcess) WaitExit(timeout time.Duration) int {
+	p.f.T.Helper()
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		p.f.T.Fatalf("the operator did not exit within %s", timeout)
+		return 0
+	}
 }

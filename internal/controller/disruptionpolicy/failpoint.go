@@ -1,0 +1,43 @@
+package disruptionpolicy
+
+import (
+	"fmt"
+	"os"
+)
+
+// A failpoint is a test hook, for the end-to-end tests of crash safety only: the
+// operator started with FailpointEnv naming one exits at that point, as a kill would
+// (no deferred function runs, the leader Lease is not released). It is read once, when
+// the controller is set up; unset, it costs one comparison per scale.
+const (
+	// FailpointEnv names the failpoint the operator exits at.
+	FailpointEnv = "HOLDFAST_FAILPOINT"
+	// FailSurgeAfterDeployment is between a surge's two writes: the Deployment marked
+	// and scaled up, its autoscaler not raised yet.
+	FailSurgeAfterDeployment = "surge-after-deployment"
+	// FailScaleBackAfterAutoscaler is between a scale-back's two writes: the autoscaler
+	// restored, the Deployment still marked and scaled up.
+	FailScaleBackAfterAutoscaler = "scaleback-after-autoscaler"
+	// FailpointExitCode is the exit code of an operator stopped at its failpoint.
+	FailpointExitCode = 86
+)
+
+type failpoint string
+
+// failpointFromEnv returns the failpoint FailpointEnv names, "" for none.
+func failpointFromEnv() (failpoint, error) {
+	fp := failpoint(os.Getenv(FailpointEnv))
+	switch fp {
+	case "", FailSurgeAfterDeployment, FailScaleBackAfterAutoscaler:
+		return fp, nil
+	}
+	return "", fmt.Errorf("environment variable %s=%q names no failpoint: use %s or %s", FailpointEnv, fp, FailSurgeAfterDeployment, FailScaleBackAfterAutoscaler)
+}
+
+// at exits the process when point is the failpoint set.
+func (fp failpoint) at(point failpoint) {
+	if fp != "" && fp == point {
+		fmt.Fprintf(os.Stderr, "holdfast: exiting at failpoint %s\n", point)
+		os.Exit(FailpointExitCode)
+	}
+}
