@@ -2,6 +2,7 @@ package audit
 
 import (
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
 // Report is what `holdfast audit -o json|yaml` prints.
@@ -10,8 +11,13 @@ type Report struct {
 	Source   string         `json:"source"`
 	Findings []Finding      `json:"findings"`
 	Budgets  []BudgetReport `json:"budgets"`
+	// Suppressed are the findings the user accepted, each with its Suppression.
+	Suppressed []Finding `json:"suppressed,omitempty"`
 	// Problems are the pieces of input that could not be read; the rest was audited.
 	Problems []string `json:"problems,omitempty"`
+	// Warnings are things read but probably not as meant: unknown fields, suppressions
+	// naming unknown rules.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // BudgetReport is holdfast's own computation of one PodDisruptionBudget's status: the four
@@ -29,19 +35,28 @@ type BudgetReport struct {
 	// ManagedBy names the DisruptionPolicy that keeps the budget, when one does: the
 	// budget is the operator's, made or to be made, not one of the input's.
 	ManagedBy string `json:"managedBy,omitempty"`
+	// File and Line point at the budget's manifest when it was read from one.
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
 }
 
-// NewReport gathers findings and the model's budgets into a Report.
-func NewReport(m *availability.Model, findings []Finding, problems []string) Report {
-	r := Report{Source: string(m.Source), Findings: findings, Budgets: []BudgetReport{}, Problems: problems}
+// NewReport starts a report of findings; AddBudgets adds each audited model's budgets.
+func NewReport(source snapshot.Source, findings []Finding) Report {
+	r := Report{Source: string(source), Findings: findings, Budgets: []BudgetReport{}}
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}
+	return r
+}
+
+// AddBudgets adds the model's budgets, located by origins when they come from manifests.
+func (r *Report) AddBudgets(m *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin) {
 	for _, b := range m.Budgets {
+		o := origins[snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}]
 		r.Budgets = append(r.Budgets, BudgetReport{
 			Namespace: b.Namespace, Name: b.Name, Status: b.Status,
 			DisruptionsAllowedAtFullHealth: b.AtFullHealth, Projected: b.Projected, SyncError: b.SyncError, ManagedBy: b.Policy(),
+			File: o.File, Line: o.Line,
 		})
 	}
-	return r
 }

@@ -147,7 +147,7 @@ func TestAuditColourOnlyWhenAsked(t *testing.T) {
 	for _, colour := range []bool{false, true} {
 		var out bytes.Buffer
 		o := &AuditOptions{Colour: colour, IOStreams: genericiooptions.IOStreams{Out: &out}}
-		if err := o.printTable(m, findings, s.Origins); err != nil {
+		if err := o.printTable(&auditResult{parts: []audited{{model: m, origins: s.Origins, findings: findings}}, findings: findings}); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Contains(out.String(), "\x1b[31mERROR  \x1b[0m"); got != colour {
@@ -170,7 +170,7 @@ func TestAuditJSON(t *testing.T) {
 		t.Errorf("findings (-want +got):\n%s", diff)
 	}
 	wantBudgets := []audit.BudgetReport{{
-		Namespace: "shop", Name: "web", Projected: true,
+		Namespace: "shop", Name: "web", Projected: true, File: "-", Line: 24,
 		Status: availability.Status{ExpectedPods: 1, DesiredHealthy: 1, CurrentHealthy: 1},
 	}}
 	if diff := cmp.Diff(wantBudgets, got.Budgets); diff != "" {
@@ -310,7 +310,7 @@ spec:
 		Findings []string
 	}
 	var got []group
-	for _, g := range groupByWorkload(m, audit.Run(m, s.Origins)) {
+	for _, g := range groupByWorkload(m, audit.Run(m, s.Origins), s.Origins) {
 		gr := group{Heading: g.ref.String()}
 		for _, f := range g.findings {
 			gr.Findings = append(gr.Findings, f.Rule+" "+f.Kind+"/"+f.Name)
