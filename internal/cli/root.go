@@ -69,7 +69,7 @@ func newRootCommand(streams genericiooptions.IOStreams, name string) *cobra.Comm
 	root := &cobra.Command{
 		Use:         "holdfast",
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
-		Short: "Keep Kubernetes workloads available through drains, upgrades and node loss",
+		Short:       "Keep Kubernetes workloads available through drains, upgrades and node loss",
 		Long: `holdfast finds disruption risks in a live cluster or in manifests, plans node
 drains that explain every blocker, drains nodes without taking services down, and runs
 an operator that keeps disruption budgets and per-node companions right.`,

@@ -24,7 +24,7 @@ func TestVersionOutput(t *testing.T) {
     "platform": "linux/arm64"
 }
 `},
-		"yaml": {output: "yaml", want: "buildDate: \"2026-11-23T15:40:00Z\"\ncommit: 0123abc\ngoVersion: go1.26.1\nplatform: linux/arm64\nversion: v0.2.0\n"},
+		"yaml":     {output: "yaml", want: "buildDate: \"2026-11-23T15:40:00Z\"\ncommit: 0123abc\ngoVersion: go1.26.1\nplatform: linux/arm64\nversion: v0.2.0\n"},
 		"jsonpath": {output: "jsonpath={.commit}", want: "0123abc"},
 	} {
 		t.Run(name, func(t *testing.T) {
