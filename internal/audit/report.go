@@ -40,7 +40,7 @@ type BudgetReport struct {
 	Line int    `json:"line,omitempty"`
 }
 
-// NewReport starts a report of findings; AddBudgets adds each audited model's budgets.
+// NewReport starts a report of findings; AddBudget adds the audited budgets.
 func NewReport(source snapshot.Source, findings []Finding) Report {
 	r := Report{Source: string(source), Findings: findings, Budgets: []BudgetReport{}}
 	if r.Findings == nil {
@@ -49,14 +49,12 @@ func NewReport(source snapshot.Source, findings []Finding) Report {
 	return r
 }
 
-// AddBudgets adds the model's budgets, located by origins when they come from manifests.
-func (r *Report) AddBudgets(m *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin) {
-	for _, b := range m.Budgets {
-		o := origins[snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}]
-		r.Budgets = append(r.Budgets, BudgetReport{
-			Namespace: b.Namespace, Name: b.Name, Status: b.Status,
-			DisruptionsAllowedAtFullHealth: b.AtFullHealth, Projected: b.Projected, SyncError: b.SyncError, ManagedBy: b.Policy(),
-			File: o.File, Line: o.Line,
-		})
-	}
+// AddBudget adds a budget of an audited model, located at its manifest when it came
+// from one.
+func (r *Report) AddBudget(b *availability.Budget, o snapshot.Origin) {
+	r.Budgets = append(r.Budgets, BudgetReport{
+		Namespace: b.Namespace, Name: b.Name, Status: b.Status,
+		DisruptionsAllowedAtFullHealth: b.AtFullHealth, Projected: b.Projected, SyncError: b.SyncError, ManagedBy: b.Policy(),
+		File: o.File, Line: o.Line,
+	})
 }

@@ -163,11 +163,46 @@ type audited struct {
 	findings []audit.Finding
 }
 
-// auditResult is everything an audit found, over all its snapshots.
+// auditResult is everything an audit found, over all its snapshots. A file that several
+// alternatives share (a nodes file) is audited with each: its findings and budgets are
+// kept once.
 type auditResult struct {
 	parts                []audited
 	findings, suppressed []audit.Finding
+	budgets              []locatedBudget
 	problems, warnings   []string
+	seen                 map[string]bool
+}
+
+// locatedBudget is a budget with its manifest, if any.
+type locatedBudget struct {
+	*availability.Budget
+	origin snapshot.Origin
+}
+
+// add adds one snapshot's audit, leaving out what an earlier snapshot gave.
+func (r *auditResult) add(model *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin, kept, suppressed []audit.Finding) {
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	first := func(key string) bool {
+		seen := r.seen[key]
+		r.seen[key] = true
+		return !seen
+	}
+	repeated := func(f audit.Finding) bool {
+		return !first(fmt.Sprint(f.Rule, f.Kind, f.Namespace, f.Name, f.File, f.Line, f.Message))
+	}
+	kept = slices.DeleteFunc(kept, repeated)
+	r.parts = append(r.parts, audited{model: model, origins: origins, findings: kept})
+	r.findings = append(r.findings, kept...)
+	r.suppressed = append(r.suppressed, slices.DeleteFunc(suppressed, repeated)...)
+	for _, b := range model.Budgets {
+		o := origins[snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}]
+		if first(fmt.Sprint("budget", b.Namespace, b.Name, o)) {
+			r.budgets = append(r.budgets, locatedBudget{Budget: b, origin: o})
+		}
+	}
 }
 
 // Run loads the snapshots, audits them and prints the result.
@@ -195,9 +230,7 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 		model := availability.Build(snap, o.Now())
 		findings := audit.Merge(audit.Run(model, snap.Origins), audit.RunOwn(snap, outcomes, snap.Origins))
 		kept, suppressed, warnings := audit.Suppress(findings, snap, o.Ignore)
-		res.parts = append(res.parts, audited{model: model, origins: snap.Origins, findings: kept})
-		res.findings = append(res.findings, kept...)
-		res.suppressed = append(res.suppressed, suppressed...)
+		res.add(model, snap.Origins, kept, suppressed)
 		res.warnings = append(res.warnings, warnings...)
 	}
 	for _, w := range res.warnings {
@@ -255,8 +288,8 @@ func (o *AuditOptions) print(res *auditResult) error {
 			source = snapshot.SourceManifests
 		}
 		r := audit.NewReport(source, res.findings)
-		for _, p := range res.parts {
-			r.AddBudgets(p.model, p.origins)
+		for _, b := range res.budgets {
+			r.AddBudget(b.Budget, b.origin)
 		}
 		r.Suppressed, r.Problems, r.Warnings = res.suppressed, res.problems, res.warnings
 		return printValue(o.printer, r, o.Out)
@@ -327,10 +360,8 @@ func (o *AuditOptions) printTable(res *auditResult) error {
 	w := &errWriter{w: o.Out}
 	counts := map[audit.Severity]int{}
 	var groups []tableGroup
-	budgets := 0
 	for _, p := range res.parts {
 		groups = append(groups, groupByWorkload(p.model, p.findings, p.origins)...)
-		budgets += len(p.model.Budgets)
 	}
 	slices.SortStableFunc(groups, func(a, b tableGroup) int {
 		return cmp.Or(cmp.Compare(a.ref.Namespace, b.ref.Namespace), cmp.Compare(a.ref.Kind, b.ref.Kind), cmp.Compare(a.ref.Name, b.ref.Name),
@@ -355,12 +386,12 @@ func (o *AuditOptions) printTable(res *auditResult) error {
 	}
 	summary := fmt.Sprintf("%s, %s, %d info in %s; %s computed from %s.",
 		count(counts[audit.Error], "error"), count(counts[audit.Warning], "warning"), counts[audit.Info],
-		count(len(groups), "object"), count(budgets, "budget"), res.parts[0].model.Source)
-	if n := len(res.suppressed); n > 0 && !o.ShowSuppressed {
-		summary += fmt.Sprintf(" %s suppressed (--show-suppressed lists them).", count(n, "finding"))
-	}
+		count(len(groups), "object"), count(len(res.budgets), "budget"), res.parts[0].model.Source)
 	for _, line := range wrap(summary, tableWidth) {
 		w.println(line)
+	}
+	if n := len(res.suppressed); n > 0 && !o.ShowSuppressed {
+		w.println(fmt.Sprintf("%s suppressed (--show-suppressed lists them).", count(n, "finding")))
 	}
 	if len(res.findings) > 0 {
 		w.println("Run holdfast audit --explain RULE for why a rule matters.")
@@ -384,9 +415,9 @@ func (o *AuditOptions) printTable(res *auditResult) error {
 			}
 		}
 	}
-	if budgets > 0 {
+	if len(res.budgets) > 0 {
 		w.println("")
-		if err := o.printBudgets(w, res.parts); err != nil {
+		if err := printBudgets(w, res.budgets, len(res.parts) > 1); err != nil {
 			return err
 		}
 	}
@@ -430,39 +461,34 @@ func (o *AuditOptions) printFinding(w *errWriter, f audit.Finding, ref snapshot.
 
 // printBudgets prints holdfast's computation of every budget; with alternatives, the
 // file of each.
-func (o *AuditOptions) printBudgets(w *errWriter, parts []audited) error {
+func printBudgets(w *errWriter, budgets []locatedBudget, files bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	managed := false
-	for _, p := range parts {
-		// Only then: the column says which budgets a DisruptionPolicy will keep.
-		managed = managed || slices.ContainsFunc(p.model.Budgets, func(b *availability.Budget) bool { return b.Policy() != "" })
-	}
+	// Only then: the column says which budgets a DisruptionPolicy will keep.
+	managed := slices.ContainsFunc(budgets, func(b locatedBudget) bool { return b.Policy() != "" })
 	header := "BUDGET\tEXPECTED\tDESIRED\tHEALTHY\tALLOWED"
 	if managed {
 		header += "\tMANAGED BY"
 	}
-	if len(parts) > 1 {
+	if files {
 		header += "\tFILE"
 	}
 	fmt.Fprintln(tw, header)
-	for _, p := range parts {
-		for _, b := range p.model.Budgets {
-			allowed := fmt.Sprint(b.Status.DisruptionsAllowed)
-			if b.SyncError != "" {
-				allowed = "0 (sync fails)"
-			}
-			row := fmt.Sprintf("%s/%s\t%d\t%d\t%d\t%s", b.Namespace, b.Name, b.Status.ExpectedPods, b.Status.DesiredHealthy, b.Status.CurrentHealthy, allowed)
-			if managed {
-				row += "\t"
-				if b.Policy() != "" {
-					row += "DisruptionPolicy " + b.Policy()
-				}
-			}
-			if len(parts) > 1 {
-				row += "\t" + p.origins[snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}].File
-			}
-			fmt.Fprintln(tw, row)
+	for _, b := range budgets {
+		allowed := fmt.Sprint(b.Status.DisruptionsAllowed)
+		if b.SyncError != "" {
+			allowed = "0 (sync fails)"
 		}
+		row := fmt.Sprintf("%s/%s\t%d\t%d\t%d\t%s", b.Namespace, b.Name, b.Status.ExpectedPods, b.Status.DesiredHealthy, b.Status.CurrentHealthy, allowed)
+		if managed {
+			row += "\t"
+			if b.Policy() != "" {
+				row += "DisruptionPolicy " + b.Policy()
+			}
+		}
+		if files {
+			row += "\t" + b.origin.File
+		}
+		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
 }

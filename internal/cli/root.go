@@ -76,6 +76,8 @@ an operator that keeps disruption budgets and per-node companions right.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
 	flags.AddFlags(root.PersistentFlags())
 	registerConfigCompletions(root, flags)
 	drain := NewDrainCommand(streams, flags)

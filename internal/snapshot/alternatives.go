@@ -15,8 +15,9 @@ type Redefinition struct {
 // LoadAlternatives reads paths like LoadManifests, but input whose files define the same
 // object is taken for what it usually is: alternatives (a bad and a fixed version, one
 // folder per environment), not parts of one cluster. It is split where the alternatives
-// part: each path on its own, a folder into its subfolders, and the files directly in a
-// folder into one snapshot each when some of them define the same object, else together.
+// part: each path on its own, a folder into its subfolders, and when files directly in a
+// folder define the same object, each of them into a snapshot of its own together with
+// the files of that folder that share no object with another (a nodes file).
 // Input where no two files define the same object stays one snapshot. It returns the
 // snapshots in the order of the files, the problems of them all, and one Redefinition
 // per pair of files that define the same object.
@@ -61,7 +62,7 @@ func LoadAlternatives(paths []string, opts ManifestOptions) ([]*Snapshot, []Prob
 	clash := func(set []int) bool {
 		for i, a := range set {
 			for _, b := range set[i+1:] {
-				if conflicts[[2]int{a, b}] {
+				if conflicts[[2]int{a, b}] || conflicts[[2]int{b, a}] {
 					return true
 				}
 			}
@@ -112,8 +113,18 @@ func splitFiles(set []int, depth int, keys [][]string, clash func([]int) bool) [
 	var parts [][]int
 	switch {
 	case clash(leaves):
+		// Each file that redefines another's object, with the files that redefine
+		// nothing (a nodes file, the pods of a placement), which belong to every one.
+		var alone, shared []int
 		for _, f := range leaves {
-			parts = append(parts, []int{f})
+			if slices.ContainsFunc(leaves, func(g int) bool { return g != f && clash([]int{f, g}) }) {
+				alone = append(alone, f)
+			} else {
+				shared = append(shared, f)
+			}
+		}
+		for _, f := range alone {
+			parts = append(parts, slices.Sorted(slices.Values(append([]int{f}, shared...))))
 		}
 	case len(leaves) > 0:
 		parts = append(parts, leaves)

@@ -20,14 +20,16 @@ func TestLoadAlternatives(t *testing.T) {
 		want  [][]string
 		notes []string
 	}{
-		"examples/: every bad.yaml, fixed.yaml and nodes file on its own": {
+		"examples/: every bad.yaml and fixed.yaml apart, each with the files of its folder that redefine nothing": {
 			paths: []string{"../../examples"},
 			want: [][]string{
 				{"000-companion-per-node/bad.yaml"}, {"000-companion-per-node/fixed.yaml"},
 				{"001-autoscaler-consolidation/bad.yaml"}, {"001-autoscaler-consolidation/fixed.yaml"},
 				{"002-scheduler-packing/bad.yaml"}, {"002-scheduler-packing/fixed.yaml"},
-				{"003-single-replica-budget/bad.yaml"}, {"003-single-replica-budget/fixed.yaml"}, {"003-single-replica-budget/nodes.yaml"},
-				{"004-upgrade-mass-drain/bad.yaml"}, {"004-upgrade-mass-drain/fixed.yaml"}, {"004-upgrade-mass-drain/nodes.yaml"}, {"004-upgrade-mass-drain/placement.yaml"},
+				{"003-single-replica-budget/bad.yaml", "003-single-replica-budget/nodes.yaml"},
+				{"003-single-replica-budget/fixed.yaml", "003-single-replica-budget/nodes.yaml"},
+				{"004-upgrade-mass-drain/bad.yaml", "004-upgrade-mass-drain/nodes.yaml", "004-upgrade-mass-drain/placement.yaml"},
+				{"004-upgrade-mass-drain/fixed.yaml", "004-upgrade-mass-drain/nodes.yaml", "004-upgrade-mass-drain/placement.yaml"},
 			},
 			notes: []string{
 				"000-companion-per-node/bad.yaml 000-companion-per-node/fixed.yaml",
@@ -38,9 +40,9 @@ func TestLoadAlternatives(t *testing.T) {
 				"004-upgrade-mass-drain/bad.yaml 004-upgrade-mass-drain/fixed.yaml",
 			},
 		},
-		"one example's folder: the nodes file apart from both versions": {
+		"one example's folder: the nodes file with each version": {
 			paths: []string{"../../examples/003-single-replica-budget"},
-			want:  [][]string{{"bad.yaml"}, {"fixed.yaml"}, {"nodes.yaml"}},
+			want:  [][]string{{"bad.yaml", "nodes.yaml"}, {"fixed.yaml", "nodes.yaml"}},
 			notes: []string{"bad.yaml fixed.yaml"},
 		},
 		"one folder per environment: each folder together": {
