@@ -61,11 +61,9 @@ func (in *planInput) addFlags(cmd *cobra.Command) {
 }
 
 // complete reads -n: plans always read every namespace, since a drain or a failure hits
-// the pods of all of them, and -n narrows the report to one.
-func (in *planInput) complete(cmd *cobra.Command) error {
-	if in.AllNamespaces && cmd.Flags().Changed("namespace") {
-		return errors.New("-A and -n: give one, every namespace or one of them")
-	}
+// the pods of all of them, and -n narrows the report to one; -A wins over -n, as in
+// kubectl.
+func (in *planInput) complete() error {
 	if !in.AllNamespaces && in.configFlags.Namespace != nil {
 		in.namespace = *in.configFlags.Namespace
 	}
@@ -172,7 +170,7 @@ unreachable), 2 some node is blocked.`,
 		ValidArgsFunction: completeNodeNames(flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Nodes = args
-			if err := o.Complete(cmd); err != nil {
+			if err := o.Complete(); err != nil {
 				return err
 			}
 			if err := o.Validate(); err != nil {
@@ -197,8 +195,8 @@ unreachable), 2 some node is blocked.`,
 }
 
 // Complete parses the selector and reads -n and -o.
-func (o *PlanDrainOptions) Complete(cmd *cobra.Command) error {
-	if err := o.complete(cmd); err != nil {
+func (o *PlanDrainOptions) Complete() error {
+	if err := o.complete(); err != nil {
 		return err
 	}
 	if o.Selector == "" {
@@ -371,7 +369,7 @@ failure would.`,
   holdfast plan failure -f manifests/ -f nodes.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.complete(cmd); err != nil {
+			if err := o.complete(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
