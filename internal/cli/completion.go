@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
@@ -23,17 +25,7 @@ const completionTimeout = 5 * time.Second
 // kubeconfig's names.
 func registerConfigCompletions(root *cobra.Command, flags *genericclioptions.ConfigFlags) {
 	_ = root.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		return listNames(cmd.Context(), flags, toComplete, func(ctx context.Context, c kubernetes.Interface) ([]string, error) {
-			list, err := c.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return nil, err
-			}
-			var names []string
-			for _, ns := range list.Items {
-				names = append(names, ns.Name)
-			}
-			return names, nil
-		})
+		return listNames(cmd.Context(), flags, corev1.SchemeGroupVersion.WithResource("namespaces"), toComplete)
 	})
 	kubeconfig := func(names func(*clientcmdapi.Config) []string) cobra.CompletionFunc {
 		return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -41,7 +33,9 @@ func registerConfigCompletions(root *cobra.Command, flags *genericclioptions.Con
 			if err != nil {
 				return nil, cobra.ShellCompDirectiveError
 			}
-			return slices.Sorted(slices.Values(names(&raw))), cobra.ShellCompDirectiveNoFileComp
+			out := names(&raw)
+			slices.Sort(out)
+			return out, cobra.ShellCompDirectiveNoFileComp
 		}
 	}
 	_ = root.RegisterFlagCompletionFunc("context", kubeconfig(func(c *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(c.Contexts)) }))
@@ -53,25 +47,15 @@ func registerConfigCompletions(root *cobra.Command, flags *genericclioptions.Con
 // out those already given.
 func completeNodeNames(flags *genericclioptions.ConfigFlags) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		names, directive := listNames(cmd.Context(), flags, toComplete, func(ctx context.Context, c kubernetes.Interface) ([]string, error) {
-			list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return nil, err
-			}
-			var names []string
-			for _, n := range list.Items {
-				names = append(names, n.Name)
-			}
-			return names, nil
-		})
+		names, directive := listNames(cmd.Context(), flags, corev1.SchemeGroupVersion.WithResource("nodes"), toComplete)
 		return slices.DeleteFunc(names, func(n string) bool { return slices.Contains(args, n) }), directive
 	}
 }
 
-// listNames lists names from the cluster of the kube context, keeping those that start
-// with toComplete, sorted. A cluster that cannot be reached completes nothing.
-func listNames(ctx context.Context, flags *genericclioptions.ConfigFlags, toComplete string,
-	list func(context.Context, kubernetes.Interface) ([]string, error)) ([]string, cobra.ShellCompDirective) {
+// listNames lists the names of a cluster-scoped resource in the cluster of the kube
+// context (metadata only), keeping those that start with toComplete, sorted. A cluster
+// that cannot be reached completes nothing.
+func listNames(ctx context.Context, flags *genericclioptions.ConfigFlags, resource schema.GroupVersionResource, toComplete string) ([]string, cobra.ShellCompDirective) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -81,15 +65,20 @@ func listNames(ctx context.Context, flags *genericclioptions.ConfigFlags, toComp
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
-	client, err := kubernetes.NewForConfig(config)
+	client, err := metadata.NewForConfig(config)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
-	names, err := list(ctx, client)
+	list, err := client.Resource(resource).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
-	names = slices.DeleteFunc(names, func(n string) bool { return !strings.HasPrefix(n, toComplete) })
+	var names []string
+	for _, item := range list.Items {
+		if strings.HasPrefix(item.Name, toComplete) {
+			names = append(names, item.Name)
+		}
+	}
 	slices.Sort(names)
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
