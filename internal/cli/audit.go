@@ -46,6 +46,8 @@ type AuditOptions struct {
 	// Colour turns on ANSI colours in the table; Complete sets it when Out is a terminal.
 	Colour bool
 
+	// name is holdfast's name as invoked ("kubectl holdfast" as the kubectl plugin).
+	name        string
 	output      *outputFlags
 	printer     printers.ResourcePrinter
 	configFlags *genericclioptions.ConfigFlags
@@ -89,6 +91,7 @@ not be read, 2 findings at or above --fail-on.`,
   holdfast audit --explain HF001`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.name = cmd.Root().DisplayName()
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -394,7 +397,7 @@ func (o *AuditOptions) printTable(res *auditResult) error {
 		w.println(fmt.Sprintf("%s suppressed (--show-suppressed lists them).", count(n, "finding")))
 	}
 	if len(res.findings) > 0 {
-		w.println("Run holdfast audit --explain RULE for why a rule matters.")
+		w.println("Run " + cmp.Or(o.name, "holdfast") + " audit --explain RULE for why a rule matters.")
 	}
 	if o.ShowSuppressed && len(res.suppressed) > 0 {
 		w.println("")

@@ -56,3 +56,14 @@ func TestPluginHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorHelp is the finding of issue 19: operator --help said it runs NodeCompanion
+// only.
+func TestOperatorHelp(t *testing.T) {
+	stdout, _, _ := runAudit(t, "", "operator", "--help")
+	for _, controller := range []string{"NodeCompanion", "DisruptionPolicy", "ClusterDisruptionPolicy", "rebalance"} {
+		if !strings.Contains(stdout, "\n  "+controller+" ") {
+			t.Errorf("operator --help does not describe %s:\n%s", controller, stdout)
+		}
+	}
+}
