@@ -4,6 +4,10 @@ package audit_test
 
 import (
 	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -53,5 +57,46 @@ func TestCompletion(t *testing.T) {
 		if got, _ := complete(f, args...); !slices.Equal(got, []string{f.Namespace}) {
 			t.Errorf("%v: candidates %v, want [%s]", args, got, f.Namespace)
 		}
+	}
+}
+
+// TestKubectlPlugin runs holdfast as kubectl runs a plugin: built as kubectl-holdfast on
+// the PATH of the testbed's kubectl. Help and examples say kubectl holdfast, the audit of
+// the live namespace works, and kubectl's plugin completion (kubectl holdfast __complete)
+// lists the nodes.
+func TestKubectlPlugin(t *testing.T) {
+	f := framework.New(t)
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-holdfast"), "./cmd/holdfast")
+	build.Dir = framework.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		// kubectl finds a plugin only when its name comes before any flag; KUBECONFIG
+		// carries the testbed to it.
+		cmd := exec.CommandContext(f.Ctx, kubectl, args...)
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+f.Kubeconfig)
+		out, err := cmd.Output()
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == cli.ExitFindings) {
+			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if help := run("holdfast", "audit", "--help"); !strings.Contains(help, "\n  kubectl holdfast audit [-f PATH...] [flags]\n") ||
+		!strings.Contains(help, "\n  kubectl holdfast audit -A\n") {
+		t.Errorf("kubectl holdfast audit --help:\n%s", help)
+	}
+	if out := run("holdfast", "audit", "-n", f.Namespace); !strings.Contains(out, "computed from live.") {
+		t.Errorf("kubectl holdfast audit -n %s:\n%s", f.Namespace, out)
+	}
+	if out := run("holdfast", "__complete", "drain", ""); !strings.Contains(out, f.Nodes[0]+"\n") {
+		t.Errorf("kubectl holdfast __complete drain: %q lacks %s", out, f.Nodes[0])
 	}
 }
