@@ -10,8 +10,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
@@ -403,6 +405,37 @@ spec:
 			}
 			if len(p.Waves) != 1 || len(p.Waves[0].Moves) != 1 || p.Waves[0].Moves[0].To != tc.to {
 				t.Fatalf("want the pod moved to %s; got waves %+v, blocked %+v", tc.to, p.Waves, p.Blocked)
+			}
+		})
+	}
+}
+
+// TestRebalanceExtendedResources: rebalancing uses the same fit check. Two GPU replicas
+// piled on n1, the only node with GPUs, stay there: no other node can take one.
+func TestRebalanceExtendedResources(t *testing.T) {
+	for name, tc := range map[string]struct {
+		gpusOnN3 bool
+		want     plan.RebalanceOutcome
+	}{
+		"no other node has a GPU": {want: plan.RebalanceNoBetterPlace},
+		"n3 has GPUs too":         {gpusOnN3: true, want: plan.RebalanceEvict},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := cluster("n1", "n2", "n3")
+			allocatable(c, "8", "110", "n1", "n2", "n3")
+			gpuNodes := []string{"n1"}
+			if tc.gpusOnN3 {
+				gpuNodes = append(gpuNodes, "n3")
+			}
+			for _, n := range gpuNodes {
+				node(c, n).Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("2")
+			}
+			c.Deployment("shop", "web", app("web"), []string{"n1", "n1"}, func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+			})
+			r := plan.Rebalance(c.Snapshot, now, plan.RebalanceTarget{Workload: availability.WorkloadRef{Kind: snapshot.KindDeployment, Namespace: "shop", Name: "web"}})
+			if r.Outcome != tc.want || (r.Move != nil && r.Move.To != "n3") {
+				t.Errorf("%s %q, move %+v; want %s (to n3)", r.Outcome, r.Message, r.Move, tc.want)
 			}
 		})
 	}
