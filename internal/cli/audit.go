@@ -184,7 +184,7 @@ type locatedBudget struct {
 }
 
 // add adds one snapshot's audit, leaving out what an earlier snapshot gave.
-func (r *auditResult) add(model *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin, kept, suppressed []audit.Finding) {
+func (r *auditResult) add(model *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin, kept, suppressed []audit.Finding, warnings []string) {
 	if r.seen == nil {
 		r.seen = map[string]bool{}
 	}
@@ -206,6 +206,11 @@ func (r *auditResult) add(model *availability.Model, origins map[snapshot.Object
 			r.budgets = append(r.budgets, locatedBudget{Budget: b, origin: o})
 		}
 	}
+	for _, w := range warnings {
+		if first("warning " + w) {
+			r.warnings = append(r.warnings, w)
+		}
+	}
 }
 
 // Run loads the snapshots, audits them and prints the result.
@@ -225,16 +230,16 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 		fmt.Fprintln(o.ErrOut, "holdfast: skipped:", p.Error())
 	}
 	for _, snap := range snaps {
+		var warnings []string
 		for _, w := range snap.Warnings {
-			res.warnings = append(res.warnings, w.Error())
+			warnings = append(warnings, w.Error())
 		}
 		// Audit the cluster as the operator will make it: with the budgets its policies keep.
 		snap, outcomes := predict.Operator(snap, o.Now())
 		model := availability.Build(snap, o.Now())
 		findings := audit.Merge(audit.Run(model, snap.Origins), audit.RunOwn(snap, outcomes, snap.Origins))
-		kept, suppressed, warnings := audit.Suppress(findings, snap, o.Ignore)
-		res.add(model, snap.Origins, kept, suppressed)
-		res.warnings = append(res.warnings, warnings...)
+		kept, suppressed, suppressWarnings := audit.Suppress(findings, snap, o.Ignore)
+		res.add(model, snap.Origins, kept, suppressed, append(warnings, suppressWarnings...))
 	}
 	for _, w := range res.warnings {
 		fmt.Fprintln(o.ErrOut, "holdfast: warning:", w)

@@ -414,3 +414,22 @@ func TestAuditUnknownFieldWarning(t *testing.T) {
 		t.Errorf("exit %d, want %d with HF022:\n%s", code, ExitFindings, stdout)
 	}
 }
+
+// A nodes file shared by two alternatives is audited with each, and its warning is
+// printed once.
+func TestAuditSharedFileWarnedOnce(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"bad.yaml":   singleReplica,
+		"fixed.yaml": strings.Replace(singleReplica, "minAvailable: 1", "maxUnavailable: 1", 1),
+		"nodes.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {unschedulabel: true}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, stderr, _ := runAudit(t, "", "audit", "-f", dir)
+	if n := strings.Count(stderr, "field spec.unschedulabel: unknown field, ignored; did you mean unschedulable?"); n != 1 {
+		t.Errorf("the warning is printed %d times, want once:\n%s", n, stderr)
+	}
+}

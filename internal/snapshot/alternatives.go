@@ -73,13 +73,20 @@ func LoadAlternatives(paths []string, opts ManifestOptions) ([]*Snapshot, []Prob
 	slices.SortFunc(parts, func(a, b []int) int { return cmp.Compare(a[0], b[0]) })
 	var snaps []*Snapshot
 	var problems []Problem
+	reported := map[string]bool{}
 	for _, part := range parts {
 		rs := make([]fileResult, len(part))
 		for i, f := range part {
 			rs[i] = results[f]
 		}
 		s, p := merge(rs)
-		problems = append(problems, p...)
+		// A file shared by several parts is reported once.
+		for _, pr := range p {
+			if !reported[pr.Error()] {
+				reported[pr.Error()] = true
+				problems = append(problems, pr)
+			}
+		}
 		if len(s.Origins) > 0 || len(parts) == 1 {
 			snaps = append(snaps, s)
 		}

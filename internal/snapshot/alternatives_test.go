@@ -110,3 +110,21 @@ func write(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A file shared by two alternatives is read into both, and its problems and warnings are
+// those of one file: the problems are reported once.
+func TestLoadAlternativesSharedFile(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "bad.yaml"), deployment)
+	write(t, filepath.Join(dir, "fixed.yaml"), deployment)
+	write(t, filepath.Join(dir, "nodes.yaml"), "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {unschedulabel: true}\n---\nkind: [\n")
+	snaps, problems, _ := snapshot.LoadAlternatives([]string{dir}, snapshot.ManifestOptions{})
+	if len(snaps) != 2 || len(problems) != 1 {
+		t.Fatalf("%d snapshots, problems %v; want 2 snapshots and the nodes file's one problem", len(snaps), problems)
+	}
+	for _, s := range snaps {
+		if len(s.Nodes) != 1 || len(s.Warnings) != 1 {
+			t.Errorf("snapshot with nodes %d, warnings %v; want the node and its unknown field", len(s.Nodes), s.Warnings)
+		}
+	}
+}
