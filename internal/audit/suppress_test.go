@@ -57,6 +57,18 @@ func TestSuppress(t *testing.T) {
 			},
 			Warnings: []string{`PodDisruptionBudget/shop/web: annotation holdfast.dev/audit-ignore names unknown rule "HF099"; rules are HF001 to HF022`},
 		}},
+		"--ignore HF012 wins over the annotation": {
+			ignore: []string{"HF012"},
+			want: result{
+				Kept: []string{"HF002 Deployment", "HF011 Deployment"},
+				Suppressed: []string{
+					"HF006 Deployment annotation one node per zone, spread by the node pools",
+					"HF012 Deployment flag --ignore HF012",
+					"HF003 PodDisruptionBudget annotation ",
+				},
+				Warnings: []string{`PodDisruptionBudget/shop/web: annotation holdfast.dev/audit-ignore names unknown rule "HF099"; rules are HF001 to HF022`},
+			},
+		},
 		"annotations and --ignore HF011,no-budget": {
 			ignore: []string{"HF011", "no-budget"},
 			want: result{
