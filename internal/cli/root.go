@@ -81,6 +81,7 @@ an operator that keeps disruption budgets and per-node companions right.`,
 	flags.AddFlags(root.PersistentFlags())
 	registerConfigCompletions(root, flags)
 	drain := NewDrainCommand(streams, flags)
+	// Its node arguments complete like plan drain's, from the cluster.
 	drain.ValidArgsFunction = completeNodeNames(flags)
 	root.AddCommand(NewVersionCommand(streams))
 	root.AddCommand(NewAuditCommand(streams, flags))
