@@ -32,7 +32,7 @@ DIST ?= dist
 export GIT_VERSION COMMIT BUILD_DATE LDFLAGS IMAGE_REPO RELEASE
 
 .PHONY: all
-all: build
+all: build ## The default: build.
 
 .PHONY: build
 build: ## Build bin/holdfast and bin/testbed.

@@ -60,6 +60,8 @@ type Finding struct {
 	// File and Line point at the object's manifest when it was read from one.
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
+	// Suppression is set on a finding the user accepted (Suppress).
+	Suppression *Suppression `json:"suppression,omitempty"`
 }
 
 // Result is what a rule's check says about one object that violates it.

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
 // Report is what `holdfast audit -o json|yaml` prints.
@@ -10,8 +11,13 @@ type Report struct {
 	Source   string         `json:"source"`
 	Findings []Finding      `json:"findings"`
 	Budgets  []BudgetReport `json:"budgets"`
+	// Suppressed are the findings the user accepted, each with its Suppression.
+	Suppressed []Finding `json:"suppressed,omitempty"`
 	// Problems are the pieces of input that could not be read; the rest was audited.
 	Problems []string `json:"problems,omitempty"`
+	// Warnings are things read but probably not as meant: unknown fields, suppressions
+	// naming unknown rules.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // BudgetReport is holdfast's own computation of one PodDisruptionBudget's status: the four
@@ -29,19 +35,26 @@ type BudgetReport struct {
 	// ManagedBy names the DisruptionPolicy that keeps the budget, when one does: the
 	// budget is the operator's, made or to be made, not one of the input's.
 	ManagedBy string `json:"managedBy,omitempty"`
+	// File and Line point at the budget's manifest when it was read from one.
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
 }
 
-// NewReport gathers findings and the model's budgets into a Report.
-func NewReport(m *availability.Model, findings []Finding, problems []string) Report {
-	r := Report{Source: string(m.Source), Findings: findings, Budgets: []BudgetReport{}, Problems: problems}
+// NewReport starts a report of findings; AddBudget adds the audited budgets.
+func NewReport(source snapshot.Source, findings []Finding) Report {
+	r := Report{Source: string(source), Findings: findings, Budgets: []BudgetReport{}}
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}
-	for _, b := range m.Budgets {
-		r.Budgets = append(r.Budgets, BudgetReport{
-			Namespace: b.Namespace, Name: b.Name, Status: b.Status,
-			DisruptionsAllowedAtFullHealth: b.AtFullHealth, Projected: b.Projected, SyncError: b.SyncError, ManagedBy: b.Policy(),
-		})
-	}
 	return r
+}
+
+// AddBudget adds a budget of an audited model, located at its manifest when it came
+// from one.
+func (r *Report) AddBudget(b *availability.Budget, o snapshot.Origin) {
+	r.Budgets = append(r.Budgets, BudgetReport{
+		Namespace: b.Namespace, Name: b.Name, Status: b.Status,
+		DisruptionsAllowedAtFullHealth: b.AtFullHealth, Projected: b.Projected, SyncError: b.SyncError, ManagedBy: b.Policy(),
+		File: o.File, Line: o.Line,
+	})
 }

@@ -217,6 +217,17 @@ they are and reports TargetNotFound, so new nodes get none. From manifests the D
 simply be in a file not given: pass it too.`,
 		Own: companionDaemonSetMissing,
 	},
+	{
+		ID: "HF022", Name: "budget-without-floor", Severity: Error,
+		Summary: "PodDisruptionBudget with neither minAvailable nor maxUnavailable",
+		Rationale: `A PodDisruptionBudget says how many of its pods may go with minAvailable or
+maxUnavailable. With neither (often a typo such as minAvaliable, which kubectl and the API
+server drop as an unknown field) the disruption controller expects no pod and writes
+disruptionsAllowed 0: the Eviction API refuses every eviction of the pods it selects, and
+every drain, upgrade or autoscaler consolidation of their nodes blocks forever, as with a
+budget that never allows (article 003). Set maxUnavailable: 1.`,
+		Budget: budgetWithoutFloor,
+	},
 }
 
 func describe(w *availability.Workload) string { return w.Kind + " " + w.Name }
@@ -298,6 +309,20 @@ func budgetNeverAllows(_ *availability.Model, b *availability.Budget) *Result {
 		res.Fix += "\n---\n" + snippet("and run a second replica so that a drain leaves one serving", obj{"spec": obj{"replicas": 2}})
 	}
 	return res
+}
+
+func budgetWithoutFloor(_ *availability.Model, b *availability.Budget) *Result {
+	if b.PDB.Spec.MinAvailable != nil || b.PDB.Spec.MaxUnavailable != nil || b.Policy() != "" {
+		return nil
+	}
+	pods := "the pods it selects"
+	if len(b.Workloads) > 0 {
+		pods = "the pods of " + workloadNames(b.Workloads)
+	}
+	return &Result{
+		Message: fmt.Sprintf("PodDisruptionBudget %s sets neither minAvailable nor maxUnavailable: the disruption controller expects none of its pods and allows 0 disruptions, so every eviction of %s is refused and every drain of their nodes blocks forever.", b.Name, pods),
+		Fix:     snippet(fmt.Sprintf("PodDisruptionBudget %s: say how many pods may go at once (check the spelling of the field)", b.Name), obj{"spec": obj{"maxUnavailable": 1}}),
+	}
 }
 
 func noBudget(_ *availability.Model, w *availability.Workload) *Result {

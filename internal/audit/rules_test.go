@@ -113,6 +113,22 @@ func TestRules(t *testing.T) {
 				c.SetReady("ns", "web-rs-0", false)
 			},
 		},
+		"HF022 budget with neither minAvailable nor maxUnavailable": {
+			rule: "HF022",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread)
+				c.PDB("ns", "web", web)
+			},
+			want: []string{"PodDisruptionBudget/ns/web"},
+		},
+		"HF022 passes with a floor": {rule: "HF022", build: healthy},
+		"HF022 passes for a DisruptionPolicy's budget": {
+			rule: "HF022",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread)
+				c.PDB("ns", "web", web, snapshottest.ManagedBy("defaults"))
+			},
+		},
 		"HF002 three replicas without a budget": {
 			rule:  "HF002",
 			build: func(c *snapshottest.Cluster) { c.Deployment("ns", "web", web, nodes3, spread) },

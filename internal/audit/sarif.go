@@ -2,17 +2,24 @@ package audit
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
 // SARIF 2.1.0, the subset holdfast writes: one run, the rule catalogue, and one result per
 // finding located at the manifest's file and line (or, for live objects, by name only).
+// Standard input is the artifact "stdin". A fix is a SARIF fix that inserts the YAML to
+// merge, as a comment, above the object: holdfast does not rewrite manifests, and a
+// comment keeps the file valid. Suppressed findings are results with a suppression.
 // See https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html.
 
 const (
 	sarifVersion = "2.1.0"
 	sarifSchema  = "https://json.schemastore.org/sarif-2.1.0.json"
+	// sarifStdin is the artifact URI of standard input: a relative reference, as SARIF
+	// asks of artifacts that have no file.
+	sarifStdin = "stdin"
 )
 
 // SARIFLog is a SARIF 2.1.0 log.
@@ -60,8 +67,37 @@ type sarifResult struct {
 	Level     string          `json:"level"`
 	Message   sarifText       `json:"message"`
 	Locations []sarifLocation `json:"locations"`
-	// Properties carry the fix: SARIF's own fixes need byte ranges to replace.
+	Fixes     []sarifFix      `json:"fixes,omitempty"`
+	// Suppressions, when set, say the user accepted the result.
+	Suppressions []sarifSuppression `json:"suppressions,omitempty"`
+	// Properties carry the fix as text too, for readers of live findings, which have no
+	// file to change.
 	Properties map[string]string `json:"properties,omitempty"`
+}
+
+type sarifFix struct {
+	Description     sarifText             `json:"description"`
+	ArtifactChanges []sarifArtifactChange `json:"artifactChanges"`
+}
+
+type sarifArtifactChange struct {
+	ArtifactLocation sarifArtifact      `json:"artifactLocation"`
+	Replacements     []sarifReplacement `json:"replacements"`
+}
+
+type sarifReplacement struct {
+	DeletedRegion   sarifRegion  `json:"deletedRegion"`
+	InsertedContent sarifContent `json:"insertedContent"`
+}
+
+type sarifContent struct {
+	Text string `json:"text"`
+}
+
+type sarifSuppression struct {
+	// Kind is inSource (an annotation in the manifest) or external (--ignore).
+	Kind          string `json:"kind"`
+	Justification string `json:"justification,omitempty"`
 }
 
 type sarifLocation struct {
@@ -78,8 +114,12 @@ type sarifArtifact struct {
 	URI string `json:"uri"`
 }
 
+// sarifRegion is a line, or with columns an empty region: the point a fix inserts at.
 type sarifRegion struct {
-	StartLine int `json:"startLine"`
+	StartLine   int `json:"startLine"`
+	StartColumn int `json:"startColumn,omitempty"`
+	EndLine     int `json:"endLine,omitempty"`
+	EndColumn   int `json:"endColumn,omitempty"`
 }
 
 type sarifLogical struct {
@@ -110,17 +150,57 @@ func SARIF(findings []Finding, version string) SARIFLog {
 			FullyQualifiedName: snapshot.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}.String(),
 			Kind:               "resource",
 		}}}
-		if f.File != "" && f.File != snapshot.StdinPath {
-			loc.PhysicalLocation = &sarifPhysical{
-				ArtifactLocation: sarifArtifact{URI: filepath.ToSlash(f.File)},
-				Region:           sarifRegion{StartLine: max(1, f.Line)},
+		res := sarifResult{
+			RuleID: f.Rule, RuleIndex: index[f.Rule], Level: sarifLevel(f.Severity),
+			Message:    sarifText{f.Message},
+			Properties: map[string]string{"fix": f.Fix},
+		}
+		if f.File != "" {
+			artifact := sarifArtifact{URI: filepath.ToSlash(f.File)}
+			if f.File == snapshot.StdinPath {
+				artifact.URI = sarifStdin
+			}
+			line := max(1, f.Line)
+			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: artifact, Region: sarifRegion{StartLine: line}}
+			if f.Fix != "" {
+				res.Fixes = []sarifFix{{
+					Description: sarifText{fixSummary(f.Fix)},
+					ArtifactChanges: []sarifArtifactChange{{ArtifactLocation: artifact, Replacements: []sarifReplacement{{
+						DeletedRegion:   sarifRegion{StartLine: line, StartColumn: 1, EndLine: line, EndColumn: 1},
+						InsertedContent: sarifContent{asComment(f.Fix)},
+					}}}},
+				}}
 			}
 		}
-		results = append(results, sarifResult{
-			RuleID: f.Rule, RuleIndex: index[f.Rule], Level: sarifLevel(f.Severity),
-			Message: sarifText{f.Message}, Locations: []sarifLocation{loc},
-			Properties: map[string]string{"fix": f.Fix},
-		})
+		res.Locations = []sarifLocation{loc}
+		if s := f.Suppression; s != nil {
+			kind := "inSource"
+			if s.By == SuppressedByFlag {
+				kind = "external"
+			}
+			res.Suppressions = []sarifSuppression{{Kind: kind, Justification: s.Reason}}
+		}
+		results = append(results, res)
 	}
 	return SARIFLog{Version: sarifVersion, Schema: sarifSchema, Runs: []sarifRun{{Tool: sarifTool{Driver: driver}, Results: results}}}
+}
+
+// fixSummary is a fix's first comment, which says what to change.
+func fixSummary(fix string) string {
+	first, _, _ := strings.Cut(fix, "\n")
+	return strings.TrimPrefix(first, "# ")
+}
+
+// asComment turns a fix into YAML comment lines, to insert above an object.
+func asComment(fix string) string {
+	var b strings.Builder
+	b.WriteString("# holdfast:\n")
+	for line := range strings.SplitSeq(fix, "\n") {
+		if strings.HasPrefix(line, "#") {
+			b.WriteString(line + "\n")
+		} else {
+			b.WriteString("#   " + line + "\n")
+		}
+	}
+	return b.String()
 }

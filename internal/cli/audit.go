@@ -18,9 +18,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
@@ -34,17 +34,22 @@ const tableWidth = 80
 
 // AuditOptions holds the flags and collaborators of `holdfast audit`.
 type AuditOptions struct {
-	Filenames     []string
-	AllNamespaces bool
-	Output        string
-	FailOn        string
-	Explain       string
+	Filenames      []string
+	AllNamespaces  bool
+	FailOn         string
+	Explain        string
+	Ignore         []string
+	ShowSuppressed bool
 
 	// Now is the clock; budgets count pods evicted in the last two minutes as disrupted.
 	Now func() time.Time
 	// Colour turns on ANSI colours in the table; Complete sets it when Out is a terminal.
 	Colour bool
 
+	// name is holdfast's name as invoked ("kubectl holdfast" as the kubectl plugin).
+	name        string
+	output      *outputFlags
+	printer     printers.ResourcePrinter
 	configFlags *genericclioptions.ConfigFlags
 	namespace   string
 	failOn      audit.Severity
@@ -53,7 +58,7 @@ type AuditOptions struct {
 
 // NewAuditCommand returns `holdfast audit`.
 func NewAuditCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
-	o := &AuditOptions{IOStreams: streams, configFlags: flags, Now: time.Now}
+	o := &AuditOptions{IOStreams: streams, configFlags: flags, Now: time.Now, output: newOutputFlags("table", "sarif")}
 	cmd := &cobra.Command{
 		Use:   "audit [-f PATH...]",
 		Short: "Find what drains, upgrades and node loss would break",
@@ -62,14 +67,31 @@ budgets that block drains forever or protect nothing, replicas that one node's l
 down together, rollouts that hang, probes that are missing. Every finding names the
 disruption that breaks the workload and gives the YAML that fixes it.
 
+Manifests given together are judged as one cluster, as kubectl apply -f would create
+them. When two files define the same object they are taken for alternatives (a bad and a
+fixed version, one folder per environment) and audited apart: each -f path on its own, a
+folder by its subfolders, and the files directly in a folder one by one when some of
+them define the same object; a note on stderr names the files. Fields a kind does not
+have (a typo such as minAvaliable) are warnings on stderr that name the field meant.
+
+A finding can be accepted on the object it names, with the annotations
+holdfast.dev/audit-ignore (rule IDs or names, comma-separated) and
+holdfast.dev/audit-ignore-reason (why, for the next reader), or everywhere with
+--ignore. Suppressed findings do not count for --fail-on; the summary counts them,
+--show-suppressed lists them with their reasons, JSON and YAML list them under
+"suppressed", and SARIF marks them with suppressions.
+
 Exit codes: 0 nothing at or above --fail-on, 1 the audit could not run or some input could
 not be read, 2 findings at or above --fail-on.`,
 		Example: `  holdfast audit -A
   holdfast audit -f manifests/ -o sarif > holdfast.sarif
   helm template my-chart | holdfast audit -f - --fail-on warning
+  holdfast audit -f examples/ --ignore HF012
+  holdfast audit -o jsonpath='{.findings[*].rule}'
   holdfast audit --explain HF001`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.name = cmd.Root().DisplayName()
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -86,9 +108,12 @@ not be read, 2 findings at or above --fail-on.`,
 	f := cmd.Flags()
 	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "manifest files or folders (read recursively) to audit instead of the cluster; - reads stdin")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "audit every namespace of the cluster")
-	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, json, yaml or sarif")
 	f.StringVar(&o.FailOn, "fail-on", "error", "exit 2 when a finding has this severity or higher: error, warning or info")
 	f.StringVar(&o.Explain, "explain", "", "print why a rule (e.g. HF001) matters, and exit")
+	f.StringSliceVar(&o.Ignore, "ignore", nil, "accept every finding of these rules (IDs or names; repeat or separate with commas)")
+	f.BoolVar(&o.ShowSuppressed, "show-suppressed", false, "list the suppressed findings and why, after the others")
+	o.output.addFlags(cmd)
+	registerAuditCompletions(cmd)
 	return cmd
 }
 
@@ -116,18 +141,16 @@ func (o *AuditOptions) Complete() error {
 
 // Validate checks the flags.
 func (o *AuditOptions) Validate() error {
-	switch o.Output {
-	case "table", "json", "yaml", "sarif":
-	default:
-		return fmt.Errorf("unknown output format %q: use table, json, yaml or sarif", o.Output)
-	}
 	var err error
+	if o.printer, err = o.output.printer(); err != nil {
+		return err
+	}
 	if o.failOn, err = audit.ParseSeverity(o.FailOn); err != nil {
 		return fmt.Errorf("--fail-on: %w", err)
 	}
-	if o.Explain != "" {
-		if _, ok := audit.Lookup(o.Explain); !ok {
-			return fmt.Errorf("unknown rule %q: rules are HF001 to HF%03d", o.Explain, len(audit.Rules()))
+	for _, id := range append([]string{o.Explain}, o.Ignore...) {
+		if _, ok := audit.Lookup(id); id != "" && !ok {
+			return fmt.Errorf("unknown rule %q: rules are HF001 to HF%03d", id, len(audit.Rules()))
 		}
 	}
 	if o.AllNamespaces && len(o.Filenames) > 0 {
@@ -136,82 +159,155 @@ func (o *AuditOptions) Validate() error {
 	return nil
 }
 
-// Run loads the snapshot, audits it and prints the result.
+// audited is one snapshot audited: the input is one, or several alternatives.
+type audited struct {
+	model    *availability.Model
+	origins  map[snapshot.ObjectRef]snapshot.Origin
+	findings []audit.Finding
+}
+
+// auditResult is everything an audit found, over all its snapshots. A file that several
+// alternatives share (a nodes file) is audited with each: its findings and budgets are
+// kept once.
+type auditResult struct {
+	parts                []audited
+	findings, suppressed []audit.Finding
+	budgets              []locatedBudget
+	problems, warnings   []string
+	seen                 map[string]bool
+}
+
+// locatedBudget is a budget with its manifest, if any.
+type locatedBudget struct {
+	*availability.Budget
+	origin snapshot.Origin
+}
+
+// add adds one snapshot's audit, leaving out what an earlier snapshot gave.
+func (r *auditResult) add(model *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin, kept, suppressed []audit.Finding, warnings []string) {
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	first := func(key string) bool {
+		seen := r.seen[key]
+		r.seen[key] = true
+		return !seen
+	}
+	repeated := func(f audit.Finding) bool {
+		return !first(fmt.Sprint(f.Rule, f.Kind, f.Namespace, f.Name, f.File, f.Line, f.Message))
+	}
+	kept = slices.DeleteFunc(kept, repeated)
+	r.parts = append(r.parts, audited{model: model, origins: origins, findings: kept})
+	r.findings = append(r.findings, kept...)
+	r.suppressed = append(r.suppressed, slices.DeleteFunc(suppressed, repeated)...)
+	for _, b := range model.Budgets {
+		o := origins[snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}]
+		if first(fmt.Sprint("budget", b.Namespace, b.Name, o)) {
+			r.budgets = append(r.budgets, locatedBudget{Budget: b, origin: o})
+		}
+	}
+	for _, w := range warnings {
+		if first("warning " + w) {
+			r.warnings = append(r.warnings, w)
+		}
+	}
+}
+
+// Run loads the snapshots, audits them and prints the result.
 func (o *AuditOptions) Run(ctx context.Context) error {
 	if o.Explain != "" {
 		r, _ := audit.Lookup(o.Explain)
 		_, err := fmt.Fprintf(o.Out, "%s %s (%s)\n%s\n\n%s\n", r.ID, r.Name, r.Severity, r.Summary, r.Rationale)
 		return err
 	}
-	snap, problems, err := o.load(ctx)
+	snaps, problems, err := o.load(ctx)
 	if err != nil {
 		return err
 	}
-	// Audit the cluster as the operator will make it: with the budgets its policies keep.
-	snap, outcomes := predict.Operator(snap, o.Now())
-	model := availability.Build(snap, o.Now())
-	findings := audit.Run(model, snap.Origins)
-	findings = audit.Merge(findings, audit.RunOwn(snap, outcomes, snap.Origins))
-	var problemText []string
+	var res auditResult
 	for _, p := range problems {
-		problemText = append(problemText, p.Error())
+		res.problems = append(res.problems, p.Error())
 		fmt.Fprintln(o.ErrOut, "holdfast: skipped:", p.Error())
 	}
-	if err := o.print(model, findings, problemText, snap.Origins); err != nil {
+	for _, snap := range snaps {
+		var warnings []string
+		for _, w := range snap.Warnings {
+			warnings = append(warnings, w.Error())
+		}
+		// Audit the cluster as the operator will make it: with the budgets its policies keep.
+		snap, outcomes := predict.Operator(snap, o.Now())
+		model := availability.Build(snap, o.Now())
+		findings := audit.Merge(audit.Run(model, snap.Origins), audit.RunOwn(snap, outcomes, snap.Origins))
+		kept, suppressed, suppressWarnings := audit.Suppress(findings, snap, o.Ignore)
+		res.add(model, snap.Origins, kept, suppressed, append(warnings, suppressWarnings...))
+	}
+	for _, w := range res.warnings {
+		fmt.Fprintln(o.ErrOut, "holdfast: warning:", w)
+	}
+	if err := o.print(&res); err != nil {
 		return err
 	}
 	if len(problems) > 0 {
 		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("%d piece(s) of input could not be read; the rest was audited", len(problems))}
 	}
-	if worst, ok := audit.Max(findings); ok && worst >= o.failOn {
+	if worst, ok := audit.Max(res.findings); ok && worst >= o.failOn {
 		return &ExitCodeError{Code: ExitFindings}
 	}
 	return nil
 }
 
-func (o *AuditOptions) load(ctx context.Context) (*snapshot.Snapshot, []snapshot.Problem, error) {
+// load reads the cluster, or the manifests as one snapshot or as alternatives.
+func (o *AuditOptions) load(ctx context.Context) ([]*snapshot.Snapshot, []snapshot.Problem, error) {
 	if len(o.Filenames) > 0 {
-		snap, problems := snapshot.LoadManifests(o.Filenames, snapshot.ManifestOptions{DefaultNamespace: o.namespace, Stdin: o.In})
-		return snap, problems, nil
+		snaps, problems, redefs := snapshot.LoadAlternatives(o.Filenames, snapshot.ManifestOptions{DefaultNamespace: o.namespace, Stdin: o.In})
+		for _, r := range redefs {
+			fmt.Fprintf(o.ErrOut, "holdfast: %s and %s both define %s: audited apart, as alternatives\n", r.First, r.Again, r.Ref)
+		}
+		return snaps, problems, nil
 	}
-	config, err := o.configFlags.ToRESTConfig()
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading the kube context: %w", err)
-	}
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating a client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(config)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating a client: %w", err)
-	}
-	snap, err := live.Load(ctx, client, dyn, o.namespace)
+	snap, err := loadLive(ctx, o.configFlags, o.namespace)
 	if err != nil {
 		return nil, nil, err
 	}
-	return snap, nil, nil
+	return []*snapshot.Snapshot{snap}, nil, nil
 }
 
-func (o *AuditOptions) print(m *availability.Model, findings []audit.Finding, problems []string, origins map[snapshot.ObjectRef]snapshot.Origin) error {
-	switch o.Output {
-	case "json":
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(audit.NewReport(m, findings, problems))
-	case "yaml":
-		out, err := yaml.Marshal(audit.NewReport(m, findings, problems))
-		if err != nil {
-			return err
-		}
-		_, err = o.Out.Write(out)
-		return err
-	case "sarif":
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(audit.SARIF(findings, Version))
+// loadLive lists the snapshot of a namespace, or of all, from the kube context.
+func loadLive(ctx context.Context, flags *genericclioptions.ConfigFlags, namespace string) (*snapshot.Snapshot, error) {
+	config, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kube context: %w", err)
 	}
-	return o.printTable(m, findings, origins)
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("creating a client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("creating a client: %w", err)
+	}
+	return live.Load(ctx, client, dyn, namespace)
+}
+
+func (o *AuditOptions) print(res *auditResult) error {
+	if o.printer != nil {
+		source := snapshot.SourceLive
+		if len(o.Filenames) > 0 {
+			source = snapshot.SourceManifests
+		}
+		r := audit.NewReport(source, res.findings)
+		for _, b := range res.budgets {
+			r.AddBudget(b.Budget, b.origin)
+		}
+		r.Suppressed, r.Problems, r.Warnings = res.suppressed, res.problems, res.warnings
+		return printValue(o.printer, r, o.Out)
+	}
+	if o.output.format == "sarif" {
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(audit.SARIF(append(slices.Clone(res.findings), res.suppressed...), Version))
+	}
+	return o.printTable(res)
 }
 
 // ANSI colours per severity, used only on a terminal.
@@ -220,13 +316,15 @@ var severityColour = map[audit.Severity]string{audit.Error: "\x1b[31m", audit.Wa
 const colourReset = "\x1b[0m"
 
 // tableGroup is one workload with its findings and its budgets' findings; a budget that
-// covers no workload makes a group of its own.
+// covers no workload makes a group of its own. origin is the workload's manifest, which
+// tells alternatives of one workload apart.
 type tableGroup struct {
 	ref      snapshot.ObjectRef
+	origin   snapshot.Origin
 	findings []audit.Finding
 }
 
-func groupByWorkload(m *availability.Model, findings []audit.Finding) []tableGroup {
+func groupByWorkload(m *availability.Model, findings []audit.Finding, origins map[snapshot.ObjectRef]snapshot.Origin) []tableGroup {
 	budgets := make(map[snapshot.ObjectRef]*availability.Budget, len(m.Budgets))
 	for _, b := range m.Budgets {
 		budgets[snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}] = b
@@ -243,13 +341,10 @@ func groupByWorkload(m *availability.Model, findings []audit.Finding) []tableGro
 		if !ok {
 			i = len(groups)
 			index[ref] = i
-			groups = append(groups, tableGroup{ref: ref})
+			groups = append(groups, tableGroup{ref: ref, origin: origins[ref]})
 		}
 		groups[i].findings = append(groups[i].findings, f)
 	}
-	slices.SortFunc(groups, func(a, b tableGroup) int {
-		return cmp.Or(cmp.Compare(a.ref.Namespace, b.ref.Namespace), cmp.Compare(a.ref.Kind, b.ref.Kind), cmp.Compare(a.ref.Name, b.ref.Name))
-	})
 	for _, g := range groups {
 		// The workload's own findings first, then its budgets'.
 		slices.SortStableFunc(g.findings, func(a, b audit.Finding) int {
@@ -269,90 +364,141 @@ func boolInt(b bool) int {
 // printTable groups findings by workload: a heading per workload, then each finding's
 // severity, rule, wrapped message and fix, all within tableWidth columns. A budget's
 // findings sit under the workload it covers, with the budget's own location.
-func (o *AuditOptions) printTable(m *availability.Model, findings []audit.Finding, origins map[snapshot.ObjectRef]snapshot.Origin) error {
+func (o *AuditOptions) printTable(res *auditResult) error {
 	w := &errWriter{w: o.Out}
 	counts := map[audit.Severity]int{}
-	const indent, fixIndent = "                 ", "    " // under the message; under the heading
-	groups := groupByWorkload(m, findings)
+	var groups []tableGroup
+	for _, p := range res.parts {
+		groups = append(groups, groupByWorkload(p.model, p.findings, p.origins)...)
+	}
+	slices.SortStableFunc(groups, func(a, b tableGroup) int {
+		return cmp.Or(cmp.Compare(a.ref.Namespace, b.ref.Namespace), cmp.Compare(a.ref.Kind, b.ref.Kind), cmp.Compare(a.ref.Name, b.ref.Name),
+			cmp.Compare(a.origin.File, b.origin.File))
+	})
 	for i, g := range groups {
 		if i > 0 {
 			w.println("")
 		}
 		heading := g.ref.String()
-		if origin, ok := origins[g.ref]; ok {
-			heading += "  (" + origin.String() + ")"
+		if g.origin.File != "" {
+			heading += "  (" + g.origin.String() + ")"
 		}
 		w.println(heading)
 		for _, f := range g.findings {
 			counts[f.Severity]++
-			label := fmt.Sprintf("%-7s", strings.ToUpper(f.Severity.String()))
-			if o.Colour {
-				label = severityColour[f.Severity] + label + colourReset
-			}
-			for i, line := range wrap(f.Message, tableWidth-len(indent)) {
-				if i == 0 {
-					w.println(fmt.Sprintf("  %s %s  %s", label, f.Rule, line))
-				} else {
-					w.println(indent + line)
-				}
-			}
-			if ref := (snapshot.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}); ref != g.ref {
-				where := ref.String()
-				if f.File != "" {
-					where += " at " + snapshot.Origin{File: f.File, Line: f.Line}.String()
-				}
-				w.println(indent + "(" + where + ")")
-			}
-			for _, line := range strings.Split(f.Fix, "\n") {
-				// Fixes are indented less than messages so that nested YAML stays within
-				// the width; long comment lines are wrapped as comments.
-				comment, isComment := strings.CutPrefix(line, "# ")
-				if !isComment || len(fixIndent)+len(line) <= tableWidth {
-					w.println(fixIndent + line)
-					continue
-				}
-				for _, part := range wrap(comment, tableWidth-len(fixIndent)-2) {
-					w.println(fixIndent + "# " + part)
-				}
-			}
+			o.printFinding(w, f, g.ref)
 		}
 	}
-	objects := len(groups)
-	if len(findings) > 0 {
+	if len(groups) > 0 {
 		w.println("")
 	}
-	w.println(fmt.Sprintf("%s, %s, %d info in %s; %s computed from %s.",
+	summary := fmt.Sprintf("%s, %s, %d info in %s; %s computed from %s.",
 		count(counts[audit.Error], "error"), count(counts[audit.Warning], "warning"), counts[audit.Info],
-		count(objects, "object"), count(len(m.Budgets), "budget"), m.Source))
-	if len(findings) > 0 {
-		w.println("Run holdfast audit --explain RULE for why a rule matters.")
+		count(len(groups), "object"), count(len(res.budgets), "budget"), res.parts[0].model.Source)
+	for _, line := range wrap(summary, tableWidth) {
+		w.println(line)
 	}
-	if len(m.Budgets) > 0 {
+	if n := len(res.suppressed); n > 0 && !o.ShowSuppressed {
+		w.println(fmt.Sprintf("%s suppressed (--show-suppressed lists them).", count(n, "finding")))
+	}
+	if len(res.findings) > 0 {
+		w.println("Run " + cmp.Or(o.name, "holdfast") + " audit --explain RULE for why a rule matters.")
+	}
+	if o.ShowSuppressed && len(res.suppressed) > 0 {
 		w.println("")
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		managed := slices.ContainsFunc(m.Budgets, func(b *availability.Budget) bool { return b.Policy() != "" })
-		header := "BUDGET\tEXPECTED\tDESIRED\tHEALTHY\tALLOWED"
-		if managed {
-			// Only then: the column says which budgets a DisruptionPolicy will keep.
-			header += "\tMANAGED BY"
-		}
-		fmt.Fprintln(tw, header)
-		for _, b := range m.Budgets {
-			allowed := fmt.Sprint(b.Status.DisruptionsAllowed)
-			if b.SyncError != "" {
-				allowed = "0 (sync fails)"
+		w.println(fmt.Sprintf("Suppressed (%d):", len(res.suppressed)))
+		for _, f := range res.suppressed {
+			ref := snapshot.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}
+			where := ref.String()
+			if f.File != "" {
+				where += " (" + snapshot.Origin{File: f.File, Line: f.Line}.String() + ")"
 			}
-			row := fmt.Sprintf("%s/%s\t%d\t%d\t%d\t%s", b.Namespace, b.Name, b.Status.ExpectedPods, b.Status.DesiredHealthy, b.Status.CurrentHealthy, allowed)
-			if managed && b.Policy() != "" {
-				row += "\tDisruptionPolicy " + b.Policy()
+			why := "by --ignore"
+			if f.Suppression.By == audit.SuppressedByAnnotation {
+				why = "by " + audit.AnnotationIgnore + ": " + cmp.Or(f.Suppression.Reason, "no reason given")
 			}
-			fmt.Fprintln(tw, row)
+			w.println(fmt.Sprintf("  %-7s %s  %s", strings.ToUpper(f.Severity.String()), f.Rule, where))
+			for _, line := range wrap(why, tableWidth-17) {
+				w.println("                 " + line)
+			}
 		}
-		if err := tw.Flush(); err != nil {
+	}
+	if len(res.budgets) > 0 {
+		w.println("")
+		if err := printBudgets(w, res.budgets, len(res.parts) > 1); err != nil {
 			return err
 		}
 	}
 	return w.err
+}
+
+// printFinding prints one finding under the heading of the group ref.
+func (o *AuditOptions) printFinding(w *errWriter, f audit.Finding, ref snapshot.ObjectRef) {
+	const indent, fixIndent = "                 ", "    " // under the message; under the heading
+	label := fmt.Sprintf("%-7s", strings.ToUpper(f.Severity.String()))
+	if o.Colour {
+		label = severityColour[f.Severity] + label + colourReset
+	}
+	for i, line := range wrap(f.Message, tableWidth-len(indent)) {
+		if i == 0 {
+			w.println(fmt.Sprintf("  %s %s  %s", label, f.Rule, line))
+		} else {
+			w.println(indent + line)
+		}
+	}
+	if own := (snapshot.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}); own != ref {
+		where := own.String()
+		if f.File != "" {
+			where += " at " + snapshot.Origin{File: f.File, Line: f.Line}.String()
+		}
+		w.println(indent + "(" + where + ")")
+	}
+	for _, line := range strings.Split(f.Fix, "\n") {
+		// Fixes are indented less than messages so that nested YAML stays within
+		// the width; long comment lines are wrapped as comments.
+		comment, isComment := strings.CutPrefix(line, "# ")
+		if !isComment || len(fixIndent)+len(line) <= tableWidth {
+			w.println(fixIndent + line)
+			continue
+		}
+		for _, part := range wrap(comment, tableWidth-len(fixIndent)-2) {
+			w.println(fixIndent + "# " + part)
+		}
+	}
+}
+
+// printBudgets prints holdfast's computation of every budget; with alternatives, the
+// file of each.
+func printBudgets(w *errWriter, budgets []locatedBudget, files bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// Only then: the column says which budgets a DisruptionPolicy will keep.
+	managed := slices.ContainsFunc(budgets, func(b locatedBudget) bool { return b.Policy() != "" })
+	header := "BUDGET\tEXPECTED\tDESIRED\tHEALTHY\tALLOWED"
+	if managed {
+		header += "\tMANAGED BY"
+	}
+	if files {
+		header += "\tFILE"
+	}
+	fmt.Fprintln(tw, header)
+	for _, b := range budgets {
+		allowed := fmt.Sprint(b.Status.DisruptionsAllowed)
+		if b.SyncError != "" {
+			allowed = "0 (sync fails)"
+		}
+		row := fmt.Sprintf("%s/%s\t%d\t%d\t%d\t%s", b.Namespace, b.Name, b.Status.ExpectedPods, b.Status.DesiredHealthy, b.Status.CurrentHealthy, allowed)
+		if managed {
+			row += "\t"
+			if b.Policy() != "" {
+				row += "DisruptionPolicy " + b.Policy()
+			}
+		}
+		if files {
+			row += "\t" + b.origin.File
+		}
+		fmt.Fprintln(tw, row)
+	}
+	return tw.Flush()
 }
 
 func count(n int, noun string) string {
@@ -396,3 +542,16 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errWriter) println(s string) { _, _ = io.WriteString(e, s+"\n") }
+
+// registerAuditCompletions completes --fail-on with the severities and --explain and
+// --ignore with the rules.
+func registerAuditCompletions(cmd *cobra.Command) {
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
+	var rules []string
+	for _, r := range audit.Rules() {
+		rules = append(rules, r.ID+"\t"+r.Summary)
+	}
+	for _, flag := range []string{"explain", "ignore"} {
+		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(rules, cobra.ShellCompDirectiveNoFileComp))
+	}
+}

@@ -147,7 +147,7 @@ func TestAuditColourOnlyWhenAsked(t *testing.T) {
 	for _, colour := range []bool{false, true} {
 		var out bytes.Buffer
 		o := &AuditOptions{Colour: colour, IOStreams: genericiooptions.IOStreams{Out: &out}}
-		if err := o.printTable(m, findings, s.Origins); err != nil {
+		if err := o.printTable(&auditResult{parts: []audited{{model: m, origins: s.Origins, findings: findings}}, findings: findings}); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Contains(out.String(), "\x1b[31mERROR  \x1b[0m"); got != colour {
@@ -170,7 +170,7 @@ func TestAuditJSON(t *testing.T) {
 		t.Errorf("findings (-want +got):\n%s", diff)
 	}
 	wantBudgets := []audit.BudgetReport{{
-		Namespace: "shop", Name: "web", Projected: true,
+		Namespace: "shop", Name: "web", Projected: true, File: "-", Line: 24,
 		Status: availability.Status{ExpectedPods: 1, DesiredHealthy: 1, CurrentHealthy: 1},
 	}}
 	if diff := cmp.Diff(wantBudgets, got.Budgets); diff != "" {
@@ -310,7 +310,7 @@ spec:
 		Findings []string
 	}
 	var got []group
-	for _, g := range groupByWorkload(m, audit.Run(m, s.Origins)) {
+	for _, g := range groupByWorkload(m, audit.Run(m, s.Origins), s.Origins) {
 		gr := group{Heading: g.ref.String()}
 		for _, f := range g.findings {
 			gr.Findings = append(gr.Findings, f.Rule+" "+f.Kind+"/"+f.Name)
@@ -323,5 +323,113 @@ spec:
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("groups (-want +got):\n%s", diff)
+	}
+}
+
+// TestAuditExamplesFolder is the finding of issue 19: holdfast audit -f examples/ failed,
+// and judged one file's budget against the other file's Deployment, because bad.yaml and
+// fixed.yaml define the same objects. Each is now audited apart: every finding comes from
+// a bad.yaml, and stderr says which files were taken for alternatives.
+func TestAuditExamplesFolder(t *testing.T) {
+	stdout, stderr, code := runAudit(t, "", "audit", "-f", "../../examples", "-o", "json")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitFindings, stderr)
+	}
+	var got audit.Report
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Problems) > 0 {
+		t.Errorf("problems %v, want none", got.Problems)
+	}
+	examples := map[string]bool{}
+	for _, f := range got.Findings {
+		if filepath.Base(f.File) != "bad.yaml" {
+			t.Errorf("finding %s on %s/%s from %s, want findings from bad.yaml only", f.Rule, f.Kind, f.Name, f.File)
+		}
+		examples[filepath.Base(filepath.Dir(f.File))] = true
+	}
+	if len(examples) != 5 {
+		t.Errorf("findings from %v, want all five examples' bad.yaml", examples)
+	}
+	for _, want := range []string{
+		"holdfast: ../../examples/003-single-replica-budget/bad.yaml:3 and ../../examples/003-single-replica-budget/fixed.yaml:3 both define Deployment/prod/mysvc: audited apart, as alternatives",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestAuditSuppressionFlags runs the annotated manifests of the audit package's test
+// through the command: --ignore, the count in the summary, --show-suppressed, and the
+// exit code, which suppressed findings do not set.
+func TestAuditSuppressionFlags(t *testing.T) {
+	const annotated = `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: web
+  namespace: shop
+  annotations:
+    holdfast.dev/audit-ignore: HF001
+    holdfast.dev/audit-ignore-reason: drained by hand after a failover
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+`
+	input := strings.Replace(singleReplica, "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels:\n      app: web\n", annotated, 1)
+	if input == singleReplica {
+		t.Fatal("the budget was not replaced")
+	}
+	stdout, stderr, code := runAudit(t, input, "audit", "-f", "-", "--fail-on", "error")
+	if code != ExitOK || !strings.Contains(stdout, "1 finding suppressed (--show-suppressed lists them).") {
+		t.Errorf("exit %d (want %d, HF001 accepted); stdout:\n%s\nstderr: %s", code, ExitOK, stdout, stderr)
+	}
+	stdout, _, code = runAudit(t, input, "audit", "-f", "-", "--fail-on", "warning", "--ignore", "HF013", "--show-suppressed")
+	want := `Suppressed (2):
+  WARNING HF013  Deployment/shop/web (-:1)
+                 by --ignore
+  ERROR   HF001  PodDisruptionBudget/shop/web (-:24)
+                 by holdfast.dev/audit-ignore: drained by hand after a failover
+`
+	if code != ExitOK || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d (want %d); stdout lacks\n%s\ngot:\n%s", code, ExitOK, want, stdout)
+	}
+	if _, stderr, code := runAudit(t, input, "audit", "-f", "-", "--ignore", "HF999"); code != ExitError || !strings.Contains(stderr, `unknown rule "HF999"`) {
+		t.Errorf("--ignore HF999: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestAuditUnknownFieldWarning is the finding of issue 19 through the command: a typo in
+// a field is a warning on stderr naming file, line, object, field and the field meant,
+// and the budget without its floor is the error HF022.
+func TestAuditUnknownFieldWarning(t *testing.T) {
+	input := strings.Replace(singleReplica, "minAvailable: 1", "minAvaliable: 1", 1)
+	stdout, stderr, code := runAudit(t, input, "audit", "-f", "-")
+	want := "holdfast: warning: -:30: PodDisruptionBudget/shop/web: field spec.minAvaliable: unknown field, ignored; did you mean minAvailable?\n"
+	if stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+	}
+	if code != ExitFindings || !strings.Contains(stdout, "ERROR   HF022") {
+		t.Errorf("exit %d, want %d with HF022:\n%s", code, ExitFindings, stdout)
+	}
+}
+
+// A nodes file shared by two alternatives is audited with each, and its warning is
+// printed once.
+func TestAuditSharedFileWarnedOnce(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"bad.yaml":   singleReplica,
+		"fixed.yaml": strings.Replace(singleReplica, "minAvailable: 1", "maxUnavailable: 1", 1),
+		"nodes.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {unschedulabel: true}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, stderr, _ := runAudit(t, "", "audit", "-f", dir)
+	if n := strings.Count(stderr, "field spec.unschedulabel: unknown field, ignored; did you mean unschedulable?"); n != 1 {
+		t.Errorf("the warning is printed %d times, want once:\n%s", n, stderr)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/yaml"
 
 	"github.com/holdfast-dev/holdfast/config"
 )
@@ -21,18 +22,25 @@ import (
 // (an upgrade) updates them and leaves other managers' fields alone.
 const installFieldManager = "holdfast-install"
 
+// installNamespace is where install puts the operator: its RBAC, leader election and the
+// drain slot Leases are written for it.
+const installNamespace = "holdfast-system"
+
 // InstallOptions holds the flags of `holdfast install`.
 type InstallOptions struct {
 	DryRun bool
 	Image  string
 
+	output      *outputFlags
+	printer     printers.ResourcePrinter
 	configFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 }
 
 // NewInstallCommand returns `holdfast install`.
 func NewInstallCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
-	o := &InstallOptions{IOStreams: streams, configFlags: flags}
+	o := &InstallOptions{IOStreams: streams, configFlags: flags, output: newOutputFlags()}
+	o.output.format = "yaml"
 	cmd := &cobra.Command{
 		Use:   "install",
 		Short: "Install the operator: CRDs, RBAC, Deployment, budget and metrics Service",
@@ -43,18 +51,40 @@ filesystem), its PodDisruptionBudget and its metrics Service. These are the obje
 config/default, so "kubectl apply --server-side -k config/default" installs the same.
 
 With --dry-run nothing is sent: the manifests are printed for review or for
-"kubectl apply --server-side -f -". Running install again upgrades in place.`,
+"kubectl apply --server-side -f -", as YAML documents, or with -o json (or jsonpath,
+go-template) as one v1 List. Running install again upgrades in place.
+
+The operator always goes into holdfast-system, the namespace its RBAC, leader election
+and the drain slot Leases are written for: -n naming another namespace is refused.`,
 		Example: `  holdfast install
   holdfast install --dry-run | kubectl apply --server-side -f -
+  holdfast install --dry-run -o json
   holdfast install --image registry.example.com/holdfast:v0.1.0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(cmd); err != nil {
+				return err
+			}
 			return o.Run(cmd.Context())
 		},
 	}
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the manifests instead of applying them")
 	cmd.Flags().StringVar(&o.Image, "image", "", "operator image to run instead of the released one")
+	o.output.addFlags(cmd)
 	return cmd
+}
+
+// Validate refuses flags install would otherwise ignore.
+func (o *InstallOptions) Validate(cmd *cobra.Command) error {
+	if ns := *o.configFlags.Namespace; cmd.Flags().Changed("namespace") && ns != installNamespace {
+		return fmt.Errorf("-n %s: install puts the operator in %s, the namespace its RBAC, leader election and drain Leases are written for", ns, installNamespace)
+	}
+	if cmd.Flags().Changed("output") && !o.DryRun {
+		return errors.New("-o prints the manifests of --dry-run: add --dry-run")
+	}
+	var err error
+	o.printer, err = o.output.printer()
+	return err
 }
 
 // Run prints or applies the manifests.
@@ -69,16 +99,31 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		}
 	}
 	if o.DryRun {
+		return o.print(objs)
+	}
+	return o.apply(ctx, objs)
+}
+
+// print writes the manifests: YAML as one document per object, the other formats over
+// one v1 List, as kubectl get prints several objects.
+func (o *InstallOptions) print(objs []*unstructured.Unstructured) error {
+	if o.printer == nil {
+		o.printer = &printers.YAMLPrinter{}
+	}
+	switch o.printer.(type) {
+	case *printers.YAMLPrinter, *printers.KYAMLPrinter:
 		for _, u := range objs {
-			data, err := yaml.Marshal(u.Object)
-			if err != nil {
+			if err := o.printer.PrintObj(u, o.Out); err != nil {
 				return err
 			}
-			fmt.Fprintf(o.Out, "---\n%s", data)
 		}
 		return nil
 	}
-	return o.apply(ctx, objs)
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+	for _, u := range objs {
+		list.Items = append(list.Items, *u)
+	}
+	return o.printer.PrintObj(list, o.Out)
 }
 
 // setImage points the operator Deployment's containers at image.

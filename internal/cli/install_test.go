@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"path/filepath"
@@ -83,5 +84,41 @@ func TestInstallDryRun(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"registry.example.com/holdfast:test"}, images); diff != "" {
 		t.Errorf("images (-want +got):\n%s", diff)
+	}
+}
+
+// TestInstallFlags is the finding of issue 19: install --dry-run accepted -n and ignored
+// it. -n naming another namespace is refused, -o prints the manifests in kubectl's
+// formats, and -o without --dry-run is refused rather than ignored.
+func TestInstallFlags(t *testing.T) {
+	tests := map[string]struct {
+		args   []string
+		code   int
+		stdout func(string) bool
+		stderr string
+	}{
+		"-n elsewhere": {args: []string{"install", "--dry-run", "-n", "elsewhere"}, code: ExitError,
+			stderr: "-n elsewhere: install puts the operator in holdfast-system"},
+		"-n holdfast-system": {args: []string{"install", "--dry-run", "-n", "holdfast-system"}, code: ExitOK,
+			stdout: func(s string) bool { return strings.HasPrefix(s, "apiVersion: v1\nkind: Namespace\n") }},
+		"-o json is a List": {args: []string{"install", "--dry-run", "-o", "json"}, code: ExitOK,
+			stdout: func(s string) bool {
+				var list struct {
+					Kind  string           `json:"kind"`
+					Items []map[string]any `json:"items"`
+				}
+				return json.Unmarshal([]byte(s), &list) == nil && list.Kind == "List" && len(list.Items) > 10
+			}},
+		"-o jsonpath": {args: []string{"install", "--dry-run", "-o", "jsonpath={.items[0].metadata.name}"}, code: ExitOK,
+			stdout: func(s string) bool { return s == "holdfast-system" }},
+		"-o without --dry-run": {args: []string{"install", "-o", "json"}, code: ExitError, stderr: "-o prints the manifests of --dry-run: add --dry-run"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr, code := runAudit(t, "", tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.stderr) || (tc.stdout != nil && !tc.stdout(stdout)) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q), stdout:\n%.300s", code, tc.code, stderr, tc.stderr, stdout)
+			}
+		})
 	}
 }

@@ -37,10 +37,21 @@ func NewOperatorCommand(flags *genericclioptions.ConfigFlags, streams genericioo
 	o := &OperatorOptions{ConfigFlags: flags, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "operator",
-		Short: "Run holdfast's controllers (NodeCompanion) until stopped",
-		Long: `Run holdfast's controllers. Several replicas may run: with leader election (the
-default) only the leader reconciles. SIGTERM or SIGINT stops it gracefully and hands the
-leader Lease over at once.`,
+		Short: "Run holdfast's controllers (NodeCompanion, DisruptionPolicy, ClusterDisruptionPolicy, rebalance) until stopped",
+		Long: `Run holdfast's controllers:
+
+  NodeCompanion            one companion pod next to every pod of a DaemonSet, run as a
+                           Deployment with a budget of one, so drains take its nodes one
+                           at a time (article 000)
+  DisruptionPolicy         budgets for the workloads it selects that never deadlock,
+                           single replicas surged or protected, maintenance windows and
+                           pacing (articles 001, 003, 004)
+  ClusterDisruptionPolicy  a DisruptionPolicy copied into every namespace it selects
+  rebalance                replicas piled onto one node or zone moved, one pod at a time
+                           and within budget, for the workloads opted in (article 002)
+
+Several replicas may run: with leader election (the default) only the leader reconciles.
+SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 		Example: "  holdfast operator\n  holdfast operator --leader-elect=false --metrics-bind-address=0",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

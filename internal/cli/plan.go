@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/predict"
@@ -38,35 +39,55 @@ func NewPlanCommand(streams genericiooptions.IOStreams, flags *genericclioptions
 
 // planInput is what both plan subcommands read: manifests or the cluster, at a time.
 type planInput struct {
-	Filenames []string
-	Output    string
+	Filenames     []string
+	AllNamespaces bool
 	// Now is the clock; budgets count pods evicted in the last two minutes as disrupted.
 	Now func() time.Time
 
+	// namespace narrows what is reported to the workloads of one namespace; empty for
+	// all of them.
+	namespace   string
+	output      *outputFlags
+	printer     printers.ResourcePrinter
 	configFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 }
 
 func (in *planInput) addFlags(cmd *cobra.Command) {
+	in.output = newOutputFlags("table")
 	cmd.Flags().StringSliceVarP(&in.Filenames, "filename", "f", nil, "manifest files or folders (Node objects included) to plan on instead of the cluster; - reads stdin")
-	cmd.Flags().StringVarP(&in.Output, "output", "o", "table", "output format: table or json")
+	cmd.Flags().BoolVarP(&in.AllNamespaces, "all-namespaces", "A", false, "report the workloads of every namespace (the default: a drain moves pods of all of them)")
+	in.output.addFlags(cmd)
 }
 
-func (in *planInput) validate() error {
-	if in.Output != "table" && in.Output != "json" {
-		return fmt.Errorf("unknown output format %q: use table or json", in.Output)
+// complete reads -n: plans always read every namespace, since a drain or a failure hits
+// the pods of all of them, and -n narrows the report to one; -A wins over -n, as in
+// kubectl.
+func (in *planInput) complete() error {
+	if !in.AllNamespaces && in.configFlags.Namespace != nil {
+		in.namespace = *in.configFlags.Namespace
 	}
-	return nil
+	var err error
+	in.printer, err = in.output.printer()
+	return err
 }
 
 // load reads the snapshot the way audit does, from every namespace: a drain moves pods of
 // all of them. Pieces of input that cannot be read are reported on ErrOut and counted,
 // for inputError to turn into the exit code after the output.
 func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) {
-	a := &AuditOptions{Filenames: in.Filenames, configFlags: in.configFlags, namespace: metav1.NamespaceAll, IOStreams: in.IOStreams}
-	snap, problems, err := a.load(ctx)
-	if err != nil {
-		return nil, 0, err
+	var snap *snapshot.Snapshot
+	var problems []snapshot.Problem
+	if len(in.Filenames) > 0 {
+		snap, problems = snapshot.LoadManifests(in.Filenames, snapshot.ManifestOptions{DefaultNamespace: in.namespace, Stdin: in.In})
+		for _, w := range snap.Warnings {
+			fmt.Fprintln(in.ErrOut, "holdfast: warning:", w.Error())
+		}
+	} else {
+		var err error
+		if snap, err = loadLive(ctx, in.configFlags, metav1.NamespaceAll); err != nil {
+			return nil, 0, err
+		}
 	}
 	for _, p := range problems {
 		fmt.Fprintln(in.ErrOut, "holdfast: skipped:", p.Error())
@@ -79,18 +100,15 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 	return snap, len(problems), nil
 }
 
+// inNamespace reports whether a workload of namespace ns is to be reported.
+func (in *planInput) inNamespace(ns string) bool { return in.namespace == "" || ns == in.namespace }
+
 // inputError is the error for input that could not all be read, or nil.
 func inputError(problems int) error {
 	if problems == 0 {
 		return nil
 	}
 	return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("%d piece(s) of input could not be read; the rest was planned", problems)}
-}
-
-func (in *planInput) printJSON(v any) error {
-	enc := json.NewEncoder(in.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // PlanDrainOptions holds the flags and collaborators of `holdfast plan drain`.
@@ -149,6 +167,7 @@ unreachable), 2 some node is blocked.`,
   # From manifests and a nodes file, as JSON.
   kubectl get nodes -o yaml > nodes.yaml
   holdfast plan drain --all -f manifests/ -f nodes.yaml -o json`,
+		ValidArgsFunction: completeNodeNames(flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Nodes = args
 			if err := o.Complete(); err != nil {
@@ -175,8 +194,11 @@ unreachable), 2 some node is blocked.`,
 	return cmd
 }
 
-// Complete parses the selector.
+// Complete parses the selector and reads -n and -o.
 func (o *PlanDrainOptions) Complete() error {
+	if err := o.complete(); err != nil {
+		return err
+	}
 	if o.Selector == "" {
 		return nil
 	}
@@ -196,7 +218,7 @@ func (o *PlanDrainOptions) Validate() error {
 	if o.MaxConcurrent < 0 || o.MaxConcurrent > MaxConcurrentLimit {
 		return fmt.Errorf("--max-concurrent must be from 0 (as many as the budgets allow) to %d, not %d", MaxConcurrentLimit, o.MaxConcurrent)
 	}
-	return o.validate()
+	return nil
 }
 
 // drainReport is the JSON form of a plan: waves as lists of node names, the capacity of
@@ -219,13 +241,18 @@ func (o *PlanDrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.Output == "json" {
+	// -n narrows the workloads listed per wave; a blocker is listed whatever its
+	// namespace, since it holds the node.
+	for i := range p.Waves {
+		p.Waves[i].Capacity = slices.DeleteFunc(p.Waves[i].Capacity, func(c plan.Capacity) bool { return !o.inNamespace(c.Namespace) })
+	}
+	if o.printer != nil {
 		r := drainReport{Waves: [][]string{}, Blocked: p.Blocked, LowerBound: p.LowerBound, Capacity: [][]plan.Capacity{}}
 		for _, w := range p.Waves {
 			r.Waves = append(r.Waves, w.Nodes)
 			r.Capacity = append(r.Capacity, w.Capacity)
 		}
-		err = o.printJSON(r)
+		err = printValue(o.printer, r, o.Out)
 	} else {
 		err = o.printTable(p)
 	}
@@ -342,7 +369,7 @@ failure would.`,
   holdfast plan failure -f manifests/ -f nodes.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(); err != nil {
+			if err := o.complete(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -363,9 +390,15 @@ func (o *PlanFailureOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	failures := plan.Failures(snap, o.Now(), o.Zone)
-	if o.Output == "json" {
-		err = o.printJSON(failures)
+	failures := []plan.Failure{}
+	for _, f := range plan.Failures(snap, o.Now(), o.Zone) {
+		f.Losses = slices.DeleteFunc(f.Losses, func(l plan.Loss) bool { return !o.inNamespace(l.Namespace) })
+		if len(f.Losses) > 0 {
+			failures = append(failures, f)
+		}
+	}
+	if o.printer != nil {
+		err = printValue(o.printer, failures, o.Out)
 	} else {
 		err = o.printTable(failures)
 	}

@@ -187,7 +187,10 @@ func TestPlanExitCodes(t *testing.T) {
 		"negative max-concurrent": {args: []string{"drain", "--all", "--max-concurrent", "-1", "-f", nodes}, want: ExitError},
 		"huge max-concurrent":     {args: []string{"drain", "--all", "--max-concurrent", "9223372036854775807", "-f", nodes}, want: ExitError},
 		"max-concurrent 1000":     {args: []string{"drain", "--all", "--max-concurrent", "1000", "-f", nodes}, want: ExitOK},
-		"unknown output":          {args: []string{"drain", "--all", "-o", "yaml", "-f", nodes}, want: ExitError},
+		"unknown output":          {args: []string{"drain", "--all", "-o", "sarif", "-f", nodes}, want: ExitError},
+		"yaml output":             {args: []string{"drain", "--all", "-o", "yaml", "-f", nodes}, want: ExitOK},
+		"failure -A":              {args: []string{"failure", "-A", "-f", nodes}, want: ExitOK},
+		"failure -A over -n":      {args: []string{"failure", "-A", "-n", "shop", "-f", nodes}, want: ExitOK},
 		"no nodes in the input":   {stdin: singleReplica, args: []string{"drain", "--all", "-f", "-"}, want: ExitError},
 		"unreadable document":     {stdin: "kind: [\n", args: []string{"drain", "--all", "-f", nodes, "-f", "-"}, want: ExitError},
 		"nodes only":              {args: []string{"drain", "--selector", "topology.kubernetes.io/zone=europe-west1-b", "-f", nodes}, want: ExitOK},
@@ -252,4 +255,44 @@ func TestPlanDrainTableLayout(t *testing.T) {
 		t.Errorf("table (-want +got):\n%s", diff)
 	}
 	checkWidth(t, out.String())
+}
+
+// TestPlanNamespace narrows the article's plan failure to one namespace with -n, the way
+// -n narrows audit, and -A keeps every namespace (plan failure -A was "unknown shorthand
+// flag" in issue 19). The manifests' objects that name no namespace get -n's.
+func TestPlanNamespace(t *testing.T) {
+	const shop = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: web}]}
+`
+	args := []string{"-f", "-", "-f", example004 + "bad.yaml", "-f", example004 + "placement.yaml", "-f", example004 + "nodes.yaml"}
+	platform := "  Deployment/default/platform                         1/3 left\n"
+	web := "  Deployment/shop/web                                 0/1 left, down\n"
+	tests := map[string]struct {
+		flags []string
+		want  string
+		code  int
+	}{
+		"-A":         {flags: []string{"-A"}, code: ExitFindings, want: "Losing node node-2:\n" + platform + "Losing node node-3:\n" + web},
+		"-n default": {flags: []string{"-n", "default"}, want: "Losing node node-2:\n" + platform},
+		// The manifests that name no namespace are put in shop.
+		"-n shop": {flags: []string{"-n", "shop"}, code: ExitFindings,
+			want: "Losing node node-2:\n  Deployment/shop/platform                            1/3 left\nLosing node node-3:\n" + web},
+		"-A wins over -n": {flags: []string{"-A", "-n", "default"}, code: ExitFindings, want: "Losing node node-2:\n" + platform + "Losing node node-3:\n" + web},
+		"jsonpath":        {flags: []string{"-n", "default", "-o", "jsonpath={[*].losses[*].name}"}, want: "platform"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr, code := runAudit(t, shop, append(append([]string{"plan", "failure"}, tc.flags...), args...)...)
+			if diff := cmp.Diff(tc.want, stdout); diff != "" || code != tc.code {
+				t.Errorf("exit %d (want %d), stderr %q; stdout (-want +got):\n%s", code, tc.code, stderr, diff)
+			}
+		})
+	}
 }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -35,29 +38,64 @@ func DefaultStreams() genericiooptions.IOStreams {
 
 // NewRootCommand builds the holdfast command tree.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	return newRootCommand(streams, "holdfast")
+}
+
+// displayName is the name holdfast was invoked by, as its help should show it: run by
+// kubectl as the plugin kubectl-holdfast (kubectl runs the plugin by its path), "kubectl
+// holdfast"; otherwise "holdfast".
+func displayName(arg0 string) string {
+	base := strings.TrimSuffix(filepath.Base(arg0), ".exe")
+	if plugin, ok := strings.CutPrefix(base, "kubectl-"); ok && plugin != "" {
+		// kubectl-foo_bar is the plugin "kubectl foo-bar".
+		return "kubectl " + strings.ReplaceAll(plugin, "_", "-")
+	}
+	return "holdfast"
+}
+
+// invocation finds holdfast run at the start of an example's line or after a pipe.
+var invocation = regexp.MustCompile(`(?m)(^\s*|\| )holdfast `)
+
+// renameExamples writes the examples of cmd and its subcommands with name.
+func renameExamples(cmd *cobra.Command, name string) {
+	cmd.Example = invocation.ReplaceAllString(cmd.Example, "${1}"+name+" ")
+	for _, c := range cmd.Commands() {
+		renameExamples(c, name)
+	}
+}
+
+func newRootCommand(streams genericiooptions.IOStreams, name string) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
-		Use:   "holdfast",
-		Short: "Keep Kubernetes workloads available through drains, upgrades and node loss",
+		Use:         "holdfast",
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
+		Short:       "Keep Kubernetes workloads available through drains, upgrades and node loss",
 		Long: `holdfast finds disruption risks in a live cluster or in manifests, plans node
 drains that explain every blocker, drains nodes without taking services down, and runs
 an operator that keeps disruption budgets and per-node companions right.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
 	flags.AddFlags(root.PersistentFlags())
+	registerConfigCompletions(root, flags)
+	drain := NewDrainCommand(streams, flags)
+	// Its node arguments complete like plan drain's, from the cluster.
+	drain.ValidArgsFunction = completeNodeNames(flags)
 	root.AddCommand(NewVersionCommand(streams))
 	root.AddCommand(NewAuditCommand(streams, flags))
 	root.AddCommand(NewOperatorCommand(flags, streams))
 	root.AddCommand(NewInstallCommand(streams, flags))
-	root.AddCommand(NewDrainCommand(streams, flags))
+	root.AddCommand(drain)
 	root.AddCommand(NewPlanCommand(streams, flags))
+	renameExamples(root, name)
 	return root
 }
 
 // Execute runs holdfast with os.Args and returns the process exit code.
 func Execute(streams genericiooptions.IOStreams) int {
-	cmd := NewRootCommand(streams)
+	cmd := newRootCommand(streams, displayName(os.Args[0]))
 	err := cmd.Execute()
 	if err == nil {
 		return ExitOK

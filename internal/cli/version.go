@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 )
 
 // Version, Commit and BuildDate describe holdfast's build. The Makefile sets them at link
@@ -16,7 +16,9 @@ import (
 //
 //	-ldflags "-X github.com/holdfast-dev/holdfast/internal/cli.Version=v0.1.0"
 //
-// A plain `go build` leaves Version "dev" and takes the commit from the Go build info.
+// A plain `go build` leaves Version "dev" and takes the commit from the Go build info
+// (vcs.revision, unless built with -buildvcs=false); `go install ...@v0.1.0` gives the
+// module's version.
 var (
 	Version   = "dev"
 	Commit    = ""
@@ -41,6 +43,9 @@ func GetVersionInfo() VersionInfo {
 		return info
 	}
 	info.GoVersion = bi.GoVersion
+	if info.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		info.Version = bi.Main.Version
+	}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
@@ -58,19 +63,21 @@ func GetVersionInfo() VersionInfo {
 
 // VersionOptions holds the flags of `holdfast version`.
 type VersionOptions struct {
-	Output string
 	// Info is the version to print; Complete reads the running binary's.
 	Info VersionInfo
+
+	output  *outputFlags
+	printer printers.ResourcePrinter
 	genericiooptions.IOStreams
 }
 
 // NewVersionCommand returns `holdfast version`.
 func NewVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &VersionOptions{IOStreams: streams}
+	o := &VersionOptions{IOStreams: streams, output: newOutputFlags("text")}
 	cmd := &cobra.Command{
 		Use:     "version",
 		Short:   "Print holdfast's version, commit, build date and Go version",
-		Example: "  holdfast version\n  holdfast version -o json",
+		Example: "  holdfast version\n  holdfast version -o json\n  holdfast version -o jsonpath='{.commit}'",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			o.Complete()
@@ -80,7 +87,7 @@ func NewVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			return o.Run()
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: empty for text, or json")
+	o.output.addFlags(cmd)
 	return cmd
 }
 
@@ -91,18 +98,15 @@ func (o *VersionOptions) Complete() {
 
 // Validate checks the flags.
 func (o *VersionOptions) Validate() error {
-	if o.Output != "" && o.Output != "json" {
-		return fmt.Errorf("unknown output format %q: use json or leave it empty", o.Output)
-	}
-	return nil
+	var err error
+	o.printer, err = o.output.printer()
+	return err
 }
 
 // Run prints the version.
 func (o *VersionOptions) Run() error {
-	if o.Output == "json" {
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(o.Info)
+	if o.printer != nil {
+		return printValue(o.printer, o.Info, o.Out)
 	}
 	_, err := fmt.Fprintf(o.Out, "holdfast %s\n  commit:     %s\n  build date: %s\n  go:         %s\n  platform:   %s\n",
 		o.Info.Version, orUnknown(o.Info.Commit), orUnknown(o.Info.BuildDate), o.Info.GoVersion, o.Info.Platform)

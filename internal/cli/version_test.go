@@ -17,17 +17,22 @@ func TestVersionOutput(t *testing.T) {
 	}{
 		"text": {want: "holdfast v0.2.0\n  commit:     0123abc\n  build date: 2026-11-23T15:40:00Z\n  go:         go1.26.1\n  platform:   linux/arm64\n"},
 		"json": {output: "json", want: `{
-  "version": "v0.2.0",
-  "commit": "0123abc",
-  "buildDate": "2026-11-23T15:40:00Z",
-  "goVersion": "go1.26.1",
-  "platform": "linux/arm64"
+    "version": "v0.2.0",
+    "commit": "0123abc",
+    "buildDate": "2026-11-23T15:40:00Z",
+    "goVersion": "go1.26.1",
+    "platform": "linux/arm64"
 }
 `},
+		"yaml":     {output: "yaml", want: "buildDate: \"2026-11-23T15:40:00Z\"\ncommit: 0123abc\ngoVersion: go1.26.1\nplatform: linux/arm64\nversion: v0.2.0\n"},
+		"jsonpath": {output: "jsonpath={.commit}", want: "0123abc"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
-			o := &VersionOptions{Output: tc.output, Info: info, IOStreams: genericiooptions.IOStreams{Out: &out}}
+			o := &VersionOptions{Info: info, output: newOutputFlags("text"), IOStreams: genericiooptions.IOStreams{Out: &out}}
+			if tc.output != "" {
+				o.output.format = tc.output
+			}
 			if err := o.Validate(); err != nil {
 				t.Fatal(err)
 			}

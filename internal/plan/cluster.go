@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,10 +48,45 @@ type cluster struct {
 	strategies map[*availability.Budget]*holdfastv1alpha1.DisruptionPolicy
 }
 
-type resources struct{ cpu, memory, pods int64 }
+// resources are what a pod requests or a node offers. scalar holds every other resource
+// the scheduler counts (extended resources such as nvidia.com/gpu, hugepages): nil for
+// most pods and nodes, so that the common case allocates nothing.
+type resources struct {
+	cpu, memory, pods int64
+	scalar            map[corev1.ResourceName]int64
+}
 
-func (r resources) add(o resources, sign int64) resources {
-	return resources{r.cpu + sign*o.cpu, r.memory + sign*o.memory, r.pods + sign*o.pods}
+// add adds o times sign to r in place.
+func (r *resources) add(o resources, sign int64) {
+	r.cpu += sign * o.cpu
+	r.memory += sign * o.memory
+	r.pods += sign * o.pods
+	for name, q := range o.scalar {
+		if r.scalar == nil {
+			r.scalar = map[corev1.ResourceName]int64{}
+		}
+		r.scalar[name] += sign * q
+	}
+}
+
+// newResources reads cpu, memory, pods and the scalar resources out of a list. Ephemeral
+// storage is left out (see the package comment); a zero quantity asks for nothing.
+func newResources(l corev1.ResourceList, pods int64) resources {
+	r := resources{cpu: l.Cpu().MilliValue(), memory: l.Memory().Value(), pods: pods}
+	for name, q := range l {
+		switch name {
+		case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage:
+			continue
+		}
+		if q.IsZero() {
+			continue
+		}
+		if r.scalar == nil {
+			r.scalar = map[corev1.ResourceName]int64{}
+		}
+		r.scalar[name] = q.Value()
+	}
+	return r
 }
 
 type node struct {
@@ -172,7 +208,7 @@ func newNode(i int, n *corev1.Node) *node {
 	return &node{
 		idx: i, name: n.Name, obj: n,
 		unlimited:     len(a) == 0,
-		alloc:         resources{a.Cpu().MilliValue(), a.Memory().Value(), a.Pods().Value()},
+		alloc:         newResources(a, a.Pods().Value()),
 		unschedulable: n.Spec.Unschedulable,
 	}
 }
@@ -237,9 +273,46 @@ func (p *pod) spec() *corev1.PodSpec {
 	return &p.member.Pod.Spec
 }
 
+// requests is what the scheduler counts for a pod of this spec. A container's limit
+// stands for a request it leaves out, as the API server defaults it: manifests often give
+// extended resources (nvidia.com/gpu) as limits only.
 func requests(spec *corev1.PodSpec) resources {
-	r := resource.PodRequests(&corev1.Pod{Spec: *spec}, resource.PodResourcesOptions{})
-	return resources{r.Cpu().MilliValue(), r.Memory().Value(), 1}
+	pod := &corev1.Pod{Spec: *spec}
+	pod.Spec.InitContainers = withDefaultRequests(spec.InitContainers)
+	pod.Spec.Containers = withDefaultRequests(spec.Containers)
+	return newResources(resource.PodRequests(pod, resource.PodResourcesOptions{}), 1)
+}
+
+// withDefaultRequests returns the containers, copied when some has a limit and no
+// request for it, with the request set to the limit.
+func withDefaultRequests(containers []corev1.Container) []corev1.Container {
+	var out []corev1.Container
+	for i, c := range containers {
+		var req corev1.ResourceList
+		for name, q := range c.Resources.Limits {
+			if _, ok := c.Resources.Requests[name]; ok {
+				continue
+			}
+			if req == nil {
+				req = maps.Clone(c.Resources.Requests)
+				if req == nil {
+					req = corev1.ResourceList{}
+				}
+			}
+			req[name] = q
+		}
+		if req == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(containers)
+		}
+		out[i].Resources.Requests = req
+	}
+	if out == nil {
+		return containers
+	}
+	return out
 }
 
 // allowed is what budget b allows at once now: what the disruption controller would
@@ -279,7 +352,7 @@ func (c *cluster) bind(p *pod, n int) {
 	nd := c.nodes[n]
 	p.node = n
 	nd.pods = append(nd.pods, p)
-	nd.used = nd.used.add(p.req, 1)
+	nd.used.add(p.req, 1)
 	nd.stale = true
 	c.count(p, n, 1)
 }
@@ -293,7 +366,7 @@ func (c *cluster) unbind(p *pod) {
 			break
 		}
 	}
-	nd.used = nd.used.add(p.req, -1)
+	nd.used.add(p.req, -1)
 	nd.stale = true
 	c.count(p, p.node, -1)
 	p.node = -1

@@ -3,10 +3,11 @@
 // workload keeps during each wave, and what the loss of one node or one zone would do.
 //
 // A small scheduling simulation says where evicted pods can go. It honours resource
-// requests (cpu, memory, pods) against allocatable minus the pods placed, NoSchedule and
-// NoExecute taints, nodeSelector and required node affinity, required pod anti-affinity
-// and DoNotSchedule topology spread constraints (any topology key: hostname and zone in
-// practice), cordoned nodes and the nodes being drained. It does not model required pod
+// requests (cpu, memory, pods, extended resources such as nvidia.com/gpu and hugepages; a
+// limit given without its request counts as the request) against allocatable minus the
+// pods placed, NoSchedule and NoExecute taints, nodeSelector and required node affinity,
+// required pod anti-affinity and DoNotSchedule topology spread constraints (any topology
+// key: hostname and zone in practice), cordoned nodes and the nodes being drained. It does not model required pod
 // affinity, anti-affinity terms of other workloads' pods against the pod being placed,
 // namespace selectors in affinity terms, minDomains, matchLabelKeys, preemption or
 // ephemeral storage. A node whose status lists no allocatable resource at all (a nodes file

@@ -22,6 +22,7 @@ const (
 	refusedCPU
 	refusedMemory
 	refusedPods
+	refusedScalar
 	refusedAntiAffinity
 	refusedSpread
 	refusals
@@ -29,7 +30,8 @@ const (
 
 var refusalText = [refusals]string{
 	"", "cordoned or being drained", "not matching the pod's node selector or affinity", "with a taint the pod does not tolerate",
-	"with too little cpu", "with too little memory", "with too many pods", "refused by pod anti-affinity",
+	"with too little cpu", "with too little memory", "with too many pods",
+	"with too little of an extended resource (such as nvidia.com/gpu) or hugepages", "refused by pod anti-affinity",
 	"refused by a topology spread constraint",
 }
 
@@ -62,6 +64,26 @@ func (c *cluster) fixed(p *pod, n *node) refusal {
 	return accepted
 }
 
+// fits is the scheduler's NodeResourcesFit: every resource the pod requests, extended
+// ones included, against what the node has left. A node that does not list a resource has
+// none of it: a GPU pod does not fit on a node without GPUs.
+func fits(req, alloc, used resources) refusal {
+	switch {
+	case req.cpu > alloc.cpu-used.cpu:
+		return refusedCPU
+	case req.memory > alloc.memory-used.memory:
+		return refusedMemory
+	case req.pods > alloc.pods-used.pods:
+		return refusedPods
+	}
+	for name, q := range req.scalar {
+		if q > alloc.scalar[name]-used.scalar[name] {
+			return refusedScalar
+		}
+	}
+	return accepted
+}
+
 func untolerated(n *corev1.Node, tolerations []corev1.Toleration) bool {
 	return availability.Untolerated(n.Spec.Taints, tolerations)
 }
@@ -73,14 +95,8 @@ func (c *cluster) feasible(p *pod, n *node, mins []int32) (bool, refusal) {
 		return false, refusedUnschedulable
 	}
 	if !n.unlimited {
-		free := n.alloc.add(n.used, -1)
-		switch {
-		case p.req.cpu > free.cpu:
-			return false, refusedCPU
-		case p.req.memory > free.memory:
-			return false, refusedMemory
-		case p.req.pods > free.pods:
-			return false, refusedPods
+		if r := fits(p.req, n.alloc, n.used); r != accepted {
+			return false, r
 		}
 	}
 	if r := c.fixed(p, n); r != accepted {

@@ -10,8 +10,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
@@ -344,5 +346,97 @@ spec:
 	failures := plan.Failures(s, now, false)
 	if len(failures) != 0 {
 		t.Errorf("failures %+v; want none, with one replica per node", failures)
+	}
+}
+
+// TestExtendedResources is the finding of issue 19: a GPU pod "fitted" on nodes without
+// GPUs. The pod asks for nvidia.com/gpu as a limit only, as manifests usually do; only n1
+// has a GPU, so the drain of n1 has nowhere to put it, and a second GPU node takes it.
+func TestExtendedResources(t *testing.T) {
+	nodes := func(gpus map[string]string) string {
+		var docs []string
+		for _, n := range []string{"n1", "n2", "n3"} {
+			gpu := ""
+			if g, ok := gpus[n]; ok {
+				gpu = `, nvidia.com/gpu: "` + g + `"`
+			}
+			docs = append(docs, `apiVersion: v1
+kind: Node
+metadata: {name: `+n+`, labels: {kubernetes.io/hostname: `+n+`}}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"`+gpu+`}}`)
+		}
+		return strings.Join(docs, "\n---\n")
+	}
+	const train = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: train, namespace: ml}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: train}}
+  template:
+    metadata: {labels: {app: train}}
+    spec:
+      containers:
+      - name: train
+        image: train
+        resources:
+          limits: {nvidia.com/gpu: 1}`
+	tests := map[string]struct {
+		gpus    map[string]string
+		to      string
+		blocked string
+	}{
+		"no other node has a GPU": {gpus: map[string]string{"n1": "1"},
+			blocked: "its replacement fits on no other node: 0/3 nodes are available: 1 cordoned or being drained, 2 with too little of an extended resource (such as nvidia.com/gpu) or hugepages"},
+		"another node has a GPU": {gpus: map[string]string{"n1": "1", "n3": "1"}, to: "n3"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, problems := snapshot.LoadManifestBytes("cluster.yaml", []byte(nodes(tc.gpus)+"\n---\n"+train), snapshot.ManifestOptions{})
+			if len(problems) > 0 {
+				t.Fatal(problems)
+			}
+			p := mustPlan(t, s, plan.Targets{Names: []string{"n1"}}, plan.Options{})
+			if tc.blocked != "" {
+				if len(p.Blocked) != 1 || p.Blocked[0].Reasons[0].Message != tc.blocked {
+					t.Fatalf("want n1 blocked with %q; got waves %v, blocked %+v", tc.blocked, waves(p), p.Blocked)
+				}
+				return
+			}
+			if len(p.Waves) != 1 || len(p.Waves[0].Moves) != 1 || p.Waves[0].Moves[0].To != tc.to {
+				t.Fatalf("want the pod moved to %s; got waves %+v, blocked %+v", tc.to, p.Waves, p.Blocked)
+			}
+		})
+	}
+}
+
+// TestRebalanceExtendedResources: rebalancing uses the same fit check. Two GPU replicas
+// piled on n1, the only node with GPUs, stay there: no other node can take one.
+func TestRebalanceExtendedResources(t *testing.T) {
+	for name, tc := range map[string]struct {
+		gpusOnN3 bool
+		want     plan.RebalanceOutcome
+	}{
+		"no other node has a GPU": {want: plan.RebalanceNoBetterPlace},
+		"n3 has GPUs too":         {gpusOnN3: true, want: plan.RebalanceEvict},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := cluster("n1", "n2", "n3")
+			allocatable(c, "8", "110", "n1", "n2", "n3")
+			gpuNodes := []string{"n1"}
+			if tc.gpusOnN3 {
+				gpuNodes = append(gpuNodes, "n3")
+			}
+			for _, n := range gpuNodes {
+				node(c, n).Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("2")
+			}
+			c.Deployment("shop", "web", app("web"), []string{"n1", "n1"}, func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+			})
+			r := plan.Rebalance(c.Snapshot, now, plan.RebalanceTarget{Workload: availability.WorkloadRef{Kind: snapshot.KindDeployment, Namespace: "shop", Name: "web"}})
+			if r.Outcome != tc.want || (r.Move != nil && r.Move.To != "n3") {
+				t.Errorf("%s %q, move %+v; want %s (to n3)", r.Outcome, r.Message, r.Move, tc.want)
+			}
+		})
 	}
 }

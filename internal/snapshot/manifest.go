@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
@@ -26,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -85,12 +87,26 @@ func (p Problem) Unwrap() error { return p.Err }
 // together with one Problem for each piece of input it could not. Files are parsed in
 // parallel, but objects and problems keep the order of the paths and files.
 func LoadManifests(paths []string, opts ManifestOptions) (*Snapshot, []Problem) {
+	_, results := parseAll(paths, opts)
+	return merge(results)
+}
+
+// parseAll lists and parses the files of every path, in parallel. keys name each file by
+// the index of its path and the folders and name below that path.
+func parseAll(paths []string, opts ManifestOptions) (keys [][]string, results []fileResult) {
 	opts = opts.withDefaults()
 	var files []fileJob
-	for _, p := range paths {
-		files = append(files, listFiles(p, opts)...)
+	for i, p := range paths {
+		for _, f := range listFiles(p, opts) {
+			key := []string{strconv.Itoa(i)}
+			if rel, err := filepath.Rel(p, f.name); err == nil && rel != "." {
+				key = append(key, strings.Split(filepath.ToSlash(rel), "/")...)
+			}
+			keys = append(keys, key)
+			files = append(files, f)
+		}
 	}
-	results := make([]fileResult, len(files))
+	results = make([]fileResult, len(files))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(files)) {
@@ -105,7 +121,7 @@ func LoadManifests(paths []string, opts ManifestOptions) (*Snapshot, []Problem) 
 	}
 	close(next)
 	wg.Wait()
-	return merge(results)
+	return keys, results
 }
 
 // LoadManifestBytes reads one file's content as if it had been read from name.
@@ -135,6 +151,7 @@ type fileJob struct {
 type fileResult struct {
 	objects  []decoded
 	problems []Problem
+	warnings []Problem
 }
 
 // decoded is one object read from a file, with the function that adds it to a snapshot.
@@ -159,6 +176,7 @@ func merge(results []fileResult) (*Snapshot, []Problem) {
 	s.reserve(counts)
 	for _, r := range results {
 		problems = append(problems, r.problems...)
+		s.Warnings = append(s.Warnings, r.warnings...)
 		for _, o := range r.objects {
 			if first, dup := s.Origins[o.ref]; dup {
 				problems = append(problems, Problem{File: o.origin.File, Line: o.origin.Line, Object: o.ref.String(),
@@ -520,7 +538,17 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		l.problem(p)
 		return
 	}
-	add, err := decode(js, ref.Namespace, gvk)
+	add, unknown, err := decode(js, ref.Namespace, gvk)
+	for _, u := range unknown {
+		w := Problem{File: file, Line: line, Object: p.Object, Field: u.path, Err: errors.New("unknown field, ignored")}
+		if line := fieldLine(doc, prefix+u.path); line > 0 {
+			w.Line = line
+		}
+		if u.suggestion != "" {
+			w.Err = fmt.Errorf("unknown field, ignored; did you mean %s?", u.suggestion)
+		}
+		l.result.warnings = append(l.result.warnings, w)
+	}
 	if err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
@@ -549,18 +577,22 @@ var namespaced = map[string]bool{
 	KindNodeCompanion: true, KindDisruptionPolicy: true,
 }
 
-// decodeFunc decodes one object and returns the function that adds it to a snapshot.
-type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot), error)
+// decodeFunc decodes one object and returns the function that adds it to a snapshot, and
+// the fields its kind does not have.
+type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot), []unknownField, error)
 
 // decodeInto appends the object to the snapshot's slice. Retired API versions (policy/v1beta1,
 // extensions/v1beta1, apps/v1beta2, autoscaling/v1...) share the fields holdfast reads with
 // the current ones, so the articles' manifests, written for them, are read into the current
 // types rather than rejected.
 func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectMeta, fix func(*T, schema.GroupVersionKind)) decodeFunc {
-	return func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot), error) {
+	return func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot), []unknownField, error) {
 		var obj T
-		if err := json.Unmarshal(js, &obj); err != nil {
-			return nil, err
+		// Decoded as the API server decodes: field names are case-sensitive, and the
+		// fields the kind does not have are listed rather than silently dropped.
+		strict, err := sigsjson.UnmarshalStrict(js, &obj, sigsjson.DisallowUnknownFields)
+		if err != nil {
+			return nil, nil, err
 		}
 		if namespace != "" {
 			meta(&obj).Namespace = namespace
@@ -568,7 +600,7 @@ func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectM
 		if fix != nil {
 			fix(&obj, gvk)
 		}
-		return func(s *Snapshot) { *slice(s) = append(*slice(s), obj) }, nil
+		return func(s *Snapshot) { *slice(s) = append(*slice(s), obj) }, unknownFields(reflect.TypeFor[T](), strict), nil
 	}
 }
 

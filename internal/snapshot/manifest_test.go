@@ -381,3 +381,75 @@ spec:
 		t.Errorf("cluster policies %+v", s.ClusterDisruptionPolicies)
 	}
 }
+
+// TestUnknownFields is the finding of issue 19: fields a kind does not have were dropped
+// silently. Each is now a warning naming file, line, object and field, with the field it
+// most likely meant; the object is still read, without it.
+func TestUnknownFields(t *testing.T) {
+	tests := map[string]struct {
+		input string
+		want  []string
+	}{
+		"a PodDisruptionBudget with minAvaliable": {
+			input: `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: web
+  namespace: prod
+spec:
+  minAvaliable: 2
+  selector:
+    matchLabels: {app: web}
+`,
+			want: []string{"f.yaml:7: PodDisruptionBudget/prod/web: field spec.minAvaliable: unknown field, ignored; did you mean minAvailable?"},
+		},
+		"a container field in a List item, and a field in the wrong case": {
+			input: `apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web}
+  spec:
+    replicas: 2
+    selector: {matchLabels: {app: web}}
+    template:
+      metadata: {labels: {app: web}}
+      spec:
+        containers:
+        - name: sidecar
+          image: sidecar
+        - name: web
+          image: web
+          readinessprobe: {tcpSocket: {port: 80}}
+        TopologySpreadConstraints: []
+`,
+			want: []string{
+				"f.yaml:18: Deployment/default/web: field spec.template.spec.containers.1.readinessprobe: unknown field, ignored; did you mean readinessProbe?",
+				"f.yaml:19: Deployment/default/web: field spec.template.spec.TopologySpreadConstraints: unknown field, ignored; did you mean topologySpreadConstraints?",
+			},
+		},
+		"nothing near it": {
+			input: "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {flavour: large}\n",
+			want:  []string{"f.yaml:4: Node/n1: field spec.flavour: unknown field, ignored"},
+		},
+		"labels and annotations take any key": {
+			input: "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {minAvaliable: x}, annotations: {b: c}}\n",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, problems := snapshot.LoadManifestBytes("f.yaml", []byte(tc.input), snapshot.ManifestOptions{})
+			if len(problems) > 0 || len(s.Origins) != 1 {
+				t.Fatalf("objects %v, problems %v; want the object read", s.Origins, problems)
+			}
+			var got []string
+			for _, w := range s.Warnings {
+				got = append(got, w.Error())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

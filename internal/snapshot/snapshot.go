@@ -66,6 +66,11 @@ type Snapshot struct {
 	// SARIF results can point at a file and line. Live objects have no origin.
 	Origins map[ObjectRef]Origin
 
+	// Warnings are things in manifests read, but probably not as their author meant:
+	// fields the object's kind does not have (a typo such as minAvaliable), which the API
+	// server would drop. The objects are read without them.
+	Warnings []Problem
+
 	// LegacySelectorPDBs names the budgets read as policy/v1beta1, whose empty selector
 	// matches no pod where policy/v1's matches every pod of the namespace.
 	LegacySelectorPDBs map[ObjectRef]bool
