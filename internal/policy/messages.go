@@ -108,3 +108,19 @@ func msgConflicting(conflicts, overridden int32) string {
 func msgDegradedWorkloads(n int32) string {
 	return fmt.Sprintf("%d selected workloads have fewer Ready pods than they want, not because of a drain or a rollout; see status.workloads", n)
 }
+
+func msgSurgedAhead(from, to int32, h handOff) string {
+	return fmt.Sprintf("surged from %d to %d ahead of Karpenter's consolidation of node %s, which its budget blocked: back to %d at %s unless Karpenter disrupts the node first", from, to, h.node, from, stamp(h.deadline))
+}
+
+func msgHandOffFailed(h handOff, next time.Time) string {
+	return fmt.Sprintf("%s; Karpenter did not consolidate node %s by %s after holdfast surged ahead of it: no new hand-off of that node before %s and until it settles anew", msgSurgeReady, h.node, stamp(h.deadline), stamp(next))
+}
+
+func msgConsolidationBlocked(node, blocker string) string {
+	return fmt.Sprintf("%s; Karpenter does not consolidate node %s whatever its budget allows (%s), so holdfast does not surge ahead of it", msgSurgeReady, node, blocker)
+}
+
+func msgProtectedFromConsolidation(node string) string {
+	return fmt.Sprintf("%s, which keeps Karpenter from consolidating node %s (it considers it: Consolidatable); choose Surge to let it go with a second replica first", msgProtected, node)
+}

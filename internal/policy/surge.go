@@ -45,8 +45,8 @@ type surgeProgress struct {
 }
 
 // followSurge moves a surge in progress on: it is over (and scaled back) once no pod is
-// on a node being drained and the original number of pods is Ready elsewhere, or no pod
-// is still starting.
+// on a node being drained, no hand-off to Karpenter is in progress, and the original
+// number of pods is Ready elsewhere, or no pod is still starting.
 func followSurge(o Observed, w *Workload) surgeProgress {
 	original, ok := surgeOriginal(w)
 	if !ok {
@@ -66,11 +66,15 @@ func followSurge(o Observed, w *Workload) surgeProgress {
 	// Short of Ready pods, the surge waits for those still starting; once none is, waiting
 	// longer changes nothing (the new pod crash-loops, or finds no room), and scaling
 	// back deletes the pods that are not Ready first.
-	if node := drainedNode(o, w); node != "" || ready < original && assess(o, w).starting > 0 {
+	h, ahead := handingOff(o, w)
+	if node := drainedNode(o, w); node != "" || ahead || ready < original && assess(o, w).starting > 0 {
 		p := surgeProgress{active: true, original: original, size: original, changes: verdict{requeueAfter: surgePoll}}
-		if node != "" {
+		switch {
+		case node != "":
 			p.message = msgSurgedForDrain(original, w.Replicas, node, ready)
-		} else {
+		case ahead:
+			p.message = msgSurgedAhead(original, w.Replicas, h)
+		default:
 			p.message = msgSurgeWaiting(original, w.Replicas, ready)
 		}
 		return p
@@ -86,10 +90,14 @@ func startSurge(o Observed, w *Workload) (verdict, bool) {
 	if node == "" {
 		return verdict{}, false
 	}
-	up := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas), Autoscaler: raisedBounds(w, w.Replicas+1)}
-	v := verdict{scales: []Scale{up}, requeueAfter: surgePoll}
+	v := verdict{scales: []Scale{surgeScale(w)}, requeueAfter: surgePoll}
 	v.status.Message = msgSurgeStarted(node, w.Replicas, w.Replicas+1)
 	return v, true
+}
+
+// surgeScale scales w up by one, remembering its size.
+func surgeScale(w *Workload) Scale {
+	return Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas + 1, Original: ptr.To(w.Replicas), Autoscaler: raisedBounds(w, w.Replicas+1)}
 }
 
 // surgeSingle keeps minAvailable 1 on a single-replica Deployment and surges it when its

@@ -1,0 +1,163 @@
+package policy
+
+import (
+	"strings"
+	"time"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// Karpenter's consolidation, and how a single replica under Surge hands its node over.
+//
+// Karpenter consolidates a node only when every pod on it may be evicted at that moment:
+// it checks the budgets before it taints the node. A Surge single replica's budget
+// (minAvailable 1 over one pod) therefore keeps its node out of consolidation for good,
+// and the karpenter.sh/disrupted taint that a surge for a drain waits for never comes.
+// So holdfast surges ahead: once Karpenter counts the node as settled (its NodeClaim is
+// Consolidatable) and nothing else keeps Karpenter off it, the Deployment goes to 2,
+// which lets the budget allow one eviction. Karpenter's next pass may then take the
+// node, and its taint turns the hand-off into an ordinary surge for a drain. If
+// Karpenter leaves the node alone (its pods fit nowhere else, or moving them saves
+// nothing) the surge ends at a deadline, and holdfast does not surge ahead of that node
+// again until it has settled anew and a cooldown has passed.
+
+const (
+	// handOffGrace is how long past the NodePool's consolidateAfter a hand-off waits for
+	// Karpenter: the new pod's start, Karpenter's disruption pass (every 10 s) and its
+	// validation of the decision (15 s). The new pod may land on the node itself and
+	// restart its consolidateAfter, hence that is counted too.
+	handOffGrace = time.Minute
+	// handOffCooldown is the least time between two hand-offs of one node, for a node
+	// whose consolidation did not follow, so that holdfast does not surge over and over.
+	handOffCooldown = 10 * time.Minute
+	// consolidateUnderutilized is the consolidation policy under which Karpenter moves
+	// pods off nodes; under WhenEmpty it waits for nodes without pods, which a single
+	// replica never leaves, so a hand-off would change nothing.
+	consolidateUnderutilized = "WhenEmptyOrUnderutilized"
+)
+
+// NodeClaim is what Decide reads of the Karpenter NodeClaim behind a node.
+type NodeClaim struct {
+	Name string
+	// ConsolidatableSince is when its Consolidatable condition turned True: the node's
+	// pods have not changed for the NodePool's consolidateAfter, and Karpenter's
+	// consolidation looks at it. Zero while the condition is not True. It says nothing of
+	// whether consolidation would pay: Karpenter decides that only for nodes whose pods
+	// may all be evicted.
+	ConsolidatableSince time.Time
+	// ConsolidationPolicy and ConsolidateAfter are its NodePool's.
+	ConsolidationPolicy string
+	ConsolidateAfter    time.Duration
+	// Blocker names what keeps Karpenter off the node whatever the budgets allow: the
+	// node or a pod on it with karpenter.sh/do-not-disrupt. "" when nothing does.
+	Blocker string
+}
+
+// handOff is a surge ahead of Karpenter's consolidation, as HandOffAnnotation records it.
+type handOff struct {
+	node     string
+	deadline time.Time
+}
+
+func (h handOff) String() string { return h.node + " " + stamp(h.deadline) }
+
+// handOffOf reads w's last hand-off; false when it has none, or one holdfast did not
+// write.
+func handOffOf(w *Workload) (handOff, bool) {
+	node, at, ok := strings.Cut(w.Annotations[holdfastv1alpha1.HandOffAnnotation], " ")
+	if !ok || node == "" {
+		return handOff{}, false
+	}
+	deadline, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		return handOff{}, false
+	}
+	return handOff{node: node, deadline: deadline}, true
+}
+
+// consolidationCandidate returns the node of w's only pod and its NodeClaim when
+// Karpenter considers the node for consolidation and nothing but budgets keeps it off:
+// Consolidatable under WhenEmptyOrUnderutilized, no do-not-disrupt, not being drained
+// already (a drain's own surge covers that).
+func consolidationCandidate(o Observed, w *Workload) (string, NodeClaim, bool) {
+	pods := o.Pods[WorkloadKey(w.Kind, w.Name)]
+	if len(pods) != 1 || pods[0].Node == "" {
+		return "", NodeClaim{}, false
+	}
+	node := pods[0].Node
+	c, ok := o.Claims[node]
+	if !ok || c.ConsolidatableSince.IsZero() || c.ConsolidationPolicy != consolidateUnderutilized || BeingDrained(o.Nodes[node]) {
+		return "", NodeClaim{}, false
+	}
+	return node, c, true
+}
+
+// handingOff returns the hand-off in progress of a surged w: before its deadline, and
+// while a pod of w is still on the node. Once none is, Karpenter has taken the node and
+// the surge ends as any other, when the original number of pods is Ready.
+func handingOff(o Observed, w *Workload) (handOff, bool) {
+	h, ok := handOffOf(w)
+	if !ok || !o.Now.Before(h.deadline) {
+		return handOff{}, false
+	}
+	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
+		if pod.Node == h.node {
+			return h, true
+		}
+	}
+	return handOff{}, false
+}
+
+// surgeAhead starts the hand-off of w's node to Karpenter's consolidation: a surge to
+// 2 that records its deadline. False when the node is no candidate, or when its last
+// hand-off did not lead to consolidation and the node has not settled anew since, or
+// the cooldown after it has not passed.
+func surgeAhead(o Observed, w *Workload) (verdict, bool) {
+	node, c, ok := consolidationCandidate(o, w)
+	if !ok || c.Blocker != "" {
+		return verdict{}, false
+	}
+	if last, ok := handOffOf(w); ok && last.node == node &&
+		(!c.ConsolidatableSince.After(last.deadline) || o.Now.Before(last.deadline.Add(handOffCooldown))) {
+		return verdict{}, false
+	}
+	h := handOff{node: node, deadline: o.Now.Add(c.ConsolidateAfter + handOffGrace)}
+	up := surgeScale(w)
+	up.HandOff = h.String()
+	v := verdict{scales: []Scale{up}, requeueAfter: surgePoll}
+	v.status.Message = msgSurgedAhead(w.Replicas, up.Replicas, h)
+	return v, true
+}
+
+// surgeOrHandOff is a Surge single replica's decision: the surge for a drain of its
+// node, else the hand-off of its node to Karpenter's consolidation; and when neither,
+// what holdfast waits for.
+func surgeOrHandOff(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus) verdict {
+	v := surgeSingle(o, w, st)
+	if v.status.State == holdfastv1alpha1.WorkloadSurging {
+		return v
+	}
+	if ahead, ok := surgeAhead(o, w); ok {
+		v.status.State, v.status.Message = holdfastv1alpha1.WorkloadSurging, ahead.status.Message
+		return v.after(ahead)
+	}
+	node, c, candidate := consolidationCandidate(o, w)
+	last, handedOff := handOffOf(w)
+	switch {
+	case !candidate:
+	case c.Blocker != "":
+		v.status.Message = msgConsolidationBlocked(node, c.Blocker)
+	case handedOff && last.node == node:
+		v.status.Message = msgHandOffFailed(last, last.deadline.Add(handOffCooldown))
+	}
+	return v
+}
+
+// protectedMessage says what Protect does to w's node: when Karpenter considers the
+// node for consolidation, that Protect keeps it from consolidating it.
+func protectedMessage(o Observed, w *Workload) string {
+	if node, _, ok := consolidationCandidate(o, w); ok {
+		return msgProtectedFromConsolidation(node)
+	}
+	return msgProtected
+}
