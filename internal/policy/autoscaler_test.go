@@ -15,7 +15,9 @@ import (
 
 func TestDecideConsolidationHandOff(t *testing.T) {
 	surge := func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge }
-	protect := func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect }
+	protect := func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect
+	}
 	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
 	handedOff := func(w Workload, value string) Workload {
 		w.Annotations = maps.Clone(w.Annotations)
@@ -130,7 +132,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"do-not-disrupt elsewhere on the node keeps Karpenter off whatever the budget: no surge, and status says why": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
 			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", Blocker: "pod shop/db-0 has karpenter.sh/do-not-disrupt"}},
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter does not consolidate node n1 whatever its budget allows (pod shop/db-0 has karpenter.sh/do-not-disrupt), so holdfast does not surge ahead of it")},
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter does not consolidate node n1 whatever its budget allows (pod shop/db-0 has karpenter.sh/do-not-disrupt), so holdfast does not surge ahead of it")},
 		},
 		"Protect keeps blocking consolidation, and says so": {
 			policy: policy("p", time.Hour, protect), work: []Workload{single}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
