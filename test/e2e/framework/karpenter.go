@@ -14,9 +14,11 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -232,11 +234,19 @@ func (f *Framework) NodePoolSelector() map[string]string {
 	return map[string]string{"karpenter.sh/nodepool": f.Namespace}
 }
 
-// deleteNodePool deletes a NodePool and waits until Karpenter has removed its
-// NodeClaims (and with them their nodes).
+// deleteNodePool deletes the test's Deployments and pods, then the NodePool, and waits
+// until Karpenter has removed its NodeClaims (and with them their nodes). The pods go
+// first: Karpenter does not drain a pod with do-not-disrupt, which would hold its node.
 func (f *Framework) deleteNodePool(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	all, ns := metav1.ListOptions{}, f.Namespace
+	if err := f.Clientset.AppsV1().Deployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all); err != nil {
+		f.T.Errorf("deleting the Deployments of %s: %v", ns, err)
+	}
+	if err := f.Clientset.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, all); err != nil {
+		f.T.Errorf("deleting the pods of %s: %v", ns, err)
+	}
 	np := &unstructured.Unstructured{}
 	np.SetGroupVersionKind(NodePoolKind)
 	np.SetName(name)
