@@ -45,15 +45,17 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	}
 	const ahead = "surged from 1 to 2 ahead of Karpenter's consolidation of node n1, which its budget blocked: back to 1 at 2026-11-22T12:01:30Z unless Karpenter disrupts the node first"
 	const failed = msgSurgeReady + "; Karpenter did not consolidate node n1 by 2026-11-22T11:59:00Z after holdfast surged ahead of it: no new hand-off of that node before 2026-11-22T12:09:00Z and until it settles anew"
+	// The surge ahead of a node Consolidatable under a NodePool of consolidateAfter 30 s.
+	surgedAhead := result{
+		Apply:        []*policyv1.PodDisruptionBudget{floor},
+		Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:01:30Z"}},
+		Workloads:    surging(ahead),
+		RequeueAfter: surgePoll,
+	}
 	tests := map[string]decideCase{
 		"a consolidatable node: surge ahead, with a deadline of consolidateAfter and a minute": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
-			want: result{
-				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:01:30Z"}},
-				Workloads:    surging(ahead),
-				RequeueAfter: surgePoll,
-			},
+			want: surgedAhead,
 		},
 		"in progress: the surge holds until the deadline while the pod is on the node": {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, nodes: nodes, claims: settled(now.Add(-time.Minute)),
@@ -103,22 +105,12 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"after the cooldown, a node settled anew is handed off again": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-30*time.Minute)))},
-			want: result{
-				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:01:30Z"}},
-				Workloads:    surging(ahead),
-				RequeueAfter: surgePoll,
-			},
+			want: surgedAhead,
 		},
 		"a hand-off of another node does not hold this one back": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			work: []Workload{handedOff(single, "n9 "+stamp(now.Add(-time.Second)))},
-			want: result{
-				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:01:30Z"}},
-				Workloads:    surging(ahead),
-				RequeueAfter: surgePoll,
-			},
+			want: surgedAhead,
 		},
 		"a node not yet consolidatable: nothing to hand off": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, claims: settled(time.Time{}),

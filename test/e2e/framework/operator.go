@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -73,11 +72,7 @@ func (f *Framework) InstallCRDs(c client.Client, lists ...client.ObjectList) {
 			if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 				return false, err
 			}
-			conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-			if !slices.ContainsFunc(conds, func(c any) bool {
-				m, _ := c.(map[string]any)
-				return m["type"] == "Established" && m["status"] == "True"
-			}) {
+			if !established(crd) {
 				return false, nil
 			}
 		}
