@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -15,20 +16,22 @@ import (
 // and the karpenter.sh/disrupted taint that a surge for a drain waits for never comes.
 // So holdfast surges ahead: once Karpenter counts the node as settled (its NodeClaim is
 // Consolidatable) and nothing else keeps Karpenter off it, the Deployment goes to 2,
-// which lets the budget allow one eviction. Karpenter's next pass may then take the
-// node, and its taint turns the hand-off into an ordinary surge for a drain. If
-// Karpenter leaves the node alone (its pods fit nowhere else, or moving them saves
-// nothing) the surge ends at a deadline, and holdfast does not surge ahead of that node
-// again until it has settled anew and a cooldown has passed.
+// which lets the budget allow one eviction once the new pod counts as available.
+// Karpenter's next pass may then take the node, and its taint turns the hand-off into an
+// ordinary surge for a drain. If Karpenter leaves the node alone (its pods fit nowhere
+// else, or moving them saves nothing) the surge ends at a deadline, and holdfast does
+// not surge ahead of that node again until it has settled anew and a cooldown has
+// passed.
 
 const (
 	// handOffGrace is how long past the NodePool's consolidateAfter a hand-off waits for
-	// Karpenter: the new pod's start, Karpenter's disruption pass (every 10 s) and its
-	// validation of the decision (15 s). The new pod may land on the node itself and
-	// restart its consolidateAfter, hence that is counted too.
+	// Karpenter once the budget allows the eviction: Karpenter's disruption pass (every
+	// 10 s) and its validation of the decision (15 s), twice over. The new pod may land
+	// on the node itself and restart its consolidateAfter, hence that is counted too.
 	handOffGrace = time.Minute
-	// handOffCooldown is the least time between two hand-offs of one node, for a node
-	// whose consolidation did not follow, so that holdfast does not surge over and over.
+	// handOffCooldown is the least time between the starts of two hand-offs of one node,
+	// for a node whose consolidation did not follow, so that holdfast does not surge
+	// over and over.
 	handOffCooldown = 10 * time.Minute
 	// consolidateUnderutilized is the consolidation policy under which Karpenter moves
 	// pods off nodes; under WhenEmpty it waits for nodes without pods, which a single
@@ -53,13 +56,31 @@ type NodeClaim struct {
 	Blocker string
 }
 
-// handOff is a surge ahead of Karpenter's consolidation, as HandOffAnnotation records it.
+// handOff is a surge ahead of Karpenter's consolidation, as HandOffAnnotation records it:
+// the node and when the surge began.
 type handOff struct {
-	node     string
-	deadline time.Time
+	node  string
+	start time.Time
 }
 
-func (h handOff) String() string { return h.node + " " + stamp(h.deadline) }
+func (h handOff) String() string { return h.node + " " + stamp(h.start) }
+
+// deadline is when the hand-off ends unless Karpenter takes the node: consolidateAfter
+// and handOffGrace after the surge's newest pod counts as available in the budget (only
+// then may Karpenter evict the other), or after the surge began. Zero while a pod of the
+// surge is still starting: a slow application gets its start-up on top.
+func (h handOff) deadline(o Observed, w *Workload) time.Time {
+	if assess(o, w).starting > 0 {
+		return time.Time{}
+	}
+	base, gate := h.start, minReady(o.Policy, w)
+	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
+		if available := pod.Since.Add(gate); pod.Ready && available.After(base) {
+			base = available
+		}
+	}
+	return base.Add(o.Claims[h.node].ConsolidateAfter + handOffGrace)
+}
 
 // handOffOf reads w's last hand-off; false when it has none, or one holdfast did not
 // write.
@@ -68,11 +89,11 @@ func handOffOf(w *Workload) (handOff, bool) {
 	if !ok || node == "" {
 		return handOff{}, false
 	}
-	deadline, err := time.Parse(time.RFC3339, at)
+	start, err := time.Parse(time.RFC3339, at)
 	if err != nil {
 		return handOff{}, false
 	}
-	return handOff{node: node, deadline: deadline}, true
+	return handOff{node: node, start: start}, true
 }
 
 // consolidationCandidate returns the node of w's only pod and its NodeClaim when
@@ -92,20 +113,20 @@ func consolidationCandidate(o Observed, w *Workload) (string, NodeClaim, bool) {
 	return node, c, true
 }
 
-// handingOff returns the hand-off in progress of a surged w: before its deadline, and
-// while a pod of w is still on the node. Once none is, Karpenter has taken the node and
-// the surge ends as any other, when the original number of pods is Ready.
-func handingOff(o Observed, w *Workload) (handOff, bool) {
+// handingOff returns the hand-off in progress of a surged w and its deadline (zero while
+// its new pod starts): before the deadline, and while a pod of w is still on the node.
+// Once none is, Karpenter has taken the node and the surge ends as any other, when the
+// original number of pods is Ready.
+func handingOff(o Observed, w *Workload) (handOff, time.Time, bool) {
 	h, ok := handOffOf(w)
-	if !ok || !o.Now.Before(h.deadline) {
-		return handOff{}, false
+	if !ok || !slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node }) {
+		return handOff{}, time.Time{}, false
 	}
-	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
-		if pod.Node == h.node {
-			return h, true
-		}
+	deadline := h.deadline(o, w)
+	if !deadline.IsZero() && !o.Now.Before(deadline) {
+		return handOff{}, time.Time{}, false
 	}
-	return handOff{}, false
+	return h, deadline, true
 }
 
 // surgeAhead starts the hand-off of w's node to Karpenter's consolidation: a surge to
@@ -118,14 +139,13 @@ func surgeAhead(o Observed, w *Workload) (verdict, bool) {
 		return verdict{}, false
 	}
 	if last, ok := handOffOf(w); ok && last.node == node &&
-		(!c.ConsolidatableSince.After(last.deadline) || o.Now.Before(last.deadline.Add(handOffCooldown))) {
+		(!c.ConsolidatableSince.After(last.start) || o.Now.Before(last.start.Add(handOffCooldown))) {
 		return verdict{}, false
 	}
-	h := handOff{node: node, deadline: o.Now.Add(c.ConsolidateAfter + handOffGrace)}
 	up := surgeScale(w)
-	up.HandOff = h.String()
+	up.HandOff = handOff{node: node, start: o.Now}.String()
 	v := verdict{scales: []Scale{up}, requeueAfter: surgePoll}
-	v.status.Message = msgSurgedAhead(w.Replicas, up.Replicas, h)
+	v.status.Message = msgSurgedAhead(w.Replicas, up.Replicas, node, time.Time{})
 	return v, true
 }
 
@@ -148,7 +168,7 @@ func surgeOrHandOff(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus)
 	case c.Blocker != "":
 		v.status.Message = msgConsolidationBlocked(node, c.Blocker)
 	case handedOff && last.node == node:
-		v.status.Message = msgHandOffFailed(last, last.deadline.Add(handOffCooldown))
+		v.status.Message = msgHandOffFailed(last, last.start.Add(handOffCooldown))
 	}
 	return v
 }

@@ -27,9 +27,9 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		w.Annotations[holdfastv1alpha1.HandOffAnnotation] = value
 		return w
 	}
-	// A hand-off started 30 s ago, whose deadline (consolidateAfter 30 s + 60 s) is ahead.
-	deadline := now.Add(time.Minute)
-	inProgress := handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(deadline))
+	// A hand-off started 30 s ago: its deadline is consolidateAfter (30 s) and a minute
+	// after the later of that and the new pod's readiness.
+	inProgress := handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-30*time.Second)))
 	onN1 := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}}
 	bothReady := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, time.Minute)}}
 	nodes := map[string]*corev1.Node{"n1": node("n1", false), "n2": node("n2", false)}
@@ -43,12 +43,12 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	budgeted := func(msg string) []holdfastv1alpha1.WorkloadStatus {
 		return []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single", Message: msg}}
 	}
-	const ahead = "surged from 1 to 2 ahead of Karpenter's consolidation of node n1, which its budget blocked: back to 1 at 2026-11-22T12:01:30Z unless Karpenter disrupts the node first"
-	const failed = msgSurgeReady + "; Karpenter did not consolidate node n1 by 2026-11-22T11:59:00Z after holdfast surged ahead of it: no new hand-off of that node before 2026-11-22T12:09:00Z and until it settles anew"
+	const ahead = "surged from 1 to 2 ahead of Karpenter's consolidation of node n1, which its budget blocked: once the new pod is Ready, Karpenter has the NodePool's consolidateAfter and 1m0s to disrupt the node, or it goes back to 1"
+	const failed = msgSurgeReady + "; Karpenter did not consolidate node n1 after holdfast surged ahead of it at 2026-11-22T11:58:00Z: no new hand-off of that node before 2026-11-22T12:08:00Z and until it settles anew"
 	// The surge ahead of a node Consolidatable under a NodePool of consolidateAfter 30 s.
 	surgedAhead := result{
 		Apply:        []*policyv1.PodDisruptionBudget{floor},
-		Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:01:30Z"}},
+		Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z"}},
 		Workloads:    surging(ahead),
 		RequeueAfter: surgePoll,
 	}
@@ -56,6 +56,15 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"a consolidatable node: surge ahead, with a deadline of consolidateAfter and a minute": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			want: surgedAhead,
+		},
+		"in progress: the new pod is starting, the deadline counts from its readiness": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", false, 20*time.Second)}},
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{floor},
+				Workloads:    surging(ahead),
+				RequeueAfter: surgePoll,
+			},
 		},
 		"in progress: the surge holds until the deadline while the pod is on the node": {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, nodes: nodes, claims: settled(now.Add(-time.Minute)),
@@ -84,8 +93,9 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			},
 		},
 		"the deadline passed without Karpenter: back to 1 (status explains once one pod is left)": {
-			policy: policy("p", time.Hour, surge), pods: bothReady, nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
-			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-time.Minute)))},
+			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 2*time.Minute)}},
+			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-150*time.Second)))},
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
 				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
@@ -94,13 +104,13 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		},
 		"cooldown: the node settled anew, but too soon after the last hand-off": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-30 * time.Second)),
-			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-time.Minute)))},
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-2*time.Minute)))},
 			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(failed)},
 		},
 		"after the cooldown, a node that has not settled anew is not handed off again": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
 			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-30*time.Minute)))},
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not consolidate node n1 by 2026-11-22T11:30:00Z after holdfast surged ahead of it: no new hand-off of that node before 2026-11-22T11:40:00Z and until it settles anew")},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not consolidate node n1 after holdfast surged ahead of it at 2026-11-22T11:30:00Z: no new hand-off of that node before 2026-11-22T11:40:00Z and until it settles anew")},
 		},
 		"after the cooldown, a node settled anew is handed off again": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),

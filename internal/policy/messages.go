@@ -109,12 +109,16 @@ func msgDegradedWorkloads(n int32) string {
 	return fmt.Sprintf("%d selected workloads have fewer Ready pods than they want, not because of a drain or a rollout; see status.workloads", n)
 }
 
-func msgSurgedAhead(from, to int32, h handOff) string {
-	return fmt.Sprintf("surged from %d to %d ahead of Karpenter's consolidation of node %s, which its budget blocked: back to %d at %s unless Karpenter disrupts the node first", from, to, h.node, from, stamp(h.deadline))
+func msgSurgedAhead(from, to int32, node string, deadline time.Time) string {
+	ahead := fmt.Sprintf("surged from %d to %d ahead of Karpenter's consolidation of node %s, which its budget blocked", from, to, node)
+	if deadline.IsZero() {
+		return ahead + fmt.Sprintf(": once the new pod is Ready, Karpenter has the NodePool's consolidateAfter and %s to disrupt the node, or it goes back to %d", handOffGrace, from)
+	}
+	return ahead + fmt.Sprintf(": back to %d at %s unless Karpenter disrupts the node first", from, stamp(deadline))
 }
 
 func msgHandOffFailed(h handOff, next time.Time) string {
-	return fmt.Sprintf("%s; Karpenter did not consolidate node %s by %s after holdfast surged ahead of it: no new hand-off of that node before %s and until it settles anew", msgSurgeReady, h.node, stamp(h.deadline), stamp(next))
+	return fmt.Sprintf("%s; Karpenter did not consolidate node %s after holdfast surged ahead of it at %s: no new hand-off of that node before %s and until it settles anew", msgSurgeReady, h.node, stamp(h.start), stamp(next))
 }
 
 func msgConsolidationBlocked(node, blocker string) string {

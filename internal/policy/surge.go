@@ -66,14 +66,14 @@ func followSurge(o Observed, w *Workload) surgeProgress {
 	// Short of Ready pods, the surge waits for those still starting; once none is, waiting
 	// longer changes nothing (the new pod crash-loops, or finds no room), and scaling
 	// back deletes the pods that are not Ready first.
-	h, ahead := handingOff(o, w)
+	h, deadline, ahead := handingOff(o, w)
 	if node := drainedNode(o, w); node != "" || ahead || ready < original && assess(o, w).starting > 0 {
 		p := surgeProgress{active: true, original: original, size: original, changes: verdict{requeueAfter: surgePoll}}
 		switch {
 		case node != "":
 			p.message = msgSurgedForDrain(original, w.Replicas, node, ready)
 		case ahead:
-			p.message = msgSurgedAhead(original, w.Replicas, h)
+			p.message = msgSurgedAhead(original, w.Replicas, h.node, deadline)
 		default:
 			p.message = msgSurgeWaiting(original, w.Replicas, ready)
 		}
