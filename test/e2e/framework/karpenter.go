@@ -118,7 +118,7 @@ func startKarpenter(c *Cluster) (stop func(), err error) {
 	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-exited:
-			return false, fmt.Errorf("Karpenter exited (%v); see %s", err, logFile.Name())
+			return false, fmt.Errorf("the Karpenter process exited (%v); see %s", err, logFile.Name())
 		default:
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, healthz, nil)
