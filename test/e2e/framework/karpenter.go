@@ -95,8 +95,10 @@ func startKarpenter(c *Cluster) (stop func(), err error) {
 		"DISABLE_LEADER_ELECTION=true",
 		fmt.Sprint("METRICS_PORT=", metricsPort),
 		fmt.Sprint("HEALTH_PROBE_PORT=", healthPort),
-		// Karpenter pauses between a decision and the next; the tests want them soon.
-		"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=5s",
+		// Pending pods are provisioned for together when they come within 3 s of each
+		// other (10 s at most): time enough, on a busy machine, for the pods of
+		// Deployments created together to share one node.
+		"BATCH_IDLE_DURATION=3s", "BATCH_MAX_DURATION=10s",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
