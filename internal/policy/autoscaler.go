@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
@@ -15,7 +17,8 @@ import (
 // (minAvailable 1 over one pod) therefore keeps its node out of consolidation for good,
 // and the karpenter.sh/disrupted taint that a surge for a drain waits for never comes.
 // So holdfast surges ahead: once Karpenter counts the node as settled (its NodeClaim is
-// Consolidatable) and nothing else keeps Karpenter off it, the Deployment goes to 2,
+// Consolidatable), the node is underutilised, and nothing else keeps Karpenter off it,
+// the Deployment goes to 2,
 // which lets the budget allow one eviction once the new pod counts as available.
 // Karpenter's next pass may then take the node, and its taint turns the hand-off into an
 // ordinary surge for a drain. If Karpenter leaves the node alone (its pods fit nowhere
@@ -25,14 +28,24 @@ import (
 
 const (
 	// handOffGrace is how long past the NodePool's consolidateAfter a hand-off waits for
-	// Karpenter once the budget allows the eviction: Karpenter's disruption pass (every
-	// 10 s) and its validation of the decision (15 s), twice over. The new pod may land
-	// on the node itself and restart its consolidateAfter, hence that is counted too.
-	handOffGrace = time.Minute
+	// Karpenter once the budget allows the eviction. Karpenter looks at consolidation
+	// again only when a pod is bound or deleted, a node changes, or 5 minutes have passed;
+	// a budget that starts to allow an eviction is none of these, and the new pod was
+	// bound before it was Ready. So in a quiet cluster the hand-off waits for the
+	// 5-minute look, then Karpenter's pass (every 10 s) and its validation (15 s). The new
+	// pod may land on the node itself and restart its consolidateAfter, hence that is
+	// counted too.
+	handOffGrace = 6 * time.Minute
 	// handOffCooldown is the least time between the starts of two hand-offs of one node,
 	// for a node whose consolidation did not follow, so that holdfast does not surge
 	// over and over.
-	handOffCooldown = 10 * time.Minute
+	handOffCooldown = 15 * time.Minute
+	// underutilised is the share of a node's allocatable CPU or memory that its pods may
+	// request at most for holdfast to hand it over (cluster-autoscaler's default
+	// scale-down threshold). Karpenter's own test, whether the pods fit elsewhere or on a
+	// cheaper node, needs the whole cluster; a fuller node is left blocked rather than
+	// surged for on every settle.
+	underutilised = 0.5
 	// consolidateUnderutilized is the consolidation policy under which Karpenter moves
 	// pods off nodes; under WhenEmpty it waits for nodes without pods, which a single
 	// replica never leaves, so a hand-off would change nothing.
@@ -54,6 +67,25 @@ type NodeClaim struct {
 	// Blocker names what keeps Karpenter off the node whatever the budgets allow: the
 	// node or a pod on it with karpenter.sh/do-not-disrupt. "" when nothing does.
 	Blocker string
+	// Requested is what the node's pods (but DaemonSets') request; read, with Blocker,
+	// only while the node is Consolidatable.
+	Requested corev1.ResourceList
+}
+
+// underused reports whether a node's pods request at most the underutilised share of
+// its allocatable CPU and memory.
+func underused(n *corev1.Node, requested corev1.ResourceList) bool {
+	if n == nil {
+		return false
+	}
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		alloc := n.Status.Allocatable[r]
+		used := requested[r]
+		if alloc.IsZero() || float64(used.MilliValue()) > underutilised*float64(alloc.MilliValue()) {
+			return false
+		}
+	}
+	return true
 }
 
 // handOff is a surge ahead of Karpenter's consolidation, as HandOffAnnotation records it:
@@ -135,7 +167,7 @@ func handingOff(o Observed, w *Workload) (handOff, time.Time, bool) {
 // the cooldown after it has not passed.
 func surgeAhead(o Observed, w *Workload) (verdict, bool) {
 	node, c, ok := consolidationCandidate(o, w)
-	if !ok || c.Blocker != "" {
+	if !ok || c.Blocker != "" || !underused(o.Nodes[node], c.Requested) {
 		return verdict{}, false
 	}
 	if last, ok := handOffOf(w); ok && last.node == node &&

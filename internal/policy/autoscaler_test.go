@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -32,9 +33,16 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	inProgress := handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-30*time.Second)))
 	onN1 := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}}
 	bothReady := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, time.Minute)}}
-	nodes := map[string]*corev1.Node{"n1": node("n1", false), "n2": node("n2", false)}
+	sized := func(name string) *corev1.Node {
+		n := node(name, false)
+		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}
+		return n
+	}
+	nodes := map[string]*corev1.Node{"n1": sized("n1"), "n2": sized("n2")}
+	// A quarter of n1's CPU is requested.
+	quarter := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 	settled := func(since time.Time) map[string]NodeClaim {
-		return map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: since, ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second}}
+		return map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: since, ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second, Requested: quarter}}
 	}
 	floor := budget("p", single, minAvailable(intstr.FromInt32(1)), nil)
 	surging := func(msg string) []holdfastv1alpha1.WorkloadStatus {
@@ -43,8 +51,8 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	budgeted := func(msg string) []holdfastv1alpha1.WorkloadStatus {
 		return []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single", Message: msg}}
 	}
-	const ahead = "surged from 1 to 2 ahead of Karpenter's consolidation of node n1, which its budget blocked: once the new pod is Ready, Karpenter has the NodePool's consolidateAfter and 1m0s to disrupt the node, or it goes back to 1"
-	const failed = msgSurgeReady + "; Karpenter did not consolidate node n1 after holdfast surged ahead of it at 2026-11-22T11:58:00Z: no new hand-off of that node before 2026-11-22T12:08:00Z and until it settles anew"
+	const ahead = "surged from 1 to 2 ahead of Karpenter's consolidation of node n1, which its budget blocked: once the new pod is Ready, Karpenter has the NodePool's consolidateAfter and 6m0s to disrupt the node, or it goes back to 1"
+	const failed = msgSurgeReady + "; Karpenter did not consolidate node n1 after holdfast surged ahead of it at 2026-11-22T11:58:00Z: no new hand-off of that node before 2026-11-22T12:13:00Z and until it settles anew"
 	// The surge ahead of a node Consolidatable under a NodePool of consolidateAfter 30 s.
 	surgedAhead := result{
 		Apply:        []*policyv1.PodDisruptionBudget{floor},
@@ -70,7 +78,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			want: result{
 				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Workloads:    surging("surged from 1 to 2 ahead of Karpenter's consolidation of node n1, which its budget blocked: back to 1 at 2026-11-22T12:01:00Z unless Karpenter disrupts the node first"),
+				Workloads:    surging("surged from 1 to 2 ahead of Karpenter's consolidation of node n1, which its budget blocked: back to 1 at 2026-11-22T12:06:00Z unless Karpenter disrupts the node first"),
 				RequeueAfter: surgePoll,
 			},
 		},
@@ -94,8 +102,8 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		},
 		"the deadline passed without Karpenter: back to 1 (status explains once one pod is left)": {
 			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
-			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 2*time.Minute)}},
-			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-150*time.Second)))},
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute)))},
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
 				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
@@ -110,7 +118,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"after the cooldown, a node that has not settled anew is not handed off again": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
 			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-30*time.Minute)))},
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not consolidate node n1 after holdfast surged ahead of it at 2026-11-22T11:30:00Z: no new hand-off of that node before 2026-11-22T11:40:00Z and until it settles anew")},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not consolidate node n1 after holdfast surged ahead of it at 2026-11-22T11:30:00Z: no new hand-off of that node before 2026-11-22T11:45:00Z and until it settles anew")},
 		},
 		"after the cooldown, a node settled anew is handed off again": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
@@ -121,6 +129,12 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			work: []Workload{handedOff(single, "n9 "+stamp(now.Add(-time.Second)))},
 			want: surgedAhead,
+		},
+		"a node more than half used: Karpenter may not want it, no hand-off": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized",
+				Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2100m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady)},
 		},
 		"a node not yet consolidatable: nothing to hand off": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, claims: settled(time.Time{}),

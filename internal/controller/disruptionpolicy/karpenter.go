@@ -7,8 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,7 +74,7 @@ func (r *reconciler) gatherClaims(ctx context.Context, obs *policy.Observed) err
 			return err
 		}
 		if !c.ConsolidatableSince.IsZero() {
-			if c.Blocker, err = r.blocker(ctx, node, obs.Now); err != nil {
+			if c.Blocker, c.Requested, err = r.load(ctx, node, obs.Now); err != nil {
 				return err
 			}
 		}
@@ -120,27 +122,38 @@ func (r *reconciler) consolidation(ctx context.Context, pool string) (string, ti
 	return policy, d, nil
 }
 
-// blocker names what keeps Karpenter off a node whatever budgets allow: do-not-disrupt
-// on the node, or active on a pod that runs there (Karpenter's own test). The pods come
-// from the apiserver, by node, since the cache holds only companion pods.
-func (r *reconciler) blocker(ctx context.Context, node *corev1.Node, now time.Time) (string, error) {
-	if node.Annotations[availability.AnnotationKarpenterDoNotDisrupt] == "true" {
-		return fmt.Sprintf("node %s has %s", node.Name, availability.AnnotationKarpenterDoNotDisrupt), nil
-	}
+// load reads what runs on a node: what keeps Karpenter off it whatever budgets allow
+// (do-not-disrupt on the node, or active on a pod there: Karpenter's own test), and what
+// its pods but DaemonSets' request. The pods come from the apiserver, by node, since the
+// cache holds only companion pods.
+func (r *reconciler) load(ctx context.Context, node *corev1.Node, now time.Time) (string, corev1.ResourceList, error) {
 	pods := &corev1.PodList{}
 	if err := r.live.List(ctx, pods, client.MatchingFields{"spec.nodeName": node.Name}); err != nil {
-		return "", fmt.Errorf("listing the pods of node %s: %w", node.Name, err)
+		return "", nil, fmt.Errorf("listing the pods of node %s: %w", node.Name, err)
 	}
+	var blocker string
+	if node.Annotations[availability.AnnotationKarpenterDoNotDisrupt] == "true" {
+		blocker = fmt.Sprintf("node %s has %s", node.Name, availability.AnnotationKarpenterDoNotDisrupt)
+	}
+	requested := corev1.ResourceList{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		if availability.KarpenterDoNotDisrupt(p.Annotations[availability.AnnotationKarpenterDoNotDisrupt], p.Status.StartTime, now) {
-			return fmt.Sprintf("pod %s has %s", klog.KObj(p), availability.AnnotationKarpenterDoNotDisrupt), nil
+		if blocker == "" && availability.KarpenterDoNotDisrupt(p.Annotations[availability.AnnotationKarpenterDoNotDisrupt], p.Status.StartTime, now) {
+			blocker = fmt.Sprintf("pod %s has %s", klog.KObj(p), availability.AnnotationKarpenterDoNotDisrupt)
+		}
+		if owner := metav1.GetControllerOf(p); owner != nil && owner.Kind == "DaemonSet" {
+			continue // it goes with the node, wherever the others go
+		}
+		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+			sum := requested[name]
+			sum.Add(q)
+			requested[name] = sum
 		}
 	}
-	return "", nil
+	return blocker, requested, nil
 }
 
 // consolidatableChanged passes NodeClaim events that change whether, or since when,
