@@ -1,7 +1,8 @@
 # holdfast's developer entry points. Everything is installed from the Go module proxy:
 # the developer tools are pinned in hack/tools/go.mod and run with `go tool`, the
 # control plane of the testbed is built by hack/testbed into a cache outside the
-# repository (a cold build takes about 10 minutes on 2 cores, later runs reuse it).
+# repository (a cold build takes about 10 minutes on 2 cores, later runs reuse it), and
+# hack/karpenter builds Karpenter's kwok provider for the e2e tests the same way.
 
 SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
@@ -79,9 +80,13 @@ bump: ## Set the release the chart and config/default install: make bump VERSION
 testbed-build: build ## Build (or find in the cache) the control plane, etcd and kwok.
 	$(TESTBED) build --src hack/testbed
 
+.PHONY: karpenter-build
+karpenter-build: ## Build (or find in the cache) Karpenter's kwok provider for the e2e tests (hack/karpenter).
+	hack/karpenter/build.sh
+
 .PHONY: test-e2e
-test-e2e: testbed-build ## End-to-end tests: each package starts its own testbed.
-	HOLDFAST_TESTBED=$(abspath $(TESTBED)) $(TOOL) gotestsum --format testname -- \
+test-e2e: testbed-build karpenter-build ## End-to-end tests: each package starts its own testbed.
+	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_KARPENTER=$$(hack/karpenter/build.sh) $(TOOL) gotestsum --format testname -- \
 		-tags e2e -count=1 -p $(E2E_PARALLEL) -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 .PHONY: bench
@@ -109,6 +114,7 @@ verify: generate lint ## Tidy, generate and lint, then fail if anything changed.
 	cd hack/testbed && $(GO) mod tidy
 	cd hack/image && $(GO) mod tidy
 	cd hack/monitoring && $(GO) mod tidy
+	cd hack/karpenter && GOTOOLCHAIN=go$$(awk '$$1 == "go" {print $$2}' go.mod) $(GO) mod tidy
 	git diff --exit-code
 
 .PHONY: demo

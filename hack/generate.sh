@@ -5,10 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 controller_gen=(go tool -modfile=hack/tools/go.mod controller-gen)
 "${controller_gen[@]}" object paths=./api/...
+# The markers live in api/ and internal/; ./... would also load the modules under hack/,
+# and hack/karpenter's needs a newer Go than the machine's own.
 # generateEmbeddedObjectMeta keeps the labels and annotations of spec.template: without
 # it the apiserver prunes them and companion pods lose their labels.
 "${controller_gen[@]}" crd:generateEmbeddedObjectMeta=true rbac:roleName=holdfast-operator \
-	paths=./... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	paths=./api/... paths=./internal/... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 # The Helm chart ships the same CRDs and ClusterRole; copies, so that verify catches drift.
 rm -f charts/holdfast/crds/*.yaml
 cp config/crd/bases/*.yaml charts/holdfast/crds/

@@ -31,6 +31,13 @@ const (
 	// the node of the pod. Protect puts it on the pods themselves, not on the template,
 	// since changing the template would roll the pods.
 	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
+	// HandOffAnnotation is set on a single-replica Deployment under Surge when holdfast
+	// surges it ahead of Karpenter's consolidation of its node, as "NODE START" (RFC
+	// 3339): the surge ends at a deadline counted from then (or from the new pod's
+	// readiness) unless Karpenter disrupts the node first. It stays after the surge, so
+	// that holdfast does not surge ahead of that node again until the node has settled
+	// anew and a cooldown has passed.
+	HandOffAnnotation = "holdfast.dev/consolidation-hand-off"
 )
 
 // Workload kinds a DisruptionPolicy selects.

@@ -569,7 +569,7 @@ func singleReplicaNoStrategy(_ *availability.Model, w *availability.Workload) *R
 		}
 	}
 	return &Result{
-		Message: fmt.Sprintf("%s runs a single replica and declares no strategy for disruptions: every drain, upgrade or autoscaler consolidation of its node takes it down until the replacement is ready.", describe(w)),
+		Message: fmt.Sprintf("%s runs a single replica and declares no strategy for disruptions: every drain, upgrade or autoscaler consolidation of its node takes it down until the replacement is ready.%s", describe(w), autoscalerNotes(w.Facts)),
 		Fix: snippet(describe(w)+": run two replicas (and add a PodDisruptionBudget with maxUnavailable: 1)", obj{"spec": obj{"replicas": 2}}) +
 			"\n---\n" + snippet("or, if it must stay single, tell autoscalers not to disrupt it and move it yourself",
 			obj{"spec": obj{"template": obj{"metadata": obj{"annotations": obj{availability.AnnotationKarpenterDoNotDisrupt: "true"}}}}}) +
@@ -577,6 +577,22 @@ func singleReplicaNoStrategy(_ *availability.Model, w *availability.Workload) *R
 			obj{"apiVersion": "holdfast.dev/v1alpha1", "kind": "DisruptionPolicy", "metadata": obj{"name": "defaults", "namespace": w.Namespace},
 				"spec": obj{"selector": obj{}, "maxUnavailable": 1, "singleReplica": "Surge"}}),
 	}
+}
+
+// autoscalerNotes says what a template's autoscaler annotations do and do not do, as
+// Karpenter and cluster-autoscaler read them, for a single replica they leave exposed.
+func autoscalerNotes(f availability.TemplateFacts) string {
+	var notes []string
+	if f.DoNotDisruptFor > 0 {
+		notes = append(notes, fmt.Sprintf(" karpenter.sh/do-not-disrupt: %s keeps Karpenter off each pod's node only for the pod's first %s.", f.DoNotDisruptFor, f.DoNotDisruptFor))
+	}
+	if f.DoNotEvict {
+		notes = append(notes, " karpenter.sh/do-not-evict is ignored since Karpenter v1: it was renamed karpenter.sh/do-not-disrupt.")
+	}
+	if f.NotSafeToEvict {
+		notes = append(notes, " cluster-autoscaler.kubernetes.io/safe-to-evict: \"false\" keeps only cluster-autoscaler from scaling its node down: Karpenter and drains still evict it.")
+	}
+	return strings.Join(notes, "")
 }
 
 func budgetAboveHPAMinimum(_ *availability.Model, b *availability.Budget) *Result {

@@ -304,6 +304,33 @@ func TestRules(t *testing.T) {
 				})
 			},
 		},
+		"HF013 do-not-evict, gone since Karpenter v1, is no strategy": {
+			rule: "HF013",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1"}, func(d *appsv1.Deployment) {
+					d.Spec.Template.Annotations = map[string]string{availability.AnnotationKarpenterDoNotEvict: "true"}
+				})
+			},
+			want: []string{"Deployment/ns/web"},
+		},
+		"HF013 safe-to-evict false keeps only cluster-autoscaler away": {
+			rule: "HF013",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1"}, func(d *appsv1.Deployment) {
+					d.Spec.Template.Annotations = map[string]string{availability.AnnotationSafeToEvict: "false"}
+				})
+			},
+			want: []string{"Deployment/ns/web"},
+		},
+		"HF013 a do-not-disrupt duration protects each pod only for a while": {
+			rule: "HF013",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, []string{"n1"}, func(d *appsv1.Deployment) {
+					d.Spec.Template.Annotations = map[string]string{availability.AnnotationKarpenterDoNotDisrupt: "30m"}
+				})
+			},
+			want: []string{"Deployment/ns/web"},
+		},
 		"HF013 passes when an HPA keeps two": {
 			rule: "HF013",
 			build: func(c *snapshottest.Cluster) {

@@ -2,6 +2,7 @@ package availability
 
 import (
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,11 +38,16 @@ func (s Spread) String() string {
 
 // Annotations that tell autoscalers and holdfast how to treat a pod.
 const (
-	// AnnotationKarpenterDoNotDisrupt stops Karpenter from voluntarily disrupting the pod.
+	// AnnotationKarpenterDoNotDisrupt keeps Karpenter from voluntarily disrupting (by
+	// consolidation or drift) the node of the pod: "true" for good, a duration such as
+	// "30m" for that long after the pod started. Drains by others ignore it.
 	AnnotationKarpenterDoNotDisrupt = "karpenter.sh/do-not-disrupt"
-	// AnnotationKarpenterDoNotEvict is the pre-v1beta1 name of do-not-disrupt.
+	// AnnotationKarpenterDoNotEvict is do-not-disrupt's name before Karpenter v1beta1;
+	// Karpenter v1 no longer reads it.
 	AnnotationKarpenterDoNotEvict = "karpenter.sh/do-not-evict"
-	// AnnotationSafeToEvict set to "false" stops cluster-autoscaler scaling the node down.
+	// AnnotationSafeToEvict set to "false" keeps cluster-autoscaler from scaling the node
+	// of the pod down ("true" lets it evict a pod it would otherwise keep, such as one
+	// with local storage). Karpenter and drains ignore it.
 	AnnotationSafeToEvict = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 	// AnnotationCritical marks a workload, typically a DaemonSet holding per-node data,
 	// whose pods must not all go down together even in --ignore-daemonsets drains.
@@ -61,8 +67,18 @@ type TemplateFacts struct {
 	// NoReadiness and NoLiveness name the containers without that probe.
 	NoReadiness []string
 	NoLiveness  []string
-	// DoNotDisrupt is true when the template asks autoscalers not to evict its pods.
+	// DoNotDisrupt is true when Karpenter never voluntarily disrupts the node of a pod of
+	// the template (karpenter.sh/do-not-disrupt: "true").
 	DoNotDisrupt bool
+	// DoNotDisruptFor is how long after it starts Karpenter leaves each pod's node alone
+	// when do-not-disrupt is a duration; 0 otherwise.
+	DoNotDisruptFor time.Duration
+	// NotSafeToEvict is true when cluster-autoscaler does not scale down the node of a pod
+	// of the template (safe-to-evict: "false"); Karpenter and drains still evict it.
+	NotSafeToEvict bool
+	// DoNotEvict is true when the template carries karpenter.sh/do-not-evict, which
+	// Karpenter v1 ignores.
+	DoNotEvict bool
 	// Critical is true when the workload or its template carries holdfast.dev/critical.
 	Critical bool
 }
@@ -91,14 +107,35 @@ func templateFacts(kind string, obj metav1.Object, t *corev1.PodTemplateSpec) Te
 		}
 	}
 	a := t.Annotations
-	f.DoNotDisrupt = a[AnnotationKarpenterDoNotDisrupt] == "true" || a[AnnotationKarpenterDoNotEvict] == "true" ||
-		a[AnnotationSafeToEvict] == "false"
+	f.DoNotDisrupt = a[AnnotationKarpenterDoNotDisrupt] == "true"
+	f.DoNotDisruptFor, _ = doNotDisruptFor(a[AnnotationKarpenterDoNotDisrupt])
+	f.NotSafeToEvict = a[AnnotationSafeToEvict] == "false"
+	_, f.DoNotEvict = a[AnnotationKarpenterDoNotEvict]
 	f.Critical = a[AnnotationCritical] == "true" || obj.GetAnnotations()[AnnotationCritical] == "true"
 	if kind == snapshot.KindStatefulSet {
 		// A StatefulSet replaces pods one at a time and never surges.
 		f.Strategy = Strategy{Type: string(appsv1.RollingUpdateStatefulSetStrategyType), MaxUnavailable: 1}
 	}
 	return f
+}
+
+// KarpenterDoNotDisrupt reports whether a pod's karpenter.sh/do-not-disrupt value keeps
+// Karpenter off its node at now, as Karpenter reads it: "true" always; a positive
+// duration until that long after the pod started (and while it has not started); any
+// other value not at all.
+func KarpenterDoNotDisrupt(value string, started *metav1.Time, now time.Time) bool {
+	if value == "true" {
+		return true
+	}
+	d, ok := doNotDisruptFor(value)
+	return ok && (started == nil || now.Sub(started.Time) < d)
+}
+
+// doNotDisruptFor parses a do-not-disrupt duration; false for "true" and for values
+// Karpenter ignores.
+func doNotDisruptFor(value string) (time.Duration, bool) {
+	d, err := time.ParseDuration(value)
+	return d, err == nil && d > 0
 }
 
 func selects(sel *metav1.LabelSelector, own map[string]string) bool {

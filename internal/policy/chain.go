@@ -182,7 +182,7 @@ func singleReplica(s *subject) (verdict, bool) {
 	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaProtect:
 		v = protect(s.o, w, st)
 	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Kind == holdfastv1alpha1.KindDeployment:
-		v = surgeSingle(s.o, w, st)
+		v = surgeOrHandOff(s.o, w, st)
 	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Custom():
 		st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, msgCustomNotSurged(w.Kind)
 		v = verdict{status: st}

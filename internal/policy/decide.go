@@ -118,6 +118,9 @@ type Observed struct {
 	PodLabels []map[string]string
 	// Nodes are the nodes of those pods.
 	Nodes map[string]*corev1.Node
+	// Claims are Karpenter's NodeClaims of those nodes, keyed by node name; nil without
+	// Karpenter.
+	Claims map[string]NodeClaim
 	// Surging are the namespace's Deployments that carry the surge annotation, selected
 	// or not: a surge whose policy went away must still end.
 	Surging []Workload
@@ -147,6 +150,8 @@ type Scale struct {
 	// Original is the value for SurgeOriginalReplicasAnnotation; nil removes it.
 	Original   *int32
 	Autoscaler *AutoscalerBounds
+	// HandOff is the value for HandOffAnnotation; "" leaves it as it is.
+	HandOff string
 }
 
 // AutoscalerBounds sets a HorizontalPodAutoscaler's bounds and its surge annotation.

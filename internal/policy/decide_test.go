@@ -549,6 +549,7 @@ type decideCase struct {
 	// podLabels are the namespace's live pods' labels; nil for unknown.
 	podLabels []map[string]string
 	nodes     map[string]*corev1.Node
+	claims    map[string]NodeClaim
 	surging   []Workload
 	// unreadable are the scale targets gather could not read.
 	unreadable []Unreadable
@@ -570,6 +571,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 				Pods:       tc.pods,
 				PodLabels:  tc.podLabels,
 				Nodes:      tc.nodes,
+				Claims:     tc.claims,
 				Surging:    tc.surging,
 				Unreadable: tc.unreadable,
 				Now:        now,

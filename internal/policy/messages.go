@@ -108,3 +108,23 @@ func msgConflicting(conflicts, overridden int32) string {
 func msgDegradedWorkloads(n int32) string {
 	return fmt.Sprintf("%d selected workloads have fewer Ready pods than they want, not because of a drain or a rollout; see status.workloads", n)
 }
+
+func msgSurgedAhead(from, to int32, node string, deadline time.Time) string {
+	ahead := fmt.Sprintf("surged from %d to %d ahead of Karpenter's consolidation of node %s, which its budget blocked", from, to, node)
+	if deadline.IsZero() {
+		return ahead + fmt.Sprintf(": once the new pod is Ready, Karpenter has the NodePool's consolidateAfter and %s to disrupt the node, or it goes back to %d", handOffGrace, from)
+	}
+	return ahead + fmt.Sprintf(": back to %d at %s unless Karpenter disrupts the node first", from, stamp(deadline))
+}
+
+func msgHandOffFailed(h handOff, next time.Time) string {
+	return fmt.Sprintf("%s; Karpenter did not consolidate node %s after holdfast surged ahead of it at %s: no new hand-off of that node before %s and until it settles anew", msgSurgeReady, h.node, stamp(h.start), stamp(next))
+}
+
+func msgConsolidationBlocked(node, blocker string) string {
+	return fmt.Sprintf("%s; Karpenter does not consolidate node %s whatever its budget allows (%s), so holdfast does not surge ahead of it", msgSurgeReady, node, blocker)
+}
+
+func msgProtectedFromConsolidation(node string) string {
+	return fmt.Sprintf("%s, which keeps Karpenter from consolidating node %s (it considers it: Consolidatable); choose Surge to let it go with a second replica first", msgProtected, node)
+}

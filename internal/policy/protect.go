@@ -18,7 +18,7 @@ func protect(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus) verdic
 	st.Budget = BudgetName(w.Kind, w.Name)
 	drained := drainedNode(o, w)
 	if drained == "" {
-		st.State, st.Message = holdfastv1alpha1.WorkloadProtected, msgProtected
+		st.State, st.Message = holdfastv1alpha1.WorkloadProtected, protectedMessage(o, w)
 		return verdict{status: st, budget: singleReplicaBudget(o, w, nil), annotations: annotatePods(pods, true)}
 	}
 	since := BlockedSince(existingBudget(o.Budgets, st.Budget), o.Now)

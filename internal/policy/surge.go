@@ -45,8 +45,8 @@ type surgeProgress struct {
 }
 
 // followSurge moves a surge in progress on: it is over (and scaled back) once no pod is
-// on a node being drained and the original number of pods is Ready elsewhere, or no pod
-// is still starting.
+// on a node being drained, no hand-off to Karpenter is in progress, and the original
+// number of pods is Ready elsewhere, or no pod is still starting.
 func followSurge(o Observed, w *Workload) surgeProgress {
 	original, ok := surgeOriginal(w)
 	if !ok {
@@ -71,13 +71,18 @@ func followSurge(o Observed, w *Workload) surgeProgress {
 	// Short of Ready pods, the surge waits for those still starting; once none is, waiting
 	// longer changes nothing (the new pod crash-loops, or finds no room), and scaling
 	// back deletes the pods that are not Ready first. One the autoscaler scaled back is
-	// resumed only for a drain: after it, there is nothing left to wait at a larger size.
+	// resumed only for a drain or a hand-off: after them, there is nothing left to wait
+	// at a larger size.
 	node := drainedNode(o, w)
-	if node != "" || w.Replicas == original+1 && ready < original && assess(o, w).starting > 0 {
+	h, deadline, ahead := handingOff(o, w)
+	if node != "" || ahead || w.Replicas == original+1 && ready < original && assess(o, w).starting > 0 {
 		p := surgeProgress{active: true, original: original, size: original, changes: verdict{requeueAfter: surgePoll}}
-		if node != "" {
+		switch {
+		case node != "":
 			p.message = msgSurgedForDrain(original, original+1, node, ready)
-		} else {
+		case ahead:
+			p.message = msgSurgedAhead(original, original+1, h.node, deadline)
+		default:
 			p.message = msgSurgeWaiting(original, original+1, ready)
 		}
 		if unraised {

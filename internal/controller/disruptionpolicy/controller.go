@@ -88,6 +88,9 @@ type reconciler struct {
 	patches  cachelag.Patches
 	// failpoint is a test hook: see failpoint.go.
 	failpoint failpoint
+	// karpenter says Karpenter's NodeClaims are served, and cache reads them.
+	karpenter bool
+	cache     client.Reader
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
@@ -107,6 +110,10 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		clock:     clk,
 		recorder:  mgr.GetEventRecorder("holdfast-" + Name),
 		metrics:   m,
+		cache:     mgr.GetCache(),
+	}
+	if r.karpenter, err = karpenterInstalled(mgr); err != nil {
+		return err
 	}
 	if r.invalid, err = invalidspec.New(ctrlmetrics.Registry, "DisruptionPolicy", r.recorder); err != nil {
 		return err
@@ -130,7 +137,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	}
 	inNamespace := handler.EnqueueRequestsFromMapFunc(r.policiesInNamespace)
 	specOrLabels := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&holdfastv1alpha1.DisruptionPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// A policy's arrival or departure changes which policy wins a workload.
@@ -143,8 +150,12 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		// surges are swept by the request of a name that is not found.
 		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(labelledPolicy), builder.WithPredicates(seenOrResynced(managedBudget))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(sweepRequest), builder.WithPredicates(seenOrResynced(surgingDeployment))).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged())).
-		Complete(r)
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged()))
+	if r.karpenter {
+		// A node Karpenter starts to consider for consolidation may be handed over.
+		b = b.Watches(nodeClaim(), handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(consolidatableChanged()))
+	}
+	return b.Complete(r)
 }
 
 // Reconcile brings one DisruptionPolicy's budgets, surges and status in line with the
@@ -294,7 +305,7 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 			w.Available = w.Ready
 		}
 	}
-	return obs, nil
+	return obs, r.gatherClaims(ctx, &obs)
 }
 
 // podLabels reads the labels of the namespace's live pods, on which Decide finds
@@ -573,7 +584,12 @@ func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s po
 		original = strconv.Itoa(int(*s.Original))
 	}
 	mark, marked := cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
-	if ptr.Deref(cur.Spec.Replicas, 1) == s.Replicas && (s.Original == nil && !marked || s.Original != nil && mark == original) {
+	annotations := map[string]any{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original}
+	if s.HandOff != "" {
+		annotations[holdfastv1alpha1.HandOffAnnotation] = s.HandOff
+	}
+	if ptr.Deref(cur.Spec.Replicas, 1) == s.Replicas && (s.Original == nil && !marked || s.Original != nil && mark == original) &&
+		(s.HandOff == "" || cur.Annotations[holdfastv1alpha1.HandOffAnnotation] == s.HandOff) {
 		return nil // written already; the cache has not seen it yet
 	}
 	if got := ptr.Deref(cur.Spec.Replicas, 1); got != s.From {
@@ -582,7 +598,7 @@ func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s po
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{
 			"resourceVersion": cur.ResourceVersion,
-			"annotations":     map[string]any{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original},
+			"annotations":     annotations,
 		},
 		"spec": map[string]any{"replicas": s.Replicas},
 	})

@@ -95,7 +95,7 @@ type crashCase struct {
 	d      *appsv1.Deployment
 	pod    *corev1.Pod // the replica on the node drained
 	bounds func() (lo, hi int32, original string)
-	ready  *readyWatch
+	ready  *framework.ReadyWatch
 	states *deploymentWatch
 }
 
@@ -117,7 +117,7 @@ func (e *env) surgeUnderAutoscaler(fp string) *crashCase {
 		e.T.Fatal(err)
 	}
 	c.states = e.watchDeployment(c.d)
-	c.ready = e.watchReady(framework.SelectorOf(c.d), 200*time.Millisecond)
+	c.ready = e.WatchReady(framework.SelectorOf(c.d), 200*time.Millisecond)
 	e.Cordon(c.pod.Spec.NodeName)
 	return c
 }

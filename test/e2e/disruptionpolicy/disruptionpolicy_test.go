@@ -201,7 +201,7 @@ func TestSurgeDrainsSingleReplicaWithoutDowntime(t *testing.T) {
 	e.WaitBudget(disruptionBudget("single"), 0)
 	pod := e.onlyPod(d)
 
-	watch := e.watchReady(framework.SelectorOf(d), 200*time.Millisecond)
+	watch := e.WatchReady(framework.SelectorOf(d), 200*time.Millisecond)
 	e.Cordon(pod.Spec.NodeName)
 	waited := e.evictUntil(pod, settle)
 	e.waitState(p, deploy, "single", holdfastv1alpha1.WorkloadBudgeted)
@@ -323,7 +323,7 @@ func TestWatcherSeesDowntimeWithoutSurge(t *testing.T) {
 	e.waitState(p, deploy, "single", holdfastv1alpha1.WorkloadSkipped)
 	pod := e.onlyPod(d)
 
-	watch := e.watchReady(framework.SelectorOf(d), 200*time.Millisecond)
+	watch := e.WatchReady(framework.SelectorOf(d), 200*time.Millisecond)
 	e.Cordon(pod.Spec.NodeName)
 	e.evictUntil(pod, settle)
 	e.Eventually(settle, "the replacement Ready", func(ctx context.Context) (bool, error) {
@@ -451,7 +451,7 @@ func TestSurgeRaisesAutoscalerBounds(t *testing.T) {
 	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	pod := e.onlyPod(d)
 
-	watch := e.watchReady(framework.SelectorOf(d), 200*time.Millisecond)
+	watch := e.WatchReady(framework.SelectorOf(d), 200*time.Millisecond)
 	e.Cordon(pod.Spec.NodeName)
 	e.Eventually(settle, "the autoscaler raised to 2-2", func(context.Context) (bool, error) {
 		lo, hi, original := bounds()

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -217,61 +216,6 @@ func (e *env) onlyPod(d *appsv1.Deployment) *corev1.Pod {
 		return true, nil
 	})
 	return pod
-}
-
-// readyWatch samples the Ready pods of a selector every interval and records how long
-// none was Ready.
-type readyWatch struct {
-	mu      sync.Mutex
-	samples int
-	zero    int
-	lowest  int
-	stop    context.CancelFunc
-	done    chan struct{}
-}
-
-func (e *env) watchReady(selector string, interval time.Duration) *readyWatch {
-	ctx, cancel := context.WithCancel(e.Ctx)
-	w := &readyWatch{lowest: -1, stop: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			if pods, err := e.Pods(ctx, selector); err == nil {
-				ready := 0
-				for i := range pods {
-					if pods[i].DeletionTimestamp == nil && framework.PodReady(&pods[i]) {
-						ready++
-					}
-				}
-				w.mu.Lock()
-				w.samples++
-				if ready == 0 {
-					w.zero++
-				}
-				if w.lowest < 0 || ready < w.lowest {
-					w.lowest = ready
-				}
-				w.mu.Unlock()
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return w
-}
-
-// Stop ends sampling and returns the samples, those at zero Ready, and the lowest count.
-func (w *readyWatch) Stop() (samples, zero, lowest int) {
-	w.stop()
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.samples, w.zero, w.lowest
 }
 
 // evictUntil retries the eviction of pod, as kubectl drain does, until it is accepted;

@@ -208,7 +208,7 @@ func TestSurgeWhenBlockedDrainsSeveralReplicas(t *testing.T) {
 	e.WaitBudget(disruptionBudget("blocked"), 0)
 	e.waitState(p, deploy, "blocked", holdfastv1alpha1.WorkloadDegraded)
 
-	watch := e.watchReady(framework.SelectorOf(d), 200*time.Millisecond)
+	watch := e.WatchReady(framework.SelectorOf(d), 200*time.Millisecond)
 	e.Cordon(victim.Spec.NodeName)
 	if err := e.Evict(e.Ctx, victim); !apierrors.IsTooManyRequests(err) {
 		t.Fatalf("eviction at a budget of zero: %v, want refused", err)

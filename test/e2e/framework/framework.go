@@ -35,6 +35,9 @@ type Options struct {
 	// PodReadyDelay is how long kwok waits before marking a pod Running and Ready;
 	// zero makes pods Ready within about a second.
 	PodReadyDelay time.Duration
+	// Karpenter runs Karpenter's kwok provider against the testbed for the whole
+	// binary (see NodePool); the testbed then usually starts with no nodes.
+	Karpenter bool
 }
 
 // Cluster is the testbed shared by the tests of one binary.
@@ -95,6 +98,14 @@ func run(m *testing.M, opts Options) int {
 	}
 	shared = c
 	defer removeOperatorBinary()
+	if opts.Karpenter {
+		stop, err := startKarpenter(c)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		defer stop()
+	}
 	return m.Run()
 }
 

@@ -146,8 +146,15 @@ func PodReady(p *corev1.Pod) bool {
 // Ready.
 func (f *Framework) WaitReady(obj client.Object) {
 	f.T.Helper()
+	f.WaitReadyWithin(defaultTimeout, obj)
+}
+
+// WaitReadyWithin is WaitReady with its own timeout, for pods that wait for a node to
+// be made.
+func (f *Framework) WaitReadyWithin(timeout time.Duration, obj client.Object) {
+	f.T.Helper()
 	got := obj.DeepCopyObject().(client.Object)
-	f.Eventually(defaultTimeout, fmt.Sprintf("%s %s to be Ready", SpecOf(obj).Kind, obj.GetName()), func(ctx context.Context) (bool, error) {
+	f.Eventually(timeout, fmt.Sprintf("%s %s to be Ready", SpecOf(obj).Kind, obj.GetName()), func(ctx context.Context) (bool, error) {
 		if err := f.Client.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
 			return false, err
 		}

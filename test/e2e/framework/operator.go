@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -76,11 +75,7 @@ func (f *Framework) InstallCRDs(c client.Client, lists ...client.ObjectList) {
 			if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 				return false, err
 			}
-			conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-			if !slices.ContainsFunc(conds, func(c any) bool {
-				m, _ := c.(map[string]any)
-				return m["type"] == "Established" && m["status"] == "True"
-			}) {
+			if !established(crd) {
 				return false, nil
 			}
 		}

@@ -1,0 +1,170 @@
+package disruptionpolicy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/policy"
+)
+
+// Karpenter's kinds, read as unstructured so that holdfast does not depend on Karpenter's
+// module, and watched only where its CRDs are installed.
+var (
+	nodeClaimKind = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodeClaim"}
+	nodePoolKind  = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
+)
+
+// +kubebuilder:rbac:groups=karpenter.sh,resources=nodeclaims;nodepools,verbs=get;list;watch
+
+// karpenterInstalled reports whether the apiserver serves Karpenter's NodeClaims. It is
+// asked once at start: Karpenter installed later is seen after a restart.
+func karpenterInstalled(mgr ctrl.Manager) (bool, error) {
+	_, err := mgr.GetRESTMapper().RESTMapping(nodeClaimKind.GroupKind(), nodeClaimKind.Version)
+	if meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("finding out whether Karpenter is installed: %w", err)
+	}
+	return true, nil
+}
+
+func nodeClaim() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(nodeClaimKind)
+	return u
+}
+
+// gatherClaims reads the NodeClaims behind obs.Nodes, their NodePools' consolidation,
+// and, for a node Karpenter considers for consolidation, what keeps Karpenter off it.
+func (r *reconciler) gatherClaims(ctx context.Context, obs *policy.Observed) error {
+	if !r.karpenter || len(obs.Nodes) == 0 {
+		return nil
+	}
+	claims := &unstructured.UnstructuredList{}
+	claims.SetGroupVersionKind(nodeClaimKind.GroupVersion().WithKind("NodeClaimList"))
+	if err := r.cache.List(ctx, claims); err != nil {
+		return fmt.Errorf("listing NodeClaims: %w", err)
+	}
+	obs.Claims = map[string]policy.NodeClaim{}
+	for i := range claims.Items {
+		u := &claims.Items[i]
+		name, _, _ := unstructured.NestedString(u.Object, "status", "nodeName")
+		node := obs.Nodes[name]
+		if node == nil {
+			continue
+		}
+		c := policy.NodeClaim{Name: u.GetName(), ConsolidatableSince: consolidatableSince(u)}
+		var err error
+		if c.ConsolidationPolicy, c.ConsolidateAfter, err = r.consolidation(ctx, u.GetLabels()["karpenter.sh/nodepool"]); err != nil {
+			return err
+		}
+		if !c.ConsolidatableSince.IsZero() {
+			if c.Blocker, c.Requested, err = r.load(ctx, node, obs.Now); err != nil {
+				return err
+			}
+		}
+		obs.Claims[name] = c
+	}
+	return nil
+}
+
+// consolidatableSince is when a NodeClaim's Consolidatable condition turned True; zero
+// while it is not True.
+func consolidatableSince(u *unstructured.Unstructured) time.Time {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] != "Consolidatable" || m["status"] != "True" {
+			continue
+		}
+		s, _ := m["lastTransitionTime"].(string)
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return time.Time{}
+		}
+		return t
+	}
+	return time.Time{}
+}
+
+// consolidation reads a NodePool's consolidationPolicy and consolidateAfter; "" and 0 for
+// a NodePool that is gone or does not consolidate ("Never").
+func (r *reconciler) consolidation(ctx context.Context, pool string) (string, time.Duration, error) {
+	if pool == "" {
+		return "", 0, nil
+	}
+	np := &unstructured.Unstructured{}
+	np.SetGroupVersionKind(nodePoolKind)
+	if err := r.cache.Get(ctx, client.ObjectKey{Name: pool}, np); err != nil {
+		return "", 0, client.IgnoreNotFound(err)
+	}
+	after, _, _ := unstructured.NestedString(np.Object, "spec", "disruption", "consolidateAfter")
+	d, err := time.ParseDuration(after)
+	if err != nil {
+		return "", 0, nil
+	}
+	policy, _, _ := unstructured.NestedString(np.Object, "spec", "disruption", "consolidationPolicy")
+	return policy, d, nil
+}
+
+// load reads what runs on a node: what keeps Karpenter off it whatever budgets allow
+// (do-not-disrupt on the node, or active on a pod there: Karpenter's own test), and what
+// its pods but DaemonSets' request. The pods come from the apiserver, by node, since the
+// cache holds only companion pods.
+func (r *reconciler) load(ctx context.Context, node *corev1.Node, now time.Time) (string, corev1.ResourceList, error) {
+	pods := &corev1.PodList{}
+	if err := r.live.List(ctx, pods, client.MatchingFields{"spec.nodeName": node.Name}); err != nil {
+		return "", nil, fmt.Errorf("listing the pods of node %s: %w", node.Name, err)
+	}
+	var blocker string
+	if node.Annotations[availability.AnnotationKarpenterDoNotDisrupt] == "true" {
+		blocker = fmt.Sprintf("node %s has %s", node.Name, availability.AnnotationKarpenterDoNotDisrupt)
+	}
+	requested := corev1.ResourceList{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if blocker == "" && availability.KarpenterDoNotDisrupt(p.Annotations[availability.AnnotationKarpenterDoNotDisrupt], p.Status.StartTime, now) {
+			blocker = fmt.Sprintf("pod %s has %s", klog.KObj(p), availability.AnnotationKarpenterDoNotDisrupt)
+		}
+		if owner := metav1.GetControllerOf(p); owner != nil && owner.Kind == "DaemonSet" {
+			continue // it goes with the node, wherever the others go
+		}
+		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+			sum := requested[name]
+			sum.Add(q)
+			requested[name] = sum
+		}
+	}
+	return blocker, requested, nil
+}
+
+// consolidatableChanged passes NodeClaim events that change whether, or since when,
+// Karpenter considers the node for consolidation.
+func consolidatableChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, okOld := e.ObjectOld.(*unstructured.Unstructured)
+			n, okNew := e.ObjectNew.(*unstructured.Unstructured)
+			return !okOld || !okNew || !consolidatableSince(o).Equal(consolidatableSince(n))
+		},
+	}
+}
