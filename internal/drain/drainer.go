@@ -60,6 +60,7 @@ type Drainer struct {
 	sem      *Semaphore
 	// pods is the run's watch of the cluster's pods.
 	pods *podCache
+	room roomView
 }
 
 // Result is the outcome of a drain, node by node in the order the nodes were given.

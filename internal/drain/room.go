@@ -3,9 +3,11 @@ package drain
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -41,16 +43,49 @@ func Unplaceable(snap *snapshot.Snapshot, now time.Time, node string, f Filter) 
 	return out, nil
 }
 
-// checkRoom reads the cluster and marks the node's pods whose replacement fits nowhere;
-// a pod that has room again loses the mark. It is a whole-cluster read, so it runs once
-// when the node starts and then every RoomInterval while a pod waits for room.
+// roomView is a run's read of the cluster for room checks, shared by every node it
+// drains: a read is of every pod of the cluster, which at thousands of nodes costs the
+// API server and the drain seconds each, so the pods are read again at most every
+// RoomInterval. Nodes are read at every check, since whether a node is cordoned is what
+// changes most during a drain and decides most where a pod can go.
+type roomView struct {
+	mu   sync.Mutex
+	snap *snapshot.Snapshot
+	at   time.Time
+}
+
+// get returns a snapshot whose pods and workloads are at most RoomInterval old and whose
+// nodes are current. The snapshot is shared: not to be changed.
+func (v *roomView) get(ctx context.Context, client kubernetes.Interface, now time.Time) (*snapshot.Snapshot, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.snap == nil || !now.Before(v.at.Add(RoomInterval)) {
+		snap, err := live.Load(ctx, client, nil, metav1.NamespaceAll)
+		if err != nil {
+			return nil, err
+		}
+		v.snap, v.at = snap, now
+		return snap, nil
+	}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	fresh := *v.snap
+	fresh.Nodes = nodes.Items
+	return &fresh, nil
+}
+
+// checkRoom marks the node's pods whose replacement fits nowhere; a pod that has room
+// again loses the mark. It runs once when the node starts and then every RoomInterval
+// while a pod waits for room.
 func (w *nodeWork) checkRoom(ctx context.Context) error {
 	now := w.d.Clock.Now()
 	if !w.roomAt.IsZero() && now.Before(w.roomAt.Add(RoomInterval)) {
 		return nil
 	}
 	w.roomAt = now
-	snap, err := live.Load(ctx, w.d.Client, nil, metav1.NamespaceAll)
+	snap, err := w.d.room.get(ctx, w.d.Client, now)
 	if err != nil {
 		return fmt.Errorf("reading the cluster to place node %s's pods: %w", w.node, err)
 	}

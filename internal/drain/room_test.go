@@ -4,10 +4,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
@@ -79,5 +82,49 @@ func TestUnplaceable(t *testing.T) {
 				t.Errorf("the snapshot changed (-before +after):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The room checks of a run share one read of the cluster's pods for RoomInterval, and
+// read the nodes each time: a node cordoned since is no place for a pod.
+func TestRoomViewSharesPodsAndReadsNodes(t *testing.T) {
+	ctx := t.Context()
+	client := fake.NewClientset(
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}},
+	)
+	podLists := func() int {
+		n := 0
+		for _, a := range client.Actions() {
+			if a.GetVerb() == "list" && a.GetResource().Resource == "pods" {
+				n++
+			}
+		}
+		return n
+	}
+	var v roomView
+	if _, err := v.get(ctx, client, t0); err != nil {
+		t.Fatal(err)
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}, Spec: corev1.NodeSpec{Unschedulable: true}}
+	if _, err := client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := v.get(ctx, client, t0.Add(RoomInterval-time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := podLists(); got != 1 {
+		t.Errorf("pods listed %d times within RoomInterval, want once", got)
+	}
+	cordoned := slices.IndexFunc(snap.Nodes, func(n corev1.Node) bool { return n.Name == "node-2" && n.Spec.Unschedulable })
+	if cordoned < 0 {
+		t.Errorf("the second check does not see node-2 cordoned: %+v", snap.Nodes)
+	}
+	if _, err := v.get(ctx, client, t0.Add(RoomInterval)); err != nil {
+		t.Fatal(err)
+	}
+	if got := podLists(); got != 2 {
+		t.Errorf("pods listed %d times after RoomInterval, want twice", got)
 	}
 }

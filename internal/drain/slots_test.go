@@ -352,3 +352,70 @@ func TestHoldStopsWhenARenewalHangs(t *testing.T) {
 		t.Fatal("Hold did not give up the slot when its renewal hung past its deadline")
 	}
 }
+
+// A drain waiting for a slot takes it as soon as its holder releases it, woken by the
+// watch of the slot Leases: its clock, and so its next look, never comes.
+func TestAcquireWakesOnRelease(t *testing.T) {
+	_, _, sem, held := heldSlot(t)
+	looked := make(chan []Holder, 10)
+	got := make(chan *Slot, 1)
+	go func() {
+		slot, err := sem.Acquire(t.Context(), "host/2/node-2", time.Hour, func(h []Holder) { looked <- h })
+		if err != nil {
+			t.Errorf("Acquire: %v", err)
+		}
+		got <- slot
+	}()
+	if h := <-looked; len(h) != 1 || h[0].Identity != "host/1/node-1" {
+		t.Fatalf("waited for %+v, want host/1/node-1", h)
+	}
+	if err := held.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case slot := <-got:
+		if slot == nil || slot.Name() != SlotName(0) {
+			t.Errorf("Acquire = %v, want %s", slot, SlotName(0))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Acquire did not wake when the slot was released")
+	}
+}
+
+// A holder that dies is waited for until its slot expires on the waiter's clock: with
+// nothing changing, the waiter looks again exactly then, not an interval later.
+func TestAcquireWakesAtExpiry(t *testing.T) {
+	_, clk, sem, _ := heldSlot(t)
+	looked := make(chan []Holder, 10)
+	got := make(chan *Slot, 1)
+	go func() {
+		slot, err := sem.Acquire(t.Context(), "host/2/node-2", time.Second, func(h []Holder) { looked <- h })
+		if err != nil {
+			t.Errorf("Acquire: %v", err)
+		}
+		got <- slot
+	}()
+	<-looked
+	// The holder took the slot at t0 and never renews: it expires at t0+30s.
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(29 * time.Second)
+	select {
+	case <-got:
+		t.Fatal("took the slot before it expired")
+	case <-time.After(100 * time.Millisecond):
+	}
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(time.Second)
+	select {
+	case slot := <-got:
+		if slot == nil || !strings.Contains(slot.String(), "taken over from host/1/node-1") {
+			t.Errorf("Acquire = %v, want the expired slot", slot)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Acquire did not look again when the slot expired")
+	}
+}

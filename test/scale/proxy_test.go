@@ -3,11 +3,15 @@
 package scale
 
 import (
+	"cmp"
+	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -23,13 +27,51 @@ type counter struct {
 	Kubeconfig string
 
 	mu sync.Mutex
-	// evictions are those the API server accepted.
-	requests, evictions int
+	c  counts
 }
 
-// counts are the requests a command sent.
+// counts are the requests a command sent: in all, by verb and resource, and the
+// evictions the API server accepted.
 type counts struct {
 	requests, evictions int
+	by                  map[string]int
+}
+
+// top renders the n most frequent kinds of request.
+func (c counts) top(n int) string {
+	keys := slices.Collect(maps.Keys(c.by))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(c.by[b]-c.by[a], strings.Compare(a, b)) })
+	var parts []string
+	for _, k := range keys[:min(n, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%s %d", k, c.by[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// kind names a request by its verb and resource: "POST pods/eviction", "WATCH pods".
+func kind(r *http.Request) string {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	// /api/v1/... or /apis/GROUP/VERSION/...
+	skip := 2
+	if len(parts) > 0 && parts[0] == "apis" {
+		skip = 3
+	}
+	rest := parts[min(skip, len(parts)):]
+	if len(rest) > 2 && rest[0] == "namespaces" {
+		rest = rest[2:]
+	}
+	resource := strings.Join(rest[:min(1, len(rest))], "")
+	if len(rest) == 3 {
+		resource += "/" + rest[2]
+	}
+	verb := r.Method
+	switch {
+	case r.URL.Query().Get("watch") != "":
+		verb = "WATCH"
+	case verb == http.MethodGet && len(rest) == 1:
+		verb = "LIST"
+	}
+	return verb + " " + resource
 }
 
 func startCounter(cfg *rest.Config, dir string) (*counter, func(), error) {
@@ -41,7 +83,7 @@ func startCounter(cfg *rest.Config, dir string) (*counter, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &counter{Kubeconfig: filepath.Join(dir, "counted.kubeconfig")}
+	c := &counter{Kubeconfig: filepath.Join(dir, "counted.kubeconfig"), c: counts{by: map[string]int{}}}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
@@ -51,10 +93,12 @@ func startCounter(cfg *rest.Config, dir string) (*counter, func(), error) {
 		FlushInterval: -1, // watches stream
 		ModifyResponse: func(resp *http.Response) error {
 			eviction := resp.Request.Method == http.MethodPost && strings.HasSuffix(resp.Request.URL.Path, "/eviction") && resp.StatusCode == http.StatusCreated
+			k := kind(resp.Request)
 			c.mu.Lock()
-			c.requests++
+			c.c.requests++
+			c.c.by[k]++
 			if eviction {
-				c.evictions++
+				c.c.evictions++
 			}
 			c.mu.Unlock()
 			return nil
@@ -81,11 +125,16 @@ func startCounter(cfg *rest.Config, dir string) (*counter, func(), error) {
 func (c *counter) read() counts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return counts{requests: c.requests, evictions: c.evictions}
+	return counts{requests: c.c.requests, evictions: c.c.evictions, by: maps.Clone(c.c.by)}
 }
 
 // since is what was counted after before.
 func (c *counter) since(before counts) counts {
 	now := c.read()
-	return counts{requests: now.requests - before.requests, evictions: now.evictions - before.evictions}
+	for k, n := range before.by {
+		if now.by[k] -= n; now.by[k] == 0 {
+			delete(now.by, k)
+		}
+	}
+	return counts{requests: now.requests - before.requests, evictions: now.evictions - before.evictions, by: now.by}
 }

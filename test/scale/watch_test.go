@@ -87,19 +87,19 @@ func (c *cluster) podCounts() (live, ready int) {
 	return live, ready
 }
 
-// waitSettled waits until exactly want pods exist, all Ready, and every budget's status
-// is current, and returns how long that took.
-func (c *cluster) waitSettled(ctx context.Context, want int, timeout time.Duration, progress func(string)) (time.Duration, error) {
+// waitSettled waits until exactly pods pods exist, all Ready, and budgets budgets, each
+// counted by the disruption controller, and returns how long that took.
+func (c *cluster) waitSettled(ctx context.Context, pods, budgets int, timeout time.Duration, progress func(string)) (time.Duration, error) {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	last := time.Time{}
 	for {
 		live, ready := c.podCounts()
-		stale := c.staleBudgets()
-		if live == want && ready == want && stale == 0 {
+		n, stale := c.budgetCounts()
+		if live == pods && ready == pods && n == budgets && stale == 0 {
 			return time.Since(start), nil
 		}
-		state := fmt.Sprintf("%d pods, %d Ready, want %d; %d budgets not counted yet", live, ready, want, stale)
+		state := fmt.Sprintf("%d pods, %d Ready, want %d; %d budgets, want %d, %d not counted yet", live, ready, pods, n, budgets, stale)
 		if time.Now().After(deadline) {
 			return 0, fmt.Errorf("after %s: %s", timeout, state)
 		}
@@ -115,15 +115,17 @@ func (c *cluster) waitSettled(ctx context.Context, want int, timeout time.Durati
 	}
 }
 
-func (c *cluster) staleBudgets() int {
-	n := 0
+// budgetCounts are the budgets, and how many of them the disruption controller has not
+// counted since their last change.
+func (c *cluster) budgetCounts() (n, stale int) {
 	for _, obj := range c.pdbs.GetStore().List() {
 		pdb := obj.(*policyv1.PodDisruptionBudget)
+		n++
 		if pdb.Status.ObservedGeneration != pdb.Generation {
-			n++
+			stale++
 		}
 	}
-	return n
+	return n, stale
 }
 
 // watchBudgets samples every budget of the cluster every interval, as the e2e tests'

@@ -36,6 +36,9 @@ type fleet struct {
 	// pods is how many pods the workloads make once the operator runs (its companions
 	// included).
 	pods int
+	// handBudgets are the budgets written by hand; budgets all of them once the
+	// operator has made its own.
+	handBudgets, budgets int
 	// singles are 1-replica Deployments under a DisruptionPolicy: scaling one to 2 makes
 	// the operator create its budget, back to 1 delete it.
 	singles []ref
@@ -111,8 +114,12 @@ func buildFleet(s size, nodesInZone map[string]int) fleet {
 		add(d)
 		f.pods += int(replicas)
 		// Most workloads have a budget: the policy's, or one by hand on four in five.
-		if !hasPolicy(ns) && i%5 != 4 {
+		switch {
+		case !hasPolicy(ns) && i%5 != 4:
 			add(handBudget(ns, name))
+			f.handBudgets++
+		case hasPolicy(ns) && replicas > 1:
+			f.budgets++
 		}
 		if hasPolicy(ns) && replicas == 1 {
 			f.singles = append(f.singles, ref{namespaceName(ns), name})
@@ -132,6 +139,9 @@ func buildFleet(s size, nodesInZone map[string]int) fleet {
 		f.pods += statefulReplicas
 		if !hasPolicy(ns) {
 			add(handBudget(ns, name))
+			f.handBudgets++
+		} else {
+			f.budgets++
 		}
 	}
 	for i := range s.daemonSets {
@@ -151,10 +161,15 @@ func buildFleet(s size, nodesInZone map[string]int) fleet {
 				},
 			})
 			f.pods += nodes // the companions, once the operator runs
+			f.budgets++
+		}
+		if hasPolicy(ns) {
+			f.budgets++
 		}
 		add(&appsv1.DaemonSet{ObjectMeta: meta, Spec: appsv1.DaemonSetSpec{Selector: sel, Template: tmpl}})
 		f.pods += nodes
 	}
+	f.budgets += f.handBudgets
 	return f
 }
 
