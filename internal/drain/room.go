@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -45,18 +46,20 @@ func Unplaceable(snap *snapshot.Snapshot, now time.Time, node string, f Filter) 
 
 // roomView is a run's read of the cluster for room checks, shared by every node it
 // drains: a read is of every pod of the cluster, which at thousands of nodes costs the
-// API server and the drain seconds each, so the pods are read again at most every
-// RoomInterval. Nodes are read at every check, since whether a node is cordoned is what
-// changes most during a drain and decides most where a pod can go.
+// API server and the drain seconds each, so the cluster's pods are read again at most
+// every RoomInterval. What decides most where a pod can go is read at every check: the
+// nodes (which are cordoned changes most during a drain) and the pods of the node checked
+// (replacements from other drained nodes land there).
 type roomView struct {
 	mu   sync.Mutex
 	snap *snapshot.Snapshot
 	at   time.Time
 }
 
-// get returns a snapshot whose pods and workloads are at most RoomInterval old and whose
-// nodes are current. The snapshot is shared: not to be changed.
-func (v *roomView) get(ctx context.Context, client kubernetes.Interface, now time.Time) (*snapshot.Snapshot, error) {
+// get returns a snapshot for checking node: its pods and the nodes current, the other
+// pods and the workloads at most RoomInterval old. The snapshot shares the run's: not to
+// be changed.
+func (v *roomView) get(ctx context.Context, client kubernetes.Interface, now time.Time, node string) (*snapshot.Snapshot, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.snap == nil || !now.Before(v.at.Add(RoomInterval)) {
@@ -71,8 +74,19 @@ func (v *roomView) get(ctx context.Context, client kubernetes.Interface, now tim
 	if err != nil {
 		return nil, err
 	}
+	onNode, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return nil, err
+	}
 	fresh := *v.snap
 	fresh.Nodes = nodes.Items
+	fresh.Pods = make([]corev1.Pod, 0, len(v.snap.Pods)+len(onNode.Items))
+	for i := range v.snap.Pods {
+		if v.snap.Pods[i].Spec.NodeName != node {
+			fresh.Pods = append(fresh.Pods, v.snap.Pods[i])
+		}
+	}
+	fresh.Pods = append(fresh.Pods, onNode.Items...)
 	return &fresh, nil
 }
 
@@ -85,7 +99,7 @@ func (w *nodeWork) checkRoom(ctx context.Context) error {
 		return nil
 	}
 	w.roomAt = now
-	snap, err := w.d.room.get(ctx, w.d.Client, now)
+	snap, err := w.d.room.get(ctx, w.d.Client, now, w.node)
 	if err != nil {
 		return fmt.Errorf("reading the cluster to place node %s's pods: %w", w.node, err)
 	}

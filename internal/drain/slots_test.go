@@ -357,15 +357,7 @@ func TestHoldStopsWhenARenewalHangs(t *testing.T) {
 // watch of the slot Leases: its clock, and so its next look, never comes.
 func TestAcquireWakesOnRelease(t *testing.T) {
 	_, _, sem, held := heldSlot(t)
-	looked := make(chan []Holder, 10)
-	got := make(chan *Slot, 1)
-	go func() {
-		slot, err := sem.Acquire(t.Context(), "host/2/node-2", time.Hour, func(h []Holder) { looked <- h })
-		if err != nil {
-			t.Errorf("Acquire: %v", err)
-		}
-		got <- slot
-	}()
+	looked, got := acquireInBackground(t, sem, time.Hour)
 	if h := <-looked; len(h) != 1 || h[0].Identity != "host/1/node-1" {
 		t.Fatalf("waited for %+v, want host/1/node-1", h)
 	}
@@ -386,15 +378,7 @@ func TestAcquireWakesOnRelease(t *testing.T) {
 // nothing changing, the waiter looks again exactly then, not an interval later.
 func TestAcquireWakesAtExpiry(t *testing.T) {
 	_, clk, sem, _ := heldSlot(t)
-	looked := make(chan []Holder, 10)
-	got := make(chan *Slot, 1)
-	go func() {
-		slot, err := sem.Acquire(t.Context(), "host/2/node-2", time.Second, func(h []Holder) { looked <- h })
-		if err != nil {
-			t.Errorf("Acquire: %v", err)
-		}
-		got <- slot
-	}()
+	looked, got := acquireInBackground(t, sem, time.Second)
 	<-looked
 	// The holder took the slot at t0 and never renews: it expires at t0+30s.
 	for !clk.HasWaiters() {
@@ -418,4 +402,19 @@ func TestAcquireWakesAtExpiry(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Acquire did not look again when the slot expired")
 	}
+}
+
+// acquireInBackground runs Acquire for host/2/node-2: the holders each time it finds the
+// slots full, then the slot it took.
+func acquireInBackground(t *testing.T, sem *Semaphore, interval time.Duration) (<-chan []Holder, <-chan *Slot) {
+	looked := make(chan []Holder, 10)
+	got := make(chan *Slot, 1)
+	go func() {
+		slot, err := sem.Acquire(t.Context(), "host/2/node-2", interval, func(h []Holder) { looked <- h })
+		if err != nil {
+			t.Errorf("Acquire: %v", err)
+		}
+		got <- slot
+	}()
+	return looked, got
 }

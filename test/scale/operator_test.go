@@ -135,7 +135,11 @@ func (o *operatorProcess) memory() (memory, error) {
 }
 
 // metric sums the samples of a metric family on the operator's endpoint.
-func (o *operatorProcess) metric(name string) (float64, error) {
+func (o *operatorProcess) metric(name string) (float64, error) { return o.metricWhere(name, "") }
+
+// metricWhere sums the samples of a metric family whose labels contain labels, such as
+// `name="disruptionpolicy"`.
+func (o *operatorProcess) metricWhere(name, labels string) (float64, error) {
 	resp, err := http.Get(o.metrics)
 	if err != nil {
 		return 0, err
@@ -146,7 +150,7 @@ func (o *operatorProcess) metric(name string) (float64, error) {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != ' ' && line[len(name)] != '{') {
+		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != ' ' && line[len(name)] != '{') || !strings.Contains(line, labels) {
 			continue
 		}
 		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
@@ -180,4 +184,33 @@ func (o *operatorProcess) mustMetric(t *testing.T, name string) float64 {
 		t.Fatalf("reading the operator's metrics: %v", err)
 	}
 	return v
+}
+
+// queueTimes are a controller's reconciles so far: how many, and the seconds they spent
+// waiting in its queue and working.
+type queueTimes struct{ n, waited, worked float64 }
+
+func (o *operatorProcess) queueTimes(controller string) (queueTimes, error) {
+	var q queueTimes
+	var err error
+	label := fmt.Sprintf("name=%q", controller)
+	for _, m := range []struct {
+		name string
+		into *float64
+	}{{"workqueue_queue_duration_seconds_count", &q.n}, {"workqueue_queue_duration_seconds_sum", &q.waited}, {"workqueue_work_duration_seconds_sum", &q.worked}} {
+		if *m.into, err = o.metricWhere(m.name, label); err != nil {
+			return q, err
+		}
+	}
+	return q, nil
+}
+
+// since describes the reconciles after before: how many, and their mean wait and work.
+func (q queueTimes) since(before queueTimes) string {
+	n := q.n - before.n
+	if n == 0 {
+		return "no reconciles"
+	}
+	ms := func(s float64) string { return fmt.Sprintf("%.0f ms", 1000*s/n) }
+	return fmt.Sprintf("%.0f reconciles, mean %s queued and %s working", n, ms(q.waited-before.waited), ms(q.worked-before.worked))
 }

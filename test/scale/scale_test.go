@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
@@ -177,6 +178,10 @@ func TestScale(t *testing.T) {
 	// Churn: rolling restarts of a tenth of the Deployments and nodes cordoned and
 	// uncordoned, with replica changes timed meanwhile.
 	churnNodes := inZone["zone-c"][:min(s.churnNodes, len(inZone["zone-c"]))]
+	queued, err := op.queueTimes(disruptionpolicy.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var churnLat latencies
 	var wg sync.WaitGroup
 	churnCtx, endChurn := context.WithCancel(ctx)
@@ -193,6 +198,9 @@ func TestScale(t *testing.T) {
 	r.add("operator: memory after churn", fmt.Sprintf("%s, after %s of churn (%d rolling restarts, %d nodes cordoned and uncordoned)",
 		op.mustMemory(t), s.churn, len(fl.restartable), len(churnNodes)), bench)
 	r.add("operator: replica change -> budget, in churn", churnLat.String(), bench)
+	if q, err := op.queueTimes(disruptionpolicy.Name); err == nil {
+		r.add("operator: DisruptionPolicy reconciles in churn", q.since(queued), bench)
+	}
 	if _, err := view.waitSettled(ctx, fl.pods, fl.budgets, 20*time.Minute, progress(t, "after churn")); err != nil {
 		t.Fatalf("settling after the churn: %v", err)
 	}
