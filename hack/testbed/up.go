@@ -180,6 +180,10 @@ func up(ctx context.Context, o upOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.apiQPS > 0 {
+		// A thousand nodes at client-go's default of 5 requests a second take minutes.
+		cfg.QPS, cfg.Burst = float32(o.apiQPS), 2*o.apiQPS
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
