@@ -49,9 +49,9 @@ const (
 )
 
 var (
-	shape    size
-	started  = time.Now()
-	shapeErr error
+	shape size
+	// started is when the test binary started: the testbed is up when TestScale runs.
+	started = time.Now()
 )
 
 func sizeFor(scale float64, churn time.Duration) size {
@@ -89,9 +89,9 @@ func readShape() (size, error) {
 }
 
 func TestMain(m *testing.M) {
-	shape, shapeErr = readShape()
-	if shapeErr != nil {
-		fmt.Fprintln(os.Stderr, "scale:", shapeErr)
+	var err error
+	if shape, err = readShape(); err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(2)
 	}
 	framework.Main(m, framework.Options{Nodes: shape.nodes, Zones: zones, PodReadyDelay: podReadyDelay, APIQPS: apiQPS})
