@@ -93,11 +93,19 @@ test-e2e: testbed-build karpenter-build ## End-to-end tests: each package starts
 bench: ## The benchmarks behind the README's performance figures.
 	$(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/...
 
+SCALE ?= 1
+CHURN ?= 10m
+.PHONY: bench-scale
+bench-scale: testbed-build ## holdfast on a testbed of 1,000 nodes and 50,000 pods (SCALE=0.1 for a tenth, CHURN=10m): prints every figure with its command.
+	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_BIN=$(abspath $(BIN)/holdfast) HOLDFAST_SCALE=$(SCALE) HOLDFAST_CHURN=$(CHURN) \
+		$(GO) test -tags scale -count=1 -v -timeout 60m -run TestScale ./test/scale/
+
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n $$out ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/...
+	$(GO) vet -tags scale ./test/scale/
 	$(TOOL) staticcheck ./...
 	cd hack/testbed && $(GO) vet ./...
 	cd hack/image && $(GO) vet ./...

@@ -29,6 +29,7 @@ type upOptions struct {
 	bins          binaries
 	nodes, zones  int
 	podReadyDelay time.Duration
+	apiQPS        int
 	timeout       time.Duration
 }
 
@@ -86,6 +87,15 @@ func up(ctx context.Context, o upOptions) error {
 			return err
 		}
 	}
+	kwokConfigs := []string{"--config=" + stages}
+	if o.apiQPS > 0 {
+		tuning := filepath.Join(o.dir, "kwok-tuning.yaml")
+		if err := writeKwokTuning(tuning, o.apiQPS); err != nil {
+			return err
+		}
+		// kwok logs every pod it moves, which at this size costs a core of its own.
+		kwokConfigs = append(kwokConfigs, "--config="+tuning, "--v=WARN")
+	}
 	p := func(name string) string { return filepath.Join(pki, name) }
 	loopback := func(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
 	clientFlags := []string{"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1"}
@@ -113,18 +123,18 @@ func up(ctx context.Context, o upOptions) error {
 		{Name: "kube-controller-manager", Binary: o.bins.kube(), Args: append([]string{
 			"controller-manager", "--secure-port=" + strconv.Itoa(cmPort),
 			"--service-account-private-key-file=" + p("sa.key"), "--root-ca-file=" + p("ca.crt"),
-			"--controllers=*,-nodeipam", "--kube-api-qps=200", "--kube-api-burst=400",
-		}, clientFlags...)},
+			"--controllers=*,-nodeipam",
+		}, append(controllerManagerRate(o.apiQPS), clientFlags...)...)},
 		{Name: "kube-scheduler", Binary: o.bins.kube(), Args: append([]string{
 			"scheduler", "--secure-port=" + strconv.Itoa(schedPort),
-		}, clientFlags...)},
-		{Name: "kwok", Binary: o.bins.kwok(), Args: []string{
-			"--kubeconfig=" + kubeconfig, "--config=" + stages, "--manage-all-nodes=true",
+		}, append(schedulerRate(o.apiQPS), clientFlags...)...)},
+		{Name: "kwok", Binary: o.bins.kwok(), Args: append(kwokConfigs,
+			"--kubeconfig="+kubeconfig, "--manage-all-nodes=true",
 			// Without node Leases the node lifecycle controller marks every node
 			// NotReady about a minute after start.
 			"--node-lease-duration-seconds=40",
-			"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", "--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
-		}},
+			"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", "--server-address=127.0.0.1:"+strconv.Itoa(kwokPort),
+		)},
 	}
 	st := state{Kubeconfig: kubeconfig, Server: server}
 	exited := map[string]<-chan struct{}{}
@@ -169,6 +179,10 @@ func up(ctx context.Context, o upOptions) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
+	}
+	if o.apiQPS > 0 {
+		// A thousand nodes at client-go's default of 5 requests a second take minutes.
+		cfg.QPS, cfg.Burst = float32(o.apiQPS), 2*o.apiQPS
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -272,6 +286,46 @@ func delayPodReady(from, to string, d time.Duration) (string, error) {
 		return "", fmt.Errorf("no pod-ready stage in %s", from)
 	}
 	return to, os.WriteFile(to, []byte(strings.Join(docs, "\n---\n")), 0o644)
+}
+
+// controllerManagerRate is kube-controller-manager's request rate and the workers of the
+// controllers that make and count pods: with the defaults, tens of thousands of pods take
+// hours to create and budgets' counts lag minutes behind the pods.
+func controllerManagerRate(qps int) []string {
+	if qps == 0 {
+		return []string{"--kube-api-qps=200", "--kube-api-burst=400"}
+	}
+	workers := strconv.Itoa(max(5, qps/25))
+	return []string{
+		"--kube-api-qps=" + strconv.Itoa(qps), "--kube-api-burst=" + strconv.Itoa(2*qps),
+		"--concurrent-deployment-syncs=" + workers, "--concurrent-replicaset-syncs=" + workers,
+		"--concurrent-statefulset-syncs=" + workers, "--concurrent-daemonset-syncs=" + workers,
+		"--concurrent-disruption-syncs=" + workers,
+	}
+}
+
+// schedulerRate is kube-scheduler's request rate: one binding per pod at its default of
+// 50 a second makes the scheduler the slowest step of a large set-up.
+func schedulerRate(qps int) []string {
+	if qps == 0 {
+		return nil
+	}
+	return []string{"--kube-api-qps=" + strconv.Itoa(qps), "--kube-api-burst=" + strconv.Itoa(2*qps)}
+}
+
+// writeKwokTuning writes a kwok configuration whose workers keep up with a control plane
+// running at qps: kwok's own client is not rate limited, but by default it moves pods
+// and nodes through their stages four at a time.
+func writeKwokTuning(path string, qps int) error {
+	n := max(4, qps/25)
+	doc := fmt.Sprintf(`apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: %d
+  nodePlayStageParallelism: %d
+  nodeLeaseParallelism: %d
+`, n, n, n)
+	return os.WriteFile(path, []byte(doc), 0o644)
 }
 
 // createNodes registers n kwok nodes spread round-robin over the zones.

@@ -74,6 +74,7 @@ type Drainer struct {
 	pods *podCache
 	// status tells the nodes what their drains do, when NodeStatus asks for it.
 	status *nodeStatus
+	room   roomView
 }
 
 // Result is the outcome of a drain, node by node in the order the nodes were given.

@@ -3,9 +3,12 @@ package drain
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -41,16 +44,62 @@ func Unplaceable(snap *snapshot.Snapshot, now time.Time, node string, f Filter) 
 	return out, nil
 }
 
-// checkRoom reads the cluster and marks the node's pods whose replacement fits nowhere;
-// a pod that has room again loses the mark. It is a whole-cluster read, so it runs once
-// when the node starts and then every RoomInterval while a pod waits for room.
+// roomView is a run's read of the cluster for room checks, shared by every node it
+// drains: a read is of every pod of the cluster, which at thousands of nodes costs the
+// API server and the drain seconds each, so the cluster's pods are read again at most
+// every RoomInterval. What decides most where a pod can go is read at every check: the
+// nodes (which are cordoned changes most during a drain) and the pods of the node checked
+// (replacements from other drained nodes land there).
+type roomView struct {
+	mu   sync.Mutex
+	snap *snapshot.Snapshot
+	at   time.Time
+}
+
+// get returns a snapshot for checking node: its pods and the nodes current, the other
+// pods and the workloads at most RoomInterval old. The snapshot shares the run's: not to
+// be changed.
+func (v *roomView) get(ctx context.Context, client kubernetes.Interface, now time.Time, node string) (*snapshot.Snapshot, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.snap == nil || !now.Before(v.at.Add(RoomInterval)) {
+		snap, err := live.Load(ctx, client, nil, metav1.NamespaceAll)
+		if err != nil {
+			return nil, err
+		}
+		v.snap, v.at = snap, now
+		return snap, nil
+	}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	onNode, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return nil, err
+	}
+	fresh := *v.snap
+	fresh.Nodes = nodes.Items
+	fresh.Pods = make([]corev1.Pod, 0, len(v.snap.Pods)+len(onNode.Items))
+	for i := range v.snap.Pods {
+		if v.snap.Pods[i].Spec.NodeName != node {
+			fresh.Pods = append(fresh.Pods, v.snap.Pods[i])
+		}
+	}
+	fresh.Pods = append(fresh.Pods, onNode.Items...)
+	return &fresh, nil
+}
+
+// checkRoom marks the node's pods whose replacement fits nowhere; a pod that has room
+// again loses the mark. It runs once when the node starts and then every RoomInterval
+// while a pod waits for room.
 func (w *nodeWork) checkRoom(ctx context.Context) error {
 	now := w.d.Clock.Now()
 	if !w.roomAt.IsZero() && now.Before(w.roomAt.Add(RoomInterval)) {
 		return nil
 	}
 	w.roomAt = now
-	snap, err := live.Load(ctx, w.d.Client, nil, metav1.NamespaceAll)
+	snap, err := w.d.room.get(ctx, w.d.Client, now, w.node)
 	if err != nil {
 		return fmt.Errorf("reading the cluster to place node %s's pods: %w", w.node, err)
 	}

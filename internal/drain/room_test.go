@@ -4,10 +4,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
@@ -79,5 +85,80 @@ func TestUnplaceable(t *testing.T) {
 				t.Errorf("the snapshot changed (-before +after):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The room checks of a run share one read of the cluster's pods for RoomInterval, and
+// read the nodes and the checked node's pods each time: a node cordoned since is no place
+// for a pod, and a replacement that landed on the checked node since needs room too.
+func TestRoomViewSharesPodsAndReadsNodes(t *testing.T) {
+	ctx := t.Context()
+	pod := func(name, node string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}, Spec: corev1.PodSpec{NodeName: node}}
+	}
+	client := fake.NewClientset(
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}},
+		pod("web-1", "node-1"), pod("web-2", "node-2"),
+	)
+	// The fake ignores field selectors; the API server lists the node's pods only.
+	client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		sel := a.(k8stesting.ListAction).GetListRestrictions().Fields
+		if sel.Empty() {
+			return false, nil, nil
+		}
+		all, err := client.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), "")
+		if err != nil {
+			return true, nil, err
+		}
+		list := all.(*corev1.PodList)
+		list.Items = slices.DeleteFunc(list.Items, func(p corev1.Pod) bool {
+			return !sel.Matches(fields.Set{"spec.nodeName": p.Spec.NodeName})
+		})
+		return true, list, nil
+	})
+	podLists := func() int {
+		n := 0
+		for _, a := range client.Actions() {
+			if l, ok := a.(k8stesting.ListAction); ok && a.GetResource().Resource == "pods" && l.GetListRestrictions().Fields.Empty() {
+				n++
+			}
+		}
+		return n
+	}
+	var v roomView
+	if _, err := v.get(ctx, client, t0, "node-2"); err != nil {
+		t.Fatal(err)
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}, Spec: corev1.NodeSpec{Unschedulable: true}}
+	if _, err := client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Pods("shop").Create(ctx, pod("web-3", "node-1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := v.get(ctx, client, t0.Add(RoomInterval-time.Millisecond), "node-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := podLists(); got != 1 {
+		t.Errorf("every pod listed %d times within RoomInterval, want once", got)
+	}
+	if !slices.ContainsFunc(snap.Nodes, func(n corev1.Node) bool { return n.Name == "node-2" && n.Spec.Unschedulable }) {
+		t.Errorf("the second check does not see node-2 cordoned: %+v", snap.Nodes)
+	}
+	var names []string
+	for _, p := range snap.Pods {
+		names = append(names, p.Spec.NodeName+"/"+p.Name)
+	}
+	slices.Sort(names)
+	if diff := cmp.Diff([]string{"node-1/web-1", "node-1/web-3", "node-2/web-2"}, names); diff != "" {
+		t.Errorf("pods of the second check (-want +got):\n%s", diff)
+	}
+	if _, err := v.get(ctx, client, t0.Add(RoomInterval), "node-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := podLists(); got != 2 {
+		t.Errorf("every pod listed %d times after RoomInterval, want twice", got)
 	}
 }

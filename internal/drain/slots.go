@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/clock"
@@ -94,10 +95,11 @@ func ChooseSlot(leases []coordinationv1.Lease, observed map[string]time.Time, si
 }
 
 // observation is a slot Lease's resourceVersion and when this process first saw it, on
-// its own clock.
+// its own clock, and the Lease's duration.
 type observation struct {
 	resourceVersion string
 	at              time.Time
+	duration        time.Duration
 }
 
 // Semaphore is a counting semaphore of Size slots shared by every holdfast drain of the
@@ -174,9 +176,15 @@ var (
 	ErrSlotLost = errors.New("the drain slot was not renewed in time and another drain may take it; nothing more is evicted in its name")
 )
 
-// Acquire takes a slot for identity, polling every interval while all are held; waiting is
-// called with the holders each time the slots are found full.
+// Acquire takes a slot for identity; waiting is called with the holders each time the
+// slots are found full. While they are, it waits on a watch of the slot Leases and looks
+// again when one changes (a release), when the first held one would expire on this
+// process's clock, or every interval when the Leases cannot be watched (a user allowed to
+// list them only).
 func (s *Semaphore) Acquire(ctx context.Context, identity string, interval time.Duration, waiting func([]Holder)) (*Slot, error) {
+	// Watching from before each look, no release between the look and the wait is missed.
+	changes, stop := s.watch(ctx)
+	defer func() { stop() }()
 	for {
 		slot, holders, err := s.TryAcquire(ctx, identity)
 		switch {
@@ -188,12 +196,51 @@ func (s *Semaphore) Acquire(ctx context.Context, identity string, interval time.
 			return nil, err
 		}
 		waiting(holders)
+		wake := interval
+		if changes != nil {
+			wake = max(interval, s.untilExpiry(holders))
+		}
+		timer := s.Clock.NewTimer(wake)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return nil, context.Cause(ctx)
-		case <-s.Clock.After(interval):
+		case <-timer.C():
+		case _, open := <-changes:
+			if !open { // the API server ends watches now and then
+				stop()
+				changes, stop = s.watch(ctx)
+			}
+		}
+		timer.Stop()
+	}
+}
+
+// watch watches the slot Leases. The channel is nil, and never ready, when they cannot
+// be watched.
+func (s *Semaphore) watch(ctx context.Context) (<-chan watch.Event, func()) {
+	w, err := s.Leases.Leases(s.Namespace).Watch(ctx, metav1.ListOptions{LabelSelector: SlotLabel})
+	if err != nil {
+		return nil, func() {}
+	}
+	return w.ResultChan(), w.Stop
+}
+
+// untilExpiry is how long until the first of the holders' slots expires, on this
+// process's clock, as ChooseSlot counts it; 0 when none is known.
+func (s *Semaphore) untilExpiry(holders []Holder) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.Clock.Now()
+	var first time.Duration
+	for _, h := range holders {
+		if o, ok := s.seen[h.Slot]; ok {
+			if d := o.at.Add(o.duration).Sub(now); first == 0 || d < first {
+				first = d
+			}
 		}
 	}
+	return first
 }
 
 // observe records when each Lease was first seen at its resourceVersion, and returns
@@ -208,7 +255,7 @@ func (s *Semaphore) observe(leases []coordinationv1.Lease, now time.Time) map[st
 	for _, l := range leases {
 		o, ok := s.seen[l.Name]
 		if !ok || o.resourceVersion != l.ResourceVersion {
-			o = observation{resourceVersion: l.ResourceVersion, at: now}
+			o = observation{resourceVersion: l.ResourceVersion, at: now, duration: time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second}
 			s.seen[l.Name] = o
 		}
 		out[l.Name] = o.at

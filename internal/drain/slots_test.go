@@ -352,3 +352,69 @@ func TestHoldStopsWhenARenewalHangs(t *testing.T) {
 		t.Fatal("Hold did not give up the slot when its renewal hung past its deadline")
 	}
 }
+
+// A drain waiting for a slot takes it as soon as its holder releases it, woken by the
+// watch of the slot Leases: its clock, and so its next look, never comes.
+func TestAcquireWakesOnRelease(t *testing.T) {
+	_, _, sem, held := heldSlot(t)
+	looked, got := acquireInBackground(t, sem, time.Hour)
+	if h := <-looked; len(h) != 1 || h[0].Identity != "host/1/node-1" {
+		t.Fatalf("waited for %+v, want host/1/node-1", h)
+	}
+	if err := held.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case slot := <-got:
+		if slot == nil || slot.Name() != SlotName(0) {
+			t.Errorf("Acquire = %v, want %s", slot, SlotName(0))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Acquire did not wake when the slot was released")
+	}
+}
+
+// A holder that dies is waited for until its slot expires on the waiter's clock: with
+// nothing changing, the waiter looks again exactly then, not an interval later.
+func TestAcquireWakesAtExpiry(t *testing.T) {
+	_, clk, sem, _ := heldSlot(t)
+	looked, got := acquireInBackground(t, sem, time.Second)
+	<-looked
+	// The holder took the slot at t0 and never renews: it expires at t0+30s.
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(29 * time.Second)
+	select {
+	case <-got:
+		t.Fatal("took the slot before it expired")
+	case <-time.After(100 * time.Millisecond):
+	}
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(time.Second)
+	select {
+	case slot := <-got:
+		if slot == nil || !strings.Contains(slot.String(), "taken over from host/1/node-1") {
+			t.Errorf("Acquire = %v, want the expired slot", slot)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Acquire did not look again when the slot expired")
+	}
+}
+
+// acquireInBackground runs Acquire for host/2/node-2: the holders each time it finds the
+// slots full, then the slot it took.
+func acquireInBackground(t *testing.T, sem *Semaphore, interval time.Duration) (<-chan []Holder, <-chan *Slot) {
+	looked := make(chan []Holder, 10)
+	got := make(chan *Slot, 1)
+	go func() {
+		slot, err := sem.Acquire(t.Context(), "host/2/node-2", interval, func(h []Holder) { looked <- h })
+		if err != nil {
+			t.Errorf("Acquire: %v", err)
+		}
+		got <- slot
+	}()
+	return looked, got
+}

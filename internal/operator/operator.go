@@ -47,6 +47,12 @@ const (
 	gracefulShutdown = 20 * time.Second
 	// cacheSyncCheckTimeout bounds one readiness probe's wait for the caches.
 	cacheSyncCheckTimeout = time.Second
+	// reconcilers is how many objects of one kind are reconciled at once. With one, a
+	// replica change in a quiet namespace waits behind every policy that churn elsewhere
+	// has queued: at 1,000 nodes with rolling restarts under way, seconds. A key is never
+	// reconciled twice at once, and reconciles spend most of their time waiting on the
+	// API server.
+	reconcilers = 4
 )
 
 // Leader election keeps its Lease in coordination.k8s.io, in the operator's own namespace
@@ -138,7 +144,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptr.To(gracefulShutdown),
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation), MaxConcurrentReconciles: reconcilers},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

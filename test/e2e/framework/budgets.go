@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -29,14 +30,48 @@ type BudgetWatch struct {
 // desiredHealthy the disruption controller computed for it; Ready pods are counted
 // directly from the pods, not from the budget's status, which lags.
 func (f *Framework) WatchBudgets(interval time.Duration) *BudgetWatch {
-	ctx, cancel := context.WithCancel(f.Ctx)
+	return WatchBudgetsOf(f.Ctx, interval, func(ctx context.Context) ([]policyv1.PodDisruptionBudget, ReadyCounter, error) {
+		pdbs, err := f.Clientset.PolicyV1().PodDisruptionBudgets(f.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		pods, err := f.Clientset.CoreV1().Pods(f.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return pdbs.Items, func(sel labels.Selector, _ string) int32 {
+			var ready int32
+			for i := range pods.Items {
+				p := &pods.Items[i]
+				if p.DeletionTimestamp == nil && PodReady(p) && sel.Matches(labels.Set(p.Labels)) {
+					ready++
+				}
+			}
+			return ready
+		}, nil
+	})
+}
+
+// ReadyCounter counts the Ready pods of a namespace that a budget's selector matches,
+// leaving out those being deleted.
+type ReadyCounter func(sel labels.Selector, namespace string) int32
+
+// BudgetSampler reads the budgets to check and how to count their pods, once a sample.
+type BudgetSampler func(ctx context.Context) ([]policyv1.PodDisruptionBudget, ReadyCounter, error)
+
+// WatchBudgetsOf is WatchBudgets over whatever budgets and pods read returns, such as a
+// whole cluster's from informers, where listing every interval would cost too much.
+func WatchBudgetsOf(ctx context.Context, interval time.Duration, read BudgetSampler) *BudgetWatch {
+	ctx, cancel := context.WithCancel(ctx)
 	w := &BudgetWatch{lowest: map[string]int32{}, floor: map[string]int32{}, stop: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
-			w.sample(ctx, f)
+			if pdbs, ready, err := read(ctx); err == nil {
+				w.record(pdbs, ready)
+			}
 			select {
 			case <-ctx.Done():
 				return
@@ -47,39 +82,26 @@ func (f *Framework) WatchBudgets(interval time.Duration) *BudgetWatch {
 	return w
 }
 
-func (w *BudgetWatch) sample(ctx context.Context, f *Framework) {
-	pdbs, err := f.Clientset.PolicyV1().PodDisruptionBudgets(f.Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return
-	}
-	pods, err := f.Clientset.CoreV1().Pods(f.Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return
-	}
+func (w *BudgetWatch) record(pdbs []policyv1.PodDisruptionBudget, count ReadyCounter) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.samples++
-	for _, pdb := range pdbs.Items {
-		if pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.DesiredHealthy > w.floor[pdb.Name] {
-			w.floor[pdb.Name] = pdb.Status.DesiredHealthy
+	for _, pdb := range pdbs {
+		key := pdb.Namespace + "/" + pdb.Name
+		if pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.DesiredHealthy > w.floor[key] {
+			w.floor[key] = pdb.Status.DesiredHealthy
 		}
 		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 		if err != nil {
 			continue
 		}
-		var ready int32
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			if p.DeletionTimestamp == nil && PodReady(p) && sel.Matches(labels.Set(p.Labels)) {
-				ready++
-			}
+		ready := count(sel, pdb.Namespace)
+		if low, ok := w.lowest[key]; !ok || ready < low {
+			w.lowest[key] = ready
 		}
-		if low, ok := w.lowest[pdb.Name]; !ok || ready < low {
-			w.lowest[pdb.Name] = ready
-		}
-		if ready < w.floor[pdb.Name] {
+		if ready < w.floor[key] {
 			w.violations = append(w.violations, fmt.Sprintf("%s: %d Ready, floor %d at %s",
-				pdb.Name, ready, w.floor[pdb.Name], time.Now().Format(time.TimeOnly+".000")))
+				key, ready, w.floor[key], time.Now().Format(time.TimeOnly+".000")))
 		}
 	}
 }

@@ -38,6 +38,9 @@ type Options struct {
 	// Karpenter runs Karpenter's kwok provider against the testbed for the whole
 	// binary (see NodePool); the testbed then usually starts with no nodes.
 	Karpenter bool
+	// APIQPS raises the request rate of the control plane's controllers and kwok's
+	// workers (testbed up --api-qps), for testbeds of tens of thousands of pods.
+	APIQPS int
 }
 
 // Cluster is the testbed shared by the tests of one binary.
@@ -71,6 +74,9 @@ func run(m *testing.M, opts Options) int {
 		args := []string{"up", "--dir", dir, "--nodes", fmt.Sprint(opts.Nodes), "--zones", fmt.Sprint(max(opts.Zones, 1))}
 		if opts.PodReadyDelay > 0 {
 			args = append(args, "--pod-ready-delay", opts.PodReadyDelay.String())
+		}
+		if opts.APIQPS > 0 {
+			args = append(args, "--api-qps", fmt.Sprint(opts.APIQPS))
 		}
 		defer func() {
 			if out, err := testbed("down", "--dir", dir).CombinedOutput(); err != nil {
