@@ -265,14 +265,6 @@ func (p *pod) asPod() *corev1.Pod {
 	}
 }
 
-// spec is the pod's own spec, or its template's.
-func (p *pod) spec() *corev1.PodSpec {
-	if p.member.Pod == nil {
-		return &p.workload.Template.Spec
-	}
-	return &p.member.Pod.Spec
-}
-
 // requests is what the scheduler counts for a pod of this spec. A container's limit
 // stands for a request it leaves out, as the API server defaults it: manifests often give
 // extended resources (nvidia.com/gpu) as limits only.
