@@ -98,7 +98,7 @@ CHURN ?= 10m
 .PHONY: bench-scale
 bench-scale: testbed-build ## holdfast on a testbed of 1,000 nodes and 50,000 pods (SCALE=0.1 for a tenth, CHURN=10m): prints every figure with its command.
 	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_BIN=$(abspath $(BIN)/holdfast) HOLDFAST_SCALE=$(SCALE) HOLDFAST_CHURN=$(CHURN) \
-		$(GO) test -tags scale -count=1 -v -timeout 60m -run TestScale ./test/scale/
+		$(GO) test -tags scale -count=1 -v -timeout 80m -run TestScale ./test/scale/
 
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck.

@@ -274,9 +274,9 @@ func (o *AuditOptions) load(ctx context.Context) ([]*snapshot.Snapshot, []snapsh
 
 // loadLive lists the snapshot of a namespace, or of all, from the kube context.
 func loadLive(ctx context.Context, flags *genericclioptions.ConfigFlags, namespace string) (*snapshot.Snapshot, error) {
-	config, err := flags.ToRESTConfig()
+	config, err := clientConfig(flags)
 	if err != nil {
-		return nil, fmt.Errorf("reading the kube context: %w", err)
+		return nil, err
 	}
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {

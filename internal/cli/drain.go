@@ -254,15 +254,10 @@ func (o *DrainOptions) Complete() error {
 		o.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
 	if o.client == nil {
-		config, err := o.configFlags.ToRESTConfig()
+		config, err := clientConfig(o.configFlags)
 		if err != nil {
-			return fmt.Errorf("reading the kube context: %w", err)
+			return err
 		}
-		// Pods are read from one watch, but evictions, their retries and the pacer's reads
-		// of workloads at hundreds of nodes would be paced by client-go's default of 5
-		// requests a second instead of by the budgets. The API server's priority and
-		// fairness still protects it.
-		config.QPS, config.Burst = 50, 100
 		if o.client, err = kubernetes.NewForConfig(config); err != nil {
 			return fmt.Errorf("creating a client: %w", err)
 		}

@@ -176,7 +176,7 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 		}
 		return res
 	}
-	d.pacer.pods = d.pods.ofController
+	d.pacer.pods, d.pacer.clock = d.pods.ofController, d.Clock
 	if d.NodeStatus {
 		d.status = newNodeStatus(ctx, d.Client, d.Clock, d.Identity)
 		// Registered first, so run last: after the queued marks' errors are in.

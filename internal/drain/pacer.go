@@ -4,13 +4,19 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 )
+
+// desiredEvery is how long the pacer trusts the size a workload's controller wants while
+// it waits for a replacement: reading it at every look was most of a drain's requests.
+const desiredEvery = 2 * time.Second
 
 // workloadKey names the controller of a pod. The direct controller (a Deployment's
 // ReplicaSet, a StatefulSet) is enough: replacements are created by it.
@@ -36,7 +42,9 @@ func workloadOf(pod *corev1.Pod) (workloadKey, bool) {
 type pacer struct {
 	// pods returns the pods of a controller from the run's watch; nil lists them from
 	// the API server.
-	pods  func(types.UID) []*corev1.Pod
+	pods func(types.UID) []*corev1.Pod
+	// clock times the reads of desired sizes; nil is the real clock.
+	clock clock.PassiveClock
 	mu    sync.Mutex
 	gates map[workloadKey]gate
 	// evictions numbers the evictions begun, so that a node can tell its own gate from
@@ -55,6 +63,11 @@ type gate struct {
 	// evicting is true between begin and end, so that two nodes of one process cannot
 	// evict from the same workload at once.
 	evicting bool
+	// desired is the size the workload's controller wanted when read at desiredAt, if
+	// known is true.
+	desired   int
+	known     bool
+	desiredAt time.Time
 }
 
 // open reports whether the workload may lose another pod, and if not, why.
@@ -83,10 +96,15 @@ func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key
 	// eviction) waits for no more than its new size.
 	want := g.baseline
 	if ready < want {
-		if desired, known, err := desiredPods(ctx, client, key); err != nil {
-			return false, "", false, err
-		} else if known {
-			want = min(want, desired)
+		if now := p.now(); g.desiredAt.IsZero() || now.Sub(g.desiredAt) >= desiredEvery {
+			if g.desired, g.known, err = desiredPods(ctx, client, key); err != nil {
+				return false, "", false, err
+			}
+			g.desiredAt = now
+			p.gates[key] = g
+		}
+		if g.known {
+			want = min(want, g.desired)
 		}
 	}
 	if ready < want {
@@ -98,6 +116,13 @@ func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key
 	}
 	delete(p.gates, key)
 	return true, "", false, nil
+}
+
+func (p *pacer) now() time.Time {
+	if p.clock == nil {
+		return time.Now()
+	}
+	return p.clock.Now()
 }
 
 // begin claims the workload for one eviction and returns its ready pods before it and the

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -134,7 +136,8 @@ func TestPacerWorkloadScaledDownAfterTheEviction(t *testing.T) {
 	ctx := context.Background()
 	client := fake.NewClientset(replicaSet(2), readyPod("web-old"), readyPod("web-surge"))
 	key, _ := workloadOf(readyPod("web-old"))
-	var p pacer
+	clk := clocktesting.NewFakeClock(time.Now())
+	p := pacer{clock: clk}
 	baseline, seq, _ := p.begin(ctx, client, key)
 	if err := client.CoreV1().Pods("ns").Delete(ctx, "web-old", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -146,6 +149,10 @@ func TestPacerWorkloadScaledDownAfterTheEviction(t *testing.T) {
 	if _, err := client.AppsV1().ReplicaSets("ns").Update(ctx, replicaSet(1), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if open, _, _ := p.open(ctx, client, key); open {
+		t.Fatal("open before the desired size read is due: the size is read at most every desiredEvery")
+	}
+	clk.Step(desiredEvery)
 	if open, why, err := p.open(ctx, client, key); err != nil || !open {
 		t.Errorf("open = %v, %q, %v after the scale down to 1 with 1 ready; want open", open, why, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,28 +65,36 @@ func Load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 			return client.SchedulingV1().PriorityClasses().List(ctx, o)
 		}, collect(&s.PriorityClasses)},
 	}
+	// The kinds are listed at once: each page is a round trip to the API server, and a
+	// cluster's pods alone are a hundred of them at 50,000 pods.
+	g, ctx := errgroup.WithContext(ctx)
 	for _, l := range lists {
-		p := pager.New(l.list)
-		p.PageSize = pageSize
-		if err := p.EachListItem(ctx, metav1.ListOptions{}, l.add); err != nil {
-			return nil, fmt.Errorf("listing %s: %w", l.what, err)
-		}
+		g.Go(func() error {
+			p := pager.New(l.list)
+			p.PageSize = pageSize
+			if err := p.EachListItem(ctx, metav1.ListOptions{}, l.add); err != nil {
+				return fmt.Errorf("listing %s: %w", l.what, err)
+			}
+			return nil
+		})
 	}
-	if err := listNamespaces(ctx, client, s); err != nil {
-		return nil, err
+	g.Go(func() error { return listNamespaces(ctx, client, s) })
+	if dyn != nil {
+		g.Go(func() (err error) {
+			s.NodeCompanions, err = listOwn[holdfastv1alpha1.NodeCompanion](ctx, dyn, "nodecompanions", namespace)
+			return err
+		})
+		g.Go(func() (err error) {
+			s.DisruptionPolicies, err = listOwn[holdfastv1alpha1.DisruptionPolicy](ctx, dyn, "disruptionpolicies", namespace)
+			return err
+		})
+		// Cluster-scoped: its copies land in the namespaces it selects, listed or not.
+		g.Go(func() (err error) {
+			s.ClusterDisruptionPolicies, err = listOwn[holdfastv1alpha1.ClusterDisruptionPolicy](ctx, dyn, "clusterdisruptionpolicies", "")
+			return err
+		})
 	}
-	if dyn == nil {
-		return s, nil
-	}
-	var err error
-	if s.NodeCompanions, err = listOwn[holdfastv1alpha1.NodeCompanion](ctx, dyn, "nodecompanions", namespace); err != nil {
-		return nil, err
-	}
-	if s.DisruptionPolicies, err = listOwn[holdfastv1alpha1.DisruptionPolicy](ctx, dyn, "disruptionpolicies", namespace); err != nil {
-		return nil, err
-	}
-	// Cluster-scoped: its copies land in the namespaces it selects, listed or not.
-	if s.ClusterDisruptionPolicies, err = listOwn[holdfastv1alpha1.ClusterDisruptionPolicy](ctx, dyn, "clusterdisruptionpolicies", ""); err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return s, nil
