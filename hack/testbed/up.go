@@ -130,9 +130,7 @@ func up(ctx context.Context, o upOptions) error {
 		}, append(schedulerRate(o.apiQPS), clientFlags...)...)},
 		{Name: "kwok", Binary: o.bins.kwok(), Args: append(kwokConfigs,
 			"--kubeconfig="+kubeconfig, "--manage-all-nodes=true",
-			// Without node Leases the node lifecycle controller marks every node
-			// NotReady about a minute after start.
-			"--node-lease-duration-seconds=40",
+			"--node-lease-duration-seconds="+strconv.Itoa(leaseSeconds(o.apiQPS)),
 			"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", "--server-address=127.0.0.1:"+strconv.Itoa(kwokPort),
 		)},
 	}
@@ -298,10 +296,25 @@ func controllerManagerRate(qps int) []string {
 	workers := strconv.Itoa(max(5, qps/25))
 	return []string{
 		"--kube-api-qps=" + strconv.Itoa(qps), "--kube-api-burst=" + strconv.Itoa(2*qps),
+		"--node-monitor-grace-period=" + strconv.Itoa(5*leaseSeconds(qps)/4) + "s",
 		"--concurrent-deployment-syncs=" + workers, "--concurrent-replicaset-syncs=" + workers,
 		"--concurrent-statefulset-syncs=" + workers, "--concurrent-daemonset-syncs=" + workers,
 		"--concurrent-disruption-syncs=" + workers,
 	}
+}
+
+// leaseSeconds is the duration of kwok's node Leases, renewed every quarter of it: without
+// Leases the node lifecycle controller marks every node NotReady about a minute after
+// start. A testbed of a thousand nodes renewing every 10 s spends a hundred writes a
+// second of its one API server on them, and a renewal late under that load makes the
+// node NotReady and its pods not Ready for good (kwok does not make them Ready again);
+// there, Leases last 4 minutes and the controller-manager waits 5 before it gives up on
+// a node.
+func leaseSeconds(qps int) int {
+	if qps == 0 {
+		return 40
+	}
+	return 240
 }
 
 // schedulerRate is kube-scheduler's request rate: one binding per pod at its default of

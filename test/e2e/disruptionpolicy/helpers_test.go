@@ -23,9 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -38,7 +36,6 @@ import (
 const settle = 60 * time.Second
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(klog.NewKlogr())
 	// Pods take 3 s to become Ready, like an application starting: a surge that let the
 	// eviction through before its new pod was Ready would show as time at zero Ready.
 	framework.Main(m, framework.Options{Nodes: 5, Zones: 3, PodReadyDelay: 3 * time.Second})

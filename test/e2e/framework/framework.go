@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -59,6 +61,8 @@ var shared *Cluster
 // HOLDFAST_E2E_KUBECONFIG points the tests at a testbed that is already running
 // (testbed up) instead, which keeps the edit-test loop fast.
 func Main(m *testing.M, opts Options) {
+	// The clients and managers the tests start log through controller-runtime's logger.
+	ctrl.SetLogger(klog.NewKlogr())
 	os.Exit(run(m, opts))
 }
 

@@ -18,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/holdfast-dev/holdfast/config"
 	"github.com/holdfast-dev/holdfast/internal/cli"
@@ -30,7 +28,6 @@ const repo = "../../.."
 
 func TestMain(m *testing.M) {
 	// The tests' own controller-runtime clients log through it.
-	ctrl.SetLogger(klog.NewKlogr())
 	framework.Main(m, framework.Options{Nodes: 3, Zones: 3})
 }
 

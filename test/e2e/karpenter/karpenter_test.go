@@ -24,9 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -49,7 +47,6 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(klog.NewKlogr())
 	framework.Main(m, framework.Options{Nodes: 0, PodReadyDelay: podReadyDelay, Karpenter: true})
 }
 

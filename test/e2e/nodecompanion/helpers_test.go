@@ -21,9 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -40,7 +38,6 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(klog.NewKlogr())
 	framework.Main(m, framework.Options{Nodes: 5, Zones: 3})
 }
 

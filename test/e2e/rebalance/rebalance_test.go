@@ -23,9 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -44,7 +42,6 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(klog.NewKlogr())
 	// Pods take 2 s to become Ready, like an application starting: a move that let the
 	// next eviction through before its replacement was Ready would show in the budget.
 	framework.Main(m, framework.Options{Nodes: 6, Zones: 3, PodReadyDelay: 2 * time.Second})

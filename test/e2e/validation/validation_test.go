@@ -14,8 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -23,7 +21,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(klog.NewKlogr())
 	framework.Main(m, framework.Options{Nodes: 2, Zones: 1})
 }
 
