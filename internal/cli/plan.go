@@ -152,9 +152,9 @@ ever (a single replica under minAvailable 1), a pod under two budgets, a pod wit
 controller or with emptyDir data, an unready pod its budget will not let go, no room for
 an evicted pod, or a one-per-node companion that would stay Pending.
 
-The lower bound is the fewest waves any order could reach: a budget allowing a
-disruptions with pods on n nodes needs at least ceil(n/a) waves, more when a node holds
-several of its pods.
+The lower bound is the fewest waves any order could reach for the nodes the plan
+drains (blocked nodes are not counted): a budget allowing a disruptions with pods on n
+nodes needs at least ceil(n/a) waves, more when a node holds several of its pods.
 
 Exit codes: 0 every node is in a wave, 1 error (bad flags, unreadable input, cluster
 unreachable), 2 some node is blocked.`,

@@ -64,7 +64,7 @@ type Plan struct {
 	Waves []Wave `json:"waves"`
 	// Blocked lists the target nodes no wave drains, sorted by name, each with why.
 	Blocked []Blocker `json:"blocked"`
-	// LowerBound is the fewest waves any plan could have for the drainable nodes.
+	// LowerBound is the fewest waves any plan could have for the nodes this one drains.
 	LowerBound LowerBound `json:"lowerBound"`
 }
 
@@ -171,8 +171,8 @@ type Reason struct {
 	Permanent bool `json:"permanent"`
 }
 
-// LowerBound is the fewest waves the drainable nodes need, whatever the order, as the
-// budgets as they are now impose it: a budget that allows a disruptions and has ready pods
+// LowerBound is the fewest waves the nodes a plan drains need, whatever the order, as the
+// budgets as they are now impose it (a node the plan finds blocked is not counted): a budget that allows a disruptions and has ready pods
 // on n of them needs at least ceil(n/a) waves, more when a node holds several of its pods
 // (see BudgetBound); MaxConcurrent c needs ceil(nodes/c). Pods moved by earlier waves
 // can make the best plan longer than the bound, never shorter.
@@ -191,7 +191,7 @@ type BudgetBound struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
-	// Nodes is how many drainable nodes hold its ready pods.
+	// Nodes is how many of the drained nodes hold its ready pods.
 	Nodes int `json:"nodes"`
 	// Allowed is the disruptions it allows at once.
 	Allowed int32 `json:"allowed"`

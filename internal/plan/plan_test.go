@@ -351,6 +351,31 @@ func TestWaves(t *testing.T) {
 	}
 }
 
+// TestBoundCountsOnlyDrainedNodes: nodes found blocked while the waves are packed need no
+// wave, so their budgets do not raise the bound above the plan (at 1,000 nodes, 666
+// nodes blocked on their companions gave a bound of 333 waves to a plan of 112).
+func TestBoundCountsOnlyDrainedNodes(t *testing.T) {
+	c := cluster("n1", "n2", "n3", "n4", "n5")
+	c.Deployment("ops", "backup", app("backup"), []string{"n1", "n2", "n5"}, antiAffinity(corev1.LabelHostname, "backup"))
+	c.PDB("ops", "backup", app("backup"), snapshottest.MaxUnavailable(intstr.FromInt32(1)))
+	c.Deployment("shop", "web", app("web"), []string{"n3", "n4"})
+	c.PDB("shop", "web", app("web"), snapshottest.MaxUnavailable(intstr.FromInt32(2)))
+	p := mustPlan(t, c.Snapshot, plan.Targets{Names: []string{"n1", "n2", "n3", "n4"}}, plan.Options{})
+	if diff := cmp.Diff([][]string{{"n3", "n4"}}, waves(p)); diff != "" {
+		t.Errorf("waves (-want +got):\n%s", diff)
+	}
+	var blocked []string
+	for _, b := range p.Blocked {
+		blocked = append(blocked, b.Node)
+	}
+	if diff := cmp.Diff([]string{"n1", "n2"}, blocked); diff != "" {
+		t.Errorf("blocked nodes (-want +got):\n%s", diff)
+	}
+	if want := (plan.LowerBound{Waves: 1}); !cmp.Equal(want, p.LowerBound) {
+		t.Errorf("lower bound %+v, want %+v", p.LowerBound, want)
+	}
+}
+
 func TestTargets(t *testing.T) {
 	c := cluster("n1", "n2", "n3")
 	node(c, "n2").Labels["pool"] = "blue"

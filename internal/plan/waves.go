@@ -35,7 +35,10 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 			remaining = append(remaining, n)
 		}
 	}
-	plan.LowerBound = c.lowerBound(remaining, opts)
+	// The bound counts the pods each node holds now, before any wave re-places others
+	// onto it, and only the nodes the plan drains in the end: a node found blocked on
+	// the way needs no wave.
+	start := c.boundStart(remaining)
 	remaining = c.order(remaining, opts)
 	for i, n := range remaining {
 		n.rank = i
@@ -53,12 +56,16 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 		// Drained nodes are not queued any more either.
 		remaining = slices.DeleteFunc(remaining, func(n *node) bool { return !n.queued })
 	}
+	var drained []*node
 	for _, n := range targets {
 		if rs, ok := blocked[n]; ok {
 			sortReasons(rs)
 			plan.Blocked = append(plan.Blocked, Blocker{Node: n.name, Reasons: rs})
+		} else {
+			drained = append(drained, n)
 		}
 	}
+	plan.LowerBound = c.lowerBound(drained, start, opts)
 	return plan
 }
 
@@ -506,11 +513,32 @@ func countedBudget(p *pod, n *availability.Count) *availability.Budget {
 	return nil
 }
 
+// boundInputs is what the lower bound reads of the simulation before its first wave:
+// each node's demands and each budget's allowance.
+type boundInputs struct {
+	demands map[*node][]demand
+	allowed map[int]int32
+}
+
+func (c *cluster) boundStart(nodes []*node) boundInputs {
+	in := boundInputs{demands: make(map[*node][]demand, len(nodes)), allowed: map[int]int32{}}
+	for _, n := range nodes {
+		ds := c.demands(n)
+		in.demands[n] = ds
+		for _, d := range ds {
+			if _, ok := in.allowed[d.budget]; !ok {
+				in.allowed[d.budget] = c.allowed(d.budget)
+			}
+		}
+	}
+	return in
+}
+
 // lowerBound computes the fewest waves the nodes need: ceil(nodes/MaxConcurrent), and
 // for each budget allowing a disruptions: one wave for each node holding more than a of
 // its ready pods (such a node shares its wave with no other node of the budget), plus
 // ceil(p/a) for the p pods on the other nodes.
-func (c *cluster) lowerBound(nodes []*node, opts Options) LowerBound {
+func (c *cluster) lowerBound(nodes []*node, in boundInputs, opts Options) LowerBound {
 	if len(nodes) == 0 {
 		return LowerBound{}
 	}
@@ -524,14 +552,14 @@ func (c *cluster) lowerBound(nodes []*node, opts Options) LowerBound {
 	}
 	loads := map[int]*load{}
 	for _, n := range nodes {
-		for _, d := range c.demands(n) {
+		for _, d := range in.demands[n] {
 			l := loads[d.budget]
 			if l == nil {
 				l = &load{}
 				loads[d.budget] = l
 			}
 			l.nodes++
-			if d.pods > c.allowed(d.budget) {
+			if d.pods > in.allowed[d.budget] {
 				l.big++
 			} else {
 				l.pods += d.pods
@@ -540,7 +568,7 @@ func (c *cluster) lowerBound(nodes []*node, opts Options) LowerBound {
 	}
 	var bounds []BudgetBound
 	for b, l := range loads {
-		a := c.allowed(b)
+		a := in.allowed[b]
 		if a <= 0 {
 			continue
 		}
