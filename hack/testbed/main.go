@@ -7,6 +7,7 @@
 //	testbed up --nodes 3 --zones 3 --dir DIR       start, create nodes, wait for Ready
 //	testbed status --dir DIR                       report components, with log tails
 //	testbed down --dir DIR                         stop what up started, remove DIR
+//	testbed finalize-pods --kubeconfig FILE        (started by up) remove deleted pods
 package main
 
 import (
@@ -28,6 +29,8 @@ commands:
   up      start a control plane with kwok nodes and write DIR/kubeconfig
   status  show the components of a running testbed (with log tails of dead ones)
   down    stop exactly the processes up started and remove DIR
+  finalize-pods
+          (started by up) remove deleted pods from the API as a kubelet does, by UID
 
 Run "testbed COMMAND -h" for the flags of a command.
 `
@@ -81,6 +84,19 @@ func run(ctx context.Context, command string, args []string) error {
 		}
 		o.dir, o.bins = *dir, bins
 		return up(ctx, o)
+	case "finalize-pods":
+		var o finalizeOptions
+		fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the testbed's kubeconfig")
+		fs.StringVar(&o.health, "health", "127.0.0.1:0", "address to answer /healthz on once the pods are listed")
+		fs.IntVar(&o.qps, "qps", 100, "requests a second (burst twice that)")
+		fs.IntVar(&o.workers, "workers", 4, "pods removed at once")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if o.qps < 1 || o.workers < 1 {
+			return fmt.Errorf("--qps and --workers must be at least 1")
+		}
+		return finalizePods(ctx, o)
 	case "status":
 		if err := fs.Parse(args); err != nil {
 			return err

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,21 +70,23 @@ func up(ctx context.Context, o upOptions) error {
 	if err != nil {
 		return fmt.Errorf("generating certificates: %w", err)
 	}
-	ports, err := freePorts(6)
+	ports, err := freePorts(7)
 	if err != nil {
 		return fmt.Errorf("choosing ports: %w", err)
 	}
-	etcdClient, etcdPeer, apiPort, cmPort, schedPort, kwokPort := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
+	etcdClient, etcdPeer, apiPort, cmPort, schedPort, kwokPort, finalizerPort := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5], ports[6]
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
 	server := "https://127.0.0.1:" + strconv.Itoa(apiPort)
 	kubeconfig := filepath.Join(o.dir, "kubeconfig")
 	if err := writeKubeconfig(kubeconfig, server, creds); err != nil {
 		return err
 	}
-	stages := o.bins.stages()
-	if o.podReadyDelay > 0 {
-		if stages, err = delayPodReady(o.bins.stages(), filepath.Join(o.dir, "kwok-stages.yaml"), o.podReadyDelay); err != nil {
-			return err
-		}
+	stages, err := withoutPodDelete(o.bins.stages(), filepath.Join(o.dir, "kwok-stages.yaml"), o.podReadyDelay)
+	if err != nil {
+		return err
 	}
 	kwokConfigs := []string{"--config=" + stages}
 	if o.apiQPS > 0 {
@@ -133,6 +134,9 @@ func up(ctx context.Context, o upOptions) error {
 			"--node-lease-duration-seconds="+strconv.Itoa(leaseSeconds(o.apiQPS)),
 			"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", "--server-address=127.0.0.1:"+strconv.Itoa(kwokPort),
 		)},
+		{Name: "pod-finalizer", Binary: self, Args: append([]string{
+			"finalize-pods", "--kubeconfig=" + kubeconfig, "--health=127.0.0.1:" + strconv.Itoa(finalizerPort),
+		}, finalizerRate(o.apiQPS)...)},
 	}
 	st := state{Kubeconfig: kubeconfig, Server: server}
 	exited := map[string]<-chan struct{}{}
@@ -156,6 +160,7 @@ func up(ctx context.Context, o upOptions) error {
 		"kube-controller-manager": httpOK("https://127.0.0.1:"+strconv.Itoa(cmPort)+"/healthz", nil),
 		"kube-scheduler":          httpOK("https://127.0.0.1:"+strconv.Itoa(schedPort)+"/healthz", nil),
 		"kwok":                    httpOK("http://127.0.0.1:"+strconv.Itoa(kwokPort)+"/healthz", nil),
+		"pod-finalizer":           httpOK("http://127.0.0.1:"+strconv.Itoa(finalizerPort)+"/healthz", nil),
 	}
 	for i := range comps {
 		c := &comps[i]
@@ -265,27 +270,6 @@ func writeKubeconfig(path, server string, creds credentials) error {
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
-// delayPodReady writes a copy of the stages in which kwok waits d before marking a
-// pod Running and Ready, like an application that takes d to start.
-func delayPodReady(from, to string, d time.Duration) (string, error) {
-	data, err := os.ReadFile(from)
-	if err != nil {
-		return "", err
-	}
-	docs := strings.Split(string(data), "\n---\n")
-	found := false
-	for i, doc := range docs {
-		if strings.Contains(doc, "\n  name: pod-ready\n") {
-			docs[i] = strings.Replace(doc, "\nspec:\n", fmt.Sprintf("\nspec:\n  delay:\n    durationMilliseconds: %d\n", d.Milliseconds()), 1)
-			found = true
-		}
-	}
-	if !found {
-		return "", fmt.Errorf("no pod-ready stage in %s", from)
-	}
-	return to, os.WriteFile(to, []byte(strings.Join(docs, "\n---\n")), 0o644)
-}
-
 // controllerManagerRate is kube-controller-manager's request rate and the workers of the
 // controllers that make and count pods: with the defaults, tens of thousands of pods take
 // hours to create and budgets' counts lag minutes behind the pods.
@@ -324,6 +308,15 @@ func schedulerRate(qps int) []string {
 		return nil
 	}
 	return []string{"--kube-api-qps=" + strconv.Itoa(qps), "--kube-api-burst=" + strconv.Itoa(2*qps)}
+}
+
+// finalizerRate is the pod finalizer's request rate and workers: at the defaults, as
+// fast as the tests' deletions come; at qps, as fast as kwok moves pods.
+func finalizerRate(qps int) []string {
+	if qps == 0 {
+		return []string{"--qps=100", "--workers=4"}
+	}
+	return []string{"--qps=" + strconv.Itoa(qps), "--workers=" + strconv.Itoa(max(4, qps/25))}
 }
 
 // writeKwokTuning writes a kwok configuration whose workers keep up with a control plane

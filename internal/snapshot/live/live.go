@@ -148,16 +148,20 @@ func listOwn[T any](ctx context.Context, dyn dynamic.Interface, resource, namesp
 	return out, nil
 }
 
-// collect appends each listed item to the slice; the pager hands out pointers into its page.
+// collect appends each listed item to the slice; the pager hands out pointers into its
+// page. Managed fields are dropped: nothing holdfast decides reads them, and a pod
+// carries an entry for each of its writers (scheduler, kubelet, controller).
 func collect[T any, PT interface {
 	*T
 	runtime.Object
+	metav1.Object
 }](slice *[]T) func(runtime.Object) error {
 	return func(obj runtime.Object) error {
 		item, ok := obj.(PT)
 		if !ok {
 			return fmt.Errorf("unexpected %T in list", obj)
 		}
+		item.SetManagedFields(nil)
 		*slice = append(*slice, *item)
 		return nil
 	}
