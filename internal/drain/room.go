@@ -45,31 +45,31 @@ func Unplaceable(snap *snapshot.Snapshot, now time.Time, node string, f Filter) 
 }
 
 // roomView is a run's read of the cluster for room checks, shared by every node it
-// drains: a read is of every pod of the cluster, which at thousands of nodes costs the
-// API server and the drain seconds each, so the cluster's pods are read again at most
-// every RoomInterval. What decides most where a pod can go is read at every check: the
-// nodes (which are cordoned changes most during a drain) and the pods of the node checked
-// (replacements from other drained nodes land there).
+// drains. The cluster's pods come from the run's pod cache, which keeps what placing them
+// takes; the workloads and budgets, which a drain changes little, are read again at most
+// every RoomInterval; the nodes (which are cordoned changes most during a drain) and the
+// checked node's pods, whole, at every check. Reading every pod per check instead cost
+// seconds and hundreds of megabytes each at 50,000 pods.
 type roomView struct {
 	mu   sync.Mutex
-	snap *snapshot.Snapshot
+	rest *snapshot.Snapshot // every kind but pods
 	at   time.Time
 }
 
-// get returns a snapshot for checking node: its pods and the nodes current, the other
-// pods and the workloads at most RoomInterval old. The snapshot shares the run's: not to
-// be changed.
-func (v *roomView) get(ctx context.Context, client kubernetes.Interface, now time.Time, node string) (*snapshot.Snapshot, error) {
+// get returns a snapshot for checking node. pods returns the cluster's pods as cached:
+// not to be changed.
+func (v *roomView) get(ctx context.Context, client kubernetes.Interface, pods func() []*corev1.Pod, now time.Time, node string) (*snapshot.Snapshot, error) {
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.snap == nil || !now.Before(v.at.Add(RoomInterval)) {
-		snap, err := live.Load(ctx, client, nil, metav1.NamespaceAll)
+	if v.rest == nil || !now.Before(v.at.Add(RoomInterval)) {
+		rest, err := live.LoadWithoutPods(ctx, client, metav1.NamespaceAll)
 		if err != nil {
+			v.mu.Unlock()
 			return nil, err
 		}
-		v.snap, v.at = snap, now
-		return snap, nil
+		v.rest, v.at = rest, now
 	}
+	fresh := *v.rest
+	v.mu.Unlock()
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -78,12 +78,12 @@ func (v *roomView) get(ctx context.Context, client kubernetes.Interface, now tim
 	if err != nil {
 		return nil, err
 	}
-	fresh := *v.snap
 	fresh.Nodes = nodes.Items
-	fresh.Pods = make([]corev1.Pod, 0, len(v.snap.Pods)+len(onNode.Items))
-	for i := range v.snap.Pods {
-		if v.snap.Pods[i].Spec.NodeName != node {
-			fresh.Pods = append(fresh.Pods, v.snap.Pods[i])
+	cached := pods()
+	fresh.Pods = make([]corev1.Pod, 0, len(cached)+len(onNode.Items))
+	for _, p := range cached {
+		if p.Spec.NodeName != node {
+			fresh.Pods = append(fresh.Pods, *p)
 		}
 	}
 	fresh.Pods = append(fresh.Pods, onNode.Items...)
@@ -99,7 +99,7 @@ func (w *nodeWork) checkRoom(ctx context.Context) error {
 		return nil
 	}
 	w.roomAt = now
-	snap, err := w.d.room.get(ctx, w.d.Client, now, w.node)
+	snap, err := w.d.room.get(ctx, w.d.Client, w.d.pods.all, now, w.node)
 	if err != nil {
 		return fmt.Errorf("reading the cluster to place node %s's pods: %w", w.node, err)
 	}

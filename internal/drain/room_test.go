@@ -88,9 +88,10 @@ func TestUnplaceable(t *testing.T) {
 	}
 }
 
-// The room checks of a run share one read of the cluster's pods for RoomInterval, and
-// read the nodes and the checked node's pods each time: a node cordoned since is no place
-// for a pod, and a replacement that landed on the checked node since needs room too.
+// The room checks of a run take the cluster's pods from the run's cache and never list
+// them all, share one read of the workloads for RoomInterval, and read the nodes and the
+// checked node's pods each time: a node cordoned since is no place for a pod, and a
+// replacement that landed on the checked node since needs room too.
 func TestRoomViewSharesPodsAndReadsNodes(t *testing.T) {
 	ctx := t.Context()
 	pod := func(name, node string) *corev1.Pod {
@@ -117,17 +118,18 @@ func TestRoomViewSharesPodsAndReadsNodes(t *testing.T) {
 		})
 		return true, list, nil
 	})
-	podLists := func() int {
+	lists := func(resource string) int {
 		n := 0
 		for _, a := range client.Actions() {
-			if l, ok := a.(k8stesting.ListAction); ok && a.GetResource().Resource == "pods" && l.GetListRestrictions().Fields.Empty() {
+			if l, ok := a.(k8stesting.ListAction); ok && a.GetResource().Resource == resource && l.GetListRestrictions().Fields.Empty() {
 				n++
 			}
 		}
 		return n
 	}
+	cached := func() []*corev1.Pod { return []*corev1.Pod{pod("web-1", "node-1"), pod("web-2", "node-2")} }
 	var v roomView
-	if _, err := v.get(ctx, client, t0, "node-2"); err != nil {
+	if _, err := v.get(ctx, client, cached, t0, "node-2"); err != nil {
 		t.Fatal(err)
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}, Spec: corev1.NodeSpec{Unschedulable: true}}
@@ -137,12 +139,12 @@ func TestRoomViewSharesPodsAndReadsNodes(t *testing.T) {
 	if _, err := client.CoreV1().Pods("shop").Create(ctx, pod("web-3", "node-1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := v.get(ctx, client, t0.Add(RoomInterval-time.Millisecond), "node-1")
+	snap, err := v.get(ctx, client, cached, t0.Add(RoomInterval-time.Millisecond), "node-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := podLists(); got != 1 {
-		t.Errorf("every pod listed %d times within RoomInterval, want once", got)
+	if got := lists("deployments"); got != 1 {
+		t.Errorf("the workloads listed %d times within RoomInterval, want once", got)
 	}
 	if !slices.ContainsFunc(snap.Nodes, func(n corev1.Node) bool { return n.Name == "node-2" && n.Spec.Unschedulable }) {
 		t.Errorf("the second check does not see node-2 cordoned: %+v", snap.Nodes)
@@ -155,10 +157,13 @@ func TestRoomViewSharesPodsAndReadsNodes(t *testing.T) {
 	if diff := cmp.Diff([]string{"node-1/web-1", "node-1/web-3", "node-2/web-2"}, names); diff != "" {
 		t.Errorf("pods of the second check (-want +got):\n%s", diff)
 	}
-	if _, err := v.get(ctx, client, t0.Add(RoomInterval), "node-1"); err != nil {
+	if _, err := v.get(ctx, client, cached, t0.Add(RoomInterval), "node-1"); err != nil {
 		t.Fatal(err)
 	}
-	if got := podLists(); got != 2 {
-		t.Errorf("every pod listed %d times after RoomInterval, want twice", got)
+	if got := lists("deployments"); got != 2 {
+		t.Errorf("the workloads listed %d times after RoomInterval, want twice", got)
+	}
+	if got := lists("pods"); got != 0 {
+		t.Errorf("every pod listed %d times, want never: they come from the cache", got)
 	}
 }

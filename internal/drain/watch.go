@@ -84,6 +84,10 @@ func (c *podCache) by(index, value string) []*corev1.Pod {
 	if err != nil {
 		return nil // only an unknown index fails
 	}
+	return asPods(objs)
+}
+
+func asPods(objs []any) []*corev1.Pod {
 	pods := make([]*corev1.Pod, 0, len(objs))
 	for _, o := range objs {
 		pods = append(pods, o.(*corev1.Pod))
@@ -94,13 +98,18 @@ func (c *podCache) by(index, value string) []*corev1.Pod {
 // onNode returns the pods bound to node. They are the cache's: not to be changed.
 func (c *podCache) onNode(node string) []*corev1.Pod { return c.by(byNode, node) }
 
+// all returns every pod cached. They are the cache's: not to be changed.
+func (c *podCache) all() []*corev1.Pod { return asPods(c.informer.GetStore().List()) }
+
 // ofController returns the pods whose controller has that UID.
 func (c *podCache) ofController(uid types.UID) []*corev1.Pod {
 	return c.by(byController, string(uid))
 }
 
 // trimPod keeps what a drain reads of a pod: who it is, its labels (budgets select by
-// them), annotations (mirror pods), owner, node, emptyDir volumes, phase and conditions.
+// them), annotations (mirror pods), owner, node, emptyDir volumes, phase and conditions;
+// and what placing it takes (requests, node selection, tolerations, affinity, spread),
+// for the room checks of a pod that no controller replaces from a template.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -111,7 +120,12 @@ func trimPod(obj any) (any, error) {
 			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
 			Labels: pod.Labels, OwnerReferences: pod.OwnerReferences, DeletionTimestamp: pod.DeletionTimestamp,
 		},
-		Spec:   corev1.PodSpec{NodeName: pod.Spec.NodeName},
+		Spec: corev1.PodSpec{
+			NodeName: pod.Spec.NodeName, NodeSelector: pod.Spec.NodeSelector, Affinity: pod.Spec.Affinity,
+			Tolerations: pod.Spec.Tolerations, TopologySpreadConstraints: pod.Spec.TopologySpreadConstraints,
+			Overhead: pod.Spec.Overhead, Resources: pod.Spec.Resources,
+			InitContainers: requestsOnly(pod.Spec.InitContainers), Containers: requestsOnly(pod.Spec.Containers),
+		},
 		Status: corev1.PodStatus{Phase: pod.Status.Phase, Conditions: pod.Status.Conditions},
 	}
 	if v, ok := pod.Annotations[mirrorPodAnnotation]; ok {
@@ -123,4 +137,17 @@ func trimPod(obj any) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// requestsOnly keeps of each container what the scheduler counts: its resources, and
+// whether an init container runs beside the others (restartPolicy Always).
+func requestsOnly(containers []corev1.Container) []corev1.Container {
+	if len(containers) == 0 {
+		return nil
+	}
+	out := make([]corev1.Container, len(containers))
+	for i, c := range containers {
+		out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+	}
+	return out
 }

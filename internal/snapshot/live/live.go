@@ -30,6 +30,16 @@ const pageSize = 500
 // priority classes are cluster-scoped and always listed. holdfast's own resources are
 // listed through dyn, when given.
 func Load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, namespace string) (*snapshot.Snapshot, error) {
+	return load(ctx, client, dyn, namespace, true)
+}
+
+// LoadWithoutPods is Load without pods and holdfast's own resources, for a caller that
+// watches the pods already: at tens of thousands of pods they are most of a read's cost.
+func LoadWithoutPods(ctx context.Context, client kubernetes.Interface, namespace string) (*snapshot.Snapshot, error) {
+	return load(ctx, client, nil, namespace, false)
+}
+
+func load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, namespace string, withPods bool) (*snapshot.Snapshot, error) {
 	s := &snapshot.Snapshot{Source: snapshot.SourceLive}
 	core, apps := client.CoreV1(), client.AppsV1()
 	lists := []struct {
@@ -69,6 +79,9 @@ func Load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 	// cluster's pods alone are a hundred of them at 50,000 pods.
 	g, ctx := errgroup.WithContext(ctx)
 	for _, l := range lists {
+		if l.what == "pods" && !withPods {
+			continue
+		}
 		g.Go(func() error {
 			p := pager.New(l.list)
 			p.PageSize = pageSize
