@@ -310,11 +310,11 @@ func schedulerRate(qps int) []string {
 	return []string{"--kube-api-qps=" + strconv.Itoa(qps), "--kube-api-burst=" + strconv.Itoa(2*qps)}
 }
 
-// finalizerRate is the pod finalizer's request rate and workers: at the defaults, as
-// fast as the tests' deletions come; at qps, as fast as kwok moves pods.
+// finalizerRate is the pod finalizer's request rate and workers: its defaults keep up
+// with the tests' deletions; at qps, it keeps up with kwok moving pods.
 func finalizerRate(qps int) []string {
 	if qps == 0 {
-		return []string{"--qps=100", "--workers=4"}
+		return nil
 	}
 	return []string{"--qps=" + strconv.Itoa(qps), "--workers=" + strconv.Itoa(max(4, qps/25))}
 }

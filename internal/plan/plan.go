@@ -172,9 +172,10 @@ type Reason struct {
 }
 
 // LowerBound is the fewest waves the nodes a plan drains need, whatever the order, as the
-// budgets as they are now impose it (a node the plan finds blocked is not counted): a budget that allows a disruptions and has ready pods
-// on n of them needs at least ceil(n/a) waves, more when a node holds several of its pods
-// (see BudgetBound); MaxConcurrent c needs ceil(nodes/c). Pods moved by earlier waves
+// budgets as they are now impose it (a node the plan finds blocked is not counted): a
+// budget that allows a disruptions and has ready pods on n of them needs at least
+// ceil(n/a) waves, more when a node holds several of its pods (see BudgetBound);
+// MaxConcurrent c needs ceil(nodes/c). Pods moved by earlier waves
 // can make the best plan longer than the bound, never shorter.
 type LowerBound struct {
 	Waves int `json:"waves"`

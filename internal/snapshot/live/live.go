@@ -42,17 +42,15 @@ func LoadWithoutPods(ctx context.Context, client kubernetes.Interface, namespace
 func load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, namespace string, withPods bool) (*snapshot.Snapshot, error) {
 	s := &snapshot.Snapshot{Source: snapshot.SourceLive}
 	core, apps := client.CoreV1(), client.AppsV1()
-	lists := []struct {
+	type kind struct {
 		what string
 		list func(context.Context, metav1.ListOptions) (runtime.Object, error)
 		add  func(runtime.Object) error
-	}{
+	}
+	lists := []kind{
 		{"nodes", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return core.Nodes().List(ctx, o)
 		}, collect(&s.Nodes)},
-		{"pods", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return core.Pods(namespace).List(ctx, o)
-		}, collect(&s.Pods)},
 		{"deployments", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return apps.Deployments(namespace).List(ctx, o)
 		}, collect(&s.Deployments)},
@@ -75,13 +73,15 @@ func load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 			return client.SchedulingV1().PriorityClasses().List(ctx, o)
 		}, collect(&s.PriorityClasses)},
 	}
+	if withPods {
+		lists = append(lists, kind{"pods", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return core.Pods(namespace).List(ctx, o)
+		}, collect(&s.Pods)})
+	}
 	// The kinds are listed at once: each page is a round trip to the API server, and a
 	// cluster's pods alone are a hundred of them at 50,000 pods.
 	g, ctx := errgroup.WithContext(ctx)
 	for _, l := range lists {
-		if l.what == "pods" && !withPods {
-			continue
-		}
 		g.Go(func() error {
 			p := pager.New(l.list)
 			p.PageSize = pageSize

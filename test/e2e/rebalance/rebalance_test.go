@@ -314,6 +314,8 @@ func (f *env) watchRecords(w client.Object) *moveRecords {
 		watcher, err = f.Clientset.AppsV1().Deployments(f.Namespace).Watch(f.Ctx, opts)
 	case *appsv1.StatefulSet:
 		watcher, err = f.Clientset.AppsV1().StatefulSets(f.Namespace).Watch(f.Ctx, opts)
+	default:
+		f.T.Fatalf("%T %s is neither a Deployment nor a StatefulSet", w, w.GetName())
 	}
 	if err != nil {
 		f.T.Fatal(err)
