@@ -27,6 +27,10 @@ type OperatorOptions struct {
 	ProbeAddr               string
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// APIQPS and APIBurst pace the operator's requests; client-go's default of 5 a second
+	// made a first sync of 700 budgets at 1,000 nodes take over two minutes.
+	APIQPS   float32
+	APIBurst int
 
 	config *rest.Config
 	genericiooptions.IOStreams
@@ -70,6 +74,8 @@ SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	cmd.Flags().BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica reconciles")
 	cmd.Flags().StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader Lease; empty means the operator's own namespace (the installed Role allows Leases in holdfast-system only)")
+	cmd.Flags().Float32Var(&o.APIQPS, "kube-api-qps", 50, "requests a second the operator may send to the API server, as kube-controller-manager's flag of the same name; the API server's priority and fairness still protects it")
+	cmd.Flags().IntVar(&o.APIBurst, "kube-api-burst", 100, "requests the operator may send at once above --kube-api-qps")
 	return cmd
 }
 
@@ -79,7 +85,8 @@ func (o *OperatorOptions) Complete() error {
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	o.config = cfg
+	o.config = rest.CopyConfig(cfg)
+	o.config.QPS, o.config.Burst = o.APIQPS, o.APIBurst
 	return nil
 }
 
@@ -87,6 +94,9 @@ func (o *OperatorOptions) Complete() error {
 func (o *OperatorOptions) Validate() error {
 	if o.MetricsAddr == "" || o.ProbeAddr == "" {
 		return fmt.Errorf("--metrics-bind-address and --health-probe-bind-address need an address, or 0 to turn them off")
+	}
+	if o.APIQPS <= 0 || o.APIBurst < 1 {
+		return fmt.Errorf("--kube-api-qps must be above 0 and --kube-api-burst at least 1, got %g and %d", o.APIQPS, o.APIBurst)
 	}
 	if _, ok := logVerbosity[o.LogLevel]; !ok {
 		return fmt.Errorf("unknown --log-level %q: use info or debug", o.LogLevel)

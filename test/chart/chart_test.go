@@ -110,6 +110,7 @@ func TestSchema(t *testing.T) {
 		"one replica without leader election":  {args: []string{"--set", "leaderElection=false", "--set", "replicas=1"}},
 		"three replicas with leader election":  {args: []string{"--set", "replicas=3"}},
 		"an unknown log level":                 {args: []string{"--set", "logLevel=verbose"}, refused: "/logLevel"},
+		"no requests a second":                 {args: []string{"--set", "kubeAPI.qps=0"}, refused: "/kubeAPI/qps"},
 		"a digest that is not one":             {args: []string{"--set", "image.digest=latest"}, refused: "/image/digest"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -132,6 +133,7 @@ image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef01234567
 replicas: 1
 leaderElection: false
 logLevel: debug
+kubeAPI: {qps: 20, burst: 40}
 serviceAccount: {create: false, name: platform-operator}
 podAnnotations: {example.com/team: platform}
 podLabels: {team: platform}
@@ -160,7 +162,7 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 		},
 		"serviceAccountName": "platform-operator",
 		"image":              "ghcr.io/holdfast-dev/holdfast@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-		"args":               []any{"operator", "--leader-elect=false", "--metrics-bind-address=:8443", "--metrics-secure=false", "--health-probe-bind-address=:8081", "--log-level=debug"},
+		"args":               []any{"operator", "--leader-elect=false", "--metrics-bind-address=:8443", "--metrics-secure=false", "--health-probe-bind-address=:8081", "--log-level=debug", "--kube-api-qps=20", "--kube-api-burst=40"},
 		"priorityClassName":  nil,
 		"nodeSelector":       map[string]any{"kubernetes.io/os": "linux"},
 		"tolerations":        []any{map[string]any{"key": "dedicated", "operator": "Exists"}},

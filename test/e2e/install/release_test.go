@@ -361,7 +361,7 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 		*d.Spec.Replicas, d.Status.ReadyReplicas, pod.Spec.ServiceAccountName, pod.Spec.Containers[0].Image,
 		pod.Labels["team"], pod.Spec.PriorityClassName, pod.Spec.Containers[0].Args)
 	want := "replicas=1 ready=1 sa=holdfast-e2e image=ghcr.io/holdfast-dev/holdfast:v0.0.0-e2e team=platform priority=system-cluster-critical " +
-		"args=[operator --leader-elect=false --metrics-bind-address=:8443 --metrics-secure=true --health-probe-bind-address=:8081 --log-level=debug]"
+		"args=[operator --leader-elect=false --metrics-bind-address=:8443 --metrics-secure=true --health-probe-bind-address=:8081 --log-level=debug --kube-api-qps=50 --kube-api-burst=100]"
 	if got != want {
 		t.Errorf("the installed Deployment:\n got %s\nwant %s", got, want)
 	}
