@@ -170,13 +170,15 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 	watching, stop := context.WithCancel(ctx)
 	defer stop()
 	d.pods = newPodCache(d.Client)
-	if err := d.pods.start(watching); err != nil {
+	sizes, sized := newSizeCache(d.Client), make(chan error, 1)
+	go func() { sized <- sizes.start(watching) }()
+	if err := errors.Join(d.pods.start(watching), <-sized); err != nil {
 		for _, n := range all {
 			res.Nodes = append(res.Nodes, NodeResult{Node: n, Err: stopped(ctx, err)})
 		}
 		return res
 	}
-	d.pacer.pods, d.pacer.clock = d.pods.ofController, d.Clock
+	d.pacer.pods, d.pacer.sizes, d.pacer.clock = d.pods.ofController, sizes.desired, d.Clock
 	if d.NodeStatus {
 		d.status = newNodeStatus(ctx, d.Client, d.Clock, d.Identity)
 		// Registered first, so run last: after the queued marks' errors are in.

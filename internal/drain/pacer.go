@@ -43,6 +43,9 @@ type pacer struct {
 	// pods returns the pods of a controller from the run's watch; nil lists them from
 	// the API server.
 	pods func(types.UID) []*corev1.Pod
+	// sizes returns the replicas a ReplicaSet or StatefulSet wants from the run's watch,
+	// if it has seen it; nil, or a workload it has not seen, reads the API server.
+	sizes func(workloadKey) (*int32, bool)
 	// clock times the reads of desired sizes; nil is the real clock.
 	clock clock.PassiveClock
 	mu    sync.Mutex
@@ -97,7 +100,7 @@ func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key
 	want := g.baseline
 	if ready < want {
 		if now := p.now(); g.desiredAt.IsZero() || now.Sub(g.desiredAt) >= desiredEvery {
-			if g.desired, g.known, err = desiredPods(ctx, client, key); err != nil {
+			if g.desired, g.known, err = p.desiredPods(ctx, client, key); err != nil {
 				return false, "", false, err
 			}
 			g.desiredAt = now
@@ -181,33 +184,44 @@ func (p *pacer) replaced(ctx context.Context, client kubernetes.Interface, key w
 // desiredPods is the replicas the workload's controller wants now, for the controllers
 // that recreate evicted pods by count; known is false for other kinds. A controller that
 // is gone wants none.
-func desiredPods(ctx context.Context, client kubernetes.Interface, key workloadKey) (desired int, known bool, err error) {
-	var replicas *int32
-	switch key.kind {
-	case "ReplicaSet":
-		rs, getErr := client.AppsV1().ReplicaSets(key.namespace).Get(ctx, key.name, metav1.GetOptions{})
-		if getErr == nil {
-			replicas = rs.Spec.Replicas
-		}
-		err = getErr
-	case "StatefulSet":
-		sts, getErr := client.AppsV1().StatefulSets(key.namespace).Get(ctx, key.name, metav1.GetOptions{})
-		if getErr == nil {
-			replicas = sts.Spec.Replicas
-		}
-		err = getErr
-	default:
+func (p *pacer) desiredPods(ctx context.Context, client kubernetes.Interface, key workloadKey) (desired int, known bool, err error) {
+	if key.kind != "ReplicaSet" && key.kind != "StatefulSet" {
 		return 0, false, nil
 	}
-	switch {
-	case apierrors.IsNotFound(err):
-		return 0, true, nil
-	case err != nil:
-		return 0, false, fmt.Errorf("reading %s: %w", key, err)
-	case replicas == nil:
+	var replicas *int32
+	found := false
+	if p.sizes != nil {
+		replicas, found = p.sizes(key)
+	}
+	if !found {
+		replicas, err = readReplicas(ctx, client, key)
+		switch {
+		case apierrors.IsNotFound(err):
+			return 0, true, nil
+		case err != nil:
+			return 0, false, fmt.Errorf("reading %s: %w", key, err)
+		}
+	}
+	if replicas == nil {
 		return 1, true, nil // the API's default
 	}
 	return int(*replicas), true, nil
+}
+
+// readReplicas reads the replicas a ReplicaSet or StatefulSet wants from the API server.
+func readReplicas(ctx context.Context, client kubernetes.Interface, key workloadKey) (*int32, error) {
+	if key.kind == "StatefulSet" {
+		sts, err := client.AppsV1().StatefulSets(key.namespace).Get(ctx, key.name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return sts.Spec.Replicas, nil
+	}
+	rs, err := client.AppsV1().ReplicaSets(key.namespace).Get(ctx, key.name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return rs.Spec.Replicas, nil
 }
 
 // readyPods counts the workload's Ready pods that are not being deleted, leaving out the

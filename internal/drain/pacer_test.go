@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -155,5 +156,46 @@ func TestPacerWorkloadScaledDownAfterTheEviction(t *testing.T) {
 	clk.Step(desiredEvery)
 	if open, why, err := p.open(ctx, client, key); err != nil || !open {
 		t.Errorf("open = %v, %q, %v after the scale down to 1 with 1 ready; want open", open, why, err)
+	}
+}
+
+// With the run's watch of sizes, the pacer reads the size a ReplicaSet wants from it
+// rather than from the API server, and follows a scale down the watch sees.
+func TestPacerReadsSizesFromTheWatch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset(replicaSet(2), readyPod("web-old"), readyPod("web-surge"))
+	sizes := newSizeCache(client)
+	if err := sizes.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := workloadOf(readyPod("web-old"))
+	clk := clocktesting.NewFakeClock(time.Now())
+	p := pacer{clock: clk, sizes: sizes.desired}
+	baseline, seq, _ := p.begin(ctx, client, key)
+	if err := client.CoreV1().Pods("ns").Delete(ctx, "web-old", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.end(key, baseline, seq, "", true)
+	if open, _, _ := p.open(ctx, client, key); open {
+		t.Fatal("open with 1 of 2 pods ready and the ReplicaSet still at 2")
+	}
+	if _, err := client.AppsV1().ReplicaSets("ns").Update(ctx, replicaSet(1), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		r, ok := sizes.desired(key)
+		return ok && *r == 1, nil
+	}); err != nil {
+		t.Fatalf("the watch never saw the scale down: %v", err)
+	}
+	clk.Step(desiredEvery)
+	if open, why, err := p.open(ctx, client, key); err != nil || !open {
+		t.Errorf("open = %v, %q, %v after the scale down to 1 with 1 ready; want open", open, why, err)
+	}
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "get" && a.GetResource().Resource == "replicasets" {
+			t.Errorf("the pacer read the ReplicaSet from the API server: %v", a)
+		}
 	}
 }
