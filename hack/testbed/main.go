@@ -70,7 +70,7 @@ func run(ctx context.Context, command string, args []string) error {
 		fs.IntVar(&o.nodes, "nodes", 3, "kwok nodes to create")
 		fs.IntVar(&o.zones, "zones", 3, "zones to spread the nodes over (topology.kubernetes.io/zone)")
 		fs.DurationVar(&o.podReadyDelay, "pod-ready-delay", 0, "how long kwok waits before marking a scheduled pod Running and Ready (a realistic start-up is 5s)")
-		fs.IntVar(&o.apiQPS, "api-qps", 0, "raise the request rate of kube-controller-manager and kube-scheduler to this many per second (burst twice that), their workers and kwok's to match, and make node Leases last 4 minutes, for testbeds of hundreds of nodes and tens of thousands of pods; 0 keeps the defaults")
+		fs.IntVar(&o.apiQPS, "api-qps", 0, "raise the request rate of kube-controller-manager and kube-scheduler to this many per second (burst twice that), their workers and kwok's to match, make node Leases last 4 minutes, and let the control plane's Go runtimes collect garbage less often (GOGC=400 under a GOMEMLIMIT each), for testbeds of hundreds of nodes and tens of thousands of pods; 0 keeps the defaults")
 		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the API and the nodes (the build is not counted)")
 		if err := fs.Parse(args); err != nil {
 			return err

@@ -20,6 +20,8 @@ type component struct {
 	Name   string   `json:"name"`
 	Binary string   `json:"binary"`
 	Args   []string `json:"args"`
+	// Env is added to the launcher's environment.
+	Env []string `json:"env,omitempty"`
 	PID    int      `json:"pid"`
 	Log    string   `json:"log"`
 }
@@ -62,6 +64,9 @@ func start(c *component) (<-chan struct{}, error) {
 		return nil, err
 	}
 	cmd := exec.Command(c.Binary, c.Args...)
+	if len(c.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.Env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
