@@ -38,7 +38,7 @@ func DefaultStreams() genericiooptions.IOStreams {
 
 // NewRootCommand builds the holdfast command tree.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	return newRootCommand(streams, "holdfast")
+	return newRootCommand(streams, "holdfast", &profiling{})
 }
 
 // displayName is the name holdfast was invoked by, as its help should show it: run by
@@ -64,7 +64,7 @@ func renameExamples(cmd *cobra.Command, name string) {
 	}
 }
 
-func newRootCommand(streams genericiooptions.IOStreams, name string) *cobra.Command {
+func newRootCommand(streams genericiooptions.IOStreams, name string, prof *profiling) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:         "holdfast",
@@ -75,10 +75,13 @@ drains that explain every blocker, drains nodes without taking services down, an
 an operator that keeps disruption budgets and per-node companions right.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Execute writes the profile: a command's error skips cobra's post-run hooks.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return prof.start() },
 	}
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	flags.AddFlags(root.PersistentFlags())
+	prof.addFlags(root.PersistentFlags())
 	registerConfigCompletions(root, flags)
 	drain := NewDrainCommand(streams, flags)
 	// Its node arguments complete like plan drain's, from the cluster.
@@ -95,8 +98,15 @@ an operator that keeps disruption budgets and per-node companions right.`,
 
 // Execute runs holdfast with os.Args and returns the process exit code.
 func Execute(streams genericiooptions.IOStreams) int {
-	cmd := newRootCommand(streams, displayName(os.Args[0]))
+	prof := &profiling{}
+	cmd := newRootCommand(streams, displayName(os.Args[0]), prof)
 	err := cmd.Execute()
+	if perr := prof.stop(); perr != nil {
+		fmt.Fprintln(streams.ErrOut, "holdfast:", perr)
+		if err == nil {
+			return ExitError
+		}
+	}
 	if err == nil {
 		return ExitOK
 	}

@@ -29,7 +29,7 @@ func TestDisplayName(t *testing.T) {
 func TestPluginHelp(t *testing.T) {
 	for _, args := range [][]string{{"audit", "--help"}, {"plan", "drain", "--help"}, {"--help"}} {
 		var out bytes.Buffer
-		cmd := newRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, "kubectl holdfast")
+		cmd := newRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, "kubectl holdfast", &profiling{})
 		cmd.SetArgs(args)
 		if err := cmd.Execute(); err != nil {
 			t.Fatal(err)
@@ -47,7 +47,7 @@ func TestPluginHelp(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	cmd := newRootCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &out}, "kubectl holdfast")
+	cmd := newRootCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &out}, "kubectl holdfast", &profiling{})
 	cmd.SetArgs([]string{"audit", "--help"})
 	_ = cmd.Execute()
 	for _, want := range []string{"  kubectl holdfast audit [-f PATH...] [flags]", "  helm template my-chart | kubectl holdfast audit -f - --fail-on warning", "holdfast.dev/audit-ignore"} {

@@ -141,7 +141,10 @@ func TestScale(t *testing.T) {
 	defer stopCounter()
 	measure := func(what string, args ...string) []byte {
 		c0 := ctr.read()
-		res, err := runMeasured(ctx, holdfastBin(), append(args, "--kubeconfig", ctr.Kubeconfig)...)
+		// A CPU profile of each, for a look at where the time goes; sampling costs little.
+		profile := filepath.Join(os.TempDir(), "holdfast-scale-"+args[0]+".pprof")
+		res, err := runMeasured(ctx, holdfastBin(), append(args, "--kubeconfig", ctr.Kubeconfig, "--profile=cpu", "--profile-output="+profile)...)
+		t.Logf("holdfast %s's CPU profile: go tool pprof %s %s", args[0], holdfastBin(), profile)
 		if err != nil || res.exitCode > 2 || res.exitCode == 1 {
 			t.Errorf("holdfast %s: exit %d, %v\n%s", strings.Join(args, " "), res.exitCode, err, tail(res.stderr))
 		}
