@@ -50,10 +50,35 @@ func Covers(pdb *policyv1.PodDisruptionBudget, namespace string, podLabels map[s
 // Covering returns the budgets of pdbs that cover a pod of the namespace with these
 // labels, in the order given. More than one makes the Eviction API refuse the pod.
 func Covering(pdbs []policyv1.PodDisruptionBudget, namespace string, podLabels map[string]string) []*policyv1.PodDisruptionBudget {
-	var out []*policyv1.PodDisruptionBudget
+	return NewBudgetSet(pdbs).Covering(namespace, podLabels)
+}
+
+// BudgetSet is budgets with their selectors parsed once, for asking which cover each of
+// many pods: parsing a selector checks every label with a regular expression, which at
+// thousands of pods was most of a policy decision's time.
+type BudgetSet struct {
+	budgets   []*policyv1.PodDisruptionBudget
+	selectors []labels.Selector
+}
+
+// NewBudgetSet parses the budgets' selectors; a budget whose selector does not parse
+// covers no pod, as the disruption controller reads it.
+func NewBudgetSet(pdbs []policyv1.PodDisruptionBudget) BudgetSet {
+	set := BudgetSet{budgets: make([]*policyv1.PodDisruptionBudget, len(pdbs)), selectors: make([]labels.Selector, len(pdbs))}
 	for i := range pdbs {
-		if Covers(&pdbs[i], namespace, podLabels) {
-			out = append(out, &pdbs[i])
+		set.budgets[i] = &pdbs[i]
+		set.selectors[i], _ = BudgetSelector(&pdbs[i])
+	}
+	return set
+}
+
+// Covering returns the budgets of the set that cover a pod of the namespace with these
+// labels, in the set's order.
+func (s BudgetSet) Covering(namespace string, podLabels map[string]string) []*policyv1.PodDisruptionBudget {
+	var out []*policyv1.PodDisruptionBudget
+	for i, b := range s.budgets {
+		if b.Namespace == namespace && s.selectors[i].Matches(labels.Set(podLabels)) {
+			out = append(out, b)
 		}
 	}
 	return out

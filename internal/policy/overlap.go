@@ -41,12 +41,13 @@ func overlap(o Observed, w *Workload, siblings []*policyv1.PodDisruptionBudget) 
 			candidates = append(candidates, *b)
 		}
 	}
+	set := availability.NewBudgetSet(candidates)
 	var first *policyv1.PodDisruptionBudget
 	for i, pod := range podLabels(o, w) {
 		if i > 0 && !sel.Matches(labels.Set(pod)) {
 			continue
 		}
-		for _, b := range availability.Covering(candidates, o.Policy.Namespace, pod) {
+		for _, b := range set.Covering(o.Policy.Namespace, pod) {
 			if first == nil || b.Name < first.Name {
 				first = b
 			}
