@@ -22,8 +22,8 @@ type component struct {
 	Args   []string `json:"args"`
 	// Env is added to the launcher's environment.
 	Env []string `json:"env,omitempty"`
-	PID    int      `json:"pid"`
-	Log    string   `json:"log"`
+	PID int      `json:"pid"`
+	Log string   `json:"log"`
 }
 
 // state is DIR/state.json.
