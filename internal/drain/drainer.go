@@ -172,7 +172,11 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 	d.pods = newPodCache(d.Client)
 	sizes, sized := newSizeCache(d.Client), make(chan error, 1)
 	go func() { sized <- sizes.start(watching) }()
-	if err := errors.Join(d.pods.start(watching), <-sized); err != nil {
+	err := d.pods.start(watching)
+	if sizeErr := <-sized; err == nil {
+		err = sizeErr
+	}
+	if err != nil {
 		for _, n := range all {
 			res.Nodes = append(res.Nodes, NodeResult{Node: n, Err: stopped(ctx, err)})
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 )
 
 // desiredEvery is how long the pacer trusts the size a workload's controller wants while
@@ -66,8 +67,8 @@ type gate struct {
 	// evicting is true between begin and end, so that two nodes of one process cannot
 	// evict from the same workload at once.
 	evicting bool
-	// desired is the size the workload's controller wanted when read at desiredAt, if
-	// known is true.
+	// desired is the size the workload's controller wanted, if known is true; desiredAt
+	// is when it was last read from the API server.
 	desired   int
 	known     bool
 	desiredAt time.Time
@@ -99,13 +100,10 @@ func (p *pacer) openLocked(ctx context.Context, client kubernetes.Interface, key
 	// eviction) waits for no more than its new size.
 	want := g.baseline
 	if ready < want {
-		if now := p.now(); g.desiredAt.IsZero() || now.Sub(g.desiredAt) >= desiredEvery {
-			if g.desired, g.known, err = p.desiredPods(ctx, client, key); err != nil {
-				return false, "", false, err
-			}
-			g.desiredAt = now
-			p.gates[key] = g
+		if err := p.desiredPods(ctx, client, key, &g); err != nil {
+			return false, "", false, err
 		}
+		p.gates[key] = g
 		if g.known {
 			want = min(want, g.desired)
 		}
@@ -181,12 +179,14 @@ func (p *pacer) replaced(ctx context.Context, client kubernetes.Interface, key w
 	return false, why, nil
 }
 
-// desiredPods is the replicas the workload's controller wants now, for the controllers
-// that recreate evicted pods by count; known is false for other kinds. A controller that
-// is gone wants none.
-func (p *pacer) desiredPods(ctx context.Context, client kubernetes.Interface, key workloadKey) (desired int, known bool, err error) {
+// desiredPods sets in g the replicas the workload's controller wants now, for the
+// controllers that recreate evicted pods by count; known is false for other kinds. A
+// controller that is gone wants none. The run's watch answers every time; a workload it
+// has not seen is read from the API server at most every desiredEvery.
+func (p *pacer) desiredPods(ctx context.Context, client kubernetes.Interface, key workloadKey, g *gate) error {
 	if key.kind != "ReplicaSet" && key.kind != "StatefulSet" {
-		return 0, false, nil
+		g.known = false
+		return nil
 	}
 	var replicas *int32
 	found := false
@@ -194,18 +194,25 @@ func (p *pacer) desiredPods(ctx context.Context, client kubernetes.Interface, ke
 		replicas, found = p.sizes(key)
 	}
 	if !found {
+		now := p.now()
+		if !g.desiredAt.IsZero() && now.Sub(g.desiredAt) < desiredEvery {
+			return nil
+		}
+		var err error
 		replicas, err = readReplicas(ctx, client, key)
 		switch {
 		case apierrors.IsNotFound(err):
-			return 0, true, nil
+			replicas = ptr.To[int32](0)
 		case err != nil:
-			return 0, false, fmt.Errorf("reading %s: %w", key, err)
+			return fmt.Errorf("reading %s: %w", key, err)
 		}
+		g.desiredAt = now
 	}
-	if replicas == nil {
-		return 1, true, nil // the API's default
+	g.desired, g.known = 1, true // the API's default
+	if replicas != nil {
+		g.desired = int(*replicas)
 	}
-	return int(*replicas), true, nil
+	return nil
 }
 
 // readReplicas reads the replicas a ReplicaSet or StatefulSet wants from the API server.

@@ -131,14 +131,12 @@ func TestPacerUnschedulableReplacement(t *testing.T) {
 	}
 }
 
-// A workload scaled down after the eviction (a DisruptionPolicy's surge ends as the old
-// pod goes) waits for its new size, not for the pods it had before.
-func TestPacerWorkloadScaledDownAfterTheEviction(t *testing.T) {
-	ctx := context.Background()
-	client := fake.NewClientset(replicaSet(2), readyPod("web-old"), readyPod("web-surge"))
+// scaledDownAfterEviction has p evict one of the ReplicaSet's two pods, checks that the
+// workload waits for its replacement, then scales the ReplicaSet down to 1 (a
+// DisruptionPolicy's surge ends as the old pod goes).
+func scaledDownAfterEviction(ctx context.Context, t *testing.T, client *fake.Clientset, p *pacer) workloadKey {
+	t.Helper()
 	key, _ := workloadOf(readyPod("web-old"))
-	clk := clocktesting.NewFakeClock(time.Now())
-	p := pacer{clock: clk}
 	baseline, seq, _ := p.begin(ctx, client, key)
 	if err := client.CoreV1().Pods("ns").Delete(ctx, "web-old", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -150,6 +148,17 @@ func TestPacerWorkloadScaledDownAfterTheEviction(t *testing.T) {
 	if _, err := client.AppsV1().ReplicaSets("ns").Update(ctx, replicaSet(1), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return key
+}
+
+// A workload scaled down after the eviction waits for its new size, not for the pods it
+// had before; read from the API server, the size is read at most every desiredEvery.
+func TestPacerWorkloadScaledDownAfterTheEviction(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset(replicaSet(2), readyPod("web-old"), readyPod("web-surge"))
+	clk := clocktesting.NewFakeClock(time.Now())
+	p := pacer{clock: clk}
+	key := scaledDownAfterEviction(ctx, t, client, &p)
 	if open, _, _ := p.open(ctx, client, key); open {
 		t.Fatal("open before the desired size read is due: the size is read at most every desiredEvery")
 	}
@@ -159,8 +168,8 @@ func TestPacerWorkloadScaledDownAfterTheEviction(t *testing.T) {
 	}
 }
 
-// With the run's watch of sizes, the pacer reads the size a ReplicaSet wants from it
-// rather than from the API server, and follows a scale down the watch sees.
+// With the run's watch of sizes, the pacer reads the size a ReplicaSet wants from it,
+// never from the API server, and follows a scale down as soon as the watch sees it.
 func TestPacerReadsSizesFromTheWatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -169,29 +178,16 @@ func TestPacerReadsSizesFromTheWatch(t *testing.T) {
 	if err := sizes.start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	key, _ := workloadOf(readyPod("web-old"))
-	clk := clocktesting.NewFakeClock(time.Now())
-	p := pacer{clock: clk, sizes: sizes.desired}
-	baseline, seq, _ := p.begin(ctx, client, key)
-	if err := client.CoreV1().Pods("ns").Delete(ctx, "web-old", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	p.end(key, baseline, seq, "", true)
-	if open, _, _ := p.open(ctx, client, key); open {
-		t.Fatal("open with 1 of 2 pods ready and the ReplicaSet still at 2")
-	}
-	if _, err := client.AppsV1().ReplicaSets("ns").Update(ctx, replicaSet(1), metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	p := pacer{clock: clocktesting.NewFakeClock(time.Now()), sizes: sizes.desired}
+	key := scaledDownAfterEviction(ctx, t, client, &p)
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		r, ok := sizes.desired(key)
 		return ok && *r == 1, nil
 	}); err != nil {
 		t.Fatalf("the watch never saw the scale down: %v", err)
 	}
-	clk.Step(desiredEvery)
 	if open, why, err := p.open(ctx, client, key); err != nil || !open {
-		t.Errorf("open = %v, %q, %v after the scale down to 1 with 1 ready; want open", open, why, err)
+		t.Errorf("open = %v, %q, %v after the watch saw the scale down to 1 with 1 ready; want open without waiting for desiredEvery", open, why, err)
 	}
 	for _, a := range client.Actions() {
 		if a.GetVerb() == "get" && a.GetResource().Resource == "replicasets" {
