@@ -6,24 +6,28 @@ package live
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/pager"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
-// pageSize keeps each list response small enough for the API server to serve from its
-// watch cache without holding a large response in memory on either side.
-const pageSize = 500
+// pageSize bounds what one list response holds on either side. Pages of 5,000 rather
+// than kubectl's 500: at 50,000 pods, one page at a time, the round trips cost more than
+// the pods (3.0 s against 2.2 s on a 2-core testbed), and the API server serves every
+// page from its watch cache.
+const pageSize = 5000
 
 // Load lists every object holdfast reads from the cluster. Namespaced kinds are listed
 // in namespace, or in every namespace when namespace is metav1.NamespaceAll; nodes and
@@ -45,7 +49,7 @@ func load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 	type kind struct {
 		what string
 		list func(context.Context, metav1.ListOptions) (runtime.Object, error)
-		add  func(runtime.Object) error
+		add  sink
 	}
 	lists := []kind{
 		{"nodes", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -78,14 +82,11 @@ func load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 			return core.Pods(namespace).List(ctx, o)
 		}, collect(&s.Pods)})
 	}
-	// The kinds are listed at once: each page is a round trip to the API server, and a
-	// cluster's pods alone are a hundred of them at 50,000 pods.
+	// The kinds are listed at once: each page is a round trip to the API server.
 	g, ctx := errgroup.WithContext(ctx)
 	for _, l := range lists {
 		g.Go(func() error {
-			p := pager.New(l.list)
-			p.PageSize = pageSize
-			if err := p.EachListItem(ctx, metav1.ListOptions{}, l.add); err != nil {
+			if err := listPages(ctx, l.list, l.add); err != nil {
 				return fmt.Errorf("listing %s: %w", l.what, err)
 			}
 			return nil
@@ -117,11 +118,9 @@ func load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 // A user who may read one namespace only may be refused the list: the namespaces are then
 // told from the objects read, as namespaces without labels.
 func listNamespaces(ctx context.Context, client kubernetes.Interface, s *snapshot.Snapshot) error {
-	p := pager.New(func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	err := listPages(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return client.CoreV1().Namespaces().List(ctx, o)
-	})
-	p.PageSize = pageSize
-	err := p.EachListItem(ctx, metav1.ListOptions{}, collect(&s.Namespaces))
+	}, collect(&s.Namespaces))
 	if apierrors.IsForbidden(err) {
 		s.Namespaces = nil
 		return nil
@@ -136,22 +135,9 @@ func listNamespaces(ctx context.Context, client kubernetes.Interface, s *snapsho
 func listOwn[T any](ctx context.Context, dyn dynamic.Interface, resource, namespace string) ([]T, error) {
 	gvr := holdfastv1alpha1.GroupVersion.WithResource(resource)
 	var out []T
-	p := pager.New(func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	err := listPages(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return dyn.Resource(gvr).Namespace(namespace).List(ctx, o)
-	})
-	p.PageSize = pageSize
-	err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return fmt.Errorf("unexpected %T in list", obj)
-		}
-		var item T
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &item); err != nil {
-			return fmt.Errorf("reading %s %s: %w", resource, klog.KRef(u.GetNamespace(), u.GetName()), err)
-		}
-		out = append(out, item)
-		return nil
-	})
+	}, converted[T]{resource: resource, slice: &out})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -161,21 +147,98 @@ func listOwn[T any](ctx context.Context, dyn dynamic.Interface, resource, namesp
 	return out, nil
 }
 
-// collect appends each listed item to the slice; the pager hands out pointers into its
-// page. Managed fields are dropped: nothing holdfast decides reads them, and a pod
-// carries an entry for each of its writers (scheduler, kubelet, controller).
+// sink takes a list's items into a snapshot.
+type sink interface {
+	// grow makes room for n more items, told by the first page.
+	grow(n int)
+	add(item runtime.Object) error
+	// reset drops what was added, for a list that starts over.
+	reset()
+}
+
+// listPages lists one kind page by page into to. The first page tells how many items
+// are left, so the snapshot's slice is made once at its size rather than grown by
+// copies of every item (a tenth of plan's CPU at 50,000 pods). A continue token that
+// expired before the last page restarts the list in one response, as client-go's pager
+// does.
+func listPages(ctx context.Context, list func(context.Context, metav1.ListOptions) (runtime.Object, error), to sink) error {
+	opts := metav1.ListOptions{Limit: pageSize}
+	for {
+		page, err := list(ctx, opts)
+		if apierrors.IsResourceExpired(err) && opts.Continue != "" {
+			to.reset()
+			opts = metav1.ListOptions{}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		lm, err := meta.ListAccessor(page)
+		if err != nil {
+			return err
+		}
+		if opts.Continue == "" {
+			to.grow(meta.LenList(page) + int(ptr.Deref(lm.GetRemainingItemCount(), 0)))
+		}
+		if err := meta.EachListItem(page, to.add); err != nil {
+			return err
+		}
+		if lm.GetContinue() == "" {
+			return nil
+		}
+		opts.Continue = lm.GetContinue()
+	}
+}
+
+// collect appends each listed item to the slice; the page holds the items. Managed
+// fields are dropped: nothing holdfast decides reads them, and a pod carries an entry
+// for each of its writers (scheduler, kubelet, controller).
 func collect[T any, PT interface {
 	*T
 	runtime.Object
 	metav1.Object
-}](slice *[]T) func(runtime.Object) error {
-	return func(obj runtime.Object) error {
-		item, ok := obj.(PT)
-		if !ok {
-			return fmt.Errorf("unexpected %T in list", obj)
-		}
-		item.SetManagedFields(nil)
-		*slice = append(*slice, *item)
-		return nil
+}](slice *[]T) sink {
+	return items[T, PT]{slice}
+}
+
+type items[T any, PT interface {
+	*T
+	runtime.Object
+	metav1.Object
+}] struct{ slice *[]T }
+
+func (c items[T, PT]) grow(n int) { *c.slice = slices.Grow(*c.slice, n) }
+func (c items[T, PT]) reset()     { *c.slice = (*c.slice)[:0] }
+
+func (c items[T, PT]) add(obj runtime.Object) error {
+	item, ok := obj.(PT)
+	if !ok {
+		return fmt.Errorf("unexpected %T in list", obj)
 	}
+	item.SetManagedFields(nil)
+	*c.slice = append(*c.slice, *item)
+	return nil
+}
+
+// converted appends each listed object of one of holdfast's own kinds, read through the
+// dynamic client, as its Go type.
+type converted[T any] struct {
+	resource string
+	slice    *[]T
+}
+
+func (c converted[T]) grow(n int) { *c.slice = slices.Grow(*c.slice, n) }
+func (c converted[T]) reset()     { *c.slice = (*c.slice)[:0] }
+
+func (c converted[T]) add(obj runtime.Object) error {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("unexpected %T in list", obj)
+	}
+	var item T
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &item); err != nil {
+		return fmt.Errorf("reading %s %s: %w", c.resource, klog.KRef(u.GetNamespace(), u.GetName()), err)
+	}
+	*c.slice = append(*c.slice, item)
+	return nil
 }

@@ -8,12 +8,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -110,5 +113,42 @@ func TestLoadLive(t *testing.T) {
 				t.Errorf("loaded (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLoadPagesAndRestarts pages through the pods and starts over in one response when
+// the continue token has expired, without a pod twice.
+func TestLoadPagesAndRestarts(t *testing.T) {
+	pod := func(name string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name}}
+	}
+	all := []corev1.Pod{pod("p1"), pod("p2"), pod("p3")}
+	client := fake.NewClientset()
+	var asked []metav1.ListOptions
+	client.PrependReactor("list", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		o := action.(k8stesting.ListActionImpl).ListOptions
+		asked = append(asked, o)
+		switch {
+		case o.Continue == "" && o.Limit > 0:
+			return true, &corev1.PodList{ListMeta: metav1.ListMeta{Continue: "2", RemainingItemCount: ptr.To[int64](2)}, Items: all[:1]}, nil
+		case o.Continue == "2":
+			return true, nil, apierrors.NewResourceExpired("continue token expired")
+		default:
+			return true, &corev1.PodList{Items: all}, nil
+		}
+	})
+	s, err := live.Load(context.Background(), client, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range s.Pods {
+		names = append(names, p.Name)
+	}
+	if diff := cmp.Diff([]string{"p1", "p2", "p3"}, names); diff != "" {
+		t.Errorf("pods (-want +got):\n%s", diff)
+	}
+	if len(asked) != 3 || asked[2].Limit != 0 || asked[2].Continue != "" {
+		t.Errorf("lists asked: %+v, want a first page, its continuation, then one list of everything", asked)
 	}
 }
