@@ -76,8 +76,8 @@ const surgingIndex = "holdfast.dev/surging"
 // needs injected.
 type reconciler struct {
 	client client.Client
-	// live reads from the apiserver: the pods of the few workloads in motion, since the
-	// shared cache holds only companion pods; and the objects of custom
+	// live reads from the apiserver: pods, since the shared cache holds only companion
+	// pods and only the few of workloads in motion are needed; and the objects of custom
 	// kinds, which the operator cannot know in advance to cache.
 	live     client.Reader
 	clock    clock.PassiveClock
@@ -91,8 +91,6 @@ type reconciler struct {
 	// karpenter says Karpenter's NodeClaims are served, and cache reads them.
 	karpenter bool
 	cache     client.Reader
-	// podMeta holds the metadata of every pod: see newPodLabelCache.
-	podMeta client.Reader
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
@@ -113,9 +111,6 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		recorder:  mgr.GetEventRecorder("holdfast-" + Name),
 		metrics:   m,
 		cache:     mgr.GetCache(),
-	}
-	if r.podMeta, err = newPodLabelCache(mgr); err != nil {
-		return err
 	}
 	if r.karpenter, err = karpenterInstalled(mgr); err != nil {
 		return err
@@ -311,6 +306,26 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		}
 	}
 	return obs, r.gatherClaims(ctx, &obs)
+}
+
+// podLabels reads the labels of the namespace's live pods, on which Decide finds
+// overlapping budgets: a pod carries labels its template does not (pod-template-hash,
+// statefulset.kubernetes.io/pod-name) that a user's budget may select. Metadata only,
+// from the apiserver, since the shared cache holds only companion pods.
+func (r *reconciler) podLabels(ctx context.Context, namespace string) ([]map[string]string, error) {
+	pods := &metav1.PartialObjectMetadataList{}
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := r.live.List(ctx, pods, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing pods of namespace %s: %w", namespace, err)
+	}
+	out := make([]map[string]string, 0, len(pods.Items))
+	for i := range pods.Items {
+		// The Eviction API asks no budget about a pod being deleted.
+		if pods.Items[i].DeletionTimestamp == nil {
+			out = append(out, pods.Items[i].Labels)
+		}
+	}
+	return out, nil
 }
 
 // scaleWorkloads reads the objects of one scale target that sel selects, and each one's
