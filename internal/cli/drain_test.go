@@ -28,7 +28,6 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/drain"
-	"github.com/holdfast-dev/holdfast/internal/snapshot/live/livetest"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
 
@@ -148,7 +147,7 @@ func TestDrainDryRun(t *testing.T) {
 		Nodes: []string{"node-1", "node-2"}, MaxConcurrent: 1, DryRun: DryRunClient,
 		IOStreams: genericiooptions.IOStreams{Out: &out},
 		Clock:     clocktesting.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-		client:    livetest.Clientset(objectsOf(c)...),
+		client:    fake.NewClientset(objectsOf(c)...),
 	}
 	err := o.Run(context.Background())
 	var coded *ExitCodeError
@@ -178,7 +177,7 @@ func TestDrainResolveNodes(t *testing.T) {
 	node := func(name, pool string) runtime.Object {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": pool}}}
 	}
-	client := livetest.Clientset(node("a-1", "blue"), node("b-1", "green"), node("b-2", "blue"))
+	client := fake.NewClientset(node("a-1", "blue"), node("b-1", "green"), node("b-2", "blue"))
 	tests := map[string]struct {
 		nodes    []string
 		selector string
@@ -316,7 +315,7 @@ func TestDrainEvictionConflict(t *testing.T) {
 			c.Node("node-1", "zone-a")
 			c.Node("node-2", "zone-a")
 			c.Deployment("shop", "web", map[string]string{"app": "web"}, []string{"node-1"})
-			client := livetest.Clientset(objectsOf(c)...)
+			client := fake.NewClientset(objectsOf(c)...)
 			client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 				if action.GetSubresource() != "eviction" {
 					return false, nil, nil
@@ -519,7 +518,7 @@ func TestDrainKubectlFlags(t *testing.T) {
 			c.Pod("shop", "web-0", map[string]string{"app": "web"}, "node-1")
 			c.Pod("shop", "db-0", map[string]string{"app": "db"}, "node-1")
 			c.DaemonSet("kube-system", "fluentd", map[string]string{"app": "fluentd"}, []string{"node-1"})
-			client := livetest.Clientset(objectsOf(c)...)
+			client := fake.NewClientset(objectsOf(c)...)
 			asked := evictions(client, func(*policyv1.Eviction) error { return nil })
 			code, out, err := runDrain(t, client, tc.args...)
 			if tc.wantErr != "" {
@@ -568,7 +567,7 @@ func TestDrainJSONStream(t *testing.T) {
 		pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(2))
 		pdb.Status.ExpectedPods, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy = 3, 2, 2
 	})
-	client := livetest.Clientset(objectsOf(c)...)
+	client := fake.NewClientset(objectsOf(c)...)
 	refused := false
 	evictions(client, func(e *policyv1.Eviction) error {
 		if refused {

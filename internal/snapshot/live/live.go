@@ -5,7 +5,6 @@ package live
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -15,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -26,9 +24,9 @@ import (
 )
 
 // pageSize bounds what one list response holds on either side. Pages of 5,000 rather
-// than kubectl's 500: at 50,000 pods, one page at a time, the round trips cost more than
-// the pods (3.0 s against 2.2 s on a 2-core testbed), and the API server serves every
-// page from its watch cache.
+// than kubectl's 500, which the API server serves from its watch cache as well: read one
+// after the other, 50,000 pods took 2.2–2.3 s in pages of 5,000 and 2.8–3.7 s in pages
+// of 500 (a 2-core testbed, four reads each).
 const pageSize = 5000
 
 // Load lists every object holdfast reads from the cluster. Namespaced kinds are listed
@@ -79,27 +77,17 @@ func load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 			return client.SchedulingV1().PriorityClasses().List(ctx, o)
 		}, collect(&s.PriorityClasses)},
 	}
+	if withPods {
+		lists = append(lists, kind{"pods", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return core.Pods(namespace).List(ctx, o)
+		}, collect(&s.Pods)})
+	}
 	// The kinds are listed at once: each page is a round trip to the API server.
 	g, ctx := errgroup.WithContext(ctx)
 	for _, l := range lists {
 		g.Go(func() error {
 			if err := listPages(ctx, l.list, l.add); err != nil {
 				return fmt.Errorf("listing %s: %w", l.what, err)
-			}
-			return nil
-		})
-	}
-	if withPods {
-		g.Go(func() error {
-			pods := core.Pods(namespace)
-			streamed, err := stream(ctx, pods.Watch, collect(&s.Pods))
-			if !streamed && err == nil {
-				err = listPages(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					return pods.List(ctx, o)
-				}, collect(&s.Pods))
-			}
-			if err != nil {
-				return fmt.Errorf("listing pods: %w", err)
 			}
 			return nil
 		})
@@ -199,48 +187,6 @@ func listPages(ctx context.Context, list func(context.Context, metav1.ListOption
 			return nil
 		}
 		opts.Continue = lm.GetContinue()
-	}
-}
-
-// stream lists a kind as a watch that begins with every object and a bookmark at their
-// end (the API server's watch-list: on by default since Kubernetes 1.34, gzipped since
-// 1.37). The API server encodes objects while holdfast decodes the ones before, where
-// pages take turns: at 50,000 pods on a 2-core testbed, 1.7 s against 2.2 s for pages of
-// 5,000 and 3.0 s for pages of 500. It reports false, having kept nothing, when the
-// server refuses the watch (older servers refuse its options; a user may list but not
-// watch) or the stream ends before the bookmark: the caller reads pages instead.
-func stream(ctx context.Context, watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), to sink) (bool, error) {
-	w, err := watchFn(ctx, metav1.ListOptions{
-		SendInitialEvents:    ptr.To(true),
-		AllowWatchBookmarks:  true,
-		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
-	})
-	if status := apierrors.APIStatus(nil); errors.As(err, &status) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case ev, open := <-w.ResultChan():
-			switch {
-			case !open || ev.Type == watch.Error:
-				to.reset()
-				return false, nil
-			case ev.Type == watch.Added:
-				if err := to.add(ev.Object); err != nil {
-					return false, err
-				}
-			case ev.Type == watch.Bookmark:
-				if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-					return true, nil
-				}
-			}
-		}
 	}
 }
 

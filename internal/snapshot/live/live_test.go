@@ -2,7 +2,6 @@ package live_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -23,12 +21,11 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
-	"github.com/holdfast-dev/holdfast/internal/snapshot/live/livetest"
 )
 
 func TestLoadLive(t *testing.T) {
 	meta := func(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
-	client := livetest.Clientset(
+	client := fake.NewClientset(
 		&corev1.Node{ObjectMeta: meta("", "n1")},
 		&corev1.Pod{ObjectMeta: meta("a", "p1")},
 		&corev1.Pod{ObjectMeta: meta("b", "p2")},
@@ -119,18 +116,14 @@ func TestLoadLive(t *testing.T) {
 	}
 }
 
-// TestLoadPagesAndRestarts pages through the pods when the watch-list is refused, and
-// starts over in one response when the continue token has expired, without a pod twice.
+// TestLoadPagesAndRestarts pages through the pods and starts over in one response when
+// the continue token has expired, without a pod twice.
 func TestLoadPagesAndRestarts(t *testing.T) {
 	pod := func(name string) corev1.Pod {
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name}}
 	}
 	all := []corev1.Pod{pod("p1"), pod("p2"), pod("p3")}
 	client := fake.NewClientset()
-	// A server that may not serve a watch-list, or a user who may not watch.
-	client.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {
-		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("no watch"))
-	})
 	var asked []metav1.ListOptions
 	client.PrependReactor("list", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		o := action.(k8stesting.ListActionImpl).ListOptions
@@ -157,24 +150,5 @@ func TestLoadPagesAndRestarts(t *testing.T) {
 	}
 	if len(asked) != 3 || asked[2].Limit != 0 || asked[2].Continue != "" {
 		t.Errorf("lists asked: %+v, want a first page, its continuation, then one list of everything", asked)
-	}
-}
-
-// TestLoadStreamsPods reads the pods as a watch-list where the server serves one, and
-// lists them in no page.
-func TestLoadStreamsPods(t *testing.T) {
-	client := livetest.Clientset(
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p1"}},
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "p2"}},
-	)
-	client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, errors.New("pods listed in pages")
-	})
-	s, err := live.Load(context.Background(), client, nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(s.Pods) != 2 {
-		t.Errorf("%d pods, want 2", len(s.Pods))
 	}
 }
