@@ -318,7 +318,7 @@ func leaseSeconds(qps int) int {
 // one binding per pod at its default of 50 a second makes the scheduler the slowest step
 // of set-up. Its spreading: the default PodTopologySpread constraints spread a workload
 // over hostnames and zones, and the zone constraint counts the workload's pods on every
-// node of the cluster for each pod it places, two thirds of the scheduler's CPU at 1,000
+// node of the cluster for each pod it places, three fifths of the scheduler's CPU at 1,000
 // nodes, on cores the API server needs. Here the default spreads over hostnames only;
 // kwok's nodes are dealt round-robin to the zones, so workloads still land in every zone,
 // evenly but not by rule. And it scores a tenth of the nodes that fit, as a default
