@@ -137,7 +137,7 @@ func listOwn[T any](ctx context.Context, dyn dynamic.Interface, resource, namesp
 	var out []T
 	err := listPages(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return dyn.Resource(gvr).Namespace(namespace).List(ctx, o)
-	}, converted[T]{resource: resource, slice: &out})
+	}, converted[T]{into: into[T]{&out}, resource: resource})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -158,7 +158,7 @@ type sink interface {
 
 // listPages lists one kind page by page into to. The first page tells how many items
 // are left, so the snapshot's slice is made once at its size rather than grown by
-// copies of every item (a tenth of plan's CPU at 50,000 pods). A continue token that
+// copies of every item (a tenth of plan's CPU at 15,000 pods). A continue token that
 // expired before the last page restarts the list in one response, as client-go's pager
 // does.
 func listPages(ctx context.Context, list func(context.Context, metav1.ListOptions) (runtime.Object, error), to sink) error {
@@ -198,17 +198,20 @@ func collect[T any, PT interface {
 	runtime.Object
 	metav1.Object
 }](slice *[]T) sink {
-	return items[T, PT]{slice}
+	return items[T, PT]{into[T]{slice}}
 }
+
+// into is the slice a sink fills.
+type into[T any] struct{ slice *[]T }
+
+func (i into[T]) grow(n int) { *i.slice = slices.Grow(*i.slice, n) }
+func (i into[T]) reset()     { *i.slice = (*i.slice)[:0] }
 
 type items[T any, PT interface {
 	*T
 	runtime.Object
 	metav1.Object
-}] struct{ slice *[]T }
-
-func (c items[T, PT]) grow(n int) { *c.slice = slices.Grow(*c.slice, n) }
-func (c items[T, PT]) reset()     { *c.slice = (*c.slice)[:0] }
+}] struct{ into[T] }
 
 func (c items[T, PT]) add(obj runtime.Object) error {
 	item, ok := obj.(PT)
@@ -223,12 +226,9 @@ func (c items[T, PT]) add(obj runtime.Object) error {
 // converted appends each listed object of one of holdfast's own kinds, read through the
 // dynamic client, as its Go type.
 type converted[T any] struct {
+	into[T]
 	resource string
-	slice    *[]T
 }
-
-func (c converted[T]) grow(n int) { *c.slice = slices.Grow(*c.slice, n) }
-func (c converted[T]) reset()     { *c.slice = (*c.slice)[:0] }
 
 func (c converted[T]) add(obj runtime.Object) error {
 	u, ok := obj.(*unstructured.Unstructured)
