@@ -93,6 +93,8 @@ const (
 	// ConditionWindowOpen is True while a maintenance window is open, or when the policy
 	// has none (disruptions are always allowed within budget).
 	ConditionWindowOpen = "WindowOpen"
+	// ConditionNodesLost is True while selected pods are on a lost node.
+	ConditionNodesLost = "NodesLost"
 
 	ReasonAllBudgetsManaged  = "AllBudgetsManaged"
 	ReasonSomeWithoutBudget  = "SomeWithoutBudget"
@@ -113,6 +115,13 @@ const (
 	// wants, not because of a drain or a rollout.
 	ReasonAllHealthy        = "AllHealthy"
 	ReasonWorkloadsDegraded = "WorkloadsDegraded"
+	// The reasons of ConditionNodesLost: no lost node runs a selected pod; some do and
+	// holdfast responds; so many nodes are lost at once (more than a fifth, or a whole
+	// zone) that holdfast neither surges nor fences, since the survivors cannot hold
+	// everything and a partition is the likelier cause.
+	ReasonNoNodeLost        = "NoNodeLost"
+	ReasonNodeLost          = "NodeLost"
+	ReasonCorrelatedFailure = "CorrelatedFailure"
 )
 
 // WorkloadState is what a DisruptionPolicy did for one selected workload.
@@ -145,6 +154,9 @@ const (
 	WorkloadNoDisruption WorkloadState = "NoDisruptionAllowed"
 	// WorkloadOverridden: an older policy selects the workload too and wins.
 	WorkloadOverridden WorkloadState = "Overridden"
+	// WorkloadRecovering: pods of the workload are on a lost node; a Deployment is
+	// surged by one replica for each (spec.nodeFailure).
+	WorkloadRecovering WorkloadState = "Recovering"
 )
 
 // DisruptionPolicySpec selects workloads and states their disruption budget.
@@ -243,6 +255,12 @@ type DisruptionPolicySpec struct {
 	// holdfast.dev/rebalance: "false" opts it out.
 	// +optional
 	Rebalance *RebalanceSpec `json:"rebalance,omitempty"`
+
+	// NodeFailure is what holdfast does when a node running selected pods is lost.
+	// Unset, Deployments are surged for the pods of a lost node (surge: Replace) after
+	// 30 s without a Lease renewal, and StatefulSets are not fenced.
+	// +optional
+	NodeFailure *NodeFailureSpec `json:"nodeFailure,omitempty"`
 
 	// DecodeErrors is set when the policy is read, never stored: each field of the
 	// stored spec whose value cannot be decoded (stored before the schema refused it),
@@ -357,7 +375,7 @@ type WorkloadStatus struct {
 	// the size before the surge while surging).
 	Replicas int32 `json:"replicas"`
 	// State is Budgeted, Protected, Escaped, Surging, Pacing, Degraded, Skipped,
-	// Conflict, NoDisruptionAllowed or Overridden.
+	// Conflict, NoDisruptionAllowed, Overridden or Recovering.
 	State WorkloadState `json:"state"`
 	// Budget is the managed budget's name, when there is one.
 	// +optional
@@ -399,6 +417,13 @@ type DisruptionPolicyStatus struct {
 	// (status.workloads[].blocked).
 	// +optional
 	Blocked int32 `json:"blocked"`
+	// Recovering is the number of selected workloads with pods on a lost node.
+	// +optional
+	Recovering int32 `json:"recovering,omitempty"`
+	// LostNodes are the lost nodes running selected pods (at most 50), sorted.
+	// +optional
+	// +listType=atomic
+	LostNodes []string `json:"lostNodes,omitempty"`
 	// Window is the state of spec.maintenanceWindows, absent without windows.
 	// +optional
 	Window *WindowStatus `json:"window,omitempty"`
@@ -406,7 +431,7 @@ type DisruptionPolicyStatus struct {
 	// +optional
 	// +listType=atomic
 	Workloads []WorkloadStatus `json:"workloads,omitempty"`
-	// Conditions are BudgetsReady, Conflicted, WindowOpen and Degraded.
+	// Conditions are BudgetsReady, Conflicted, WindowOpen, Degraded and NodesLost.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -190,6 +191,8 @@ func cacheOptions() (cache.Options, error) {
 				Label:     labels.NewSelector().Add(*companions),
 				Transform: strip,
 			},
+			// Only the nodes' Leases, which say when a kubelet was last heard of.
+			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{corev1.NamespaceNodeLease: {}}},
 			&corev1.Node{}: {
 				Transform: func(obj any) (any, error) {
 					if node, ok := obj.(*corev1.Node); ok {

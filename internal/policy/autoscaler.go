@@ -174,7 +174,7 @@ func surgeAhead(o Observed, w *Workload) (verdict, bool) {
 		(!c.ConsolidatableSince.After(last.start) || o.Now.Before(last.start.Add(handOffCooldown))) {
 		return verdict{}, false
 	}
-	up := surgeScale(w, w.Replicas)
+	up := surgeScale(w, w.Replicas, w.Replicas+1)
 	up.HandOff = handOff{node: node, start: o.Now}.String()
 	v := verdict{scales: []Scale{up}, requeueAfter: surgePoll}
 	v.status.Message = msgSurgedAhead(w.Replicas, up.Replicas, node, time.Time{})

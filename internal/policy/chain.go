@@ -58,11 +58,11 @@ type subject struct {
 	closed bool
 }
 
-func newSubject(o Observed, w *Workload, win windowState, closed bool, siblings []*policyv1.PodDisruptionBudget) *subject {
+func newSubject(o Observed, w *Workload, win windowState, closed bool, siblings []*policyv1.PodDisruptionBudget, f failure) *subject {
 	s := &subject{o: o, w: w, win: win, closed: closed, winner: WinnerOf(o.Policies, w)}
 	s.other, s.managed = overlap(o, w, siblings)
 	s.lost = s.winner != nil && s.winner.Name != o.Policy.Name
-	s.surge = followSurge(o, w)
+	s.surge = followSurge(o, w, f)
 	s.replicas = s.surge.size
 	return s
 }
@@ -90,13 +90,14 @@ var workloadSteps = []step{
 }
 
 // decideWorkload runs the chain over one selected workload, with siblings the budgets
-// the policy makes for its other workloads. A surge's own changes (a scale back, a poll)
-// hold whichever step decides.
-func decideWorkload(o Observed, w *Workload, win windowState, closed bool, siblings []*policyv1.PodDisruptionBudget) verdict {
-	s := newSubject(o, w, win, closed, siblings)
+// the policy makes for its other workloads. A surge's own changes (a resize, a scale
+// back, a poll) hold whichever step decides; the response to lost nodes comes last, as
+// it adds to whatever else the workload needs.
+func decideWorkload(o Observed, w *Workload, win windowState, closed bool, siblings []*policyv1.PodDisruptionBudget, f failure) verdict {
+	s := newSubject(o, w, win, closed, siblings, f)
 	for _, decide := range workloadSteps {
 		if v, ok := decide(s); ok {
-			return v.after(s.surge.changes)
+			return f.respond(s, v.after(s.surge.changes))
 		}
 	}
 	panic("severalReplicas decides every workload")

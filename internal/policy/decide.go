@@ -124,6 +124,11 @@ type Observed struct {
 	// Surging are the namespace's Deployments that carry the surge annotation, selected
 	// or not: a surge whose policy went away must still end.
 	Surging []Workload
+	// Health is what the response to lost nodes reads of every node.
+	Health NodeHealth
+	// LostPodLabels are the labels of the namespace's live pods on suspect nodes
+	// (NodeHealth.Suspects): the workloads they belong to need their pods read.
+	LostPodLabels []map[string]string
 	// Unreadable are the scale targets that could not be read: their objects are missing
 	// from Workloads, so their budgets are kept as they are.
 	Unreadable []Unreadable
@@ -224,6 +229,8 @@ func Decide(o Observed) Decision {
 		}
 	}
 	d.Scales = OrphanedSurges(o.Policies, o.Surging)
+	f := assessFailure(o)
+	d.RequeueAfter = sooner(d.RequeueAfter, f.next)
 	// Two passes: the first finds the budgets the policy would make, the second checks
 	// each against the others, so that two workloads whose budgets would cover one pod
 	// both report the conflict, whatever exists already.
@@ -235,14 +242,17 @@ func Decide(o Observed) Decision {
 			continue
 		}
 		selected = append(selected, w)
-		if v := decideWorkload(o, w, win, closed, nil); v.budget != nil {
+		if v := decideWorkload(o, w, win, closed, nil, f); v.budget != nil {
 			siblings = append(siblings, v.budget)
 		}
 	}
 	wanted := map[string]bool{}
 	var outs []holdfastv1alpha1.WorkloadStatus
+	var lostNodes []string
 	for _, w := range selected {
-		v := decideWorkload(o, w, win, closed, siblings)
+		_, nodes := f.lostPods(o, w)
+		lostNodes = append(lostNodes, nodes...)
+		v := decideWorkload(o, w, win, closed, siblings, f)
 		d.Scales = append(d.Scales, v.scales...)
 		d.PodAnnotations = append(d.PodAnnotations, v.annotations...)
 		d.RequeueAfter = sooner(d.RequeueAfter, v.requeueAfter)
@@ -273,6 +283,10 @@ func Decide(o Observed) Decision {
 			Message: msgUnreadable(msgs), ObservedGeneration: p.Generation, LastTransitionTime: metav1.NewTime(o.Now),
 		})
 	}
+	d.Status.LostNodes = lostNodesStatus(lostNodes)
+	nl := nodesLostCondition(d.Status, f.brake)
+	nl.ObservedGeneration, nl.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
+	meta.SetStatusCondition(&d.Status.Conditions, nl)
 	d.Status.Window = windowStatus(p.Spec.MaintenanceWindows, win, winErr)
 	c := windowCondition(p.Spec.MaintenanceWindows, win, winErr)
 	c.ObservedGeneration, c.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
@@ -297,6 +311,11 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 			st.Degraded++
 		case holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadProtected, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadPacing:
 			st.Budgeted++
+		case holdfastv1alpha1.WorkloadRecovering:
+			st.Recovering++
+			if w.Budget != "" {
+				st.Budgeted++
+			}
 		case holdfastv1alpha1.WorkloadConflict:
 			conflicts++
 		case holdfastv1alpha1.WorkloadOverridden:
@@ -354,7 +373,7 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 // rank orders states in status: what needs attention first.
 func rank(s holdfastv1alpha1.WorkloadState) int {
 	switch s {
-	case holdfastv1alpha1.WorkloadConflict, holdfastv1alpha1.WorkloadNoDisruption, holdfastv1alpha1.WorkloadDegraded:
+	case holdfastv1alpha1.WorkloadConflict, holdfastv1alpha1.WorkloadNoDisruption, holdfastv1alpha1.WorkloadDegraded, holdfastv1alpha1.WorkloadRecovering:
 		return 0
 	case holdfastv1alpha1.WorkloadEscaped, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadSkipped, holdfastv1alpha1.WorkloadPacing:
 		return 1

@@ -553,6 +553,7 @@ type decideCase struct {
 	surging   []Workload
 	// unreadable are the scale targets gather could not read.
 	unreadable []Unreadable
+	health     NodeHealth
 	want       result
 	wantCond   map[string]string // condition type -> reason
 }
@@ -574,6 +575,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 				Claims:     tc.claims,
 				Surging:    tc.surging,
 				Unreadable: tc.unreadable,
+				Health:     tc.health,
 				Now:        now,
 			}
 			policyBefore := p.DeepCopy()

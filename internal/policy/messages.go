@@ -128,3 +128,36 @@ func msgConsolidationBlocked(node, blocker string) string {
 func msgProtectedFromConsolidation(node string) string {
 	return fmt.Sprintf("%s, which keeps Karpenter from consolidating node %s (it considers it: Consolidatable); choose Surge to let it go with a second replica first", msgProtected, node)
 }
+
+func msgSurgedForFailure(lost int32, nodes []string, original, size int32) string {
+	return fmt.Sprintf("%d pods on lost node %s: surged from %d to %d until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition",
+		lost, strings.Join(nodes, ", "), original, size)
+}
+
+func msgLostNotSurged(kind string, lost int32, nodes []string) string {
+	return fmt.Sprintf("%d pods on lost node %s: holdfast surges only Deployments, so the %s waits for the node or for Kubernetes", lost, strings.Join(nodes, ", "), kind)
+}
+
+func msgLostNoSurge(lost int32, nodes []string) string {
+	return fmt.Sprintf("%d pods on lost node %s: not surged (nodeFailure.surge: Never); Kubernetes replaces them once their unreachable toleration runs out", lost, strings.Join(nodes, ", "))
+}
+
+func msgLostBraked(lost int32, nodes []string, brake string) string {
+	return fmt.Sprintf("%d pods on lost node %s: %s", lost, strings.Join(nodes, ", "), brake)
+}
+
+func msgBrakeShare(lost, total int) string {
+	return fmt.Sprintf("%d of %d nodes are lost at once, more than a fifth: holdfast adds no replicas and fences nothing, since the survivors cannot hold them all and the network is the likelier cause", lost, total)
+}
+
+func msgBrakeZone(zone string, lost int) string {
+	return fmt.Sprintf("every node of zone %s (%d) is lost at once: holdfast adds no replicas and fences nothing, since the zone's network is the likelier cause", zone, lost)
+}
+
+func msgNodesLost(nodes []string, recovering int32) string {
+	return fmt.Sprintf("%d selected workloads have pods on lost nodes %s", recovering, strings.Join(nodes, ", "))
+}
+
+func msgCorrelated(nodes []string, recovering int32, brake string) string {
+	return msgNodesLost(nodes, recovering) + "; " + brake
+}

@@ -40,7 +40,7 @@ func NeedsPods(o *Observed, w *Workload) bool {
 		// Its Ready count comes only from its pods.
 		return w.Selector != nil
 	}
-	if _, surging := surgeOriginal(w); surging || w.Available < w.Replicas {
+	if _, surging := surgeOriginal(w); surging || w.Available < w.Replicas || selectsAny(w.Selector, o.LostPodLabels) {
 		return true
 	}
 	if w.Kind == holdfastv1alpha1.KindDaemonSet {
@@ -93,4 +93,16 @@ func olderThan(a, b *holdfastv1alpha1.DisruptionPolicy) bool {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}
 	return a.Name < b.Name
+}
+
+// selectsAny reports whether selector matches one of the label sets.
+func selectsAny(selector *metav1.LabelSelector, sets []map[string]string) bool {
+	if len(sets) == 0 || selector == nil {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(selector)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(sets, func(l map[string]string) bool { return sel.Matches(labels.Set(l)) })
 }

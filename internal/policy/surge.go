@@ -31,8 +31,12 @@ func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Work
 
 // surgeProgress is where a surge of a workload stands.
 type surgeProgress struct {
-	// active says a surge is on and not over: the workload is scaled up for a drain.
+	// active says a surge is on and not over: the workload is scaled up for a drain or
+	// for the pods of a lost node.
 	active bool
+	// forDrain says the surge holds a replica for a drain, a hand-off, or a pod still
+	// starting after them.
+	forDrain bool
 	// original is the size the workload goes back to.
 	original int32
 	// size is the size the workload is counted at: the original while the surge is on,
@@ -40,60 +44,84 @@ type surgeProgress struct {
 	size int32
 	// message says where an active surge stands.
 	message string
-	// changes are the surge's own: a scale back once over, a poll while on.
+	// changes are the surge's own: a resize or a scale back, a poll while on.
 	changes verdict
 }
 
 // followSurge moves a surge in progress on: it is over (and scaled back) once no pod is
-// on a node being drained, no hand-off to Karpenter is in progress, and the original
-// number of pods is Ready elsewhere, or no pod is still starting.
-func followSurge(o Observed, w *Workload) surgeProgress {
+// on a node being drained or lost, no hand-off to Karpenter is in progress, and the
+// original number of pods is Ready elsewhere, or no pod is still starting. While on, it
+// keeps one replica for a drain and one for each pod on a lost node; the brake keeps
+// the size made and adds nothing.
+func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 	original, ok := surgeOriginal(w)
 	if !ok {
 		return surgeProgress{size: w.Replicas}
 	}
+	set := surgeSize(w, original)
 	// An autoscaler not raised under a marked Deployment: the operator stopped between
 	// the surge's two writes (or the autoscaler came during the surge). It holds the
 	// Deployment to its own bounds, so a surge it scaled back to the original size is
 	// still this one, resumed below, not someone else's change.
 	unraised := w.Autoscaler != nil && w.Autoscaler.Original == ""
-	if w.Replicas != original+1 && (!unraised || w.Replicas != original) {
+	if w.Replicas != set && (!unraised || w.Replicas != original) {
 		// Someone else changed the size during the surge: theirs is the size to keep.
 		back := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas, Autoscaler: restoredBounds(w)}
 		return surgeProgress{size: w.Replicas, changes: verdict{scales: []Scale{back}}}
 	}
 	var ready int32
 	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
-		if pod.Ready && !BeingDrained(o.Nodes[pod.Node]) {
+		if pod.Ready && !BeingDrained(o.Nodes[pod.Node]) && !f.lost[pod.Node] {
 			ready++
 		}
+	}
+	lost, nodes := f.lostPods(o, w)
+	if !surgesForFailure(o.Policy) {
+		lost = 0
 	}
 	// Short of Ready pods, the surge waits for those still starting; once none is, waiting
 	// longer changes nothing (the new pod crash-loops, or finds no room), and scaling
 	// back deletes the pods that are not Ready first. One the autoscaler scaled back is
-	// resumed only for a drain or a hand-off: after them, there is nothing left to wait
-	// at a larger size.
+	// resumed only for a drain, a hand-off or a lost node: after them, there is nothing
+	// left to wait at a larger size.
 	node := drainedNode(o, w)
-	h, deadline, ahead := handingOff(o, w)
-	if node != "" || ahead || w.Replicas == original+1 && ready < original && assess(o, w).starting > 0 {
-		p := surgeProgress{active: true, original: original, size: original, changes: verdict{requeueAfter: surgePoll}}
-		switch {
-		case node != "":
-			p.message = msgSurgedForDrain(original, original+1, node, ready)
-		case ahead:
-			p.message = msgSurgedAhead(original, original+1, h.node, deadline)
-		default:
-			p.message = msgSurgeWaiting(original, original+1, ready)
-		}
-		if unraised {
-			// The surge's first write again (a no-op unless the autoscaler scaled it back),
-			// then its second.
-			p.changes.scales = []Scale{surgeScale(w, original)}
-		}
-		return p
+	if f.lost[node] {
+		node = "" // counted as lost
 	}
-	back := Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w)}
-	return surgeProgress{size: original, changes: verdict{scales: []Scale{back}}}
+	h, deadline, ahead := handingOff(o, w)
+	waiting := w.Replicas == set && ready < original && assess(o, w).starting > 0
+	if node == "" && !ahead && lost == 0 && !waiting {
+		back := Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w)}
+		return surgeProgress{size: original, changes: verdict{scales: []Scale{back}}}
+	}
+	p := surgeProgress{active: true, forDrain: node != "" || ahead || waiting && set > original+lost, original: original, size: original,
+		changes: verdict{requeueAfter: surgePoll}}
+	want := set
+	if node != "" || ahead || lost > 0 {
+		want = original + lost
+		if p.forDrain {
+			want++
+		}
+	}
+	if f.brake != "" {
+		want = min(want, set)
+	}
+	switch {
+	case lost > 0:
+		p.message = msgSurgedForFailure(lost, nodes, original, want)
+	case node != "":
+		p.message = msgSurgedForDrain(original, want, node, ready)
+	case ahead:
+		p.message = msgSurgedAhead(original, want, h.node, deadline)
+	default:
+		p.message = msgSurgeWaiting(original, want, ready)
+	}
+	if want != w.Replicas || unraised {
+		// A new size, or the surge's first write again (a no-op unless the autoscaler
+		// scaled it back) and then its second.
+		p.changes.scales = []Scale{surgeScale(w, original, want)}
+	}
+	return p
 }
 
 // startSurge scales a Deployment up by one when the node of one of its pods is being
@@ -103,15 +131,15 @@ func startSurge(o Observed, w *Workload) (verdict, bool) {
 	if node == "" {
 		return verdict{}, false
 	}
-	v := verdict{scales: []Scale{surgeScale(w, w.Replicas)}, requeueAfter: surgePoll}
+	v := verdict{scales: []Scale{surgeScale(w, w.Replicas, w.Replicas+1)}, requeueAfter: surgePoll}
 	v.status.Message = msgSurgeStarted(node, w.Replicas, w.Replicas+1)
 	return v, true
 }
 
-// surgeScale scales w from its size to one more than original, marked with original,
-// and raises its autoscaler to match.
-func surgeScale(w *Workload, original int32) Scale {
-	return Scale{Name: w.Name, From: w.Replicas, Replicas: original + 1, Original: ptr.To(original), Autoscaler: raisedBounds(w, original+1)}
+// surgeScale scales w from its size to size, marked with original, and raises its
+// autoscaler to match.
+func surgeScale(w *Workload, original, size int32) Scale {
+	return Scale{Name: w.Name, From: w.Replicas, Replicas: size, Original: ptr.To(original), Autoscaler: raisedBounds(w, size)}
 }
 
 // surgeSingle keeps minAvailable 1 on a single-replica Deployment and surges it when its
@@ -172,6 +200,16 @@ func surgeOriginal(w *Workload) (int32, bool) {
 		return 0, false
 	}
 	return int32(n), true
+}
+
+// surgeSize returns the size holdfast surged w to: one more than original for a surge
+// that did not record it.
+func surgeSize(w *Workload, original int32) int32 {
+	n, err := strconv.ParseInt(w.Annotations[holdfastv1alpha1.SurgeReplicasAnnotation], 10, 32)
+	if err != nil || n <= int64(original) {
+		return original + 1
+	}
+	return int32(n)
 }
 
 // raisedBounds lifts w's autoscaler bounds to at least replicas for a surge,

@@ -40,6 +40,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
@@ -91,6 +92,8 @@ type reconciler struct {
 	// karpenter says Karpenter's NodeClaims are served, and cache reads them.
 	karpenter bool
 	cache     client.Reader
+	// nodes knows which nodes may be lost.
+	nodes *nodeWatcher
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
@@ -111,6 +114,10 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		recorder:  mgr.GetEventRecorder("holdfast-" + Name),
 		metrics:   m,
 		cache:     mgr.GetCache(),
+	}
+	r.nodes = newNodeWatcher(mgr.GetCache(), mgr.GetAPIReader(), clk)
+	if err := mgr.Add(r.nodes); err != nil {
+		return fmt.Errorf("adding the node watcher: %w", err)
 	}
 	if r.karpenter, err = karpenterInstalled(mgr); err != nil {
 		return err
@@ -150,7 +157,9 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		// surges are swept by the request of a name that is not found.
 		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(labelledPolicy), builder.WithPredicates(seenOrResynced(managedBudget))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(sweepRequest), builder.WithPredicates(seenOrResynced(surgingDeployment))).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged()))
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged())).
+		// A node that may be lost, or is back, wakes the policies of its pods' namespaces.
+		WatchesRawSource(source.Channel(r.nodes.events, inNamespace))
 	if r.karpenter {
 		// A node Karpenter starts to consider for consolidation may be handed over.
 		b = b.Watches(nodeClaim(), handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(consolidatableChanged()))
@@ -200,7 +209,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if err := r.scale(ctx, p.Namespace, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		logger.Info("Scaled for a drain", "deployment", klog.KRef(p.Namespace, s.Name), "replicas", s.Replicas, "surging", s.Original != nil)
+		logger.Info("Scaled", "deployment", klog.KRef(p.Namespace, s.Name), "replicas", s.Replicas, "surging", s.Original != nil)
 	}
 	for _, a := range d.PodAnnotations {
 		if err := r.annotatePod(ctx, p.Namespace, a); err != nil {
@@ -238,7 +247,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 // gather reads the policy's namespace: policies, selected workloads and budgets from
 // the cache; the pods of single replicas under Surge or Protect from the apiserver.
 func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionPolicy) (policy.Observed, error) {
-	obs := policy.Observed{Policy: p, Now: r.clock.Now(), Pods: map[string][]policy.Pod{}, Nodes: map[string]*corev1.Node{}}
+	obs := policy.Observed{Policy: p, Now: r.clock.Now(), Pods: map[string][]policy.Pod{}, Nodes: map[string]*corev1.Node{}, Health: r.nodes.Health()}
 	ns := client.InNamespace(p.Namespace)
 	policies := &holdfastv1alpha1.DisruptionPolicyList{}
 	if err := r.client.List(ctx, policies, ns); err != nil {
@@ -280,6 +289,11 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 	}
 	if obs.Surging, err = r.surging(ctx, p.Namespace); err != nil {
 		return obs, err
+	}
+	if len(obs.Workloads) > 0 {
+		if obs.LostPodLabels, err = lostPodLabels(ctx, r.live, p.Namespace, obs.Health); err != nil {
+			return obs, err
+		}
 	}
 	// A surge may start or move on only where Decide reads the pods.
 	needs := func(w *policy.Workload) bool { return policy.NeedsPods(&obs, w) }
@@ -579,16 +593,16 @@ func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s po
 	if err := r.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: s.Name}, cur); err != nil {
 		return fmt.Errorf("reading Deployment %s before scaling it: %w", klog.KRef(namespace, s.Name), err)
 	}
-	var original any // nil removes the annotation
+	var original, size any // nil removes the annotations
 	if s.Original != nil {
-		original = strconv.Itoa(int(*s.Original))
+		original, size = strconv.Itoa(int(*s.Original)), strconv.Itoa(int(s.Replicas))
 	}
 	mark, marked := cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
-	annotations := map[string]any{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original}
+	annotations := map[string]any{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original, holdfastv1alpha1.SurgeReplicasAnnotation: size}
 	if s.HandOff != "" {
 		annotations[holdfastv1alpha1.HandOffAnnotation] = s.HandOff
 	}
-	if ptr.Deref(cur.Spec.Replicas, 1) == s.Replicas && (s.Original == nil && !marked || s.Original != nil && mark == original) &&
+	if ptr.Deref(cur.Spec.Replicas, 1) == s.Replicas && (s.Original == nil && !marked || s.Original != nil && mark == original && cur.Annotations[holdfastv1alpha1.SurgeReplicasAnnotation] == size) &&
 		(s.HandOff == "" || cur.Annotations[holdfastv1alpha1.HandOffAnnotation] == s.HandOff) {
 		return nil // written already; the cache has not seen it yet
 	}

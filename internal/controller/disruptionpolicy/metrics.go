@@ -16,7 +16,7 @@ import (
 )
 
 // workloadCounts are the values of the state label of holdfast_disruptionpolicy_workloads.
-var workloadCounts = []string{"selected", "budgeted", "conflicting", "unprotected", "surging", "pacing", "degraded", "blocked"}
+var workloadCounts = []string{"selected", "budgeted", "conflicting", "unprotected", "surging", "pacing", "degraded", "blocked", "recovering"}
 
 // metrics exports each policy's workload counts, so that an alert can fire on a
 // workload left without a budget, or a surge that does not end; whether its maintenance
@@ -33,7 +33,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer, budgets client.Reader) (*metrics, error) {
 	workloads, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "holdfast_disruptionpolicy_workloads",
-		Help: "Workloads of a DisruptionPolicy by state: selected, budgeted (holdfast manages the budget), conflicting (another budget or an older policy), unprotected (no budget), surging, pacing (a pod Ready for less than minReadySeconds), degraded (fewer Ready pods than wanted, not for a drain or a rollout), blocked (the budget allows no disruption now).",
+		Help: "Workloads of a DisruptionPolicy by state: selected, budgeted (holdfast manages the budget), conflicting (another budget or an older policy), unprotected (no budget), surging, pacing (a pod Ready for less than minReadySeconds), degraded (fewer Ready pods than wanted, not for a drain or a rollout), blocked (the budget allows no disruption now), recovering (pods on a lost node).",
 	}, []string{collectors.LabelNamespace, collectors.LabelPolicy, collectors.LabelState}))
 	if err != nil {
 		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
@@ -81,6 +81,7 @@ func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPo
 		"pacing":      pacing,
 		"degraded":    int(st.Degraded),
 		"blocked":     int(st.Blocked),
+		"recovering":  int(st.Recovering),
 	} {
 		m.workloads.WithLabelValues(key.Namespace, key.Name, state).Set(float64(v))
 	}

@@ -99,6 +99,7 @@ func TestScaleDeploymentChecksTheSizeDecidedOn(t *testing.T) {
 	tests := map[string]struct {
 		replicas int32
 		mark     string
+		size     string
 		scale    policy.Scale
 		wantErr  bool
 		want     int32
@@ -106,14 +107,15 @@ func TestScaleDeploymentChecksTheSizeDecidedOn(t *testing.T) {
 	}{
 		"the size decided on: written":         {replicas: 1, scale: policy.Scale{Name: "web", From: 1, Replicas: 2, Original: ptr.To[int32](1)}, want: 2, wantMark: "1"},
 		"scaled by someone since: refused":     {replicas: 5, scale: policy.Scale{Name: "web", From: 1, Replicas: 2, Original: ptr.To[int32](1)}, wantErr: true, want: 5},
-		"written already, cache behind: no-op": {replicas: 2, mark: "1", scale: policy.Scale{Name: "web", From: 1, Replicas: 2, Original: ptr.To[int32](1)}, want: 2, wantMark: "1"},
+		"written already, cache behind: no-op": {replicas: 2, mark: "1", size: "2", scale: policy.Scale{Name: "web", From: 1, Replicas: 2, Original: ptr.To[int32](1)}, want: 2, wantMark: "1"},
 		"scale-back written already: no-op":    {replicas: 1, scale: policy.Scale{Name: "web", From: 2, Replicas: 1}, want: 1},
+		"a surge resized for a lost node":      {replicas: 4, mark: "3", size: "4", scale: policy.Scale{Name: "web", From: 4, Replicas: 5, Original: ptr.To[int32](3)}, want: 5, wantMark: "3"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(tc.replicas)}}
 			if tc.mark != "" {
-				d.Annotations = map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: tc.mark}
+				d.Annotations = map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: tc.mark, holdfastv1alpha1.SurgeReplicasAnnotation: tc.size}
 			}
 			c := fake.NewClientBuilder().WithObjects(d).Build()
 			r := &reconciler{client: c, live: c}

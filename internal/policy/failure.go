@@ -1,0 +1,217 @@
+package policy
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// The response to a lost node. A node is lost when its kubelet has not renewed the
+// node's Lease for the policy's lostAfter (30 s by default), or when the node-lifecycle
+// controller has already tainted it unreachable or not-ready for eviction. The Lease is
+// the earliest signal there is: the node-lifecycle controller reads the same Lease and
+// only waits longer (50 s) before it acts. Acting on it early is safe because the
+// response to a lost node adds and never deletes: a Deployment gets one more replica per
+// pod on the node, and the pods there are left alone, so a node merely cut off by a
+// network partition keeps serving and costs a replica for a while. Releasing a
+// StatefulSet's pod is different, two pods of one identity must never run, so fencing
+// asks for proof that the node is down.
+
+const (
+	// SuspectAfter is the shortest lostAfter a policy may set: from then on the operator
+	// looks at a node's pods, so that each policy can count the node lost at its own time.
+	SuspectAfter = 15 * time.Second
+	// defaultLostAfter is three missed renewals of a kubelet's Lease (every 10 s).
+	defaultLostAfter = 30 * time.Second
+	// brakeShare is the share of the cluster's nodes lost at once above which holdfast
+	// holds back: a failure that wide is more often the network or the control plane
+	// than the machines, and the survivors could not hold every surge anyway (Karpenter
+	// stops repairing nodes above the same share).
+	brakeShare = 0.2
+)
+
+// The node-lifecycle controller's taints for a node whose kubelet stopped reporting
+// (unreachable) or reports it is not ready; NoExecute evicts the pods that do not
+// tolerate them, after their tolerationSeconds.
+var lostTaints = []string{corev1.TaintNodeUnreachable, corev1.TaintNodeNotReady}
+
+// NodeHealth is what the response to lost nodes reads of the cluster's nodes.
+type NodeHealth struct {
+	// Zones counts every node per zone (topology.kubernetes.io/zone, "" without), for
+	// the brake.
+	Zones map[string]int
+	// Suspects are the nodes that may be lost, by name: their Lease is SuspectAfter old,
+	// or the node-lifecycle controller tainted them.
+	Suspects map[string]Suspect
+}
+
+// Suspect is a node that may be lost.
+type Suspect struct {
+	Zone string
+	// Renewed is the last renewal of the node's Lease; zero when it has none.
+	Renewed time.Time
+	// Tainted says the node-lifecycle controller tainted it unreachable or not-ready,
+	// NoExecute.
+	Tainted bool
+}
+
+// SuspectOf reads a node and the last renewal of its Lease (zero without one), and
+// reports whether the node is a suspect at now.
+func SuspectOf(n *corev1.Node, renewed time.Time, now time.Time) (Suspect, bool) {
+	s := Suspect{Zone: n.Labels[corev1.LabelTopologyZone], Renewed: renewed}
+	s.Tainted = slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoExecute && slices.Contains(lostTaints, t.Key)
+	})
+	stale := !renewed.IsZero() && now.Sub(renewed) >= SuspectAfter
+	return s, s.Tainted || stale
+}
+
+// failure is what the response to lost nodes knows of one policy's namespace, worked
+// out once per decision.
+type failure struct {
+	// lost are the lost nodes, by the policy's lostAfter.
+	lost map[string]bool
+	// brake says why holdfast holds back ("" when it does not).
+	brake string
+	// next is how long until a suspect node counts as lost; 0 for none.
+	next time.Duration
+}
+
+// lostAfter is the policy's lostAfter, defaulted.
+func lostAfter(p *holdfastv1alpha1.DisruptionPolicy) time.Duration {
+	if f := p.Spec.NodeFailure; f != nil && f.LostAfter != nil {
+		return max(f.LostAfter.Duration, SuspectAfter)
+	}
+	return defaultLostAfter
+}
+
+// surgesForFailure reports whether p surges Deployments for the pods of lost nodes.
+func surgesForFailure(p *holdfastv1alpha1.DisruptionPolicy) bool {
+	f := p.Spec.NodeFailure
+	return f == nil || f.Surge != holdfastv1alpha1.FailureSurgeNever
+}
+
+// assessFailure finds the nodes o's policy counts as lost and whether the brake holds.
+func assessFailure(o Observed) failure {
+	var f failure
+	after := lostAfter(o.Policy)
+	for name, s := range o.Health.Suspects {
+		if s.Tainted || !s.Renewed.IsZero() && !o.Now.Before(s.Renewed.Add(after)) {
+			if f.lost == nil {
+				f.lost = map[string]bool{}
+			}
+			f.lost[name] = true
+		} else if !s.Renewed.IsZero() {
+			f.next = sooner(f.next, s.Renewed.Add(after).Sub(o.Now))
+		}
+	}
+	f.brake = brake(o.Health, f.lost)
+	return f
+}
+
+// brake says why so many lost nodes call for holding back, or "": more than brakeShare
+// of the nodes, or every node of a zone of several.
+func brake(h NodeHealth, lost map[string]bool) string {
+	total := 0
+	for _, n := range h.Zones {
+		total += n
+	}
+	if len(lost) > 1 && float64(len(lost)) > brakeShare*float64(total) {
+		return msgBrakeShare(len(lost), total)
+	}
+	perZone := map[string]int{}
+	for name := range lost {
+		perZone[h.Suspects[name].Zone]++
+	}
+	for _, zone := range slices.Sorted(maps.Keys(perZone)) {
+		if n := perZone[zone]; zone != "" && n > 1 && n >= h.Zones[zone] {
+			return msgBrakeZone(zone, n)
+		}
+	}
+	return ""
+}
+
+// lostPods counts w's live pods on lost nodes, and names the nodes.
+func (f failure) lostPods(o Observed, w *Workload) (int32, []string) {
+	var n int32
+	var nodes []string
+	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
+		if f.lost[pod.Node] {
+			n++
+			if !slices.Contains(nodes, pod.Node) {
+				nodes = append(nodes, pod.Node)
+			}
+		}
+	}
+	slices.Sort(nodes)
+	return n, nodes
+}
+
+// respond turns the verdict the chain reached for w into the response to its pods on
+// lost nodes, if it has any. A surge under way was sized by followSurge; otherwise a
+// Deployment is surged now by one replica for each such pod, on top of a surge the chain
+// starts for a drain or a hand-off, under the budget of its original size. Anything
+// else, and everything under the brake, is reported.
+func (f failure) respond(s *subject, v verdict) verdict {
+	lost, nodes := f.lostPods(s.o, s.w)
+	if lost == 0 || s.lost || v.status.State == holdfastv1alpha1.WorkloadConflict {
+		return v
+	}
+	o, w := s.o, s.w
+	v.status.State = holdfastv1alpha1.WorkloadRecovering
+	switch {
+	case s.surge.active:
+		if f.brake != "" {
+			v.status.Message = msgLostBraked(lost, nodes, f.brake)
+		}
+	case f.brake != "":
+		v.status.Message = msgLostBraked(lost, nodes, f.brake)
+	case w.Kind != holdfastv1alpha1.KindDeployment:
+		v.status.Message = msgLostNotSurged(w.Kind, lost, nodes)
+	case !surgesForFailure(o.Policy):
+		v.status.Message = msgLostNoSurge(lost, nodes)
+	default:
+		base, handOff := w.Replicas, ""
+		for _, sc := range v.scales {
+			if sc.Name == w.Name && sc.Original != nil {
+				base, handOff = sc.Replicas, sc.HandOff
+			}
+		}
+		up := surgeScale(w, w.Replicas, base+lost)
+		up.HandOff = handOff
+		v.scales = append(slices.DeleteFunc(slices.Clone(v.scales), func(sc Scale) bool { return sc.Name == w.Name }), up)
+		v.status.Message = msgSurgedForFailure(lost, nodes, w.Replicas, up.Replicas)
+		v.status.Budget, v.budget = BudgetName(w.Kind, w.Name), surgeBudget(o, w, w.Replicas)
+		v.requeueAfter = sooner(v.requeueAfter, surgePoll)
+	}
+	return v
+}
+
+// lostNodesStatus is status.lostNodes: sorted, once each, at most maxListed.
+func lostNodesStatus(nodes []string) []string {
+	slices.Sort(nodes)
+	nodes = slices.Compact(nodes)
+	if len(nodes) > maxListed {
+		nodes = nodes[:maxListed]
+	}
+	return nodes
+}
+
+// nodesLostCondition says whether selected pods are on lost nodes, and whether the
+// brake holds.
+func nodesLostCondition(st holdfastv1alpha1.DisruptionPolicyStatus, brake string) metav1.Condition {
+	c := metav1.Condition{Type: holdfastv1alpha1.ConditionNodesLost, Status: metav1.ConditionFalse, Reason: holdfastv1alpha1.ReasonNoNodeLost, Message: "no lost node runs a selected pod"}
+	switch {
+	case len(st.LostNodes) == 0:
+	case brake != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, holdfastv1alpha1.ReasonCorrelatedFailure, msgCorrelated(st.LostNodes, st.Recovering, brake)
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, holdfastv1alpha1.ReasonNodeLost, msgNodesLost(st.LostNodes, st.Recovering)
+	}
+	return c
+}

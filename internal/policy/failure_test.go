@@ -1,0 +1,217 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// staleLeases is a cluster of six nodes over three zones whose suspects are given as node
+// name -> age of the last Lease renewal.
+func staleLeases(stale map[string]time.Duration) NodeHealth {
+	h := NodeHealth{Zones: map[string]int{"a": 2, "b": 2, "c": 2}}
+	for name, age := range stale {
+		if h.Suspects == nil {
+			h.Suspects = map[string]Suspect{}
+		}
+		h.Suspects[name] = Suspect{Zone: zoneOf[name], Renewed: now.Add(-age)}
+	}
+	return h
+}
+
+var zoneOf = map[string]string{"n1": "a", "n2": "a", "n3": "b", "n4": "b", "n5": "c", "n6": "c"}
+
+func surgedTo(w Workload, original, size string) Workload {
+	w = surged(w, original)
+	w.Annotations[holdfastv1alpha1.SurgeReplicasAnnotation] = size
+	return w
+}
+
+func TestDecideNodeFailure(t *testing.T) {
+	surge := func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge }
+	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
+	web := ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 3)
+	db := ready(workload(holdfastv1alpha1.KindStatefulSet, "db", 3), 3)
+	nodes := map[string]*corev1.Node{}
+	for name := range zoneOf {
+		nodes[name] = node(name, false)
+	}
+	onN1 := map[string][]Pod{
+		"Deployment/single": {pod("single-a", "n1", true, time.Hour)},
+		"Deployment/web":    {pod("web-a", "n1", true, time.Hour), pod("web-b", "n1", true, time.Hour), pod("web-c", "n3", true, time.Hour)},
+		"StatefulSet/db":    {pod("db-0", "n1", true, time.Hour), pod("db-1", "n3", true, time.Hour), pod("db-2", "n5", true, time.Hour)},
+	}
+	singleBudget := budget("p", single, minAvailable(intstr.FromInt32(1)), nil)
+	webFloor := budget("p", web, minAvailable(intstr.FromInt32(2)), nil)
+	recovering := func(w Workload, replicas int32, budget, msg string) holdfastv1alpha1.WorkloadStatus {
+		return holdfastv1alpha1.WorkloadStatus{Kind: w.Kind, Name: w.Name, Replicas: replicas, State: holdfastv1alpha1.WorkloadRecovering, Budget: budget, Message: msg}
+	}
+	const singleMsg = "1 pods on lost node n1: surged from 1 to 2 until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition"
+	const webMsg = "2 pods on lost node n1: surged from 3 to 5 until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition"
+
+	runDecide(t, map[string]decideCase{
+		"a Lease 31 s old: each pod on the node gets a replica at once, originals kept": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{single, web},
+			pods:   onN1,
+			nodes:  nodes,
+			health: staleLeases(map[string]time.Duration{"n1": 31 * time.Second}),
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{singleBudget, webFloor},
+				Scales: []Scale{
+					{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)},
+					{Name: "web", From: 3, Replicas: 5, Original: ptr.To[int32](3)},
+				},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{
+					recovering(single, 1, "holdfast-deploy-single", singleMsg),
+					recovering(web, 3, "holdfast-deploy-web", webMsg),
+				},
+				RequeueAfter: surgePoll,
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionNodesLost: holdfastv1alpha1.ReasonNodeLost},
+		},
+		"a Lease 20 s old: not lost yet, looked at again when it would be": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{single},
+			pods:   onN1,
+			nodes:  nodes,
+			health: staleLeases(map[string]time.Duration{"n1": 20 * time.Second}),
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{singleBudget},
+				Workloads:    []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single", Message: msgSurgeReady}},
+				RequeueAfter: 10 * time.Second,
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionNodesLost: holdfastv1alpha1.ReasonNoNodeLost},
+		},
+		"tainted unreachable by the node-lifecycle controller: lost whatever the Lease says": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{single},
+			pods:   onN1,
+			nodes:  nodes,
+			health: NodeHealth{Zones: map[string]int{"a": 2, "b": 2, "c": 2}, Suspects: map[string]Suspect{"n1": {Zone: "a", Tainted: true}}},
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{singleBudget},
+				Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)}},
+				Workloads:    []holdfastv1alpha1.WorkloadStatus{recovering(single, 1, "holdfast-deploy-single", singleMsg)},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"the surge holds while the node is lost, and follows a second lost pod": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{surgedTo(ready(workload(holdfastv1alpha1.KindDeployment, "web", 4), 4), "3", "4")},
+			pods:   onN1,
+			nodes:  nodes,
+			health: staleLeases(map[string]time.Duration{"n1": time.Minute}),
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{webFloor},
+				Scales:       []Scale{{Name: "web", From: 4, Replicas: 5, Original: ptr.To[int32](3)}},
+				Workloads:    []holdfastv1alpha1.WorkloadStatus{recovering(web, 3, "holdfast-deploy-web", webMsg)},
+				RequeueAfter: surgePoll,
+			},
+		},
+		"the node is back: the surge ends, back to the owner's size": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{surgedTo(ready(workload(holdfastv1alpha1.KindDeployment, "web", 5), 5), "3", "5")},
+			pods:   onN1,
+			nodes:  nodes,
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Scales:    []Scale{{Name: "web", From: 5, Replicas: 3}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+			},
+		},
+		"Kubernetes replaced the lost pods (they are terminating, so not listed): the surge ends": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{surgedTo(ready(workload(holdfastv1alpha1.KindDeployment, "web", 5), 5), "3", "5")},
+			pods:   map[string][]Pod{"Deployment/web": {pod("web-c", "n3", true, time.Hour), pod("web-d", "n4", true, time.Minute), pod("web-e", "n5", true, time.Minute)}},
+			nodes:  nodes,
+			health: staleLeases(map[string]time.Duration{"n1": 6 * time.Minute}),
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Scales:    []Scale{{Name: "web", From: 5, Replicas: 3}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+			},
+		},
+		"a StatefulSet is reported, not surged": {
+			policy: policy("p", time.Hour, nil),
+			work:   []Workload{db},
+			pods:   onN1,
+			nodes:  nodes,
+			health: staleLeases(map[string]time.Duration{"n1": time.Minute}),
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(db, 3, "holdfast-sts-db",
+					"1 pods on lost node n1: holdfast surges only Deployments, so the StatefulSet waits for the node or for Kubernetes")},
+			},
+		},
+		"nodeFailure.surge Never: reported only": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+				s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Surge: holdfastv1alpha1.FailureSurgeNever}
+			}),
+			work:   []Workload{web},
+			pods:   onN1,
+			nodes:  nodes,
+			health: staleLeases(map[string]time.Duration{"n1": time.Minute}),
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(web, 3, "holdfast-deploy-web",
+					"2 pods on lost node n1: not surged (nodeFailure.surge: Never); Kubernetes replaces them once their unreachable toleration runs out")},
+			},
+		},
+		"a longer lostAfter waits for it": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+				s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{LostAfter: &metav1.Duration{Duration: 2 * time.Minute}}
+			}),
+			work:   []Workload{web},
+			pods:   onN1,
+			nodes:  nodes,
+			health: staleLeases(map[string]time.Duration{"n1": time.Minute}),
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Workloads:    []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
+				RequeueAfter: time.Minute,
+			},
+		},
+		"a whole zone lost: the brake holds, nothing added": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{single},
+			pods:   onN1,
+			nodes:  nodes,
+			health: staleLeases(map[string]time.Duration{"n1": time.Minute, "n2": time.Minute}),
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{singleBudget},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(single, 1, "holdfast-deploy-single",
+					"1 pods on lost node n1: 2 of 6 nodes are lost at once, more than a fifth: holdfast adds no replicas and fences nothing, since the survivors cannot hold them all and the network is the likelier cause")},
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionNodesLost: holdfastv1alpha1.ReasonCorrelatedFailure},
+		},
+	})
+}
+
+func TestBrake(t *testing.T) {
+	big := NodeHealth{Zones: map[string]int{"a": 10, "b": 10, "c": 2}}
+	lost := func(names ...string) map[string]bool {
+		out := map[string]bool{}
+		for _, n := range names {
+			out[n] = true
+		}
+		return out
+	}
+	big.Suspects = map[string]Suspect{"c1": {Zone: "c"}, "c2": {Zone: "c"}, "a1": {Zone: "a"}}
+	if got := brake(big, lost("a1")); got != "" {
+		t.Errorf("one node of 22: brake %q, want none", got)
+	}
+	if got := brake(big, lost("c1")); got != "" {
+		t.Errorf("one node of a zone of two: brake %q, want none", got)
+	}
+	if got := brake(big, lost("c1", "c2")); got == "" {
+		t.Error("every node of zone c: no brake")
+	}
+}
