@@ -23,6 +23,8 @@ const (
 	EventDegraded           = "WorkloadDegraded"
 	EventPaced              = "DisruptionPaced"
 	EventUnreadable         = "ScaleTargetUnreadable"
+	EventNodeLost           = "NodeLost"
+	EventRecovered          = "Recovered"
 )
 
 // stateEvents maps a workload state to the Event that announces it.
@@ -35,6 +37,7 @@ var stateEvents = map[holdfastv1alpha1.WorkloadState]struct{ typ, reason string 
 	holdfastv1alpha1.WorkloadOverridden:   {corev1.EventTypeNormal, EventOverridden},
 	holdfastv1alpha1.WorkloadDegraded:     {corev1.EventTypeWarning, EventDegraded},
 	holdfastv1alpha1.WorkloadPacing:       {corev1.EventTypeNormal, EventPaced},
+	holdfastv1alpha1.WorkloadRecovering:   {corev1.EventTypeWarning, EventNodeLost},
 }
 
 // statusEvents returns the Events that explain the move from one status of a policy in
@@ -60,8 +63,11 @@ func statusEvents(namespace string, old, cur holdfastv1alpha1.DisruptionPolicySt
 			continue
 		}
 		ref := workloadRef(namespace, w)
-		if prev == holdfastv1alpha1.WorkloadSurging {
+		switch prev {
+		case holdfastv1alpha1.WorkloadSurging:
 			out = append(out, announce.Normal(EventSurgeFinished, fmt.Sprintf("%s %s: surge over, back to %d replicas", w.Kind, w.Name, w.Replicas)).About(ref))
+		case holdfastv1alpha1.WorkloadRecovering:
+			out = append(out, announce.Normal(EventRecovered, fmt.Sprintf("%s %s: no pod left on a lost node, %d replicas", w.Kind, w.Name, w.Replicas)).About(ref))
 		}
 		if e, ok := stateEvents[w.State]; ok {
 			out = append(out, announce.Event{Type: e.typ, Reason: e.reason, Message: fmt.Sprintf("%s %s: %s", w.Kind, w.Name, w.Message), Related: ref})
