@@ -23,6 +23,11 @@ const (
 	// not Ready, Kubernetes force-deletes the pods that do not tolerate it and detaches
 	// their volumes, so that a StatefulSet can start its pod elsewhere.
 	OutOfServiceTaintKey = "node.kubernetes.io/out-of-service"
+	// LostTaintKey is the NoSchedule taint holdfast puts on a lost node (its Lease
+	// unrenewed for 30 s), so that the replicas added for its pods are not scheduled
+	// onto it before the node-lifecycle controller taints it, 50 s after the kubelet's
+	// last word. Removed once the node's Lease is renewed again.
+	LostTaintKey = "holdfast.dev/lost"
 )
 
 // FailureSurge says whether holdfast adds replicas for the pods of a lost node.

@@ -5,8 +5,11 @@ import (
 	"slices"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
@@ -23,8 +26,9 @@ import (
 // asks for proof that the node is down.
 
 const (
-	// SuspectAfter is the shortest lostAfter a policy may set: from then on the operator
-	// looks at a node's pods, so that each policy can count the node lost at its own time.
+	// SuspectAfter is the shortest lostAfter a policy may set: from then on (or from
+	// three eighths of a longer Lease's duration) the operator looks at a node's pods, so
+	// that each policy can count the node lost at its own time.
 	SuspectAfter = 15 * time.Second
 	// defaultLostAfter is three missed renewals of a kubelet's Lease (every 10 s).
 	defaultLostAfter = 30 * time.Second
@@ -55,20 +59,62 @@ type Suspect struct {
 	Zone string
 	// Renewed is the last renewal of the node's Lease; zero when it has none.
 	Renewed time.Time
+	// LeaseDuration is the Lease's leaseDurationSeconds: a kubelet renews it every
+	// quarter of that.
+	LeaseDuration time.Duration
 	// Tainted says the node-lifecycle controller tainted it unreachable or not-ready,
 	// NoExecute.
 	Tainted bool
 }
 
-// SuspectOf reads a node and the last renewal of its Lease (zero without one), and
-// reports whether the node is a suspect at now.
-func SuspectOf(n *corev1.Node, renewed time.Time, now time.Time) (Suspect, bool) {
-	s := Suspect{Zone: n.Labels[corev1.LabelTopologyZone], Renewed: renewed}
+// SuspectOf reads a node and its Lease (nil without one), and reports whether the node
+// is a suspect at now.
+func SuspectOf(n *corev1.Node, lease *coordinationv1.Lease, now time.Time) (Suspect, bool) {
+	s := Suspect{Zone: n.Labels[corev1.LabelTopologyZone]}
+	if lease != nil && lease.Spec.RenewTime != nil {
+		s.Renewed = lease.Spec.RenewTime.Time
+		s.LeaseDuration = time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0)) * time.Second
+	}
 	s.Tainted = slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
 		return t.Effect == corev1.TaintEffectNoExecute && slices.Contains(lostTaints, t.Key)
 	})
-	stale := !renewed.IsZero() && now.Sub(renewed) >= SuspectAfter
-	return s, s.Tainted || stale
+	return s, s.Tainted || !s.Renewed.IsZero() && !now.Before(s.Renewed.Add(max(SuspectAfter, s.LeaseDuration*3/8)))
+}
+
+// lostAt is when the node counts as lost with a Lease unrenewed for after, but never
+// before three renewals are missed (Leases longer than a kubelet's 40 s are renewed
+// less often); zero without a Lease.
+func (s Suspect) lostAt(after time.Duration) time.Time {
+	if s.Renewed.IsZero() {
+		return time.Time{}
+	}
+	return s.Renewed.Add(max(after, s.LeaseDuration*3/4))
+}
+
+// Quarantined are the nodes that should carry holdfast's NoSchedule taint
+// (LostTaintKey): those lost by the default lostAfter, unless the brake holds. The
+// node-lifecycle controller taints them too, but only after its grace period, and a
+// replica added before then must not be scheduled onto the dead node.
+func Quarantined(h NodeHealth, now time.Time) map[string]bool {
+	lost := h.lost(defaultLostAfter, now)
+	if brake(h, lost) != "" {
+		return nil
+	}
+	return lost
+}
+
+// lost are the suspects lost at now by after.
+func (h NodeHealth) lost(after time.Duration, now time.Time) map[string]bool {
+	var out map[string]bool
+	for name, s := range h.Suspects {
+		if at := s.lostAt(after); s.Tainted || !at.IsZero() && !now.Before(at) {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // failure is what the response to lost nodes knows of one policy's namespace, worked
@@ -98,16 +144,11 @@ func surgesForFailure(p *holdfastv1alpha1.DisruptionPolicy) bool {
 
 // assessFailure finds the nodes o's policy counts as lost and whether the brake holds.
 func assessFailure(o Observed) failure {
-	var f failure
 	after := lostAfter(o.Policy)
+	f := failure{lost: o.Health.lost(after, o.Now)}
 	for name, s := range o.Health.Suspects {
-		if s.Tainted || !s.Renewed.IsZero() && !o.Now.Before(s.Renewed.Add(after)) {
-			if f.lost == nil {
-				f.lost = map[string]bool{}
-			}
-			f.lost[name] = true
-		} else if !s.Renewed.IsZero() {
-			f.next = sooner(f.next, s.Renewed.Add(after).Sub(o.Now))
+		if at := s.lostAt(after); !f.lost[name] && !at.IsZero() {
+			f.next = sooner(f.next, at.Sub(o.Now))
 		}
 	}
 	f.brake = brake(o.Health, f.lost)

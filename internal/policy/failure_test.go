@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -213,5 +214,55 @@ func TestBrake(t *testing.T) {
 	}
 	if got := brake(big, lost("c1", "c2")); got == "" {
 		t.Error("every node of zone c: no brake")
+	}
+}
+
+func TestSuspectOfCountsMissedRenewals(t *testing.T) {
+	lease := func(age time.Duration, seconds int32) *coordinationv1.Lease {
+		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{RenewTime: ptr.To(metav1.NewMicroTime(now.Add(-age))), LeaseDurationSeconds: ptr.To(seconds)}}
+	}
+	n := node("n1", false)
+	tests := map[string]struct {
+		lease       *coordinationv1.Lease
+		tainted     bool
+		wantSuspect bool
+		wantLost    bool // by the default lostAfter
+	}{
+		"a kubelet's 40 s Lease renewed 5 s ago":   {lease: lease(5*time.Second, 40)},
+		"a kubelet's 40 s Lease 20 s old: suspect": {lease: lease(20*time.Second, 40), wantSuspect: true},
+		"a kubelet's 40 s Lease 30 s old: lost":    {lease: lease(30*time.Second, 40), wantSuspect: true, wantLost: true},
+		// Renewed every minute: 60 s old is one missed renewal, not a lost node.
+		"a 240 s Lease 60 s old":               {lease: lease(60*time.Second, 240)},
+		"a 240 s Lease 100 s old: suspect":     {lease: lease(100*time.Second, 240), wantSuspect: true},
+		"a 240 s Lease 180 s old: lost":        {lease: lease(180*time.Second, 240), wantSuspect: true, wantLost: true},
+		"no Lease, no taint: nothing to go by": {},
+		"tainted unreachable: lost at once":    {lease: lease(time.Second, 40), tainted: true, wantSuspect: true, wantLost: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := n.DeepCopy()
+			if tc.tainted {
+				n.Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute}}
+			}
+			s, suspect := SuspectOf(n, tc.lease, now)
+			if suspect != tc.wantSuspect {
+				t.Fatalf("suspect = %t, want %t", suspect, tc.wantSuspect)
+			}
+			h := NodeHealth{Zones: map[string]int{"": 10}, Suspects: map[string]Suspect{"n1": s}}
+			if got := Quarantined(h, now)["n1"]; got != tc.wantLost {
+				t.Errorf("quarantined = %t, want %t", got, tc.wantLost)
+			}
+		})
+	}
+}
+
+func TestQuarantinedHoldsUnderTheBrake(t *testing.T) {
+	h := staleLeases(map[string]time.Duration{"n1": time.Minute, "n3": time.Minute})
+	if got := Quarantined(h, now); len(got) != 0 {
+		t.Errorf("2 of 6 nodes lost: quarantined %v, want none (the brake holds)", got)
+	}
+	h = staleLeases(map[string]time.Duration{"n1": time.Minute, "n3": 10 * time.Second})
+	if got := Quarantined(h, now); !got["n1"] || got["n3"] {
+		t.Errorf("quarantined %v, want n1 only", got)
 	}
 }

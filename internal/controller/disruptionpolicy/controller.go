@@ -115,7 +115,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		metrics:   m,
 		cache:     mgr.GetCache(),
 	}
-	r.nodes = newNodeWatcher(mgr.GetCache(), mgr.GetAPIReader(), clk)
+	r.nodes = newNodeWatcher(mgr.GetClient(), mgr.GetCache(), mgr.GetAPIReader(), clk)
 	if err := mgr.Add(r.nodes); err != nil {
 		return fmt.Errorf("adding the node watcher: %w", err)
 	}

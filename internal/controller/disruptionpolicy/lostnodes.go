@@ -2,24 +2,30 @@ package disruptionpolicy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=patch
 
 // healthTick is how often the node watcher reads the node Leases. A lost node is noticed
 // within lostAfter plus this; the read is of the cache, a few milliseconds at 1,000
@@ -34,7 +40,8 @@ const podNodeField = "spec.nodeName"
 // that becomes a suspect or stops being one. No event announces a Lease that is not
 // renewed: only looking at the clock does.
 type nodeWatcher struct {
-	cache client.Reader
+	client client.Client
+	cache  client.Reader
 	live  client.Reader
 	clock clock.PassiveClock
 	// events carries one event per namespace to wake, to the controller.
@@ -42,8 +49,8 @@ type nodeWatcher struct {
 	health atomic.Pointer[policy.NodeHealth]
 }
 
-func newNodeWatcher(cache, live client.Reader, clk clock.PassiveClock) *nodeWatcher {
-	w := &nodeWatcher{cache: cache, live: live, clock: clk, events: make(chan event.GenericEvent, 1024)}
+func newNodeWatcher(c client.Client, cache, live client.Reader, clk clock.PassiveClock) *nodeWatcher {
+	w := &nodeWatcher{client: c, cache: cache, live: live, clock: clk, events: make(chan event.GenericEvent, 1024)}
 	w.health.Store(&policy.NodeHealth{})
 	return w
 }
@@ -72,8 +79,11 @@ func (w *nodeWatcher) Start(ctx context.Context) error {
 // look reads the nodes, stores their health and wakes the policies of the nodes whose
 // suspicion changed.
 func (w *nodeWatcher) look(ctx context.Context) error {
-	h, err := w.read(ctx)
+	h, nodes, err := w.read(ctx)
 	if err != nil {
+		return err
+	}
+	if err := w.quarantine(ctx, nodes, policy.Quarantined(h, w.clock.Now())); err != nil {
 		return err
 	}
 	old := w.health.Swap(&h)
@@ -96,27 +106,26 @@ func (w *nodeWatcher) look(ctx context.Context) error {
 	return nil
 }
 
-// read builds the nodes' health from the cache, without copying its objects.
-func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, error) {
+// read builds the nodes' health from the cache, without copying its objects (which
+// are returned too, not to be modified).
+func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, []corev1.Node, error) {
 	nodes := &corev1.NodeList{}
 	if err := w.cache.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
-		return policy.NodeHealth{}, fmt.Errorf("listing nodes: %w", err)
+		return policy.NodeHealth{}, nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	leases := &coordinationv1.LeaseList{}
 	if err := w.cache.List(ctx, leases, client.InNamespace(corev1.NamespaceNodeLease), client.UnsafeDisableDeepCopy); err != nil {
-		return policy.NodeHealth{}, fmt.Errorf("listing node Leases: %w", err)
+		return policy.NodeHealth{}, nil, fmt.Errorf("listing node Leases: %w", err)
 	}
-	renewed := make(map[string]time.Time, len(leases.Items))
+	byNode := make(map[string]*coordinationv1.Lease, len(leases.Items))
 	for i := range leases.Items {
-		if t := leases.Items[i].Spec.RenewTime; t != nil {
-			renewed[leases.Items[i].Name] = t.Time
-		}
+		byNode[leases.Items[i].Name] = &leases.Items[i]
 	}
 	now := w.clock.Now()
 	h := policy.NodeHealth{Zones: map[string]int{}}
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
-		s, suspect := policy.SuspectOf(n, renewed[n.Name], now)
+		s, suspect := policy.SuspectOf(n, byNode[n.Name], now)
 		h.Zones[s.Zone]++
 		if suspect {
 			if h.Suspects == nil {
@@ -125,7 +134,38 @@ func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, error) {
 			h.Suspects[n.Name] = s
 		}
 	}
-	return h, nil
+	return h, nodes.Items, nil
+}
+
+// quarantine puts holdfast's NoSchedule taint on the nodes of want and takes it off
+// every other node. Level-based, from the cache: a taint left by an operator that
+// stopped before the node came back is removed by the next one.
+func (w *nodeWatcher) quarantine(ctx context.Context, nodes []corev1.Node, want map[string]bool) error {
+	for i := range nodes {
+		n := &nodes[i]
+		at := slices.IndexFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.LostTaintKey })
+		if (at >= 0) == want[n.Name] {
+			continue
+		}
+		taints := slices.Clone(n.Spec.Taints)
+		if at >= 0 {
+			taints = slices.Delete(taints, at, at+1)
+		} else {
+			taints = append(taints, corev1.Taint{Key: holdfastv1alpha1.LostTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr.To(metav1.NewTime(w.clock.Now()))})
+		}
+		// The taints as read, with their resourceVersion: a change made meanwhile (the
+		// node-lifecycle controller's own taints) fails the patch, and the next look
+		// starts again from the cache.
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": n.ResourceVersion}, "spec": map[string]any{"taints": taints}})
+		if err != nil {
+			return fmt.Errorf("encoding the taints of node %s: %w", n.Name, err)
+		}
+		if err := w.client.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("setting the taints of node %s: %w", n.Name, err)
+		}
+		log.FromContext(ctx).Info("Node quarantined", "node", klog.KObj(n), "lost", want[n.Name])
+	}
+	return nil
 }
 
 // wake sends one event for each namespace with pods on node.
