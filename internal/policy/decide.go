@@ -186,7 +186,11 @@ type Decision struct {
 	Scales []Scale
 	// PodAnnotations are the changes to pods' do-not-disrupt annotation.
 	PodAnnotations []PodAnnotation
-	Status         holdfastv1alpha1.DisruptionPolicyStatus
+	// Quarantine are the lost nodes to taint LostTaintKey:NoSchedule before the scales,
+	// so that the replicas added for their pods are not scheduled onto them: the
+	// node-lifecycle controller taints them only after its grace period.
+	Quarantine []string
+	Status     holdfastv1alpha1.DisruptionPolicyStatus
 	RequeueAfter   time.Duration
 }
 
@@ -284,6 +288,9 @@ func Decide(o Observed) Decision {
 		})
 	}
 	d.Status.LostNodes = lostNodesStatus(lostNodes)
+	if f.brake == "" && surgesForFailure(p) {
+		d.Quarantine = unquarantined(o, d.Status.LostNodes)
+	}
 	nl := nodesLostCondition(d.Status, f.brake)
 	nl.ObservedGeneration, nl.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
 	meta.SetStatusCondition(&d.Status.Conditions, nl)

@@ -91,16 +91,9 @@ func (s Suspect) lostAt(after time.Duration) time.Time {
 	return s.Renewed.Add(max(after, s.LeaseDuration*3/4))
 }
 
-// Quarantined are the nodes that should carry holdfast's NoSchedule taint
-// (LostTaintKey): those lost by the default lostAfter, unless the brake holds. The
-// node-lifecycle controller taints them too, but only after its grace period, and a
-// replica added before then must not be scheduled onto the dead node.
-func Quarantined(h NodeHealth, now time.Time) map[string]bool {
-	lost := h.lost(defaultLostAfter, now)
-	if brake(h, lost) != "" {
-		return nil
-	}
-	return lost
+// Quarantined reports whether n carries holdfast's NoSchedule taint (LostTaintKey).
+func Quarantined(n *corev1.Node) bool {
+	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.LostTaintKey })
 }
 
 // lost are the suspects lost at now by after.
@@ -255,4 +248,15 @@ func nodesLostCondition(st holdfastv1alpha1.DisruptionPolicyStatus, brake string
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, holdfastv1alpha1.ReasonNodeLost, msgNodesLost(st.LostNodes, st.Recovering)
 	}
 	return c
+}
+
+// unquarantined are the nodes without holdfast's taint among nodes, as o saw them.
+func unquarantined(o Observed, nodes []string) []string {
+	var out []string
+	for _, name := range nodes {
+		if n := o.Nodes[name]; n != nil && !Quarantined(n) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

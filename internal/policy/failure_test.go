@@ -65,7 +65,8 @@ func TestDecideNodeFailure(t *testing.T) {
 			nodes:  nodes,
 			health: staleLeases(map[string]time.Duration{"n1": 31 * time.Second}),
 			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{singleBudget, webFloor},
+				Quarantine: []string{"n1"},
+				Apply:      []*policyv1.PodDisruptionBudget{singleBudget, webFloor},
 				Scales: []Scale{
 					{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)},
 					{Name: "web", From: 3, Replicas: 5, Original: ptr.To[int32](3)},
@@ -98,6 +99,7 @@ func TestDecideNodeFailure(t *testing.T) {
 			nodes:  nodes,
 			health: NodeHealth{Zones: map[string]int{"a": 2, "b": 2, "c": 2}, Suspects: map[string]Suspect{"n1": {Zone: "a", Tainted: true}}},
 			want: result{
+				Quarantine:   []string{"n1"},
 				Apply:        []*policyv1.PodDisruptionBudget{singleBudget},
 				Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)}},
 				Workloads:    []holdfastv1alpha1.WorkloadStatus{recovering(single, 1, "holdfast-deploy-single", singleMsg)},
@@ -111,6 +113,7 @@ func TestDecideNodeFailure(t *testing.T) {
 			nodes:  nodes,
 			health: staleLeases(map[string]time.Duration{"n1": time.Minute}),
 			want: result{
+				Quarantine:   []string{"n1"},
 				Apply:        []*policyv1.PodDisruptionBudget{webFloor},
 				Scales:       []Scale{{Name: "web", From: 4, Replicas: 5, Original: ptr.To[int32](3)}},
 				Workloads:    []holdfastv1alpha1.WorkloadStatus{recovering(web, 3, "holdfast-deploy-web", webMsg)},
@@ -147,7 +150,8 @@ func TestDecideNodeFailure(t *testing.T) {
 			nodes:  nodes,
 			health: staleLeases(map[string]time.Duration{"n1": time.Minute}),
 			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)), nil)},
+				Quarantine: []string{"n1"},
+				Apply:      []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)), nil)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(db, 3, "holdfast-sts-db",
 					"1 pods on lost node n1: holdfast surges only Deployments, so the StatefulSet waits for the node or for Kubernetes")},
 			},
@@ -249,20 +253,9 @@ func TestSuspectOfCountsMissedRenewals(t *testing.T) {
 				t.Fatalf("suspect = %t, want %t", suspect, tc.wantSuspect)
 			}
 			h := NodeHealth{Zones: map[string]int{"": 10}, Suspects: map[string]Suspect{"n1": s}}
-			if got := Quarantined(h, now)["n1"]; got != tc.wantLost {
-				t.Errorf("quarantined = %t, want %t", got, tc.wantLost)
+			if got := h.lost(defaultLostAfter, now)["n1"]; got != tc.wantLost {
+				t.Errorf("lost = %t, want %t", got, tc.wantLost)
 			}
 		})
-	}
-}
-
-func TestQuarantinedHoldsUnderTheBrake(t *testing.T) {
-	h := staleLeases(map[string]time.Duration{"n1": time.Minute, "n3": time.Minute})
-	if got := Quarantined(h, now); len(got) != 0 {
-		t.Errorf("2 of 6 nodes lost: quarantined %v, want none (the brake holds)", got)
-	}
-	h = staleLeases(map[string]time.Duration{"n1": time.Minute, "n3": 10 * time.Second})
-	if got := Quarantined(h, now); !got["n1"] || got["n3"] {
-		t.Errorf("quarantined %v, want n1 only", got)
 	}
 }

@@ -205,6 +205,14 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 			return ctrl.Result{}, err
 		}
 	}
+	// Lost nodes are tainted before the replicas for their pods are added, so that the
+	// scheduler cannot place those onto them.
+	for _, name := range d.Quarantine {
+		if err := setLostTaint(ctx, r.client, obs.Nodes[name], true, obs.Now); err != nil {
+			return ctrl.Result{}, err
+		}
+		logger.Info("Node quarantined", "node", klog.KRef("", name))
+	}
 	for _, s := range d.Scales {
 		if err := r.scale(ctx, p.Namespace, s); err != nil {
 			return ctrl.Result{}, err

@@ -83,7 +83,7 @@ func (w *nodeWatcher) look(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.quarantine(ctx, nodes, policy.Quarantined(h, w.clock.Now())); err != nil {
+	if err := w.release(ctx, nodes, h); err != nil {
 		return err
 	}
 	old := w.health.Swap(&h)
@@ -137,33 +137,38 @@ func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, []corev1.Nod
 	return h, nodes.Items, nil
 }
 
-// quarantine puts holdfast's NoSchedule taint on the nodes of want and takes it off
-// every other node. Level-based, from the cache: a taint left by an operator that
-// stopped before the node came back is removed by the next one.
-func (w *nodeWatcher) quarantine(ctx context.Context, nodes []corev1.Node, want map[string]bool) error {
+// release takes holdfast's NoSchedule taint off every node that is no longer a
+// suspect. Level-based, from the cache: a taint left by an operator that stopped
+// before the node came back is removed by the next one.
+func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy.NodeHealth) error {
 	for i := range nodes {
 		n := &nodes[i]
-		at := slices.IndexFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.LostTaintKey })
-		if (at >= 0) == want[n.Name] {
+		if _, suspect := h.Suspects[n.Name]; suspect || !policy.Quarantined(n) {
 			continue
 		}
-		taints := slices.Clone(n.Spec.Taints)
-		if at >= 0 {
-			taints = slices.Delete(taints, at, at+1)
-		} else {
-			taints = append(taints, corev1.Taint{Key: holdfastv1alpha1.LostTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr.To(metav1.NewTime(w.clock.Now()))})
+		if err := setLostTaint(ctx, w.client, n, false, w.clock.Now()); err != nil {
+			return err
 		}
-		// The taints as read, with their resourceVersion: a change made meanwhile (the
-		// node-lifecycle controller's own taints) fails the patch, and the next look
-		// starts again from the cache.
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": n.ResourceVersion}, "spec": map[string]any{"taints": taints}})
-		if err != nil {
-			return fmt.Errorf("encoding the taints of node %s: %w", n.Name, err)
-		}
-		if err := w.client.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("setting the taints of node %s: %w", n.Name, err)
-		}
-		log.FromContext(ctx).Info("Node quarantined", "node", klog.KObj(n), "lost", want[n.Name])
+		log.FromContext(ctx).Info("Node released", "node", klog.KObj(n))
+	}
+	return nil
+}
+
+// setLostTaint adds or removes holdfast's NoSchedule taint on n, as read from the
+// cache. The patch carries the taints with n's resourceVersion: a change made meanwhile
+// (the node-lifecycle controller's own taints) fails it, and the caller tries again on
+// what the cache then holds.
+func setLostTaint(ctx context.Context, c client.Client, n *corev1.Node, on bool, now time.Time) error {
+	taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.LostTaintKey })
+	if on {
+		taints = append(taints, corev1.Taint{Key: holdfastv1alpha1.LostTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr.To(metav1.NewTime(now))})
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": n.ResourceVersion}, "spec": map[string]any{"taints": taints}})
+	if err != nil {
+		return fmt.Errorf("encoding the taints of node %s: %w", n.Name, err)
+	}
+	if err := c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("setting the taints of node %s: %w", n.Name, err)
 	}
 	return nil
 }
