@@ -190,7 +190,10 @@ type Decision struct {
 	// so that the replicas added for their pods are not scheduled onto them: the
 	// node-lifecycle controller taints them only after its grace period.
 	Quarantine []string
-	Status     holdfastv1alpha1.DisruptionPolicyStatus
+	// Fence are the lost nodes to taint out-of-service, so that Kubernetes deletes their
+	// StatefulSet pods, each with the proof that it is down.
+	Fence  []Fence
+	Status holdfastv1alpha1.DisruptionPolicyStatus
 	RequeueAfter   time.Duration
 }
 
@@ -256,6 +259,7 @@ func Decide(o Observed) Decision {
 	for _, w := range selected {
 		_, nodes := f.lostPods(o, w)
 		lostNodes = append(lostNodes, nodes...)
+		d.Fence = append(d.Fence, f.fences(o, w, nodes)...)
 		v := decideWorkload(o, w, win, closed, siblings, f)
 		d.Scales = append(d.Scales, v.scales...)
 		d.PodAnnotations = append(d.PodAnnotations, v.annotations...)
@@ -288,6 +292,7 @@ func Decide(o Observed) Decision {
 		})
 	}
 	d.Status.LostNodes = lostNodesStatus(lostNodes)
+	d.Fence = compactFences(d.Fence)
 	if f.brake == "" && surgesForFailure(p) {
 		d.Quarantine = unquarantined(o, d.Status.LostNodes)
 	}

@@ -3,6 +3,7 @@ package policy
 import (
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -38,6 +39,9 @@ const (
 	// stops repairing nodes above the same share).
 	brakeShare = 0.2
 )
+
+// karpenterNodePoolLabel marks the nodes Karpenter made, each of which has a NodeClaim.
+const karpenterNodePoolLabel = "karpenter.sh/nodepool"
 
 // The node-lifecycle controller's taints for a node whose kubelet stopped reporting
 // (unreachable) or reports it is not ready; NoExecute evicts the pods that do not
@@ -205,6 +209,8 @@ func (f failure) respond(s *subject, v verdict) verdict {
 		}
 	case f.brake != "":
 		v.status.Message = msgLostBraked(lost, nodes, f.brake)
+	case w.Kind == holdfastv1alpha1.KindStatefulSet && fencing(o.Policy):
+		v.status.Message = f.fencingMessage(o, lost, nodes)
 	case w.Kind != holdfastv1alpha1.KindDeployment:
 		v.status.Message = msgLostNotSurged(w.Kind, lost, nodes)
 	case !surgesForFailure(o.Policy):
@@ -259,4 +265,84 @@ func unquarantined(o Observed, nodes []string) []string {
 		}
 	}
 	return out
+}
+
+// Fence is a lost node to taint out-of-service, and the proof that it is down.
+type Fence struct {
+	Node  string
+	Proof string
+}
+
+// fencing reports whether p releases the StatefulSet pods of lost nodes.
+func fencing(p *holdfastv1alpha1.DisruptionPolicy) bool {
+	f := p.Spec.NodeFailure
+	return f != nil && f.Fencing == holdfastv1alpha1.FencingVerified
+}
+
+// fences are the nodes among nodes, lost and running pods of w, to fence now: w is a
+// StatefulSet under fencing: Verified, the brake does not hold, the node is not fenced
+// yet and there is proof that it is down.
+func (f failure) fences(o Observed, w *Workload, nodes []string) []Fence {
+	if w.Kind != holdfastv1alpha1.KindStatefulSet || !fencing(o.Policy) || f.brake != "" {
+		return nil
+	}
+	var out []Fence
+	for _, name := range nodes {
+		if proof := f.proof(o, name); proof != "" && !Fenced(o.Nodes[name]) {
+			out = append(out, Fence{Node: name, Proof: proof})
+		}
+	}
+	return out
+}
+
+// proof says why a lost node is known to be down, or "" when it is not known: the
+// node-down annotation a person or an agent set, its Karpenter NodeClaim gone or being
+// deleted, or the policy's fenceAfter passed since its Lease was last renewed.
+func (f failure) proof(o Observed, name string) string {
+	n := o.Nodes[name]
+	if n == nil {
+		return ""
+	}
+	if n.Annotations[holdfastv1alpha1.NodeDownAnnotation] == "true" {
+		return "annotation " + holdfastv1alpha1.NodeDownAnnotation + "=true"
+	}
+	if _, karpenter := n.Labels[karpenterNodePoolLabel]; karpenter && o.Claims != nil {
+		c, ok := o.Claims[name]
+		switch {
+		case !ok:
+			return "its Karpenter NodeClaim is gone"
+		case c.Deleting:
+			return "its Karpenter NodeClaim " + c.Name + " is being deleted"
+		}
+	}
+	if after := o.Policy.Spec.NodeFailure.FenceAfter; after != nil {
+		if s := o.Health.Suspects[name]; !s.Renewed.IsZero() && !o.Now.Before(s.Renewed.Add(after.Duration)) {
+			return "no Lease renewal since " + stamp(s.Renewed) + ", fenceAfter " + after.Duration.String()
+		}
+	}
+	return ""
+}
+
+// fencingMessage says where the fencing of a StatefulSet's lost pods stands.
+func (f failure) fencingMessage(o Observed, lost int32, nodes []string) string {
+	var fenced, waiting []string
+	for _, name := range nodes {
+		if Fenced(o.Nodes[name]) || f.proof(o, name) != "" {
+			fenced = append(fenced, name)
+		} else {
+			waiting = append(waiting, name)
+		}
+	}
+	return msgFencing(lost, fenced, waiting)
+}
+
+// Fenced reports whether n carries the out-of-service taint.
+func Fenced(n *corev1.Node) bool {
+	return n != nil && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.OutOfServiceTaintKey })
+}
+
+// compactFences keeps one fence per node, sorted.
+func compactFences(fs []Fence) []Fence {
+	slices.SortFunc(fs, func(a, b Fence) int { return strings.Compare(a.Node, b.Node) })
+	return slices.CompactFunc(fs, func(a, b Fence) bool { return a.Node == b.Node })
 }

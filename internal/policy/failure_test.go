@@ -2,6 +2,9 @@ package policy
 
 import (
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -255,6 +258,96 @@ func TestSuspectOfCountsMissedRenewals(t *testing.T) {
 			h := NodeHealth{Zones: map[string]int{"": 10}, Suspects: map[string]Suspect{"n1": s}}
 			if got := h.lost(defaultLostAfter, now)["n1"]; got != tc.wantLost {
 				t.Errorf("lost = %t, want %t", got, tc.wantLost)
+			}
+		})
+	}
+}
+
+func TestDecideFencing(t *testing.T) {
+	db := ready(workload(holdfastv1alpha1.KindStatefulSet, "db", 3), 3)
+	verified := func(after time.Duration) func(*holdfastv1alpha1.DisruptionPolicySpec) {
+		return func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+			s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified}
+			if after > 0 {
+				s.NodeFailure.FenceAfter = &metav1.Duration{Duration: after}
+			}
+		}
+	}
+	pods := map[string][]Pod{"StatefulSet/db": {pod("db-0", "n1", true, time.Hour), pod("db-1", "n3", true, time.Hour), pod("db-2", "n5", true, time.Hour)}}
+	nodesWith := func(mod func(*corev1.Node)) map[string]*corev1.Node {
+		out := map[string]*corev1.Node{}
+		for name := range zoneOf {
+			out[name] = node(name, false)
+		}
+		if mod != nil {
+			mod(out["n1"])
+		}
+		return out
+	}
+	down := func(n *corev1.Node) { n.Annotations = map[string]string{holdfastv1alpha1.NodeDownAnnotation: "true"} }
+	fenced := func(n *corev1.Node) {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: holdfastv1alpha1.OutOfServiceTaintKey, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute})
+	}
+	lostTwoMinutes := staleLeases(map[string]time.Duration{"n1": 2 * time.Minute})
+	recovering := func(msg string) []holdfastv1alpha1.WorkloadStatus {
+		return []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 3, State: holdfastv1alpha1.WorkloadRecovering, Budget: "holdfast-sts-db", Message: msg}}
+	}
+	apply := []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)), nil)}
+	const waiting = "1 pods on lost nodes; node n1 not proven down: its pods stay until it is (annotation holdfast.dev/node-down=true, its Karpenter NodeClaim gone, or fenceAfter), since two pods of one identity must never run"
+	const proven = "1 pods on lost nodes; node n1 proven down and tainted out-of-service: Kubernetes deletes the pods there and the StatefulSet starts them elsewhere"
+
+	runDecide(t, map[string]decideCase{
+		"no proof: nothing released, however long": {
+			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, pods: pods, nodes: nodesWith(nil), health: lostTwoMinutes,
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(waiting)},
+		},
+		"the node-down annotation: fenced": {
+			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, pods: pods, nodes: nodesWith(down), health: lostTwoMinutes,
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(proven)},
+		},
+		"fenceAfter passed since the last renewal: fenced": {
+			policy: policy("p", time.Hour, verified(time.Minute)), work: []Workload{db}, pods: pods, nodes: nodesWith(nil), health: lostTwoMinutes,
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(proven)},
+		},
+		"fenceAfter not passed yet: waits": {
+			policy: policy("p", time.Hour, verified(5*time.Minute)), work: []Workload{db}, pods: pods, nodes: nodesWith(nil), health: lostTwoMinutes,
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(waiting)},
+		},
+		"fenced already: not again": {
+			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, pods: pods, nodes: nodesWith(func(n *corev1.Node) { down(n); fenced(n) }), health: lostTwoMinutes,
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(proven)},
+		},
+		"a Karpenter node whose NodeClaim is gone: fenced": {
+			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, pods: pods, health: lostTwoMinutes,
+			nodes:  nodesWith(func(n *corev1.Node) { n.Labels = map[string]string{"karpenter.sh/nodepool": "default"} }),
+			claims: map[string]NodeClaim{},
+			want:   result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(proven)},
+		},
+		"fencing Never: reported": {
+			policy: policy("p", time.Hour, nil), work: []Workload{db}, pods: pods, nodes: nodesWith(down), health: lostTwoMinutes,
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering("1 pods on lost node n1: holdfast surges only Deployments, so the StatefulSet waits for the node or for Kubernetes")},
+		},
+	})
+	// The fences themselves.
+	for name, tc := range map[string]struct {
+		spec   func(*holdfastv1alpha1.DisruptionPolicySpec)
+		mod    func(*corev1.Node)
+		health NodeHealth
+		want   []Fence
+	}{
+		"annotation":      {spec: verified(0), mod: down, health: lostTwoMinutes, want: []Fence{{Node: "n1", Proof: "annotation holdfast.dev/node-down=true"}}},
+		"fenceAfter":      {spec: verified(time.Minute), health: lostTwoMinutes, want: []Fence{{Node: "n1", Proof: "no Lease renewal since 2026-11-22T11:58:00Z, fenceAfter 1m0s"}}},
+		"no proof":        {spec: verified(0), health: lostTwoMinutes},
+		"fenced already":  {spec: verified(0), mod: func(n *corev1.Node) { down(n); fenced(n) }, health: lostTwoMinutes},
+		"never":           {spec: nil, mod: down, health: lostTwoMinutes},
+		"brake: a zone":   {spec: verified(0), mod: down, health: staleLeases(map[string]time.Duration{"n1": 2 * time.Minute, "n2": 2 * time.Minute})},
+		"not lost (20 s)": {spec: verified(0), mod: down, health: staleLeases(map[string]time.Duration{"n1": 20 * time.Second})},
+	} {
+		t.Run("fences/"+name, func(t *testing.T) {
+			p := policy("p", time.Hour, tc.spec)
+			d := Decide(Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{db}, Pods: pods, Nodes: nodesWith(tc.mod), Health: tc.health, Now: now})
+			if diff := cmp.Diff(tc.want, d.Fence, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("fences (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -208,10 +208,19 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	// Lost nodes are tainted before the replicas for their pods are added, so that the
 	// scheduler cannot place those onto them.
 	for _, name := range d.Quarantine {
-		if err := setLostTaint(ctx, r.client, obs.Nodes[name], true, obs.Now); err != nil {
+		if err := quarantine(ctx, r.client, obs.Nodes[name], obs.Now); err != nil {
 			return ctrl.Result{}, err
 		}
-		logger.Info("Node quarantined", "node", klog.KRef("", name))
+		logger.Info("Lost node quarantined", "node", klog.KRef("", name))
+	}
+	var fenced []announce.Event
+	for _, f := range d.Fence {
+		if err := fence(ctx, r.client, obs.Nodes[f.Node], f.Proof, obs.Now); err != nil {
+			return ctrl.Result{}, err
+		}
+		logger.Info("Lost node fenced", "node", klog.KRef("", f.Node), "proof", f.Proof)
+		fenced = append(fenced, announce.Warning(EventFenced, fmt.Sprintf("node %s tainted %s: %s", f.Node, holdfastv1alpha1.OutOfServiceTaintKey, f.Proof)).
+			About(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: f.Node}))
 	}
 	for _, s := range d.Scales {
 		if err := r.scale(ctx, p.Namespace, s); err != nil {
@@ -248,7 +257,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	r.metrics.set(req.NamespacedName, d.Status)
 	r.windows.set(req.NamespacedName, p.Spec.MaintenanceWindows, obs.Now)
-	announce.Record(r.recorder, p, evs...)
+	announce.Record(r.recorder, p, append(fenced, evs...)...)
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 

@@ -25,6 +25,7 @@ const (
 	EventUnreadable         = "ScaleTargetUnreadable"
 	EventNodeLost           = "NodeLost"
 	EventRecovered          = "Recovered"
+	EventFenced             = "Fenced"
 )
 
 // stateEvents maps a workload state to the Event that announces it.

@@ -68,7 +68,7 @@ func (r *reconciler) gatherClaims(ctx context.Context, obs *policy.Observed) err
 		if node == nil {
 			continue
 		}
-		c := policy.NodeClaim{Name: u.GetName(), ConsolidatableSince: consolidatableSince(u)}
+		c := policy.NodeClaim{Name: u.GetName(), ConsolidatableSince: consolidatableSince(u), Deleting: u.GetDeletionTimestamp() != nil}
 		var err error
 		if c.ConsolidationPolicy, c.ConsolidateAfter, err = r.consolidation(ctx, u.GetLabels()["karpenter.sh/nodepool"]); err != nil {
 			return err

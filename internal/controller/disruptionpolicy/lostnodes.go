@@ -137,33 +137,45 @@ func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, []corev1.Nod
 	return h, nodes.Items, nil
 }
 
-// release takes holdfast's NoSchedule taint off every node that is no longer a
-// suspect. Level-based, from the cache: a taint left by an operator that stopped
-// before the node came back is removed by the next one.
+// release takes holdfast's taints off every node that is no longer a suspect: the
+// NoSchedule quarantine, and the out-of-service taint of a fence holdfast made (one a
+// person made has no FencedAnnotation, and stays). Level-based, from the cache: taints
+// left by an operator that stopped before the node came back are removed by the next.
 func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy.NodeHealth) error {
 	for i := range nodes {
 		n := &nodes[i]
-		if _, suspect := h.Suspects[n.Name]; suspect || !policy.Quarantined(n) {
+		_, fenced := n.Annotations[holdfastv1alpha1.FencedAnnotation]
+		if _, suspect := h.Suspects[n.Name]; suspect || !policy.Quarantined(n) && !fenced {
 			continue
 		}
-		if err := setLostTaint(ctx, w.client, n, false, w.clock.Now()); err != nil {
+		if err := taintNode(ctx, w.client, n, nil, map[string]any{holdfastv1alpha1.FencedAnnotation: nil}); err != nil {
 			return err
 		}
-		log.FromContext(ctx).Info("Node released", "node", klog.KObj(n))
+		log.FromContext(ctx).Info("Node back: holdfast's taints removed", "node", klog.KObj(n), "fenced", fenced)
 	}
 	return nil
 }
 
-// setLostTaint adds or removes holdfast's NoSchedule taint on n, as read from the
-// cache. The patch carries the taints with n's resourceVersion: a change made meanwhile
+// taintNode adds a taint to n, as read from the cache, and sets annotations (nil
+// values remove them) in the same write, so that no crash leaves one without the
+// other. The patch carries the taints with n's resourceVersion: a change made meanwhile
 // (the node-lifecycle controller's own taints) fails it, and the caller tries again on
 // what the cache then holds.
-func setLostTaint(ctx context.Context, c client.Client, n *corev1.Node, on bool, now time.Time) error {
-	taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.LostTaintKey })
-	if on {
-		taints = append(taints, corev1.Taint{Key: holdfastv1alpha1.LostTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr.To(metav1.NewTime(now))})
+func taintNode(ctx context.Context, c client.Client, n *corev1.Node, add *corev1.Taint, annotations map[string]any) error {
+	_, fencedByUs := n.Annotations[holdfastv1alpha1.FencedAnnotation]
+	var taints []corev1.Taint
+	if add != nil {
+		taints = append(slices.Clone(n.Spec.Taints), *add)
+	} else {
+		// Released: holdfast's taints go, the out-of-service one only if holdfast put it.
+		taints = slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool {
+			return t.Key == holdfastv1alpha1.LostTaintKey || fencedByUs && t.Key == holdfastv1alpha1.OutOfServiceTaintKey
+		})
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": n.ResourceVersion}, "spec": map[string]any{"taints": taints}})
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "annotations": annotations},
+		"spec":     map[string]any{"taints": taints},
+	})
 	if err != nil {
 		return fmt.Errorf("encoding the taints of node %s: %w", n.Name, err)
 	}
@@ -171,6 +183,18 @@ func setLostTaint(ctx context.Context, c client.Client, n *corev1.Node, on bool,
 		return fmt.Errorf("setting the taints of node %s: %w", n.Name, err)
 	}
 	return nil
+}
+
+// quarantine taints a lost node so that nothing new is scheduled onto it.
+func quarantine(ctx context.Context, c client.Client, n *corev1.Node, now time.Time) error {
+	return taintNode(ctx, c, n, &corev1.Taint{Key: holdfastv1alpha1.LostTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr.To(metav1.NewTime(now))}, nil)
+}
+
+// fence taints a node proven down out-of-service, as non-graceful node shutdown asks,
+// and records the time and proof.
+func fence(ctx context.Context, c client.Client, n *corev1.Node, proof string, now time.Time) error {
+	return taintNode(ctx, c, n, &corev1.Taint{Key: holdfastv1alpha1.OutOfServiceTaintKey, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute, TimeAdded: ptr.To(metav1.NewTime(now))},
+		map[string]any{holdfastv1alpha1.FencedAnnotation: now.UTC().Format(time.RFC3339) + " " + proof})
 }
 
 // wake sends one event for each namespace with pods on node.
