@@ -152,22 +152,32 @@ func assessFailure(o Observed) failure {
 	return f
 }
 
-// brake says why so many lost nodes call for holding back, or "": more than brakeShare
-// of the nodes, or every node of a zone of several.
+// brake says why so many lost nodes call for holding back, or "" (see Brake).
 func brake(h NodeHealth, lost map[string]bool) string {
+	zones := make(map[string]string, len(lost))
+	for name := range lost {
+		zones[name] = h.Suspects[name].Zone
+	}
+	return Brake(h.Zones, zones)
+}
+
+// Brake says why losing the nodes of lost (node name -> zone) at once calls for holding
+// back, or "": more than brakeShare of the nodes of nodesPerZone, or every node of a
+// zone of several.
+func Brake(nodesPerZone map[string]int, lost map[string]string) string {
 	total := 0
-	for _, n := range h.Zones {
+	for _, n := range nodesPerZone {
 		total += n
 	}
 	if len(lost) > 1 && float64(len(lost)) > brakeShare*float64(total) {
 		return msgBrakeShare(len(lost), total)
 	}
 	perZone := map[string]int{}
-	for name := range lost {
-		perZone[h.Suspects[name].Zone]++
+	for _, zone := range lost {
+		perZone[zone]++
 	}
 	for _, zone := range slices.Sorted(maps.Keys(perZone)) {
-		if n := perZone[zone]; zone != "" && n > 1 && n >= h.Zones[zone] {
+		if n := perZone[zone]; zone != "" && n > 1 && n >= nodesPerZone[zone] {
 			return msgBrakeZone(zone, n)
 		}
 	}
@@ -345,4 +355,64 @@ func Fenced(n *corev1.Node) bool {
 func compactFences(fs []Fence) []Fence {
 	slices.SortFunc(fs, func(a, b Fence) int { return strings.Compare(a.Node, b.Node) })
 	return slices.CompactFunc(fs, func(a, b Fence) bool { return a.Node == b.Node })
+}
+
+// Kubernetes' own timing of a lost node, as kube-controller-manager and the API server
+// ship it: the node-lifecycle controller marks a node unreachable once its kubelet has
+// been silent for the grace period, the DefaultTolerationSeconds admission plugin gives
+// every pod 300 s of toleration for that, and the pod garbage collector, which deletes
+// the pods of an out-of-service node, runs every 20 s.
+const (
+	NodeMonitorGracePeriod   = 50 * time.Second
+	DefaultTolerationSeconds = 300 * time.Second
+	podGCPeriod              = 20 * time.Second
+)
+
+// Recovery is how long a workload takes to be whole again once a node running some of
+// its pods dies: Kubernetes alone, and with the policy that manages it.
+type Recovery struct {
+	// Alone is Kubernetes' own time; 0 with AloneNever when it never replaces the pods.
+	Alone      time.Duration
+	AloneNever bool
+	// With is the time with holdfast; 0 with WithNever when the pods are not replaced.
+	With      time.Duration
+	WithNever bool
+	// How says what holdfast does, or why it does nothing.
+	How string
+}
+
+// RecoveryOf predicts a workload's recovery from the loss of a node running some of its
+// pods, which tolerate being unreachable for toleration (DefaultTolerationSeconds
+// unless a pod says otherwise) and take startup to become Ready. p is the policy that
+// manages the workload, nil for none; braked says the loss is wide enough for the brake.
+func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, startup time.Duration, braked bool) Recovery {
+	r := Recovery{Alone: NodeMonitorGracePeriod + toleration + startup}
+	if kind == holdfastv1alpha1.KindStatefulSet {
+		// Two pods of one identity must never run: Kubernetes waits for the node.
+		r.Alone, r.AloneNever = 0, true
+	}
+	r.With, r.WithNever = r.Alone, r.AloneNever
+	switch {
+	case p == nil:
+		r.How = "no DisruptionPolicy"
+	case braked:
+		r.How = "the brake holds: too many nodes lost at once"
+	case kind == holdfastv1alpha1.KindStatefulSet && fencing(p) && p.Spec.NodeFailure.FenceAfter != nil:
+		// Kubernetes deletes the pods of an out-of-service node once the node is marked
+		// not Ready, at its next garbage collection.
+		r.With, r.WithNever = max(p.Spec.NodeFailure.FenceAfter.Duration, NodeMonitorGracePeriod)+podGCPeriod+startup, false
+		r.How = "fenced after fenceAfter " + p.Spec.NodeFailure.FenceAfter.Duration.String()
+	case kind == holdfastv1alpha1.KindStatefulSet && fencing(p):
+		r.How = "fenced on proof that the node is down (no fenceAfter): not before"
+	case kind == holdfastv1alpha1.KindStatefulSet:
+		r.How = "not fenced (nodeFailure.fencing: Never)"
+	case kind != holdfastv1alpha1.KindDeployment:
+		r.How = "holdfast surges only Deployments"
+	case !surgesForFailure(p):
+		r.How = "not surged (nodeFailure.surge: Never)"
+	default:
+		r.With = min(lostAfter(p)+startup, r.Alone)
+		r.How = "surged once the node's Lease is " + lostAfter(p).String() + " old"
+	}
+	return r
 }

@@ -352,3 +352,43 @@ func TestDecideFencing(t *testing.T) {
 		})
 	}
 }
+
+func TestRecoveryOf(t *testing.T) {
+	withSpec := func(mod func(*holdfastv1alpha1.DisruptionPolicySpec)) *holdfastv1alpha1.DisruptionPolicy {
+		p := policy("p", time.Hour, mod)
+		return &p
+	}
+	fenceAfter := func(d time.Duration) func(*holdfastv1alpha1.DisruptionPolicySpec) {
+		return func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+			s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified, FenceAfter: &metav1.Duration{Duration: d}}
+		}
+	}
+	const start = 5 * time.Second
+	tests := map[string]struct {
+		p          *holdfastv1alpha1.DisruptionPolicy
+		kind       string
+		toleration time.Duration
+		braked     bool
+		want       Recovery
+	}{
+		"a Deployment alone: grace, toleration, start-up": {kind: "Deployment", toleration: DefaultTolerationSeconds,
+			want: Recovery{Alone: 355 * time.Second, With: 355 * time.Second, How: "no DisruptionPolicy"}},
+		"a Deployment under a policy: the Lease's 30 s and start-up": {p: withSpec(nil), kind: "Deployment", toleration: DefaultTolerationSeconds,
+			want: Recovery{Alone: 355 * time.Second, With: 35 * time.Second, How: "surged once the node's Lease is 30s old"}},
+		"a short toleration beats the surge": {p: withSpec(nil), kind: "Deployment", toleration: 0,
+			want: Recovery{Alone: 55 * time.Second, With: 35 * time.Second, How: "surged once the node's Lease is 30s old"}},
+		"a StatefulSet alone: never": {kind: "StatefulSet", toleration: DefaultTolerationSeconds,
+			want: Recovery{AloneNever: true, WithNever: true, How: "no DisruptionPolicy"}},
+		"a StatefulSet fenced after 2m": {p: withSpec(fenceAfter(2 * time.Minute)), kind: "StatefulSet", toleration: DefaultTolerationSeconds,
+			want: Recovery{AloneNever: true, With: 145 * time.Second, How: "fenced after fenceAfter 2m0s"}},
+		"the brake": {p: withSpec(nil), kind: "Deployment", toleration: DefaultTolerationSeconds, braked: true,
+			want: Recovery{Alone: 355 * time.Second, With: 355 * time.Second, How: "the brake holds: too many nodes lost at once"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, RecoveryOf(tc.p, tc.kind, tc.toleration, start, tc.braked)); diff != "" {
+				t.Errorf("RecoveryOf (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
