@@ -347,31 +347,48 @@ func printWords(w *errWriter, heading string, words []string) {
 
 // PlanFailureOptions holds the flags and collaborators of `holdfast plan failure`.
 type PlanFailureOptions struct {
-	Zone bool
+	Zone    bool
+	Startup time.Duration
+	// Domains are the nodes (zones with --zone) named on the command line.
+	Domains []string
 	planInput
 }
 
 func newPlanFailureCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
 	o := &PlanFailureOptions{planInput: planInput{IOStreams: streams, configFlags: flags, Now: time.Now}}
 	cmd := &cobra.Command{
-		Use:   "failure [--zone]",
-		Short: "Show the workloads each node's (or zone's) loss would take down or below half",
-		Long: `For each node, or with --zone each zone, list the workloads whose sudden loss of that
-node or zone would leave no replica running, or fewer than half of those they ask for.
+		Use:   "failure [NODE... | --zone [ZONE...]]",
+		Short: "Show what a node's (or zone's) sudden loss does, and how long each workload takes to be whole again",
+		Long: `Without arguments, for each node, or with --zone each zone, list the workloads whose
+sudden loss of that node or zone would leave no replica running, or fewer than half of
+those they ask for. With nodes (or zones) named, list every workload each one hurts.
 Budgets do not help here: a crash is not an eviction. DaemonSets are left out, their
 pods serve their own node. From manifests, replicas are first placed the way the
 scheduler spreads them.
 
+Each workload comes with the seconds from the failure to full strength, Kubernetes
+alone and with holdfast's response, predicted by the model the operator acts on:
+Kubernetes marks the node unreachable after 50 s and replaces a Deployment's pods once
+their unreachable toleration (300 s unless the pods set their own) runs out, and never
+replaces a StatefulSet's; holdfast surges a Deployment once the node's Lease is
+nodeFailure.lostAfter old (30 s) and fences a StatefulSet's node under
+nodeFailure.fencing: Verified. Start-up is the quickest of each workload's pods from
+creation to Ready, or --start-up.
+
 Exit codes: 0 no single failure leaves a workload without a replica, 1 error, 2 some
 failure would.`,
 		Example: `  holdfast plan failure
-  holdfast plan failure --zone -o json
-  holdfast plan failure -f manifests/ -f nodes.yaml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  holdfast plan failure node-3
+  holdfast plan failure --zone eu-west-1a -o json
+  holdfast plan failure -f manifests/ -f nodes.yaml --start-up 20s`,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.complete(); err != nil {
 				return err
 			}
+			if o.Startup < 0 {
+				return fmt.Errorf("--start-up must not be negative, got %s", o.Startup)
+			}
+			o.Domains = args
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
@@ -380,6 +397,7 @@ failure would.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.Zone, "zone", false, "fail whole zones (topology.kubernetes.io/zone) instead of nodes")
+	cmd.Flags().DurationVar(&o.Startup, "start-up", 0, "how long a replacement pod takes to be Ready (default: the quickest of each workload's pods, 10s from manifests)")
 	o.addFlags(cmd)
 	return cmd
 }
@@ -390,8 +408,12 @@ func (o *PlanFailureOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	all, err := plan.Failures(snap, o.Now(), plan.FailureOptions{Zones: o.Zone, Domains: o.Domains, Startup: o.Startup})
+	if err != nil {
+		return err
+	}
 	failures := []plan.Failure{}
-	for _, f := range plan.Failures(snap, o.Now(), o.Zone) {
+	for _, f := range all {
 		f.Losses = slices.DeleteFunc(f.Losses, func(l plan.Loss) bool { return !o.inNamespace(l.Namespace) })
 		if len(f.Losses) > 0 {
 			failures = append(failures, f)
@@ -425,7 +447,11 @@ func (o *PlanFailureOptions) printTable(failures []plan.Failure) error {
 		topology = plan.TopologyZone
 	}
 	if len(failures) == 0 {
-		w.println(fmt.Sprintf("No single %s's loss takes any workload below half of its replicas.", topology))
+		if len(o.Domains) > 0 {
+			w.println(fmt.Sprintf("Losing %s %s hurts no workload.", topology, strings.Join(o.Domains, ", ")))
+		} else {
+			w.println(fmt.Sprintf("No single %s's loss takes any workload below half of its replicas.", topology))
+		}
 		return w.err
 	}
 	for _, f := range failures {
@@ -435,10 +461,27 @@ func (o *PlanFailureOptions) printTable(failures []plan.Failure) error {
 			if l.All {
 				left = fmt.Sprintf("0/%d left, down", l.Desired)
 			}
-			w.println(row(l.Kind+"/"+l.Namespace+"/"+l.Name, left))
+			w.println(row(l.Kind+"/"+l.Namespace+"/"+l.Name, left+"; "+recoveryText(l)))
 		}
 	}
 	return w.err
+}
+
+// recoveryText says how long a workload takes to be whole again, with holdfast and
+// alone when that differs, and what holdfast does.
+func recoveryText(l plan.Loss) string {
+	alone, with := l.AloneSeconds, l.WithHoldfastSeconds
+	switch {
+	case with == nil && alone == nil:
+		return fmt.Sprintf("not whole again until the node returns (%s)", l.Response)
+	case alone != nil && with != nil && *alone == *with:
+		return fmt.Sprintf("whole again after %d s (%s)", *alone, l.Response)
+	case with == nil:
+		return fmt.Sprintf("not whole again until the node returns (%s; Kubernetes alone: %d s)", l.Response, *alone)
+	case alone == nil:
+		return fmt.Sprintf("whole again after %d s with holdfast (%s; Kubernetes alone: never)", *with, l.Response)
+	}
+	return fmt.Sprintf("whole again after %d s with holdfast (%s; Kubernetes alone: %d s)", *with, l.Response, *alone)
 }
 
 // capacityText is a capacity row's numbers, marking a workload its policy surges.

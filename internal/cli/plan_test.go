@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -139,7 +141,7 @@ func TestPlanFailure(t *testing.T) {
 	files := []string{"-f", example004 + "bad.yaml", "-f", example004 + "placement.yaml", "-f", example004 + "nodes.yaml"}
 	stdout, _, code := runAudit(t, "", append([]string{"plan", "failure"}, files...)...)
 	want := `Losing node node-2:
-  Deployment/default/platform                         1/3 left
+  Deployment/default/platform                         1/3 left; whole again after 360 s (no DisruptionPolicy)
 `
 	if diff := cmp.Diff(want, stdout); diff != "" || code != ExitOK {
 		t.Errorf("exit %d, table (-want +got):\n%s", code, diff)
@@ -164,7 +166,7 @@ func TestPlanFailure(t *testing.T) {
 		t.Errorf("zone failures %+v, exit %d", got, code)
 	}
 	stdout, _, code = runAudit(t, "", "plan", "failure", "-f", example003+"bad.yaml", "-f", example003+"nodes.yaml")
-	if !strings.Contains(stdout, "  Deployment/prod/mysvc                               0/1 left, down\n") || code != ExitFindings {
+	if !strings.Contains(stdout, "  Deployment/prod/mysvc                               0/1 left, down; whole again after 360 s (no DisruptionPolicy)\n") || code != ExitFindings {
 		t.Errorf("single replicas: exit %d, output:\n%s", code, stdout)
 	}
 	stdout, _, code = runAudit(t, "", "plan", "failure", "--zone", "-f", example004+"fixed.yaml", "-f", example004+"nodes.yaml")
@@ -272,8 +274,8 @@ spec:
     spec: {containers: [{name: web, image: web}]}
 `
 	args := []string{"-f", "-", "-f", example004 + "bad.yaml", "-f", example004 + "placement.yaml", "-f", example004 + "nodes.yaml"}
-	platform := "  Deployment/default/platform                         1/3 left\n"
-	web := "  Deployment/shop/web                                 0/1 left, down\n"
+	platform := "  Deployment/default/platform                         1/3 left; whole again after 360 s (no DisruptionPolicy)\n"
+	web := "  Deployment/shop/web                                 0/1 left, down; whole again after 360 s (no DisruptionPolicy)\n"
 	tests := map[string]struct {
 		flags []string
 		want  string
@@ -283,7 +285,7 @@ spec:
 		"-n default": {flags: []string{"-n", "default"}, want: "Losing node node-2:\n" + platform},
 		// The manifests that name no namespace are put in shop.
 		"-n shop": {flags: []string{"-n", "shop"}, code: ExitFindings,
-			want: "Losing node node-2:\n  Deployment/shop/platform                            1/3 left\nLosing node node-3:\n" + web},
+			want: "Losing node node-2:\n  Deployment/shop/platform                            1/3 left; whole again after 360 s (no DisruptionPolicy)\nLosing node node-3:\n" + web},
 		"-A wins over -n": {flags: []string{"-A", "-n", "default"}, code: ExitFindings, want: "Losing node node-2:\n" + platform + "Losing node node-3:\n" + web},
 		"jsonpath":        {flags: []string{"-n", "default", "-o", "jsonpath={[*].losses[*].name}"}, want: "platform"},
 	}
@@ -294,5 +296,55 @@ spec:
 				t.Errorf("exit %d (want %d), stderr %q; stdout (-want +got):\n%s", code, tc.code, stderr, diff)
 			}
 		})
+	}
+}
+
+// The node-failure scenario predicted: a single replica and a StatefulSet under a
+// policy, the StatefulSet fenced after two minutes without a Lease renewal.
+func TestPlanFailureWithPolicy(t *testing.T) {
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "shop.yaml")
+	if err := os.WriteFile(manifest, []byte(`apiVersion: holdfast.dev/v1alpha1
+kind: DisruptionPolicy
+metadata: {name: defaults, namespace: shop}
+spec:
+  selector: {}
+  maxUnavailable: 1
+  singleReplica: Surge
+  nodeFailure: {fencing: Verified, fenceAfter: 2m}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: single, namespace: shop}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: single}}
+  template:
+    metadata: {labels: {app: single}}
+    spec: {containers: [{name: app, image: app}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: shop}
+spec:
+  replicas: 5
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: db}]}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runAudit(t, "", "plan", "failure", "--start-up", "5s", "-f", manifest, "-f", "testdata/shop/nodes.yaml", "node-1")
+	want := `Losing node node-1:
+  Deployment/shop/single                              0/1 left, down; whole again after 35 s with holdfast (surged once the node's Lease is 30s old; Kubernetes alone: 355 s)
+  StatefulSet/shop/db                                 4/5 left; whole again after 145 s with holdfast (fenced after fenceAfter 2m0s; Kubernetes alone: never)
+`
+	if diff := cmp.Diff(want, stdout); diff != "" || code != ExitFindings {
+		t.Errorf("exit %d (stderr %q), table (-want +got):\n%s", code, stderr, diff)
+	}
+	if _, stderr, code := runAudit(t, "", "plan", "failure", "-f", manifest, "-f", "testdata/shop/nodes.yaml", "node-9"); code != ExitError || !strings.Contains(stderr, `no node "node-9"`) {
+		t.Errorf("an unknown node: exit %d, stderr %q", code, stderr)
 	}
 }

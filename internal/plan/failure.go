@@ -2,8 +2,15 @@ package plan
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -27,7 +34,8 @@ type Failure struct {
 	Losses []Loss `json:"losses"`
 }
 
-// Loss is what a failure takes from one workload.
+// Loss is what a failure takes from one workload, and how long it takes to be whole
+// again.
 type Loss struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
@@ -38,17 +46,43 @@ type Loss struct {
 	Lost    int32 `json:"lost"`
 	// All is true when no replica survives.
 	All bool `json:"all"`
+	// Policy is the DisruptionPolicy that manages the workload, "" for none.
+	Policy string `json:"policy,omitempty"`
+	// AloneSeconds and WithHoldfastSeconds are the seconds from the failure to full
+	// strength, Kubernetes alone and with holdfast's response; nil for never.
+	AloneSeconds        *int64 `json:"fullStrengthAloneSeconds"`
+	WithHoldfastSeconds *int64 `json:"fullStrengthWithHoldfastSeconds"`
+	// Response says what holdfast does, or why it does nothing.
+	Response string `json:"response"`
 }
 
+// FailureOptions shape Failures.
+type FailureOptions struct {
+	// Zones fails whole zones instead of nodes.
+	Zones bool
+	// Domains are the nodes (or zones) to fail, each reported with every workload it
+	// hurts; empty fails each in turn and reports the losses of every replica or more
+	// than half.
+	Domains []string
+	// Startup is how long a replacement takes to be Ready; 0 estimates it from each
+	// workload's pods (DefaultStartup without any).
+	Startup time.Duration
+}
+
+// DefaultStartup is the start-up assumed for a workload whose pods say nothing of
+// theirs (from manifests).
+const DefaultStartup = 10 * time.Second
+
 // Failures says, for each node (or, with zones, each zone) of snap at time now, which
-// workloads its sudden loss would take down completely or below half. Domains that hurt
-// no workload that much are left out; the rest are sorted by name. DaemonSets are left
-// out: their pods only serve their own node. From manifests, replicas are first placed
-// as the scheduler would spread them.
-func Failures(snap *snapshot.Snapshot, now time.Time, zones bool) []Failure {
+// workloads its sudden loss would take down completely or below half, and how long each
+// takes to be whole again with and without holdfast (policy.RecoveryOf, the operator's
+// own model). Domains that hurt no workload that much are left out; the rest are sorted
+// by name. DaemonSets are left out: their pods only serve their own node. From
+// manifests, replicas are first placed as the scheduler would spread them.
+func Failures(snap *snapshot.Snapshot, now time.Time, o FailureOptions) ([]Failure, error) {
 	c := newCluster(availability.Build(snap, now))
 	topology := TopologyNode
-	if zones {
+	if o.Zones {
 		topology = TopologyZone
 	}
 	running := make([]int32, len(c.m.Workloads))
@@ -59,7 +93,7 @@ func Failures(snap *snapshot.Snapshot, now time.Time, zones bool) []Failure {
 			continue
 		}
 		running[p.wl]++
-		domain := c.domain(p.node, zones)
+		domain := c.domain(p.node, o.Zones)
 		if domain == "" {
 			continue
 		}
@@ -68,15 +102,24 @@ func Failures(snap *snapshot.Snapshot, now time.Time, zones bool) []Failure {
 		}
 		perDomain[domain][p.wl]++
 	}
+	if err := c.knowDomains(o.Domains, o.Zones); err != nil {
+		return nil, err
+	}
 	out := []Failure{}
 	for domain, counts := range perDomain {
+		if len(o.Domains) > 0 && !slices.Contains(o.Domains, domain) {
+			continue
+		}
+		braked := policy.Brake(c.nodesPerZone(), c.lostNodes(domain, o.Zones)) != ""
 		f := Failure{Topology: topology, Domain: domain}
 		for wl, lost := range counts {
 			w := c.m.Workloads[wl]
-			if lost == running[wl] || 2*lost > w.Desired {
-				f.Losses = append(f.Losses, Loss{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name,
-					Desired: w.Desired, Running: running[wl], Lost: lost, All: lost == running[wl]})
+			if len(o.Domains) == 0 && lost != running[wl] && 2*lost <= w.Desired {
+				continue
 			}
+			l := Loss{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, Desired: w.Desired, Running: running[wl], Lost: lost, All: lost == running[wl]}
+			c.recovery(snap, w, &l, o.Startup, braked)
+			f.Losses = append(f.Losses, l)
 		}
 		if len(f.Losses) == 0 {
 			continue
@@ -89,7 +132,21 @@ func Failures(snap *snapshot.Snapshot, now time.Time, zones bool) []Failure {
 		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b Failure) int { return cmp.Compare(a.Domain, b.Domain) })
-	return out
+	return out, nil
+}
+
+// knowDomains refuses a domain no node is in.
+func (c *cluster) knowDomains(domains []string, zones bool) error {
+	for _, d := range domains {
+		if !slices.ContainsFunc(c.m.Nodes, func(n *availability.Node) bool { return !zones && n.Name == d || zones && n.Zone == d }) {
+			what := "node"
+			if zones {
+				what = "zone"
+			}
+			return fmt.Errorf("no %s %q in the input", what, d)
+		}
+	}
+	return nil
 }
 
 // domain names the node, or its zone.
@@ -98,4 +155,100 @@ func (c *cluster) domain(n int, zones bool) string {
 		return c.m.Nodes[n].Zone
 	}
 	return c.nodes[n].name
+}
+
+// nodesPerZone counts the nodes of each zone, "" for those without.
+func (c *cluster) nodesPerZone() map[string]int {
+	out := map[string]int{}
+	for _, n := range c.m.Nodes {
+		out[n.Zone]++
+	}
+	return out
+}
+
+// lostNodes are the nodes of a domain, with their zones.
+func (c *cluster) lostNodes(domain string, zones bool) map[string]string {
+	out := map[string]string{}
+	for i, n := range c.m.Nodes {
+		if c.domain(i, zones) == domain {
+			out[n.Name] = n.Zone
+		}
+	}
+	return out
+}
+
+// recovery fills in how long w takes to be whole again after the loss, by the model the
+// operator acts on.
+func (c *cluster) recovery(snap *snapshot.Snapshot, w *availability.Workload, l *Loss, startup time.Duration, braked bool) {
+	p := managingPolicy(snap, w)
+	if p != nil {
+		l.Policy = p.Name
+	}
+	if startup == 0 {
+		startup = startupOf(w)
+	}
+	r := policy.RecoveryOf(p, w.Kind, unreachableToleration(w.Template), startup, braked)
+	l.Response = r.How
+	if !r.AloneNever {
+		l.AloneSeconds = ptr.To(int64(r.Alone.Round(time.Second) / time.Second))
+	}
+	if !r.WithNever {
+		l.WithHoldfastSeconds = ptr.To(int64(r.With.Round(time.Second) / time.Second))
+	}
+}
+
+// managingPolicy is the DisruptionPolicy in effect that manages w, nil for none.
+func managingPolicy(snap *snapshot.Snapshot, w *availability.Workload) *holdfastv1alpha1.DisruptionPolicy {
+	if w.Object == nil {
+		return nil
+	}
+	pw := policy.WorkloadOf(w.Object)
+	var inNamespace []holdfastv1alpha1.DisruptionPolicy
+	for _, p := range snap.DisruptionPolicies {
+		if p.Namespace == w.Namespace {
+			inNamespace = append(inNamespace, p)
+		}
+	}
+	return policy.WinnerOf(inNamespace, &pw)
+}
+
+// startupOf estimates how long w's pods take to be Ready: the quickest of its running
+// pods from creation to Ready, DefaultStartup when none says.
+func startupOf(w *availability.Workload) time.Duration {
+	var best time.Duration
+	for _, m := range w.Members {
+		if m.Pod == nil {
+			continue
+		}
+		for _, cond := range m.Pod.Status.Conditions {
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+				if d := cond.LastTransitionTime.Sub(m.Pod.CreationTimestamp.Time); d > 0 && (best == 0 || d < best) {
+					best = d
+				}
+			}
+		}
+	}
+	if best == 0 {
+		return DefaultStartup
+	}
+	return best
+}
+
+// unreachableToleration is how long the pods of a template tolerate an unreachable
+// node: their own toleration, or the 300 s the API server gives them; -1 for ever.
+func unreachableToleration(t *corev1.PodTemplateSpec) time.Duration {
+	if t == nil {
+		return policy.DefaultTolerationSeconds
+	}
+	for _, tol := range t.Spec.Tolerations {
+		if tol.Key != corev1.TaintNodeUnreachable && (tol.Key != "" || tol.Operator != corev1.TolerationOpExists) ||
+			tol.Effect != "" && tol.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		if tol.TolerationSeconds == nil {
+			return -1
+		}
+		return time.Duration(max(*tol.TolerationSeconds, 0)) * time.Second
+	}
+	return policy.DefaultTolerationSeconds
 }

@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/plan"
@@ -246,22 +247,39 @@ func TestFailures(t *testing.T) {
 	c.Deployment("prod", "mysvc", app("mysvc"), []string{"node-3"})
 	c.Deployment("prod", "spread", app("spread"), []string{"node-1", "node-2", "node-3", "node-4"})
 	c.DaemonSet("ops", "agent", app("agent"), []string{"node-1", "node-2", "node-3", "node-4"})
-	got := plan.Failures(c.Snapshot, now, false)
+	// No policy here: Kubernetes alone, 50 s + 300 s + the 10 s start-up the pods'
+	// missing Ready times leave assumed, with or without holdfast.
+	alone := func(l plan.Loss) plan.Loss {
+		l.AloneSeconds, l.WithHoldfastSeconds, l.Response = ptr.To[int64](360), ptr.To[int64](360), "no DisruptionPolicy"
+		return l
+	}
+	got := mustFail(t, c.Snapshot, plan.FailureOptions{})
 	want := []plan.Failure{
-		{Topology: plan.TopologyNode, Domain: "node-2", Losses: []plan.Loss{{Kind: "Deployment", Namespace: "default", Name: "platform", Desired: 3, Running: 3, Lost: 2}}},
-		{Topology: plan.TopologyNode, Domain: "node-3", Losses: []plan.Loss{{Kind: "Deployment", Namespace: "prod", Name: "mysvc", Desired: 1, Running: 1, Lost: 1, All: true}}},
+		{Topology: plan.TopologyNode, Domain: "node-2", Losses: []plan.Loss{alone(plan.Loss{Kind: "Deployment", Namespace: "default", Name: "platform", Desired: 3, Running: 3, Lost: 2})}},
+		{Topology: plan.TopologyNode, Domain: "node-3", Losses: []plan.Loss{alone(plan.Loss{Kind: "Deployment", Namespace: "prod", Name: "mysvc", Desired: 1, Running: 1, Lost: 1, All: true})}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("node failures (-want +got):\n%s", diff)
 	}
 	// node-1 and node-4 share zone-a.
-	got = plan.Failures(c.Snapshot, now, true)
+	got = mustFail(t, c.Snapshot, plan.FailureOptions{Zones: true})
 	want = []plan.Failure{
-		{Topology: plan.TopologyZone, Domain: "zone-b", Losses: []plan.Loss{{Kind: "Deployment", Namespace: "default", Name: "platform", Desired: 3, Running: 3, Lost: 2}}},
-		{Topology: plan.TopologyZone, Domain: "zone-c", Losses: []plan.Loss{{Kind: "Deployment", Namespace: "prod", Name: "mysvc", Desired: 1, Running: 1, Lost: 1, All: true}}},
+		{Topology: plan.TopologyZone, Domain: "zone-b", Losses: []plan.Loss{alone(plan.Loss{Kind: "Deployment", Namespace: "default", Name: "platform", Desired: 3, Running: 3, Lost: 2})}},
+		{Topology: plan.TopologyZone, Domain: "zone-c", Losses: []plan.Loss{alone(plan.Loss{Kind: "Deployment", Namespace: "prod", Name: "mysvc", Desired: 1, Running: 1, Lost: 1, All: true})}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("zone failures (-want +got):\n%s", diff)
+	}
+	// A node named: every workload it hurts, the spread one too.
+	got = mustFail(t, c.Snapshot, plan.FailureOptions{Domains: []string{"node-4"}})
+	want = []plan.Failure{{Topology: plan.TopologyNode, Domain: "node-4", Losses: []plan.Loss{
+		alone(plan.Loss{Kind: "Deployment", Namespace: "prod", Name: "spread", Desired: 4, Running: 4, Lost: 1}),
+	}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("node-4 (-want +got):\n%s", diff)
+	}
+	if _, err := plan.Failures(c.Snapshot, now, plan.FailureOptions{Domains: []string{"node-9"}}); err == nil {
+		t.Error("a node not in the input: no error")
 	}
 }
 
@@ -275,7 +293,7 @@ func TestNeverMutates(t *testing.T) {
 	before := deepCopy(c.Snapshot)
 	mustPlan(t, c.Snapshot, plan.Targets{All: true}, plan.Options{MaxConcurrent: 7, Force: true})
 	mustPlan(t, c.Snapshot, plan.Targets{All: true}, plan.Options{Uncordon: true})
-	plan.Failures(c.Snapshot, now, true)
+	mustFail(t, c.Snapshot, plan.FailureOptions{Zones: true})
 	if !reflect.DeepEqual(before, c.Snapshot) {
 		t.Error("planning changed the snapshot")
 	}
@@ -343,7 +361,7 @@ spec:
 	if diff := cmp.Diff(want, p.Blocked); diff != "" {
 		t.Errorf("blocked (-want +got):\n%s", diff)
 	}
-	failures := plan.Failures(s, now, false)
+	failures := mustFail(t, s, plan.FailureOptions{})
 	if len(failures) != 0 {
 		t.Errorf("failures %+v; want none, with one replica per node", failures)
 	}
@@ -439,4 +457,13 @@ func TestRebalanceExtendedResources(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustFail(t *testing.T, s *snapshot.Snapshot, o plan.FailureOptions) []plan.Failure {
+	t.Helper()
+	f, err := plan.Failures(s, now, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -383,11 +383,12 @@ type Recovery struct {
 
 // RecoveryOf predicts a workload's recovery from the loss of a node running some of its
 // pods, which tolerate being unreachable for toleration (DefaultTolerationSeconds
-// unless a pod says otherwise) and take startup to become Ready. p is the policy that
-// manages the workload, nil for none; braked says the loss is wide enough for the brake.
+// unless a pod says otherwise; negative for ever) and take startup to become Ready. p
+// is the policy that manages the workload, nil for none; braked says the loss is wide
+// enough for the brake.
 func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, startup time.Duration, braked bool) Recovery {
 	r := Recovery{Alone: NodeMonitorGracePeriod + toleration + startup}
-	if kind == holdfastv1alpha1.KindStatefulSet {
+	if kind == holdfastv1alpha1.KindStatefulSet || toleration < 0 {
 		// Two pods of one identity must never run: Kubernetes waits for the node.
 		r.Alone, r.AloneNever = 0, true
 	}
@@ -411,7 +412,10 @@ func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, s
 	case !surgesForFailure(p):
 		r.How = "not surged (nodeFailure.surge: Never)"
 	default:
-		r.With = min(lostAfter(p)+startup, r.Alone)
+		r.With, r.WithNever = lostAfter(p)+startup, false
+		if !r.AloneNever {
+			r.With = min(r.With, r.Alone)
+		}
 		r.How = "surged once the node's Lease is " + lostAfter(p).String() + " old"
 	}
 	return r
