@@ -192,9 +192,9 @@ type Decision struct {
 	Quarantine []string
 	// Fence are the lost nodes to taint out-of-service, so that Kubernetes deletes their
 	// StatefulSet pods, each with the proof that it is down.
-	Fence  []Fence
-	Status holdfastv1alpha1.DisruptionPolicyStatus
-	RequeueAfter   time.Duration
+	Fence        []Fence
+	Status       holdfastv1alpha1.DisruptionPolicyStatus
+	RequeueAfter time.Duration
 }
 
 // Custom reports whether w is an object of a scale target.

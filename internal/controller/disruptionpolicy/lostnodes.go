@@ -42,8 +42,8 @@ const podNodeField = "spec.nodeName"
 type nodeWatcher struct {
 	client client.Client
 	cache  client.Reader
-	live  client.Reader
-	clock clock.PassiveClock
+	live   client.Reader
+	clock  clock.PassiveClock
 	// events carries one event per namespace to wake, to the controller.
 	events chan event.GenericEvent
 	health atomic.Pointer[policy.NodeHealth]
