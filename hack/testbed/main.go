@@ -7,7 +7,13 @@
 //	testbed up --nodes 3 --zones 3 --dir DIR       start, create nodes, wait for Ready
 //	testbed status --dir DIR                       report components, with log tails
 //	testbed down --dir DIR                         stop what up started, remove DIR
+//	testbed crash NODE --dir DIR                   stop the node's simulated kubelet
+//	testbed restore NODE --dir DIR                 start it again, as after a reboot
 //	testbed finalize-pods --kubeconfig FILE        (started by up) remove deleted pods
+//
+// A crashed node looks to the control plane like a dead machine: its Lease and status
+// are no longer renewed, its pods keep their last status, and its deleted pods are not
+// removed. The node lifecycle controller then does what it does in production.
 package main
 
 import (
@@ -29,6 +35,10 @@ commands:
   up      start a control plane with kwok nodes and write DIR/kubeconfig
   status  show the components of a running testbed (with log tails of dead ones)
   down    stop exactly the processes up started and remove DIR
+  crash NODE
+          stop all a kubelet does for NODE: Lease, status, pods, removing deleted pods
+  restore NODE
+          bring a crashed NODE back: kwok makes it and its pods Ready again
   finalize-pods
           (started by up) remove deleted pods from the API as a kubelet does, by UID
 
@@ -102,6 +112,12 @@ func run(ctx context.Context, command string, args []string) error {
 			return err
 		}
 		return status(*dir, os.Stdout)
+	case "crash", "restore":
+		node, err := nodeArg(fs, args)
+		if err != nil {
+			return err
+		}
+		return setCrashed(ctx, *dir, node, command == "crash")
 	case "down":
 		if err := fs.Parse(args); err != nil {
 			return err

@@ -31,6 +31,8 @@ type state struct {
 	Components []component `json:"components"`
 	Kubeconfig string      `json:"kubeconfig"`
 	Server     string      `json:"server"`
+	// Finalizer is the pod finalizer's URL, whose /crashed testbed crash and restore read.
+	Finalizer string `json:"finalizer,omitempty"`
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "state.json") }

@@ -84,7 +84,7 @@ func up(ctx context.Context, o upOptions) error {
 	if err := writeKubeconfig(kubeconfig, server, creds); err != nil {
 		return err
 	}
-	stages, err := withoutPodDelete(o.bins.stages(), filepath.Join(o.dir, "kwok-stages.yaml"), o.podReadyDelay)
+	stages, err := testbedStages(o.bins.stages(), filepath.Join(o.dir, "kwok-stages.yaml"), o.podReadyDelay)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,8 @@ func up(ctx context.Context, o upOptions) error {
 			"scheduler", "--secure-port=" + strconv.Itoa(schedPort),
 		}, schedulerFlags...)},
 		{Name: "kwok", Binary: o.bins.kwok(), Args: append(kwokConfigs,
-			"--kubeconfig="+kubeconfig, "--manage-all-nodes=true",
+			// Every node but the crashed ones: see crashedLabel.
+			"--kubeconfig="+kubeconfig, "--manage-nodes-with-label-selector=!"+crashedLabel,
 			"--node-lease-duration-seconds="+strconv.Itoa(leaseSeconds(o.apiQPS)),
 			"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", "--server-address=127.0.0.1:"+strconv.Itoa(kwokPort),
 		)},
@@ -151,7 +152,8 @@ func up(ctx context.Context, o upOptions) error {
 	for i := range comps {
 		comps[i].Env = gcTuning(o.apiQPS, comps[i].Name)
 	}
-	st := state{Kubeconfig: kubeconfig, Server: server}
+	finalizer := loopback(finalizerPort)
+	st := state{Kubeconfig: kubeconfig, Server: server, Finalizer: finalizer}
 	exited := map[string]<-chan struct{}{}
 	// Whatever happens next, down must be able to stop what has started.
 	save := func() error { return st.save(o.dir) }
@@ -173,7 +175,7 @@ func up(ctx context.Context, o upOptions) error {
 		"kube-controller-manager": httpOK("https://127.0.0.1:"+strconv.Itoa(cmPort)+"/healthz", nil),
 		"kube-scheduler":          httpOK("https://127.0.0.1:"+strconv.Itoa(schedPort)+"/healthz", nil),
 		"kwok":                    httpOK("http://127.0.0.1:"+strconv.Itoa(kwokPort)+"/healthz", nil),
-		"pod-finalizer":           httpOK("http://127.0.0.1:"+strconv.Itoa(finalizerPort)+"/healthz", nil),
+		"pod-finalizer":           httpOK(finalizer+"/healthz", nil),
 	}
 	for i := range comps {
 		c := &comps[i]

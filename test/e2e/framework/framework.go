@@ -184,6 +184,7 @@ type Framework struct {
 	T         *testing.T
 	Ctx       context.Context
 	Namespace string
+	down      map[string]bool // the nodes CrashNode stopped, by name
 }
 
 var unsafeName = regexp.MustCompile(`[^a-z0-9-]+`)

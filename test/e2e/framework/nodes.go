@@ -60,6 +60,51 @@ func (f *Framework) DeleteNode(name string) {
 	}
 }
 
+// CrashNode stops everything the node's kubelet does (testbed crash): its Lease and
+// status are no longer renewed, its pods keep their last status, and its deleted pods
+// stay Terminating. The node lifecycle controller takes it from there, as for a dead
+// machine. A node still crashed when the test ends is restored then.
+func (f *Framework) CrashNode(name string) {
+	f.T.Helper()
+	if err := f.crash(name, true); err != nil {
+		f.T.Fatal(err)
+	}
+	f.T.Cleanup(func() {
+		if !f.down[name] {
+			return
+		}
+		if _, err := f.Clientset.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return
+		}
+		if err := f.crash(name, false); err != nil {
+			f.T.Error(err)
+		}
+	})
+}
+
+// RestoreNode brings a crashed node back as after a reboot (testbed restore): kwok
+// renews its Lease and makes it and its pods Ready again, and its deleted pods go.
+func (f *Framework) RestoreNode(name string) {
+	f.T.Helper()
+	if err := f.crash(name, false); err != nil {
+		f.T.Fatal(err)
+	}
+}
+
+// crash runs testbed crash (down) or restore on the test binary's testbed, and records
+// which nodes are down.
+func (f *Framework) crash(name string, down bool) error {
+	command := map[bool]string{true: "crash", false: "restore"}[down]
+	if out, err := testbed(command, "--dir", f.Dir, name).CombinedOutput(); err != nil {
+		return fmt.Errorf("testbed %s %s: %w\n%s", command, name, err, out)
+	}
+	if f.down == nil {
+		f.down = map[string]bool{}
+	}
+	f.down[name] = down
+	return nil
+}
+
 // NodeReady reports whether the node's Ready condition is True.
 func NodeReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
