@@ -148,15 +148,18 @@ func assessFailure(o Observed) failure {
 			f.next = sooner(f.next, at.Sub(o.Now))
 		}
 	}
-	f.brake = brake(o.Health, f.lost)
+	f.brake = brake(o.Health)
 	return f
 }
 
-// brake says why so many lost nodes call for holding back, or "" (see Brake).
-func brake(h NodeHealth, lost map[string]bool) string {
-	zones := make(map[string]string, len(lost))
-	for name := range lost {
-		zones[name] = h.Suspects[name].Zone
+// brake says why so many suspect nodes call for holding back, or "" (see Brake).
+// Suspects count, not only the nodes lost: nodes that die together are seen lost up to
+// a renewal apart (10 s), and the first must not be surged for before the others are
+// seen, which they are as suspects by then.
+func brake(h NodeHealth) string {
+	zones := make(map[string]string, len(h.Suspects))
+	for name, s := range h.Suspects {
+		zones[name] = s.Zone
 	}
 	return Brake(h.Zones, zones)
 }

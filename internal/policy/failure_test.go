@@ -204,23 +204,24 @@ func TestDecideNodeFailure(t *testing.T) {
 }
 
 func TestBrake(t *testing.T) {
-	big := NodeHealth{Zones: map[string]int{"a": 10, "b": 10, "c": 2}}
-	lost := func(names ...string) map[string]bool {
-		out := map[string]bool{}
-		for _, n := range names {
-			out[n] = true
-		}
-		return out
-	}
-	big.Suspects = map[string]Suspect{"c1": {Zone: "c"}, "c2": {Zone: "c"}, "a1": {Zone: "a"}}
-	if got := brake(big, lost("a1")); got != "" {
+	perZone := map[string]int{"a": 10, "b": 10, "c": 2}
+	if got := Brake(perZone, map[string]string{"a1": "a"}); got != "" {
 		t.Errorf("one node of 22: brake %q, want none", got)
 	}
-	if got := brake(big, lost("c1")); got != "" {
+	if got := Brake(perZone, map[string]string{"c1": "c"}); got != "" {
 		t.Errorf("one node of a zone of two: brake %q, want none", got)
 	}
-	if got := brake(big, lost("c1", "c2")); got == "" {
+	if got := Brake(perZone, map[string]string{"c1": "c", "c2": "c"}); got == "" {
 		t.Error("every node of zone c: no brake")
+	}
+	if got := Brake(perZone, map[string]string{"a1": "a", "a2": "a", "b1": "b", "b2": "b", "b3": "b"}); got == "" {
+		t.Error("5 of 22 nodes: no brake")
+	}
+	// Nodes that die together are seen a renewal apart: the second is a suspect when the
+	// first is lost, and the brake holds from the start.
+	h := staleLeases(map[string]time.Duration{"n1": 31 * time.Second, "n2": 22 * time.Second})
+	if got := brake(h); got == "" {
+		t.Error("zone a: n1 lost and n2 suspect: no brake")
 	}
 }
 

@@ -83,10 +83,12 @@ func (w *nodeWatcher) look(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The new health first: a reconcile that read the old one could quarantine a node
+	// just released (the next look releases it again).
+	old := w.health.Swap(&h)
 	if err := w.release(ctx, nodes, h); err != nil {
 		return err
 	}
-	old := w.health.Swap(&h)
 	for name := range h.Suspects {
 		if _, was := old.Suspects[name]; !was {
 			log.FromContext(ctx).Info("Node suspected lost", "node", klog.KRef("", name), "renewed", h.Suspects[name].Renewed)

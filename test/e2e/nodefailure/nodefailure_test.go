@@ -1,0 +1,236 @@
+//go:build e2e
+
+// Package nodefailure tests holdfast's response to a node that dies: its kubelet stops
+// renewing the node's Lease and status (testbed crash), and the real node-lifecycle
+// controller takes it from there.
+package nodefailure
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+func TestMain(m *testing.M) {
+	// Pods take 5 s to start, like an application: the time to full strength counts it.
+	framework.Main(m, framework.Options{Nodes: 6, Zones: 3, PodReadyDelay: 5 * time.Second})
+}
+
+// recovery bounds the waits for holdfast's response: well above the ~40 s it takes,
+// well below the ~6 minutes Kubernetes alone takes, so that a pass proves holdfast did it.
+const recovery = 3 * time.Minute
+
+// env is one test: its namespace, a client that knows holdfast's kinds, the operator.
+type env struct {
+	*framework.Framework
+	c client.Client
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	f := framework.New(t)
+	e := &env{Framework: f, c: f.HoldfastClient()}
+	e.InstallCRDs(e.c, &holdfastv1alpha1.DisruptionPolicyList{})
+	t.Cleanup(func() {
+		if err := e.c.DeleteAllOf(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, client.InNamespace(f.Namespace)); err != nil {
+			t.Logf("deleting DisruptionPolicies: %v", err)
+		}
+	})
+	return e
+}
+
+// policy creates the policy a new user writes: every workload, maxUnavailable 1,
+// single replicas surged; node failure left at its defaults unless mod says otherwise.
+func (e *env) policy(mod func(*holdfastv1alpha1.DisruptionPolicySpec)) *holdfastv1alpha1.DisruptionPolicy {
+	e.T.Helper()
+	p := &holdfastv1alpha1.DisruptionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: e.Namespace},
+		Spec: holdfastv1alpha1.DisruptionPolicySpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			SingleReplica:  holdfastv1alpha1.SingleReplicaSurge,
+		},
+	}
+	if mod != nil {
+		mod(&p.Spec)
+	}
+	if err := e.c.Create(e.Ctx, p); err != nil {
+		e.T.Fatalf("creating DisruptionPolicy: %v", err)
+	}
+	return p
+}
+
+// prefer makes the pods of a template prefer node, so that the test knows which node
+// to crash; they may still run anywhere, as the added replicas must.
+func prefer(spec *corev1.PodSpec, node string) {
+	spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+			Weight: 100,
+			Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
+				Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node},
+			}}},
+		}},
+	}}
+}
+
+// placed waits until the workload's pods are Ready and one of them is on node.
+func (e *env) placed(obj client.Object, node string) {
+	e.T.Helper()
+	e.WaitReady(obj)
+	pods, err := e.Pods(e.Ctx, framework.SelectorOf(obj))
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Spec.NodeName == node }) {
+		e.T.Fatalf("%s has no pod on node %s, which it prefers: the scheduler placed them elsewhere", obj.GetName(), node)
+	}
+}
+
+// whole reports whether want pods of the selector are Ready on nodes other than dead.
+func (e *env) whole(ctx context.Context, selector string, want int, dead string) (bool, error) {
+	pods, err := e.Pods(ctx, selector)
+	if err != nil {
+		return false, err
+	}
+	n := 0
+	for i := range pods {
+		if p := &pods[i]; p.DeletionTimestamp == nil && p.Spec.NodeName != dead && framework.PodReady(p) {
+			n++
+		}
+	}
+	return n >= want, nil
+}
+
+// replicas reads a Deployment's spec.replicas and its surge annotation.
+func (e *env) replicas(ctx context.Context, name string) (int32, bool, error) {
+	d := &appsv1.Deployment{}
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: name}, d); err != nil {
+		return 0, false, err
+	}
+	_, surged := d.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
+	return ptr.Deref(d.Spec.Replicas, 1), surged, nil
+}
+
+// The node-failure scenario: a worker holding a single replica and one of three web
+// replicas dies. Kubernetes alone brings both back after ~6 minutes (50 s grace, then
+// the 300 s unreachable toleration); holdfast adds a replica for each lost pod once the
+// node's Lease is 30 s old, without touching the pods there, and scales back when the
+// node returns, never below a budget's floor.
+func TestCrashedNodeCostsSecondsNotMinutes(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy(nil)
+	victim := e.Nodes[0]
+	single := e.Deployment("single", 1)
+	prefer(&single.Spec.Template.Spec, victim)
+	web := e.Deployment("web", 3)
+	framework.HostnameAntiAffinity(web)
+	aff := web.Spec.Template.Spec.Affinity
+	prefer(&web.Spec.Template.Spec, victim)
+	web.Spec.Template.Spec.Affinity.PodAntiAffinity = aff.PodAntiAffinity
+	e.Create(single)
+	e.Create(web)
+	e.placed(single, victim)
+	e.placed(web, victim)
+	e.waitState(p, "single", holdfastv1alpha1.WorkloadBudgeted)
+
+	crashed := time.Now()
+	e.CrashNode(victim)
+	e.Eventually(recovery, "single and web at full strength on live nodes", func(ctx context.Context) (bool, error) {
+		a, err := e.whole(ctx, "app=single", 1, victim)
+		if err != nil || !a {
+			return false, err
+		}
+		return e.whole(ctx, "app=web", 3, victim)
+	})
+	took := time.Since(crashed)
+	t.Logf("FIGURE node-failure full-strength-seconds=%.1f (crash of a node holding a single replica and 1 of 3 web replicas; Kubernetes alone about 355 s)", took.Seconds())
+
+	// The originals are left where they are: a partitioned node may still serve them.
+	for _, name := range []string{"single", "web"} {
+		n, surged, err := e.replicas(e.Ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !surged {
+			t.Errorf("Deployment %s is at full strength but not marked surged: Kubernetes, not holdfast, replaced it", name)
+		}
+		t.Logf("Deployment %s at %d replicas while node %s is lost", name, n, victim)
+	}
+	st := e.waitState(p, "web", holdfastv1alpha1.WorkloadRecovering)
+	t.Logf("status: %s", st.Message)
+	if ev, err := e.Events(e.Ctx, p, "NodeLost"); err != nil || len(ev) == 0 {
+		t.Errorf("no NodeLost Event on the policy (%v)", err)
+	}
+	node := &corev1.Node{}
+	if err := e.c.Get(e.Ctx, client.ObjectKey{Name: victim}, node); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.LostTaintKey }) {
+		t.Errorf("node %s has no %s taint while lost: %v", victim, holdfastv1alpha1.LostTaintKey, node.Spec.Taints)
+	}
+
+	// The node comes back: the surplus goes, no budget below its floor.
+	watch := e.WatchBudgets(200 * time.Millisecond)
+	restored := time.Now()
+	e.RestoreNode(victim)
+	e.Eventually(recovery, "the owners' sizes again", func(ctx context.Context) (bool, error) {
+		for name, want := range map[string]int32{"single": 1, "web": 3} {
+			n, surged, err := e.replicas(ctx, name)
+			if err != nil || n != want || surged {
+				return false, err
+			}
+		}
+		a, err := e.whole(ctx, "app=single", 1, "")
+		if err != nil || !a {
+			return false, err
+		}
+		return e.whole(ctx, "app=web", 3, "")
+	})
+	t.Logf("FIGURE node-failure scale-back-seconds=%.1f (from the node's restore to the owners' sizes, all Ready)", time.Since(restored).Seconds())
+	if samples, violations := watch.Stop(); len(violations) > 0 {
+		t.Errorf("budgets below their floor after the node returned (%d samples): %v", samples, violations)
+	}
+	e.Eventually(recovery, "the quarantine taint removed", func(ctx context.Context) (bool, error) {
+		n := &corev1.Node{}
+		if err := e.c.Get(ctx, client.ObjectKey{Name: victim}, n); err != nil {
+			return false, err
+		}
+		return !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.LostTaintKey }), nil
+	})
+	e.waitState(p, "web", holdfastv1alpha1.WorkloadBudgeted)
+	if ev, err := e.Events(e.Ctx, p, "Recovered"); err != nil || len(ev) == 0 {
+		t.Errorf("no Recovered Event on the policy (%v)", err)
+	}
+}
+
+// waitState waits until the policy's status lists the Deployment in state.
+func (e *env) waitState(p *holdfastv1alpha1.DisruptionPolicy, name string, state holdfastv1alpha1.WorkloadState) holdfastv1alpha1.WorkloadStatus {
+	e.T.Helper()
+	var got holdfastv1alpha1.WorkloadStatus
+	e.Eventually(recovery, fmt.Sprintf("Deployment %s to be %s", name, state), func(ctx context.Context) (bool, error) {
+		cur := &holdfastv1alpha1.DisruptionPolicy{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
+			return false, err
+		}
+		i := slices.IndexFunc(cur.Status.Workloads, func(w holdfastv1alpha1.WorkloadStatus) bool { return w.Name == name })
+		if i < 0 || cur.Status.Workloads[i].State != state {
+			return false, nil
+		}
+		got = cur.Status.Workloads[i]
+		return true, nil
+	})
+	return got
+}
