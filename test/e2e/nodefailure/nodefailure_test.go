@@ -7,6 +7,7 @@ package nodefailure
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -14,7 +15,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -219,13 +222,19 @@ func TestCrashedNodeCostsSecondsNotMinutes(t *testing.T) {
 // waitState waits until the policy's status lists the Deployment in state.
 func (e *env) waitState(p *holdfastv1alpha1.DisruptionPolicy, name string, state holdfastv1alpha1.WorkloadState) holdfastv1alpha1.WorkloadStatus {
 	e.T.Helper()
+	return e.waitKindState(p, holdfastv1alpha1.KindDeployment, name, state)
+}
+
+// waitKindState waits until the policy's status lists the workload in state.
+func (e *env) waitKindState(p *holdfastv1alpha1.DisruptionPolicy, kind, name string, state holdfastv1alpha1.WorkloadState) holdfastv1alpha1.WorkloadStatus {
+	e.T.Helper()
 	var got holdfastv1alpha1.WorkloadStatus
-	e.Eventually(recovery, fmt.Sprintf("Deployment %s to be %s", name, state), func(ctx context.Context) (bool, error) {
+	e.Eventually(recovery, fmt.Sprintf("%s %s to be %s", kind, name, state), func(ctx context.Context) (bool, error) {
 		cur := &holdfastv1alpha1.DisruptionPolicy{}
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
 			return false, err
 		}
-		i := slices.IndexFunc(cur.Status.Workloads, func(w holdfastv1alpha1.WorkloadStatus) bool { return w.Name == name })
+		i := slices.IndexFunc(cur.Status.Workloads, func(w holdfastv1alpha1.WorkloadStatus) bool { return w.Kind == kind && w.Name == name })
 		if i < 0 || cur.Status.Workloads[i].State != state {
 			return false, nil
 		}
@@ -233,4 +242,235 @@ func (e *env) waitState(p *holdfastv1alpha1.DisruptionPolicy, name string, state
 		return true, nil
 	})
 	return got
+}
+
+// A StatefulSet's pod on a dead node is never replaced by Kubernetes alone: two pods of
+// one identity must never run. Under fencing: Verified, holdfast releases it only once
+// the node is proven down, here by the annotation an agent that checked the machine sets.
+func TestStatefulSetPodIsReleasedOnlyWithProof(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy(func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified}
+	})
+	victim := e.Nodes[1]
+	db := e.StatefulSet("db", 3)
+	prefer(&db.Spec.Template.Spec, victim)
+	db.Spec.Template.Spec.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		LabelSelector: db.Spec.Selector, TopologyKey: corev1.LabelHostname,
+	}}}
+	e.Create(db)
+	e.placed(db, victim)
+	pods, err := e.Pods(e.Ctx, "app=db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(pods, func(p corev1.Pod) bool { return p.Spec.NodeName == victim })
+	stuck := pods[i]
+	identities := e.watchIdentities("app=db")
+
+	e.CrashNode(victim)
+	st := e.waitStatefulState(p, "db", holdfastv1alpha1.WorkloadRecovering)
+	t.Logf("status without proof: %s", st.Message)
+	// Lost, and no proof: nothing is released, the pod stays.
+	node := &corev1.Node{}
+	if err := e.c.Get(e.Ctx, client.ObjectKey{Name: victim}, node); err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.OutOfServiceTaintKey }) {
+		t.Fatalf("node %s fenced without proof: %v", victim, node.Spec.Taints)
+	}
+	if cur := e.pod(stuck.Name); cur == nil || cur.UID != stuck.UID {
+		t.Fatalf("pod %s replaced without proof that node %s is down", stuck.Name, victim)
+	}
+
+	proven := time.Now()
+	e.annotateNode(victim, holdfastv1alpha1.NodeDownAnnotation, ptr.To("true"))
+	e.Eventually(recovery, "db at full strength on live nodes", func(ctx context.Context) (bool, error) {
+		return e.whole(ctx, "app=db", 3, victim)
+	})
+	t.Logf("FIGURE node-failure statefulset-ready-after-proof-seconds=%.1f (fencing: Verified, proof by annotation)", time.Since(proven).Seconds())
+	if ev, err := e.Events(e.Ctx, p, "Fenced"); err != nil || len(ev) == 0 {
+		t.Errorf("no Fenced Event on the policy (%v)", err)
+	}
+
+	e.RestoreNode(victim)
+	e.annotateNode(victim, holdfastv1alpha1.NodeDownAnnotation, nil)
+	e.Eventually(recovery, "the out-of-service taint removed once the node is back", func(ctx context.Context) (bool, error) {
+		n := &corev1.Node{}
+		if err := e.c.Get(ctx, client.ObjectKey{Name: victim}, n); err != nil {
+			return false, err
+		}
+		_, fenced := n.Annotations[holdfastv1alpha1.FencedAnnotation]
+		return !fenced && !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.OutOfServiceTaintKey }), nil
+	})
+	e.Eventually(recovery, "db whole after the node returned", func(ctx context.Context) (bool, error) {
+		return e.whole(ctx, "app=db", 3, "")
+	})
+	if overlaps := identities.Stop(); len(overlaps) > 0 {
+		t.Errorf("two pods of one identity at once: %v", overlaps)
+	}
+}
+
+// identities samples a StatefulSet's pods and records any identity seen with two UIDs
+// that both count as running: a pod not deleted (or deleted but on a node that never
+// confirmed it) next to another of the same name. The API server keeps one object per
+// name, so this catches a replacement that appeared while its predecessor was still
+// listed in a later sample.
+type identities struct {
+	stop     context.CancelFunc
+	done     chan struct{}
+	overlaps []string
+}
+
+func (e *env) watchIdentities(selector string) *identities {
+	ctx, cancel := context.WithCancel(e.Ctx)
+	w := &identities{stop: cancel, done: make(chan struct{})}
+	gone := map[string]bool{} // UIDs seen gone, by name/uid
+	last := map[string]string{}
+	go func() {
+		defer close(w.done)
+		for ctx.Err() == nil {
+			if pods, err := e.Pods(ctx, selector); err == nil {
+				seen := map[string]string{}
+				for _, p := range pods {
+					seen[p.Name] = string(p.UID)
+					if gone[p.Name+"/"+string(p.UID)] {
+						w.overlaps = append(w.overlaps, fmt.Sprintf("%s: UID %s listed again after its successor", p.Name, p.UID))
+					}
+				}
+				for name, uid := range last {
+					if seen[name] != uid {
+						gone[name+"/"+uid] = true
+					}
+				}
+				last = seen
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	return w
+}
+
+func (w *identities) Stop() []string {
+	w.stop()
+	<-w.done
+	return w.overlaps
+}
+
+// pod reads a pod of the namespace; nil when it is gone.
+func (e *env) pod(name string) *corev1.Pod {
+	e.T.Helper()
+	p := &corev1.Pod{}
+	if err := e.c.Get(e.Ctx, client.ObjectKey{Namespace: e.Namespace, Name: name}, p); err != nil {
+		return nil
+	}
+	return p
+}
+
+// annotateNode sets (nil: removes) an annotation on a node, and removes it when the
+// test ends.
+func (e *env) annotateNode(name, key string, value *string) {
+	e.T.Helper()
+	set := func(ctx context.Context, v *string) error {
+		var val any
+		if v != nil {
+			val = *v
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: val}}})
+		if err != nil {
+			return err
+		}
+		return e.c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, client.RawPatch(types.MergePatchType, patch))
+	}
+	if err := set(e.Ctx, value); err != nil {
+		e.T.Fatalf("annotating node %s: %v", name, err)
+	}
+	e.T.Cleanup(func() {
+		if err := set(context.Background(), nil); err != nil {
+			e.T.Logf("removing annotation %s of node %s: %v", key, name, err)
+		}
+	})
+}
+
+// waitStatefulState waits until the policy's status lists the StatefulSet in state.
+func (e *env) waitStatefulState(p *holdfastv1alpha1.DisruptionPolicy, name string, state holdfastv1alpha1.WorkloadState) holdfastv1alpha1.WorkloadStatus {
+	e.T.Helper()
+	return e.waitKindState(p, holdfastv1alpha1.KindStatefulSet, name, state)
+}
+
+// Two nodes of one zone die together: more than a fifth of the cluster and a whole
+// zone, more often the network than the machines. holdfast adds nothing, fences
+// nothing, and says so.
+func TestZoneFailureBrakes(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy(func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified, FenceAfter: &metav1.Duration{Duration: time.Minute}}
+	})
+	zone := e.zoneOf(e.Nodes[2])
+	var victims []string
+	for _, n := range e.Nodes {
+		if e.zoneOf(n) == zone {
+			victims = append(victims, n)
+		}
+	}
+	if len(victims) < 2 {
+		t.Fatalf("zone %s has nodes %v: the testbed needs two nodes a zone", zone, victims)
+	}
+	web := e.Deployment("web", 2)
+	framework.HostnameAntiAffinity(web)
+	anti := web.Spec.Template.Spec.Affinity.PodAntiAffinity
+	prefer(&web.Spec.Template.Spec, victims[0])
+	web.Spec.Template.Spec.Affinity.PodAntiAffinity = anti
+	e.Create(web)
+	e.placed(web, victims[0])
+	for _, n := range victims {
+		e.CrashNode(n)
+	}
+	e.Eventually(recovery, "the policy to report a correlated failure", func(ctx context.Context) (bool, error) {
+		cur := &holdfastv1alpha1.DisruptionPolicy{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionNodesLost)
+		return c != nil && c.Reason == holdfastv1alpha1.ReasonCorrelatedFailure, nil
+	})
+	if n, surged, err := e.replicas(e.Ctx, "web"); err != nil || n != 2 || surged {
+		t.Errorf("web at %d replicas (surged %t, %v) under the brake, want 2 and untouched", n, surged, err)
+	}
+	for _, v := range victims {
+		n := &corev1.Node{}
+		if err := e.c.Get(e.Ctx, client.ObjectKey{Name: v}, n); err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Key == holdfastv1alpha1.OutOfServiceTaintKey || t.Key == holdfastv1alpha1.LostTaintKey
+		}) {
+			t.Errorf("node %s tainted by holdfast under the brake: %v", v, n.Spec.Taints)
+		}
+	}
+	for _, n := range victims {
+		e.RestoreNode(n)
+	}
+	e.Eventually(recovery, "the policy to see the zone back", func(ctx context.Context) (bool, error) {
+		cur := &holdfastv1alpha1.DisruptionPolicy{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
+			return false, err
+		}
+		return meta.IsStatusConditionFalse(cur.Status.Conditions, holdfastv1alpha1.ConditionNodesLost), nil
+	})
+}
+
+// zoneOf reads a node's zone.
+func (e *env) zoneOf(name string) string {
+	e.T.Helper()
+	n := &corev1.Node{}
+	if err := e.c.Get(e.Ctx, client.ObjectKey{Name: name}, n); err != nil {
+		e.T.Fatal(err)
+	}
+	return n.Labels[corev1.LabelTopologyZone]
 }
