@@ -116,7 +116,7 @@ func TestDurationRule(t *testing.T) {
 			t.Errorf("the rule accepts %q", s)
 		}
 	}
-	for _, path := range [][]string{{"maintenanceWindows", "[]", "duration"}, {"rebalance", "cooldown"}} {
+	for _, path := range [][]string{{"maintenanceWindows", "[]", "duration"}, {"rebalance", "cooldown"}, {"nodeFailure", "lostAfter"}, {"nodeFailure", "fenceAfter"}} {
 		if got := ruleRegexp(t, path...).String(); got != re.String() {
 			t.Errorf("%v: the duration rule %q differs from escapeAfter's %q", path, got, re)
 		}

@@ -114,6 +114,13 @@ func TestRejected(t *testing.T) {
 		"rebalance cooldown banana":               {spec: policySpec(set("rebalance", map[string]any{"cooldown": "banana"})), want: "cooldown must be a non-negative duration"},
 		"rebalance cooldown -5m":                  {spec: policySpec(set("rebalance", map[string]any{"cooldown": "-5m"})), want: "cooldown must be a non-negative duration"},
 		"rebalance maxSkew 9999999999":            {spec: policySpec(set("rebalance", map[string]any{"maxSkew": int64(9999999999)})), want: "maxSkew"},
+		"nodeFailure lostAfter 5s":                {spec: policySpec(set("nodeFailure", map[string]any{"lostAfter": "5s"})), want: "lostAfter must be a duration from 15s to 10m"},
+		"nodeFailure lostAfter banana":            {spec: policySpec(set("nodeFailure", map[string]any{"lostAfter": "banana"})), want: "lostAfter must be a duration from 15s to 10m"},
+		"nodeFailure lostAfter 45s":               {spec: policySpec(set("nodeFailure", map[string]any{"lostAfter": "45s"}))},
+		"nodeFailure fenceAfter without fencing":  {spec: policySpec(set("nodeFailure", map[string]any{"fenceAfter": "10m"})), want: "fenceAfter applies only to fencing: Verified"},
+		"nodeFailure fenceAfter 30s":              {spec: policySpec(set("nodeFailure", map[string]any{"fencing": "Verified", "fenceAfter": "30s"})), want: "fenceAfter must be a duration of at least 1m"},
+		"nodeFailure fencing Verified 10m":        {spec: policySpec(set("nodeFailure", map[string]any{"fencing": "Verified", "fenceAfter": "10m"}))},
+		"nodeFailure surge Always":                {spec: policySpec(set("nodeFailure", map[string]any{"surge": "Always"})), want: "Unsupported value"},
 		"NodeCompanion maxUnavailable 2147483648": {kind: "NodeCompanion", spec: companionSpec(int64(2147483648)), want: "maxUnavailable must be an integer from 1 to 2147483647"},
 		"NodeCompanion maxUnavailable 25%":        {kind: "NodeCompanion", spec: companionSpec("25%")},
 		"ClusterDisruptionPolicy template escapeAfter banana": {kind: "ClusterDisruptionPolicy", spec: map[string]any{
