@@ -1,0 +1,284 @@
+//go:build e2e
+
+package nodefailure
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+// benchWait bounds each phase of the benchmark: past the ~355 s Kubernetes alone takes
+// to replace a Deployment's pods, so that both are measured in one run.
+const benchWait = 7 * time.Minute
+
+// Figure is one measurement of the benchmark, with its target when it has one.
+type Figure struct {
+	Name string `json:"name"`
+	// Seconds is nil when the workload was not whole again within the phase.
+	Seconds *float64 `json:"seconds"`
+	// Target is the most seconds allowed, 0 for none; Met says whether it held.
+	Target float64 `json:"targetSeconds,omitempty"`
+	Met    *bool   `json:"met,omitempty"`
+	Note   string  `json:"note,omitempty"`
+}
+
+// TestBenchFailure measures the time from a node's crash to full strength per workload,
+// Kubernetes alone and with holdfast, in one run on one testbed (make bench-failure):
+// a node holding a single replica, one of three web replicas and one of three
+// StatefulSet pods of each of two namespaces, one with holdfast's policy and one
+// without; then the proof that lets holdfast release the StatefulSet pod; then the
+// node's return; then the loss of a whole zone. Figures are printed and written as
+// JSON to HOLDFAST_BENCH_OUT with their targets; a missed target fails the run.
+func TestBenchFailure(t *testing.T) {
+	if os.Getenv("HOLDFAST_BENCH_FAILURE") == "" {
+		t.Skip("a benchmark of about 20 minutes: make bench-failure")
+	}
+	with, alone := setup(t), setupAlone(t)
+	with.StartOperator()
+	with.policy(func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified}
+	})
+	victim := with.Nodes[0]
+	for _, e := range []*env{with, alone} {
+		e.workloads(func(spec *corev1.PodSpec) { prefer(spec, victim) }, victim)
+	}
+	var figures []Figure
+
+	// A node dies.
+	crashed := time.Now()
+	with.CrashNode(victim)
+	times := strength(t, []*env{with, alone}, []string{victim}, benchWait)
+	for _, e := range []*env{with, alone} {
+		for _, w := range []string{"Deployment/single", "Deployment/web", "StatefulSet/db"} {
+			f := Figure{Name: fmt.Sprintf("node crash: %s %s", e.label, w), Seconds: since(times[e.Namespace+"/"+w], crashed)}
+			if e == with && w != "StatefulSet/db" {
+				f.Target = 60
+			}
+			if w == "StatefulSet/db" {
+				f.Note = "fencing: Verified, no proof given yet: never released"
+			}
+			figures = append(figures, f)
+		}
+	}
+
+	// An agent proves the node down: the StatefulSet pod is released.
+	proven := time.Now()
+	with.annotateNode(victim, holdfastv1alpha1.NodeDownAnnotation, ptr.To("true"))
+	times = strength(t, []*env{with}, []string{victim}, benchWait)
+	figures = append(figures, Figure{Name: "proof: holdfast StatefulSet/db after the node-down annotation", Seconds: since(times[with.Namespace+"/StatefulSet/db"], proven), Target: 90})
+
+	// The node returns: the surplus goes.
+	restored := time.Now()
+	with.RestoreNode(victim)
+	with.annotateNode(victim, holdfastv1alpha1.NodeDownAnnotation, nil)
+	watch := with.WatchBudgets(200 * time.Millisecond)
+	with.Eventually(benchWait, "the owners' sizes again", func(ctx context.Context) (bool, error) {
+		for name, want := range map[string]int32{"single": 1, "web": 3} {
+			n, surged, err := with.replicas(ctx, name)
+			if err != nil || n != want || surged {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	figures = append(figures, Figure{Name: "node back: holdfast Deployments at their owners' sizes", Seconds: since(time.Now(), restored), Target: 120})
+	if samples, violations := watch.Stop(); len(violations) > 0 {
+		t.Errorf("budgets below their floor while the surplus went (%d samples): %v", samples, violations)
+	}
+
+	// A whole zone dies: the brake holds.
+	zone := with.zoneOf(with.Nodes[2])
+	var victims []string
+	for _, n := range with.Nodes {
+		if with.zoneOf(n) == zone {
+			victims = append(victims, n)
+		}
+	}
+	for _, e := range []*env{with, alone} {
+		e.deleteWorkloads()
+		e.workloads(func(spec *corev1.PodSpec) { preferZone(spec, zone) }, victims...)
+	}
+	crashed = time.Now()
+	for _, n := range victims {
+		with.CrashNode(n)
+	}
+	times = strength(t, []*env{with, alone}, victims, benchWait)
+	for _, e := range []*env{with, alone} {
+		for _, w := range []string{"Deployment/single", "Deployment/web"} {
+			figures = append(figures, Figure{Name: fmt.Sprintf("zone crash (%d nodes): %s %s", len(victims), e.label, w), Seconds: since(times[e.Namespace+"/"+w], crashed),
+				Note: "the brake: holdfast adds nothing"})
+		}
+	}
+	cur := &holdfastv1alpha1.DisruptionPolicy{}
+	if err := with.c.Get(with.Ctx, client.ObjectKey{Namespace: with.Namespace, Name: "defaults"}, cur); err != nil {
+		t.Fatal(err)
+	}
+	braked := false
+	if c := meta.FindStatusCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionNodesLost); c != nil {
+		braked = c.Reason == holdfastv1alpha1.ReasonCorrelatedFailure
+	}
+	figures = append(figures, Figure{Name: "zone crash: reported as a correlated failure", Met: &braked})
+	for _, n := range victims {
+		with.RestoreNode(n)
+	}
+	report(t, figures)
+}
+
+// setupAlone is a namespace that no policy selects: Kubernetes alone.
+func setupAlone(t *testing.T) *env {
+	t.Helper()
+	f := framework.New(t)
+	return &env{Framework: f, c: f.HoldfastClient(), label: "Kubernetes alone"}
+}
+
+// workloads creates single (1 replica), web (3) and db (a StatefulSet of 3), each
+// placed by place, and waits until one pod of each is on one of nodes.
+func (e *env) workloads(place func(*corev1.PodSpec), nodes ...string) {
+	e.T.Helper()
+	single := e.Deployment("single", 1)
+	place(&single.Spec.Template.Spec)
+	web := e.Deployment("web", 3)
+	place(&web.Spec.Template.Spec)
+	antiAffinity(&web.Spec.Template.Spec, web.Spec.Selector)
+	db := e.StatefulSet("db", 3)
+	place(&db.Spec.Template.Spec)
+	antiAffinity(&db.Spec.Template.Spec, db.Spec.Selector)
+	for _, obj := range []client.Object{single, web, db} {
+		e.Create(obj)
+	}
+	for _, obj := range []client.Object{single, web, db} {
+		e.placed(obj, nodes...)
+	}
+}
+
+// deleteWorkloads deletes single, web and db and waits until their pods are gone.
+func (e *env) deleteWorkloads() {
+	e.T.Helper()
+	for _, obj := range []client.Object{
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "single"}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "web"}},
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "db"}},
+	} {
+		if err := e.c.Delete(e.Ctx, obj, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+			e.T.Fatalf("deleting %s: %v", obj.GetName(), err)
+		}
+	}
+	e.Eventually(benchWait, "the workloads' pods gone", func(ctx context.Context) (bool, error) {
+		pods, err := e.Pods(ctx, "app in (single,web,db)")
+		return len(pods) == 0, err
+	})
+}
+
+func antiAffinity(spec *corev1.PodSpec, selector *metav1.LabelSelector) {
+	spec.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		LabelSelector: selector, TopologyKey: corev1.LabelHostname,
+	}}}
+}
+
+// preferZone makes the pods of a template prefer a zone.
+func preferZone(spec *corev1.PodSpec, zone string) {
+	prefer(spec, "")
+	spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Preference.MatchExpressions[0] = corev1.NodeSelectorRequirement{
+		Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{zone},
+	}
+}
+
+// strength samples the workloads of every env until each is at full strength on nodes
+// other than dead, or wait passes, and returns when each first was (absent: never).
+func strength(t *testing.T, envs []*env, dead []string, wait time.Duration) map[string]time.Time {
+	t.Helper()
+	want := map[string]int{"Deployment/single": 1, "Deployment/web": 3, "StatefulSet/db": 3}
+	app := map[string]string{"Deployment/single": "single", "Deployment/web": "web", "StatefulSet/db": "db"}
+	whole := map[string]time.Time{}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		for _, e := range envs {
+			pods, err := e.Pods(e.Ctx, "app in (single,web,db)")
+			if err != nil {
+				continue
+			}
+			for w, n := range want {
+				key := e.Namespace + "/" + w
+				if _, done := whole[key]; done {
+					continue
+				}
+				ready := 0
+				for i := range pods {
+					p := &pods[i]
+					if p.Labels["app"] == app[w] && p.DeletionTimestamp == nil && !slices.Contains(dead, p.Spec.NodeName) && framework.PodReady(p) {
+						ready++
+					}
+				}
+				if ready >= n {
+					whole[key] = time.Now()
+				}
+			}
+		}
+		if len(whole) == len(want)*len(envs) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return whole
+}
+
+// since is the seconds from start to at, nil for a zero at (never).
+func since(at, start time.Time) *float64 {
+	if at.IsZero() {
+		return nil
+	}
+	s := at.Sub(start).Round(100 * time.Millisecond).Seconds()
+	return &s
+}
+
+// report prints the figures, writes them as JSON to HOLDFAST_BENCH_OUT, and fails the
+// run on a missed target.
+func report(t *testing.T, figures []Figure) {
+	t.Helper()
+	for i := range figures {
+		f := &figures[i]
+		if f.Target > 0 {
+			met := f.Seconds != nil && *f.Seconds <= f.Target
+			f.Met = &met
+		}
+		secs := "never (not within the phase)"
+		if f.Seconds != nil {
+			secs = fmt.Sprintf("%.1f s", *f.Seconds)
+		}
+		line := fmt.Sprintf("FIGURE %-70s %s", f.Name, secs)
+		if f.Target > 0 {
+			line += fmt.Sprintf(" (target %.0f s)", f.Target)
+		}
+		if f.Note != "" {
+			line += "; " + f.Note
+		}
+		t.Log(line)
+		if f.Met != nil && !*f.Met {
+			t.Errorf("missed: %s", line)
+		}
+	}
+	if out := os.Getenv("HOLDFAST_BENCH_OUT"); out != "" {
+		data, err := json.MarshalIndent(map[string]any{"benchmark": "bench-failure", "command": "make bench-failure", "figures": figures}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(out, append(data, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
