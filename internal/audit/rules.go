@@ -5,13 +5,17 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
@@ -227,6 +231,40 @@ disruptionsAllowed 0: the Eviction API refuses every eviction of the pods it sel
 every drain, upgrade or autoscaler consolidation of their nodes blocks forever, as with a
 budget that never allows (article 003). Set maxUnavailable: 1.`,
 		Budget: budgetWithoutFloor,
+	},
+	{
+		ID: "HF023", Name: "long-unreachable-toleration", Severity: Warning,
+		Summary: "pods tolerate an unreachable node for longer than the default 300 s",
+		Rationale: `When a node dies, the node-lifecycle controller marks it unreachable after 50 s and
+evicts its pods once their toleration of node.kubernetes.io/unreachable runs out: 300 s,
+which the API server gives every pod that sets none. A longer tolerationSeconds, or a
+toleration without one, keeps the pods bound to the dead node that much longer, or until
+it returns, and their replacements wait as long (the node crash that opens article 002).
+Drop the toleration or shorten it; holdfast's DisruptionPolicy adds replicas for a lost
+node's pods after 30 s whatever they tolerate.`,
+		Workload: longUnreachableToleration,
+	},
+	{
+		ID: "HF024", Name: "stuck-on-node-loss", Severity: Info,
+		Summary: "StatefulSet whose pods on a dead node are never replaced",
+		Rationale: `Kubernetes never starts a StatefulSet's pod elsewhere while the old one may
+still run: two pods of one identity could both write its data. A pod on a node that died
+stays Terminating until someone deletes the Node, force-deletes the pod, or taints the
+node node.kubernetes.io/out-of-service (non-graceful node shutdown), and the StatefulSet
+runs one short meanwhile. holdfast's DisruptionPolicy with nodeFailure.fencing: Verified
+applies that taint once the node is proven down: its Karpenter NodeClaim gone, the
+holdfast.dev/node-down annotation an agent sets after checking the machine, or
+fenceAfter.`,
+		Workload: stuckOnNodeLoss,
+	},
+	{
+		ID: "HF025", Name: "single-replica-no-failure-response", Severity: Warning,
+		Summary: "single replica whose DisruptionPolicy leaves a node's crash to Kubernetes",
+		Rationale: `A single replica is down from its node's crash until Kubernetes replaces it:
+50 s before the node is marked unreachable and 300 s of toleration, about six minutes.
+nodeFailure.surge: Never turns off holdfast's response, which starts a second replica
+30 s after the node's last Lease renewal, without touching the first.`,
+		Workload: singleReplicaNoFailureResponse,
 	},
 }
 
@@ -689,4 +727,73 @@ func budgetStatusStale(_ *availability.Model, b *availability.Budget) *Result {
 		}
 	}
 	return nil
+}
+
+// recoveryNote says how long w takes to be whole again after its node's crash, alone
+// and with the policy that manages it, by the model the operator acts on.
+func recoveryNote(m *availability.Model, w *availability.Workload) string {
+	p := policy.Managing(m.DisruptionPolicies, w.Object)
+	r := policy.RecoveryOf(p, w.Kind, policy.UnreachableToleration(w.Template), recoveryStartup, false)
+	switch {
+	case r.WithNever:
+		return fmt.Sprintf("after its node's crash it is not whole again until the node returns (%s)", r.How)
+	case r.AloneNever:
+		return fmt.Sprintf("after its node's crash it is whole again in about %s with holdfast (%s), never without", r.With, r.How)
+	case r.With < r.Alone:
+		return fmt.Sprintf("after its node's crash it is whole again in about %s (%s; Kubernetes alone: %s)", r.With, r.How, r.Alone)
+	}
+	return fmt.Sprintf("after its node's crash it is whole again in about %s (%s)", r.Alone, r.How)
+}
+
+// recoveryStartup is the start-up the audit assumes for a replacement: a pod's own is
+// not in manifests, and plan failure measures it on a live cluster.
+const recoveryStartup = 10 * time.Second
+
+func longUnreachableToleration(m *availability.Model, w *availability.Workload) *Result {
+	tol := policy.UnreachableToleration(w.Template)
+	if w.Kind == snapshot.KindDaemonSet || tol >= 0 && tol <= policy.DefaultTolerationSeconds {
+		return nil
+	}
+	how := fmt.Sprintf("for %s", tol)
+	if tol < 0 {
+		how = "for ever"
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s tolerates node.kubernetes.io/unreachable %s: %s.", describe(w), how, recoveryNote(m, w)),
+		Fix: snippet(describe(w)+": tolerate an unreachable node no longer than the default (or drop the toleration)",
+			obj{"spec": obj{"template": obj{"spec": obj{"tolerations": []obj{{"key": corev1.TaintNodeUnreachable, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}}}}}}),
+	}
+}
+
+func stuckOnNodeLoss(m *availability.Model, w *availability.Workload) *Result {
+	if w.Kind != snapshot.KindStatefulSet {
+		return nil
+	}
+	p := policy.Managing(m.DisruptionPolicies, w.Object)
+	if p != nil && p.Spec.NodeFailure != nil && p.Spec.NodeFailure.Fencing == holdfastv1alpha1.FencingVerified {
+		return nil
+	}
+	ns := w.Namespace
+	return &Result{
+		Message: fmt.Sprintf("%s: %s, one replica short meanwhile.", describe(w), recoveryNote(m, w)),
+		Fix: snippet("release its pods once their node is proven down",
+			obj{"apiVersion": "holdfast.dev/v1alpha1", "kind": "DisruptionPolicy", "metadata": obj{"name": "defaults", "namespace": ns},
+				"spec": obj{"selector": obj{}, "maxUnavailable": 1, "nodeFailure": obj{"fencing": "Verified"}}}),
+	}
+}
+
+func singleReplicaNoFailureResponse(m *availability.Model, w *availability.Workload) *Result {
+	if w.Kind != snapshot.KindDeployment || w.Desired != 1 {
+		return nil
+	}
+	p := policy.Managing(m.DisruptionPolicies, w.Object)
+	if p == nil || p.Spec.NodeFailure == nil || p.Spec.NodeFailure.Surge != holdfastv1alpha1.FailureSurgeNever {
+		return nil // HF013 speaks for a single replica no policy manages
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s runs a single replica and DisruptionPolicy %s sets nodeFailure.surge: Never: %s.", describe(w), p.Name, recoveryNote(m, w)),
+		Fix: snippet("let holdfast start a second replica when its node is lost",
+			obj{"apiVersion": "holdfast.dev/v1alpha1", "kind": "DisruptionPolicy", "metadata": obj{"name": p.Name, "namespace": w.Namespace},
+				"spec": obj{"nodeFailure": obj{"surge": "Replace"}}}),
+	}
 }

@@ -404,6 +404,32 @@ func TestRules(t *testing.T) {
 			want: []string{"PodDisruptionBudget/ns/agent"},
 		},
 		"HF017 passes with a current status": {rule: "HF017", build: healthy},
+		"HF023 pods that tolerate an unreachable node for an hour": {
+			rule:      "HF023",
+			manifests: deployment("web", 3, "tolerations: [{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 3600}]"),
+			want:      []string{"Deployment/ns/web"},
+		},
+		"HF023 passes with the default": {rule: "HF023", manifests: deployment("web", 3, "")},
+		"HF023 passes with a shorter one": {
+			rule:      "HF023",
+			manifests: deployment("web", 3, "tolerations: [{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 30}]"),
+		},
+		"HF024 a StatefulSet no policy fences": {
+			rule:      "HF024",
+			manifests: statefulSet + "---\n" + policyYAML("{}"),
+			want:      []string{"StatefulSet/ns/db"},
+		},
+		"HF024 passes under fencing: Verified": {
+			rule:      "HF024",
+			manifests: statefulSet + "---\n" + policyYAML("{fencing: Verified}"),
+		},
+		"HF025 a single replica whose policy does not surge for a lost node": {
+			rule:      "HF025",
+			manifests: deployment("web", 1, "") + "---\n" + policyYAML("{surge: Never}"),
+			want:      []string{"Deployment/ns/web"},
+		},
+		"HF025 passes with the default response":                {rule: "HF025", manifests: deployment("web", 1, "") + "---\n" + policyYAML("{}")},
+		"HF025 leaves a single replica without policy to HF013": {rule: "HF025", manifests: deployment("web", 1, "")},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -500,4 +526,64 @@ spec:
         - name: web
           image: web:1
 `
+}
+
+// deployment is a manifest of a Deployment in namespace ns with podSpec's extra line.
+func deployment(name string, replicas int, podSpec string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s, namespace: ns, labels: {tier: web}}
+spec:
+  replicas: %[2]d
+  selector: {matchLabels: {app: %[1]s}}
+  template:
+    metadata: {labels: {app: %[1]s}}
+    spec:
+      containers: [{name: app, image: app}]
+      %[3]s
+`, name, replicas, podSpec)
+}
+
+const statefulSet = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: ns, labels: {tier: web}}
+spec:
+  replicas: 3
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: db}]}
+`
+
+// policyYAML is a DisruptionPolicy of namespace ns over every workload with nodeFailure.
+func policyYAML(nodeFailure string) string {
+	return `apiVersion: holdfast.dev/v1alpha1
+kind: DisruptionPolicy
+metadata: {name: defaults, namespace: ns}
+spec: {selector: {}, maxUnavailable: 1, singleReplica: Surge, nodeFailure: ` + nodeFailure + `}
+`
+}
+
+// The failure rules say how long recovery takes, by the operator's own model.
+func TestFailureRulesSayHowLong(t *testing.T) {
+	for manifests, want := range map[string]string{
+		deployment("web", 3, "tolerations: [{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 3600}]"): "Deployment web tolerates node.kubernetes.io/unreachable for 1h0m0s: after its node's crash it is whole again in about 1h1m0s (no DisruptionPolicy).",
+		deployment("web", 3, "tolerations: [{operator: Exists}]") + "---\n" + policyYAML("{}"):                                                     "Deployment web tolerates node.kubernetes.io/unreachable for ever: after its node's crash it is whole again in about 40s with holdfast (surged once the node's Lease is 30s old), never without.",
+		statefulSet: "StatefulSet db: after its node's crash it is not whole again until the node returns (no DisruptionPolicy), one replica short meanwhile.",
+	} {
+		s, problems := snapshot.LoadManifestBytes("test.yaml", []byte(manifests), snapshot.ManifestOptions{})
+		if len(problems) > 0 {
+			t.Fatal(problems)
+		}
+		var got []string
+		for _, f := range audit.Run(availability.Build(s, now), s.Origins) {
+			if f.Rule == "HF023" || f.Rule == "HF024" {
+				got = append(got, f.Message)
+			}
+		}
+		if diff := cmp.Diff([]string{want}, got); diff != "" {
+			t.Errorf("messages (-want +got):\n%s", diff)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
@@ -33,6 +34,9 @@ type Model struct {
 	Members []Member
 	// Nodes are sorted by name.
 	Nodes []*Node
+	// DisruptionPolicies are the snapshot's, whose response to a node's loss the audit
+	// predicts.
+	DisruptionPolicies []holdfastv1alpha1.DisruptionPolicy
 
 	nodes     map[string]*Node
 	zones     []string
@@ -165,8 +169,9 @@ func (m *Model) Zones() []string { return m.zones }
 // Build models the snapshot at time now (used for budgets' recently evicted pods).
 func Build(s *snapshot.Snapshot, now time.Time) *Model {
 	m := &Model{
-		Source:    s.Source,
-		Now:       now,
+		Source:             s.Source,
+		Now:                now,
+		DisruptionPolicies: s.DisruptionPolicies,
 		nodes:     make(map[string]*Node, len(s.Nodes)),
 		workloads: map[WorkloadRef]*Workload{},
 		pods:      make(map[podKey]*Member, len(s.Pods)),

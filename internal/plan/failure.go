@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
@@ -180,14 +179,14 @@ func (c *cluster) lostNodes(domain string, zones bool) map[string]string {
 // recovery fills in how long w takes to be whole again after the loss, by the model the
 // operator acts on.
 func (c *cluster) recovery(snap *snapshot.Snapshot, w *availability.Workload, l *Loss, startup time.Duration, braked bool) {
-	p := managingPolicy(snap, w)
+	p := policy.Managing(snap.DisruptionPolicies, w.Object)
 	if p != nil {
 		l.Policy = p.Name
 	}
 	if startup == 0 {
 		startup = startupOf(w)
 	}
-	r := policy.RecoveryOf(p, w.Kind, unreachableToleration(w.Template), startup, braked)
+	r := policy.RecoveryOf(p, w.Kind, policy.UnreachableToleration(w.Template), startup, braked)
 	l.Response = r.How
 	if !r.AloneNever {
 		l.AloneSeconds = ptr.To(int64(r.Alone.Round(time.Second) / time.Second))
@@ -195,21 +194,6 @@ func (c *cluster) recovery(snap *snapshot.Snapshot, w *availability.Workload, l 
 	if !r.WithNever {
 		l.WithHoldfastSeconds = ptr.To(int64(r.With.Round(time.Second) / time.Second))
 	}
-}
-
-// managingPolicy is the DisruptionPolicy in effect that manages w, nil for none.
-func managingPolicy(snap *snapshot.Snapshot, w *availability.Workload) *holdfastv1alpha1.DisruptionPolicy {
-	if w.Object == nil {
-		return nil
-	}
-	pw := policy.WorkloadOf(w.Object)
-	var inNamespace []holdfastv1alpha1.DisruptionPolicy
-	for _, p := range snap.DisruptionPolicies {
-		if p.Namespace == w.Namespace {
-			inNamespace = append(inNamespace, p)
-		}
-	}
-	return policy.WinnerOf(inNamespace, &pw)
 }
 
 // startupOf estimates how long w's pods take to be Ready: the quickest of its running
@@ -234,21 +218,3 @@ func startupOf(w *availability.Workload) time.Duration {
 	return best
 }
 
-// unreachableToleration is how long the pods of a template tolerate an unreachable
-// node: their own toleration, or the 300 s the API server gives them; -1 for ever.
-func unreachableToleration(t *corev1.PodTemplateSpec) time.Duration {
-	if t == nil {
-		return policy.DefaultTolerationSeconds
-	}
-	for _, tol := range t.Spec.Tolerations {
-		if tol.Key != corev1.TaintNodeUnreachable && (tol.Key != "" || tol.Operator != corev1.TolerationOpExists) ||
-			tol.Effect != "" && tol.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		if tol.TolerationSeconds == nil {
-			return -1
-		}
-		return time.Duration(max(*tol.TolerationSeconds, 0)) * time.Second
-	}
-	return policy.DefaultTolerationSeconds
-}

@@ -423,3 +423,39 @@ func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, s
 	}
 	return r
 }
+
+// Managing is the policy among policies (those in effect) that manages obj, a
+// Deployment, StatefulSet or DaemonSet; nil for none.
+func Managing(policies []holdfastv1alpha1.DisruptionPolicy, obj metav1.Object) *holdfastv1alpha1.DisruptionPolicy {
+	if obj == nil {
+		return nil
+	}
+	w := WorkloadOf(obj)
+	var inNamespace []holdfastv1alpha1.DisruptionPolicy
+	for _, p := range policies {
+		if p.Namespace == obj.GetNamespace() {
+			inNamespace = append(inNamespace, p)
+		}
+	}
+	return WinnerOf(inNamespace, &w)
+}
+
+// UnreachableToleration is how long the pods of a template tolerate an unreachable
+// node before Kubernetes evicts them: their own toleration, or the DefaultTolerationSeconds
+// the API server gives them; negative for ever.
+func UnreachableToleration(t *corev1.PodTemplateSpec) time.Duration {
+	if t == nil {
+		return DefaultTolerationSeconds
+	}
+	for _, tol := range t.Spec.Tolerations {
+		if tol.Key != corev1.TaintNodeUnreachable && (tol.Key != "" || tol.Operator != corev1.TolerationOpExists) ||
+			tol.Effect != "" && tol.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		if tol.TolerationSeconds == nil {
+			return -1
+		}
+		return time.Duration(max(*tol.TolerationSeconds, 0)) * time.Second
+	}
+	return DefaultTolerationSeconds
+}

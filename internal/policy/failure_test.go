@@ -393,3 +393,24 @@ func TestRecoveryOf(t *testing.T) {
 		})
 	}
 }
+
+func TestUnreachableToleration(t *testing.T) {
+	template := func(tols ...corev1.Toleration) *corev1.PodTemplateSpec {
+		return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Tolerations: tols}}
+	}
+	for name, tc := range map[string]struct {
+		t    *corev1.PodTemplateSpec
+		want time.Duration
+	}{
+		"none: the API server's 300 s": {t: template(), want: DefaultTolerationSeconds},
+		"its own 60 s": {t: template(corev1.Toleration{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)}),
+			want: time.Minute},
+		"for ever":              {t: template(corev1.Toleration{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists}), want: -1},
+		"every taint, for ever": {t: template(corev1.Toleration{Operator: corev1.TolerationOpExists}), want: -1},
+		"another taint only":    {t: template(corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists}), want: DefaultTolerationSeconds},
+	} {
+		if got := UnreachableToleration(tc.t); got != tc.want {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
+}
