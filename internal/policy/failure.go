@@ -407,13 +407,13 @@ func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, s
 		r.With, r.WithNever = max(p.Spec.NodeFailure.FenceAfter.Duration, NodeMonitorGracePeriod)+podGCPeriod+startup, false
 		r.How = "fenced after fenceAfter " + p.Spec.NodeFailure.FenceAfter.Duration.String()
 	case kind == holdfastv1alpha1.KindStatefulSet && fencing(p):
-		r.How = "fenced on proof that the node is down (no fenceAfter): not before"
+		r.How = "fenced on proof that the node is down, not before: no fenceAfter"
 	case kind == holdfastv1alpha1.KindStatefulSet:
-		r.How = "not fenced (nodeFailure.fencing: Never)"
+		r.How = "not fenced: nodeFailure.fencing is Never"
 	case kind != holdfastv1alpha1.KindDeployment:
 		r.How = "holdfast surges only Deployments"
 	case !surgesForFailure(p):
-		r.How = "not surged (nodeFailure.surge: Never)"
+		r.How = "not surged: nodeFailure.surge is Never"
 	default:
 		r.With, r.WithNever = lostAfter(p)+startup, false
 		if !r.AloneNever {
