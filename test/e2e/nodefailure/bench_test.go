@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +59,12 @@ func TestBenchFailure(t *testing.T) {
 		e.workloads(func(spec *corev1.PodSpec) { prefer(spec, victim) }, victim)
 	}
 	var figures []Figure
+	for w, l := range with.predict(victim) {
+		if l.WithHoldfastSeconds != nil {
+			figures = append(figures, Figure{Name: "predicted by plan failure: holdfast " + w, Seconds: ptr.To(float64(*l.WithHoldfastSeconds)), Note: l.Response})
+		}
+	}
+	slices.SortFunc(figures, func(a, b Figure) int { return strings.Compare(a.Name, b.Name) })
 
 	// A node dies.
 	crashed := time.Now()

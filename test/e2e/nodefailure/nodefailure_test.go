@@ -6,10 +6,13 @@
 package nodefailure
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,10 +22,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/cli"
+	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -107,6 +113,32 @@ func (e *env) placed(obj client.Object, nodes ...string) {
 	}
 }
 
+// predict runs `holdfast plan failure NODE -n NS -o json` in-process against the
+// testbed and returns its losses by kind/name.
+func (e *env) predict(node string) map[string]plan.Loss {
+	e.T.Helper()
+	var out, errOut bytes.Buffer
+	cmd := cli.NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	cmd.SetArgs([]string{"--kubeconfig", e.Kubeconfig, "plan", "failure", node, "-n", e.Namespace, "-o", "json"})
+	if err := cmd.Execute(); err != nil {
+		var coded *cli.ExitCodeError
+		if !errors.As(err, &coded) || coded.Code != cli.ExitFindings {
+			e.T.Fatalf("holdfast plan failure %s: %v\n%s", node, err, errOut.String())
+		}
+	}
+	var failures []plan.Failure
+	if err := json.Unmarshal(out.Bytes(), &failures); err != nil {
+		e.T.Fatalf("holdfast plan failure -o json printed something else: %v\n%s", err, out.String())
+	}
+	losses := map[string]plan.Loss{}
+	for _, f := range failures {
+		for _, l := range f.Losses {
+			losses[l.Kind+"/"+l.Name] = l
+		}
+	}
+	return losses
+}
+
 // whole reports whether want pods of the selector are Ready on nodes other than dead.
 func (e *env) whole(ctx context.Context, selector string, want int, dead string) (bool, error) {
 	pods, err := e.Pods(ctx, selector)
@@ -152,6 +184,14 @@ func TestCrashedNodeCostsSecondsNotMinutes(t *testing.T) {
 	e.placed(single, victim)
 	e.placed(web, victim)
 	e.waitState(p, "single", holdfastv1alpha1.WorkloadBudgeted)
+	predicted := e.predict(victim)
+	for _, w := range []string{"Deployment/single", "Deployment/web"} {
+		l, ok := predicted[w]
+		if !ok || l.WithHoldfastSeconds == nil || l.AloneSeconds == nil || *l.WithHoldfastSeconds >= *l.AloneSeconds {
+			t.Fatalf("plan failure %s predicts for %s %+v: want a surge faster than Kubernetes alone", victim, w, l)
+		}
+		t.Logf("FIGURE node-failure predicted %s: %d s with holdfast, %d s alone (%s)", w, *l.WithHoldfastSeconds, *l.AloneSeconds, l.Response)
+	}
 
 	crashed := time.Now()
 	e.CrashNode(victim)
