@@ -16,12 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
 	"github.com/holdfast-dev/holdfast/internal/drain"
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 )
 
@@ -83,7 +83,7 @@ type DrainOptions struct {
 	Identity string
 
 	configFlags *genericclioptions.ConfigFlags
-	client      kubernetes.Interface
+	cluster     cluster
 	genericiooptions.IOStreams
 }
 
@@ -253,16 +253,7 @@ func (o *DrainOptions) Complete() error {
 		}
 		o.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
-	if o.client == nil {
-		config, err := clientConfig(o.configFlags)
-		if err != nil {
-			return err
-		}
-		if o.client, err = kubernetes.NewForConfig(config); err != nil {
-			return fmt.Errorf("creating a client: %w", err)
-		}
-	}
-	return nil
+	return o.cluster.connect(o.configFlags)
 }
 
 // Validate checks the flags.
@@ -330,15 +321,9 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return o.stoppedEarly(ctx, err)
 	}
-	snap, err := live.Load(ctx, o.client, nil, metav1.NamespaceAll)
+	snap, p, err := o.planDrain(ctx, nodes)
 	if err != nil {
 		return o.stoppedEarly(ctx, err)
-	}
-	p, err := plan.DrainWaves(snap, o.Clock.Now(), plan.Targets{Names: nodes}, plan.Options{
-		MaxConcurrent: o.MaxConcurrent, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData,
-	})
-	if err != nil {
-		return fmt.Errorf("planning the drain: %w", err)
 	}
 	if o.DryRun == DryRunClient || o.DryRun == DryRunServer {
 		return o.dryRun(ctx, snap, p)
@@ -350,7 +335,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		report = stream.event
 	}
 	d := &drain.Drainer{
-		Client: o.client,
+		Client: o.cluster.kube,
 		Clock:  o.Clock,
 		Options: drain.Options{
 			Filter:                   o.filter(),
@@ -368,11 +353,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		d.GracePeriod = ptr.To(int64(o.GracePeriod))
 	}
 	start := o.Clock.Now()
-	waves := drain.WavesOf(p)
-	if !o.WaveByWave {
-		waves = drain.InOneWave(waves)
-	}
-	res := d.Run(ctx, waves)
+	res := d.Run(ctx, o.waves(p))
 	cause := stopCause(ctx)
 	if stream != nil {
 		if err := stream.result(res, o.Clock.Now(), o.Clock.Since(start), cause); err != nil {
@@ -382,6 +363,32 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		return err
 	}
 	return exitCode(res, cause)
+}
+
+// planDrain reads the cluster and plans the nodes' drain on it: the dry run prints this
+// plan, and the drain takes the nodes in its order.
+func (o *DrainOptions) planDrain(ctx context.Context, nodes []string) (*snapshot.Snapshot, *plan.Plan, error) {
+	snap, err := live.Load(ctx, o.cluster.kube, nil, metav1.NamespaceAll)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := plan.DrainWaves(snap, o.Clock.Now(), plan.Targets{Names: nodes}, plan.Options{
+		MaxConcurrent: o.MaxConcurrent, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("planning the drain: %w", err)
+	}
+	return snap, p, nil
+}
+
+// waves are the nodes as the drain takes them: the plan's waves, then its blocked nodes,
+// so that each says what stops it; in one wave unless --wave-by-wave.
+func (o *DrainOptions) waves(p *plan.Plan) [][]string {
+	waves := drain.WavesOf(p)
+	if !o.WaveByWave {
+		return drain.InOneWave(waves)
+	}
+	return waves
 }
 
 // filter is which pods the drain evicts, from kubectl's flags; Validate has parsed
@@ -460,7 +467,7 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 	// Nodes found by the selector exist; the named ones are checked below.
 	named := len(nodes)
 	if o.Selector != "" {
-		list, err := o.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+		list, err := o.cluster.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
 		if err != nil {
 			return nil, fmt.Errorf("listing nodes with %s: %w", o.Selector, err)
 		}
@@ -479,7 +486,7 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 		}
 	}
 	for _, n := range nodes[:named] {
-		if _, err := o.client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
+		if _, err := o.cluster.kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
 			return nil, fmt.Errorf("reading node %s: %w", n, err)
 		}
 	}

@@ -104,7 +104,7 @@ func (o *DrainOptions) serverDryRun(ctx context.Context, w *errWriter, pods []*c
 	w.println("The API server's answers to dry-run evictions:")
 	refused := 0
 	for _, pod := range pods {
-		err := o.client.CoreV1().Pods(pod.Namespace).EvictV1(ctx, &policyv1.Eviction{
+		err := o.cluster.kube.CoreV1().Pods(pod.Namespace).EvictV1(ctx, &policyv1.Eviction{
 			ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 			DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, Preconditions: &metav1.Preconditions{UID: &pod.UID}},
 		})
