@@ -22,7 +22,6 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/drain"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
-	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 )
 
 // ExitIncomplete is drain's exit code when it ended with a node not drained: a budget that
@@ -112,10 +111,11 @@ Pacing (on by default): the next eviction from a workload waits until the replac
 the previous one is Ready, and a node keeps its slot until its pods' replacements are
 Ready, so the next node starts from full strength.
 
-Given several nodes, one run takes them in the order of the waves holdfast's planner
-computes from the cluster as it is (no budget below its floor, every evicted pod fitting
-somewhere, at most --max-concurrent nodes a wave), the nodes it finds blocked last, so
-that each says what stops it. A node starts as soon as a slot is free, without waiting
+Given several nodes, one run takes them in the order of the waves holdfast plan drain
+computes from the same cluster (no budget below its floor, every evicted pod fitting
+somewhere, at most --max-concurrent nodes a wave; the budgets holdfast's
+DisruptionPolicies keep counted, and a single replica a policy surges drained in its
+wave), the nodes it finds blocked last, so that each says what stops it. A node starts as soon as a slot is free, without waiting
 for the rest of its wave: one whose workloads are all free goes first, the lightest
 first, and pacing keeps each budget whole. --wave-by-wave follows the waves strictly
 instead, as --dry-run prints them. Until its turn, each node carries the taint
@@ -169,8 +169,8 @@ again, and only a pod not found, or replaced by another of the same name, has le
 Needs what the ClusterRole holdfast-drainer and the Role holdfast-drainer in
 holdfast-system grant (config/rbac, or the chart with drainerRole.create): nodes get,
 list, watch, patch, update; nodes/status patch; events create, patch; pods get, list,
-watch; pods/eviction create; workloads, budgets, autoscalers and priority classes read;
-leases in --slot-namespace.
+watch; pods/eviction create; workloads, budgets, autoscalers, priority classes,
+namespaces and holdfast's own kinds read; leases in --slot-namespace.
 
 Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
 an API call failed (unreachable, not allowed); 3 a node is not drained: a pod is blocked
@@ -365,14 +365,17 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	return exitCode(res, cause)
 }
 
-// planDrain reads the cluster and plans the nodes' drain on it: the dry run prints this
-// plan, and the drain takes the nodes in its order.
+// planDrain reads the cluster as plan drain does, DisruptionPolicies and the budgets
+// they keep included, and plans the nodes' drain on it: the dry run prints this plan, and
+// the drain takes the nodes in its order, so that a single replica a policy surges is
+// drained in its wave rather than held to the end as if its budget blocked it.
 func (o *DrainOptions) planDrain(ctx context.Context, nodes []string) (*snapshot.Snapshot, *plan.Plan, error) {
-	snap, err := live.Load(ctx, o.cluster.kube, nil, metav1.NamespaceAll)
+	now := o.Clock.Now()
+	snap, _, err := o.cluster.load(ctx, metav1.NamespaceAll, now)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := plan.DrainWaves(snap, o.Clock.Now(), plan.Targets{Names: nodes}, plan.Options{
+	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: nodes}, plan.Options{
 		MaxConcurrent: o.MaxConcurrent, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData,
 	})
 	if err != nil {

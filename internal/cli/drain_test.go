@@ -388,7 +388,7 @@ func TestDrainPreviewUnreadyPods(t *testing.T) {
 			if !ok {
 				t.Fatal("no pod web-rs-0")
 			}
-			step, why := preview(m, drain.Filter{}, p, map[*availability.Budget]int32{})
+			step, why := preview(m, drain.Filter{}, p, map[*availability.Budget]int32{}, false)
 			if step != tc.want {
 				t.Errorf("preview = %s (%s), want %s", step, why, tc.want)
 			}
