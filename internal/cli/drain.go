@@ -115,9 +115,10 @@ Given several nodes, one run takes them in the order of the waves holdfast plan 
 computes from the same cluster (no budget below its floor, every evicted pod fitting
 somewhere, at most --max-concurrent nodes a wave; the budgets holdfast's
 DisruptionPolicies keep counted, and a single replica a policy surges drained in its
-wave), the nodes it finds blocked last, so that each says what stops it. A node starts as soon as a slot is free, without waiting
-for the rest of its wave: one whose workloads are all free goes first, the lightest
-first, and pacing keeps each budget whole. --wave-by-wave follows the waves strictly
+wave), the nodes it finds blocked last, so that each says what stops it. A node starts
+as soon as a slot is free, without waiting for the rest of its wave: one whose
+workloads are all free goes first, the lightest first, and pacing keeps each budget
+whole. --wave-by-wave follows the waves strictly
 instead, as --dry-run prints them. Until its turn, each node carries the taint
 holdfast.dev/drain-queued with effect PreferNoSchedule, so that replacements land on
 nodes already drained rather than on nodes that would have to move them again; the
