@@ -19,14 +19,11 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
-	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 )
 
 // tableWidth is the terminal width the table is laid out for.
@@ -51,6 +48,7 @@ type AuditOptions struct {
 	output      *outputFlags
 	printer     printers.ResourcePrinter
 	configFlags *genericclioptions.ConfigFlags
+	cluster     cluster
 	namespace   string
 	failOn      audit.Severity
 	genericiooptions.IOStreams
@@ -220,7 +218,7 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 		_, err := fmt.Fprintf(o.Out, "%s %s (%s)\n%s\n\n%s\n", r.ID, r.Name, r.Severity, r.Summary, r.Rationale)
 		return err
 	}
-	snaps, problems, err := o.load(ctx)
+	views, problems, err := o.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -229,15 +227,14 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 		res.problems = append(res.problems, p.Error())
 		fmt.Fprintln(o.ErrOut, "holdfast: skipped:", p.Error())
 	}
-	for _, snap := range snaps {
+	for _, v := range views {
+		snap := v.snap
 		var warnings []string
 		for _, w := range snap.Warnings {
 			warnings = append(warnings, w.Error())
 		}
-		// Audit the cluster as the operator will make it: with the budgets its policies keep.
-		snap, outcomes := predict.Operator(snap, o.Now())
 		model := availability.Build(snap, o.Now())
-		findings := audit.Merge(audit.Run(model, snap.Origins), audit.RunOwn(snap, outcomes, snap.Origins))
+		findings := audit.Merge(audit.Run(model, snap.Origins), audit.RunOwn(snap, v.outcomes, snap.Origins))
 		kept, suppressed, suppressWarnings := audit.Suppress(findings, snap, o.Ignore)
 		res.add(model, snap.Origins, kept, suppressed, append(warnings, suppressWarnings...))
 	}
@@ -256,37 +253,35 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// load reads the cluster, or the manifests as one snapshot or as alternatives.
-func (o *AuditOptions) load(ctx context.Context) ([]*snapshot.Snapshot, []snapshot.Problem, error) {
+// view is a snapshot as the operator will make it, with the budgets its policies keep,
+// and the operator's decision for each policy in effect.
+type view struct {
+	snap     *snapshot.Snapshot
+	outcomes []predict.Outcome
+}
+
+// load reads the cluster, or the manifests as one snapshot or as alternatives, each as
+// the operator will make it.
+func (o *AuditOptions) load(ctx context.Context) ([]view, []snapshot.Problem, error) {
 	if len(o.Filenames) > 0 {
 		snaps, problems, redefs := snapshot.LoadAlternatives(o.Filenames, snapshot.ManifestOptions{DefaultNamespace: o.namespace, Stdin: o.In})
 		for _, r := range redefs {
 			fmt.Fprintf(o.ErrOut, "holdfast: %s and %s both define %s: audited apart, as alternatives\n", r.First, r.Again, r.Ref)
 		}
-		return snaps, problems, nil
+		views := make([]view, len(snaps))
+		for i, s := range snaps {
+			views[i].snap, views[i].outcomes = predict.Operator(s, o.Now())
+		}
+		return views, problems, nil
 	}
-	snap, err := loadLive(ctx, o.configFlags, o.namespace)
+	if err := o.cluster.connect(o.configFlags); err != nil {
+		return nil, nil, err
+	}
+	snap, outcomes, err := o.cluster.load(ctx, o.namespace, o.Now())
 	if err != nil {
 		return nil, nil, err
 	}
-	return []*snapshot.Snapshot{snap}, nil, nil
-}
-
-// loadLive lists the snapshot of a namespace, or of all, from the kube context.
-func loadLive(ctx context.Context, flags *genericclioptions.ConfigFlags, namespace string) (*snapshot.Snapshot, error) {
-	config, err := clientConfig(flags)
-	if err != nil {
-		return nil, err
-	}
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return nil, fmt.Errorf("creating a client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(config)
-	if err != nil {
-		return nil, fmt.Errorf("creating a client: %w", err)
-	}
-	return live.Load(ctx, client, dyn, namespace)
+	return []view{{snap: snap, outcomes: outcomes}}, nil, nil
 }
 
 func (o *AuditOptions) print(res *auditResult) error {

@@ -1,11 +1,19 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/holdfast-dev/holdfast/internal/predict"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 )
 
 // clientConfig reads the kube context for the commands that read or evict in bursts:
@@ -26,4 +34,48 @@ func clientConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	config.ContentType = runtime.ContentTypeProtobuf
 	config.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	return config, nil
+}
+
+// cluster is the live cluster a command reads: kube serves Kubernetes' own kinds, dyn
+// holdfast's (DisruptionPolicies, ClusterDisruptionPolicies, NodeCompanions), which no
+// typed client of client-go knows.
+type cluster struct {
+	kube kubernetes.Interface
+	dyn  dynamic.Interface
+}
+
+// connect makes the clients of the kube context, unless c has them already (a test's).
+func (c *cluster) connect(flags *genericclioptions.ConfigFlags) error {
+	if c.kube != nil {
+		return nil
+	}
+	config, err := clientConfig(flags)
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return fmt.Errorf("creating a client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(config)
+	if err != nil {
+		return fmt.Errorf("creating a client: %w", err)
+	}
+	c.kube, c.dyn = kube, dyn
+	return nil
+}
+
+// load reads the cluster as the core sees it. audit, plan and drain (its dry run
+// included) all read a live cluster here, so that what plan predicts is what the drain
+// does: every kind holdfast reads, its own included (none where its CRDs are not
+// installed), made by predict.Operator into the cluster the operator will make of it at
+// now, with the budgets its DisruptionPolicies keep; and the operator's decision for
+// each policy in effect.
+func (c *cluster) load(ctx context.Context, namespace string, now time.Time) (*snapshot.Snapshot, []predict.Outcome, error) {
+	snap, err := live.Load(ctx, c.kube, c.dyn, namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, outcomes := predict.Operator(snap, now)
+	return snap, outcomes, nil
 }

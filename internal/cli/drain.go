@@ -16,13 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
 	"github.com/holdfast-dev/holdfast/internal/drain"
 	"github.com/holdfast-dev/holdfast/internal/plan"
-	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
 // ExitIncomplete is drain's exit code when it ended with a node not drained: a budget that
@@ -83,7 +82,7 @@ type DrainOptions struct {
 	Identity string
 
 	configFlags *genericclioptions.ConfigFlags
-	client      kubernetes.Interface
+	cluster     cluster
 	genericiooptions.IOStreams
 }
 
@@ -112,12 +111,14 @@ Pacing (on by default): the next eviction from a workload waits until the replac
 the previous one is Ready, and a node keeps its slot until its pods' replacements are
 Ready, so the next node starts from full strength.
 
-Given several nodes, one run takes them in the order of the waves holdfast's planner
-computes from the cluster as it is (no budget below its floor, every evicted pod fitting
-somewhere, at most --max-concurrent nodes a wave), the nodes it finds blocked last, so
-that each says what stops it. A node starts as soon as a slot is free, without waiting
-for the rest of its wave: one whose workloads are all free goes first, the lightest
-first, and pacing keeps each budget whole. --wave-by-wave follows the waves strictly
+Given several nodes, one run takes them in the order of the waves holdfast plan drain
+computes from the same cluster (no budget below its floor, every evicted pod fitting
+somewhere, at most --max-concurrent nodes a wave; the budgets holdfast's
+DisruptionPolicies keep counted, and a single replica a policy surges drained in its
+wave), the nodes it finds blocked last, so that each says what stops it. A node starts
+as soon as a slot is free, without waiting for the rest of its wave: one whose
+workloads are all free goes first, the lightest first, and pacing keeps each budget
+whole. --wave-by-wave follows the waves strictly
 instead, as --dry-run prints them. Until its turn, each node carries the taint
 holdfast.dev/drain-queued with effect PreferNoSchedule, so that replacements land on
 nodes already drained rather than on nodes that would have to move them again; the
@@ -169,8 +170,8 @@ again, and only a pod not found, or replaced by another of the same name, has le
 Needs what the ClusterRole holdfast-drainer and the Role holdfast-drainer in
 holdfast-system grant (config/rbac, or the chart with drainerRole.create): nodes get,
 list, watch, patch, update; nodes/status patch; events create, patch; pods get, list,
-watch; pods/eviction create; workloads, budgets, autoscalers and priority classes read;
-leases in --slot-namespace.
+watch; pods/eviction create; workloads, budgets, autoscalers, priority classes,
+namespaces and holdfast's own kinds read; leases in --slot-namespace.
 
 Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
 an API call failed (unreachable, not allowed); 3 a node is not drained: a pod is blocked
@@ -253,16 +254,7 @@ func (o *DrainOptions) Complete() error {
 		}
 		o.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
-	if o.client == nil {
-		config, err := clientConfig(o.configFlags)
-		if err != nil {
-			return err
-		}
-		if o.client, err = kubernetes.NewForConfig(config); err != nil {
-			return fmt.Errorf("creating a client: %w", err)
-		}
-	}
-	return nil
+	return o.cluster.connect(o.configFlags)
 }
 
 // Validate checks the flags.
@@ -330,15 +322,9 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return o.stoppedEarly(ctx, err)
 	}
-	snap, err := live.Load(ctx, o.client, nil, metav1.NamespaceAll)
+	snap, p, err := o.planDrain(ctx, nodes)
 	if err != nil {
 		return o.stoppedEarly(ctx, err)
-	}
-	p, err := plan.DrainWaves(snap, o.Clock.Now(), plan.Targets{Names: nodes}, plan.Options{
-		MaxConcurrent: o.MaxConcurrent, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData,
-	})
-	if err != nil {
-		return fmt.Errorf("planning the drain: %w", err)
 	}
 	if o.DryRun == DryRunClient || o.DryRun == DryRunServer {
 		return o.dryRun(ctx, snap, p)
@@ -350,7 +336,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		report = stream.event
 	}
 	d := &drain.Drainer{
-		Client: o.client,
+		Client: o.cluster.kube,
 		Clock:  o.Clock,
 		Options: drain.Options{
 			Filter:                   o.filter(),
@@ -368,11 +354,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		d.GracePeriod = ptr.To(int64(o.GracePeriod))
 	}
 	start := o.Clock.Now()
-	waves := drain.WavesOf(p)
-	if !o.WaveByWave {
-		waves = drain.InOneWave(waves)
-	}
-	res := d.Run(ctx, waves)
+	res := d.Run(ctx, o.waves(p))
 	cause := stopCause(ctx)
 	if stream != nil {
 		if err := stream.result(res, o.Clock.Now(), o.Clock.Since(start), cause); err != nil {
@@ -382,6 +364,35 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		return err
 	}
 	return exitCode(res, cause)
+}
+
+// planDrain reads the cluster as plan drain does, DisruptionPolicies and the budgets
+// they keep included, and plans the nodes' drain on it: the dry run prints this plan, and
+// the drain takes the nodes in its order, so that a single replica a policy surges is
+// drained in its wave rather than held to the end as if its budget blocked it.
+func (o *DrainOptions) planDrain(ctx context.Context, nodes []string) (*snapshot.Snapshot, *plan.Plan, error) {
+	now := o.Clock.Now()
+	snap, _, err := o.cluster.load(ctx, metav1.NamespaceAll, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: nodes}, plan.Options{
+		MaxConcurrent: o.MaxConcurrent, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("planning the drain: %w", err)
+	}
+	return snap, p, nil
+}
+
+// waves are the nodes as the drain takes them: the plan's waves, then its blocked nodes,
+// so that each says what stops it; in one wave unless --wave-by-wave.
+func (o *DrainOptions) waves(p *plan.Plan) [][]string {
+	waves := drain.WavesOf(p)
+	if !o.WaveByWave {
+		return drain.InOneWave(waves)
+	}
+	return waves
 }
 
 // filter is which pods the drain evicts, from kubectl's flags; Validate has parsed
@@ -460,7 +471,7 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 	// Nodes found by the selector exist; the named ones are checked below.
 	named := len(nodes)
 	if o.Selector != "" {
-		list, err := o.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+		list, err := o.cluster.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
 		if err != nil {
 			return nil, fmt.Errorf("listing nodes with %s: %w", o.Selector, err)
 		}
@@ -479,7 +490,7 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 		}
 	}
 	for _, n := range nodes[:named] {
-		if _, err := o.client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
+		if _, err := o.cluster.kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
 			return nil, fmt.Errorf("reading node %s: %w", n, err)
 		}
 	}

@@ -35,6 +35,10 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 		w.println(fmt.Sprintf("Wave %d: %s", i+1, strings.Join(wave.Nodes, ", ")))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		left := map[*availability.Budget]int32{}
+		surged := map[availability.WorkloadRef]bool{}
+		for _, c := range wave.Capacity {
+			surged[availability.WorkloadRef{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}] = c.Surged
+		}
 		for _, name := range wave.Nodes {
 			node, ok := model.Node(name)
 			if !ok {
@@ -45,7 +49,7 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 				if m.Pod == nil || m.Terminating {
 					continue
 				}
-				step, why := preview(model, filter, m, left)
+				step, why := preview(model, filter, m, left, m.Workload != nil && surged[m.Workload.WorkloadRef])
 				switch step {
 				case "blocked", "refused":
 					stopped++
@@ -59,7 +63,11 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 			return err
 		}
 		for _, c := range wave.Capacity {
-			w.println(fmt.Sprintf("  %s %s/%s keeps %d of %d ready (%d on these nodes)", c.Kind, c.Namespace, c.Name, c.Ready, c.Desired, c.Evicted))
+			line := fmt.Sprintf("  %s %s/%s keeps %d of %d ready (%d on these nodes)", c.Kind, c.Namespace, c.Name, c.Ready, c.Desired, c.Evicted)
+			if c.Surged {
+				line += ", surged"
+			}
+			w.println(line)
 		}
 	}
 	for _, b := range p.Blocked {
@@ -104,7 +112,7 @@ func (o *DrainOptions) serverDryRun(ctx context.Context, w *errWriter, pods []*c
 	w.println("The API server's answers to dry-run evictions:")
 	refused := 0
 	for _, pod := range pods {
-		err := o.client.CoreV1().Pods(pod.Namespace).EvictV1(ctx, &policyv1.Eviction{
+		err := o.cluster.kube.CoreV1().Pods(pod.Namespace).EvictV1(ctx, &policyv1.Eviction{
 			ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 			DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, Preconditions: &metav1.Preconditions{UID: &pod.UID}},
 		})
@@ -123,8 +131,9 @@ func (o *DrainOptions) serverDryRun(ctx context.Context, w *errWriter, pods []*c
 
 // preview says what the drain would do with one pod, spending its budget in left: the
 // eviction oracle's answer for the pod as the snapshot stands, then each budget's
-// disruptions shared by the pods of the wave.
-func preview(model *availability.Model, filter drain.Filter, m *availability.Member, left map[*availability.Budget]int32) (step, why string) {
+// disruptions shared by the pods of the wave. surged is whether the plan counts on the
+// pod's DisruptionPolicy surging its workload in this wave.
+func preview(model *availability.Model, filter drain.Filter, m *availability.Member, left map[*availability.Budget]int32, surged bool) (step, why string) {
 	c := filter.Classify(m.Pod)
 	switch c.Verdict {
 	case drain.Skip:
@@ -134,6 +143,10 @@ func preview(model *availability.Model, filter drain.Filter, m *availability.Mem
 	}
 	ev := model.Eviction(m)
 	switch {
+	case surged && ev.Reason == availability.ReasonPolicyHeld:
+		// Not asked of the API server with --dry-run=server: it refuses until the surge.
+		return "surge", fmt.Sprintf("DisruptionPolicy %s scales %s %s up first: the budget lets the eviction through once the new pod is Ready",
+			availability.ManagedBy(ev.Budget.PDB), m.Workload.Kind, m.Workload.Name)
 	case !ev.Allowed && ev.Permanent:
 		return "blocked", ev.Message
 	case !ev.Allowed:

@@ -147,7 +147,7 @@ func TestDrainDryRun(t *testing.T) {
 		Nodes: []string{"node-1", "node-2"}, MaxConcurrent: 1, DryRun: DryRunClient,
 		IOStreams: genericiooptions.IOStreams{Out: &out},
 		Clock:     clocktesting.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-		client:    fake.NewClientset(objectsOf(c)...),
+		cluster:   cluster{kube: fake.NewClientset(objectsOf(c)...)},
 	}
 	err := o.Run(context.Background())
 	var coded *ExitCodeError
@@ -192,7 +192,7 @@ func TestDrainResolveNodes(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := &DrainOptions{Nodes: tc.nodes, Selector: tc.selector, client: client}
+			o := &DrainOptions{Nodes: tc.nodes, Selector: tc.selector, cluster: cluster{kube: client}}
 			got, err := o.resolveNodes(context.Background())
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -330,7 +330,7 @@ func TestDrainEvictionConflict(t *testing.T) {
 				SlotNamespace: "holdfast-system", Identity: "test/1",
 				IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut},
 				Clock:     clock.RealClock{},
-				client:    client,
+				cluster:   cluster{kube: client},
 			}
 			err := o.Run(context.Background())
 			got := ExitOK
@@ -388,7 +388,7 @@ func TestDrainPreviewUnreadyPods(t *testing.T) {
 			if !ok {
 				t.Fatal("no pod web-rs-0")
 			}
-			step, why := preview(m, drain.Filter{}, p, map[*availability.Budget]int32{})
+			step, why := preview(m, drain.Filter{}, p, map[*availability.Budget]int32{}, false)
 			if step != tc.want {
 				t.Errorf("preview = %s (%s), want %s", step, why, tc.want)
 			}
@@ -427,7 +427,7 @@ func runDrain(t *testing.T, client *fake.Clientset, args ...string) (int, string
 		Identity:  "test/1",
 		IOStreams: genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 		Clock:     clock.RealClock{},
-		client:    client,
+		cluster:   cluster{kube: client},
 	}
 	cmd := newDrainCommand(o)
 	cmd.SetArgs(args)

@@ -50,6 +50,7 @@ type planInput struct {
 	output      *outputFlags
 	printer     printers.ResourcePrinter
 	configFlags *genericclioptions.ConfigFlags
+	cluster     cluster
 	genericiooptions.IOStreams
 }
 
@@ -72,20 +73,26 @@ func (in *planInput) complete() error {
 	return err
 }
 
-// load reads the snapshot the way audit does, from every namespace: a drain moves pods of
-// all of them. Pieces of input that cannot be read are reported on ErrOut and counted,
-// for inputError to turn into the exit code after the output.
+// load reads the snapshot the way audit does, from every namespace (a drain moves pods of
+// all of them), as the operator will make it: with the budgets its policies keep. Pieces
+// of input that cannot be read are reported on ErrOut and counted, for inputError to turn
+// into the exit code after the output.
 func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) {
 	var snap *snapshot.Snapshot
 	var problems []snapshot.Problem
 	if len(in.Filenames) > 0 {
-		snap, problems = snapshot.LoadManifests(in.Filenames, snapshot.ManifestOptions{DefaultNamespace: in.namespace, Stdin: in.In})
-		for _, w := range snap.Warnings {
+		var read *snapshot.Snapshot
+		read, problems = snapshot.LoadManifests(in.Filenames, snapshot.ManifestOptions{DefaultNamespace: in.namespace, Stdin: in.In})
+		for _, w := range read.Warnings {
 			fmt.Fprintln(in.ErrOut, "holdfast: warning:", w.Error())
 		}
+		snap, _ = predict.Operator(read, in.Now())
 	} else {
+		if err := in.cluster.connect(in.configFlags); err != nil {
+			return nil, 0, err
+		}
 		var err error
-		if snap, err = loadLive(ctx, in.configFlags, metav1.NamespaceAll); err != nil {
+		if snap, _, err = in.cluster.load(ctx, metav1.NamespaceAll, in.Now()); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -95,8 +102,6 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 	if len(snap.Nodes) == 0 {
 		return nil, 0, errors.New("no Node in the input: add a nodes file with -f, e.g. the output of kubectl get nodes -o yaml")
 	}
-	// Plan on the cluster as the operator will make it: with the budgets its policies keep.
-	snap, _ = predict.Operator(snap, in.Now())
 	return snap, len(problems), nil
 }
 

@@ -113,8 +113,8 @@ type Observed struct {
 	// workloadKey.
 	Pods map[string][]Pod
 	// PodLabels are the labels of the namespace's live pods, on which overlapping budgets
-	// are found besides the workloads' templates. Nil when the pods are not known
-	// (manifests).
+	// are found besides the workloads' templates. From manifests, which hold no pods,
+	// every workload's template stands for its pods.
 	PodLabels []map[string]string
 	// Nodes are the nodes of those pods.
 	Nodes map[string]*corev1.Node

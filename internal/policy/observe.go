@@ -4,6 +4,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -35,6 +36,23 @@ func WorkloadOf(obj metav1.Object) Workload {
 	// A status that has not caught up with the spec may be the start of a rollout.
 	w.RollingOut = w.RollingOut || stale
 	return w
+}
+
+// AttachAutoscalers gives each Deployment among ws the HorizontalPodAutoscaler of hpas
+// (the namespace's) that scales it, whose bounds a surge must raise.
+func AttachAutoscalers(hpas []autoscalingv2.HorizontalPodAutoscaler, ws []*Workload) {
+	for i := range hpas {
+		h := &hpas[i]
+		if h.Spec.ScaleTargetRef.Kind != holdfastv1alpha1.KindDeployment {
+			continue
+		}
+		for _, w := range ws {
+			if w.Kind == holdfastv1alpha1.KindDeployment && w.Name == h.Spec.ScaleTargetRef.Name {
+				w.Autoscaler = &Autoscaler{Name: h.Name, Min: Replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
+					Original: h.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}
+			}
+		}
+	}
 }
 
 // Replicas defaults an unset spec.replicas to 1, as the apiserver does.

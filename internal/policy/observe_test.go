@@ -4,10 +4,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
 func TestToWorkloadReadsReadinessAndRollouts(t *testing.T) {
@@ -57,5 +61,30 @@ func TestReadinessFallsBackToCreation(t *testing.T) {
 	running.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(changed)}}
 	if ready, since := readiness(running); !ready || !since.Equal(changed) {
 		t.Errorf("running pod: %t since %s, want Ready since %s", ready, since, changed)
+	}
+}
+
+// An autoscaler goes to the Deployment it scales, by kind and name, with its surge mark.
+func TestAttachAutoscalers(t *testing.T) {
+	hpa := func(name, kind, target, mark string) autoscalingv2.HorizontalPodAutoscaler {
+		h := autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: kind, Name: target}, MaxReplicas: 4}}
+		if mark != "" {
+			h.Annotations = map[string]string{holdfastv1alpha1.SurgeOriginalBoundsAnnotation: mark}
+		}
+		return h
+	}
+	web := &Workload{Kind: holdfastv1alpha1.KindDeployment, Name: "web"}
+	db := &Workload{Kind: holdfastv1alpha1.KindStatefulSet, Name: "db"}
+	api := &Workload{Kind: holdfastv1alpha1.KindDeployment, Name: "api"}
+	AttachAutoscalers([]autoscalingv2.HorizontalPodAutoscaler{
+		hpa("web", holdfastv1alpha1.KindDeployment, "web", "1/3"),
+		hpa("db", holdfastv1alpha1.KindStatefulSet, "db", ""),
+	}, []*Workload{web, db, api})
+	if diff := cmp.Diff(&Autoscaler{Name: "web", Min: 1, Max: 4, Original: "1/3"}, web.Autoscaler); diff != "" {
+		t.Errorf("web's autoscaler (-want +got):\n%s", diff)
+	}
+	if db.Autoscaler != nil || api.Autoscaler != nil {
+		t.Errorf("autoscalers %+v and %+v, want none: only a Deployment's own is attached", db.Autoscaler, api.Autoscaler)
 	}
 }

@@ -7,10 +7,12 @@ package predict
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -100,11 +102,13 @@ type namespaced struct {
 	deployments map[string][]*appsv1.Deployment
 	sets        map[string][]*appsv1.StatefulSet
 	daemons     map[string][]*appsv1.DaemonSet
+	autoscalers map[string][]autoscalingv2.HorizontalPodAutoscaler
 }
 
 func index(s *snapshot.Snapshot) *namespaced {
 	x := &namespaced{s: s, nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{},
-		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{}}
+		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{},
+		autoscalers: map[string][]autoscalingv2.HorizontalPodAutoscaler{}}
 	for i := range s.Nodes {
 		x.nodes[s.Nodes[i].Name] = &s.Nodes[i]
 	}
@@ -123,12 +127,21 @@ func index(s *snapshot.Snapshot) *namespaced {
 	for i := range s.DaemonSets {
 		x.daemons[s.DaemonSets[i].Namespace] = append(x.daemons[s.DaemonSets[i].Namespace], &s.DaemonSets[i])
 	}
+	for _, h := range s.HorizontalPodAutoscalers {
+		x.autoscalers[h.Namespace] = append(x.autoscalers[h.Namespace], h)
+	}
 	return x
 }
 
-// observe gathers what the DisruptionPolicy controller gathers for p from the cluster:
-// the namespace's workloads, budgets, live pods and their nodes. Workloads read from
-// manifests carry no status: they count as fully Ready, as the model assumes.
+// observe gathers from the snapshot what the DisruptionPolicy controller's gather reads
+// for p: the namespace's policies, the workloads p selects, its Deployments in the
+// middle of a surge, its budgets and the labels of its live pods; and, for the
+// workloads whose pods Decide reads (policy.NeedsPods), their pods, nodes and
+// autoscalers. Workloads read from manifests carry no status: they count as fully Ready,
+// as the model assumes, and their templates stand for the pods the manifests lack. A
+// snapshot holds no objects of a scale target's kind: each scale target is unreadable,
+// so that the budgets of its objects are kept as they are, as the operator keeps them
+// while it cannot read them.
 func (x *namespaced) observe(p *holdfastv1alpha1.DisruptionPolicy, policies []holdfastv1alpha1.DisruptionPolicy, now time.Time) policy.Observed {
 	ns := p.Namespace
 	o := policy.Observed{Policy: p, Now: now, Pods: map[string][]policy.Pod{}, Nodes: x.nodes, Budgets: x.budgets[ns]}
@@ -137,39 +150,70 @@ func (x *namespaced) observe(p *holdfastv1alpha1.DisruptionPolicy, policies []ho
 			o.Policies = append(o.Policies, q)
 		}
 	}
-	add := func(obj metav1.Object, assumeReady bool) {
-		w := policy.WorkloadOf(obj)
-		if assumeReady {
-			w.Ready, w.Available, w.RollingOut = w.Replicas, w.Replicas, false
-		}
-		o.Workloads = append(o.Workloads, w)
+	manifests := x.s.Source == snapshot.SourceManifests
+	for _, w := range x.workloads(ns, manifests) {
 		if _, surging := w.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]; surging && w.Kind == holdfastv1alpha1.KindDeployment {
 			o.Surging = append(o.Surging, w)
 		}
-		o.Pods[policy.WorkloadKey(w.Kind, w.Name)] = podsOf(x.pods[ns], w.Selector)
+		if selected, _ := policy.Selects(p, &w); selected {
+			o.Workloads = append(o.Workloads, w)
+		}
+		if manifests {
+			o.PodLabels = append(o.PodLabels, w.TemplateLabels)
+		}
 	}
-	// Overlap is found on the pods when the snapshot has them; from manifests without
-	// pods, each workload's template stands for its pods.
 	for _, pod := range x.pods[ns] {
 		if pod.DeletionTimestamp == nil {
 			o.PodLabels = append(o.PodLabels, pod.Labels)
 		}
 	}
-	manifests := x.s.Source == snapshot.SourceManifests
-	for _, d := range x.deployments[ns] {
-		add(d, manifests && d.Status.ObservedGeneration == 0)
+	for _, t := range p.Spec.ScaleTargets {
+		o.Unreadable = append(o.Unreadable, policy.Unreadable{Target: t,
+			Message: fmt.Sprintf("holdfast reads no %s (%s) into a snapshot, from a cluster or from manifests", t.Kind, t.APIVersion)})
 	}
-	for _, d := range x.sets[ns] {
-		add(d, manifests && d.Status.ObservedGeneration == 0)
-	}
-	for _, d := range x.daemons[ns] {
-		assume := manifests && d.Status.ObservedGeneration == 0
-		if assume {
-			d = withScheduled(d, x.s.Nodes)
+	needs := func(w *policy.Workload) bool { return policy.NeedsPods(&o, w) }
+	var deployments []*policy.Workload
+	for _, ws := range [][]policy.Workload{o.Workloads, o.Surging} {
+		for i := range ws {
+			if ws[i].Kind == holdfastv1alpha1.KindDeployment && needs(&ws[i]) {
+				deployments = append(deployments, &ws[i])
+			}
 		}
-		add(d, assume)
+	}
+	policy.AttachAutoscalers(x.autoscalers[ns], deployments)
+	for i := range o.Workloads {
+		if w := &o.Workloads[i]; needs(w) {
+			o.Pods[policy.WorkloadKey(w.Kind, w.Name)] = podsOf(x.pods[ns], w.Selector)
+		}
 	}
 	return o
+}
+
+// workloads are the namespace's Deployments, StatefulSets and DaemonSets as Workloads;
+// with assumeReady, those with no status count as fully Ready.
+func (x *namespaced) workloads(ns string, assumeReady bool) []policy.Workload {
+	var out []policy.Workload
+	add := func(obj metav1.Object, ready bool) {
+		w := policy.WorkloadOf(obj)
+		if ready {
+			w.Ready, w.Available, w.RollingOut = w.Replicas, w.Replicas, false
+		}
+		out = append(out, w)
+	}
+	for _, d := range x.deployments[ns] {
+		add(d, assumeReady && d.Status.ObservedGeneration == 0)
+	}
+	for _, d := range x.sets[ns] {
+		add(d, assumeReady && d.Status.ObservedGeneration == 0)
+	}
+	for _, d := range x.daemons[ns] {
+		ready := assumeReady && d.Status.ObservedGeneration == 0
+		if ready {
+			d = withScheduled(d, x.s.Nodes)
+		}
+		add(d, ready)
+	}
+	return out
 }
 
 // withScheduled gives a DaemonSet read from a manifest the count of nodes its node

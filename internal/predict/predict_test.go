@@ -9,6 +9,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,8 +85,9 @@ func workloads() *snapshot.Snapshot {
 	}
 }
 
-// controllerBudgets is what the DisruptionPolicy controller applies: its gather reduces
-// each workload with policy.WorkloadOf and calls policy.Decide per policy.
+// controllerBudgets is what the DisruptionPolicy controller applies: its gather lists
+// the workloads each policy selects, reduced with policy.WorkloadOf, and the labels of
+// the namespace's pods, and it calls policy.Decide per policy.
 func controllerBudgets(s *snapshot.Snapshot, policies []holdfastv1alpha1.DisruptionPolicy) []policyv1.PodDisruptionBudget {
 	var ws []policy.Workload
 	for i := range s.Deployments {
@@ -97,10 +99,18 @@ func controllerBudgets(s *snapshot.Snapshot, policies []holdfastv1alpha1.Disrupt
 	for i := range s.DaemonSets {
 		ws = append(ws, policy.WorkloadOf(&s.DaemonSets[i]))
 	}
+	var podLabels []map[string]string
+	for _, p := range s.Pods {
+		podLabels = append(podLabels, p.Labels)
+	}
 	var out []policyv1.PodDisruptionBudget
 	for i := range policies {
-		d := policy.Decide(policy.Observed{Policy: &policies[i], Policies: policies, Workloads: ws, Budgets: s.PodDisruptionBudgets,
-			Pods: map[string][]policy.Pod{}, Nodes: map[string]*corev1.Node{}, Now: now})
+		selected := slices.DeleteFunc(slices.Clone(ws), func(w policy.Workload) bool {
+			ok, _ := policy.Selects(&policies[i], &w)
+			return !ok
+		})
+		d := policy.Decide(policy.Observed{Policy: &policies[i], Policies: policies, Workloads: selected, Budgets: s.PodDisruptionBudgets,
+			PodLabels: podLabels, Pods: map[string][]policy.Pod{}, Nodes: map[string]*corev1.Node{}, Now: now})
 		for _, b := range d.Apply {
 			out = append(out, *b)
 		}
@@ -202,5 +212,82 @@ func TestPredictionOfClusterPolicies(t *testing.T) {
 				t.Errorf("storefront's budget (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A workload the policy does not select is no part of what the controller reads: a
+// canary scaled to zero, whose template a user's budget covers, does not stop the
+// budget of the workload the policy selects, as long as no pod of it runs.
+func TestPredictionReadsOnlySelectedWorkloads(t *testing.T) {
+	s := workloads()
+	canary := deployment("canary", 0, nil)
+	canary.Spec.Template.Labels = map[string]string{"app": "storefront", "track": "canary"}
+	s.Deployments = append(s.Deployments, canary)
+	s.PodDisruptionBudgets = append(s.PodDisruptionBudgets, policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "canary", Namespace: ns},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"track": "canary"}}},
+	})
+	s.DisruptionPolicies = []holdfastv1alpha1.DisruptionPolicy{disruptionPolicy("web", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.Selector = metav1.LabelSelector{MatchLabels: map[string]string{"tier": "web"}}
+	})}
+	want := controllerBudgets(s, s.DisruptionPolicies)
+	if !slices.ContainsFunc(want, func(b policyv1.PodDisruptionBudget) bool {
+		return b.Name == policy.BudgetName(holdfastv1alpha1.KindDeployment, "storefront")
+	}) {
+		t.Fatal("the controller makes no budget for storefront: the case tests nothing")
+	}
+	if diff := gocmp.Diff(want, predictedBudgets(s)); diff != "" {
+		t.Errorf("budgets (-controller +prediction):\n%s", diff)
+	}
+}
+
+// The budgets a policy keeps for the objects of a scale target stay as they are: the
+// snapshot holds no such objects, and the operator keeps the budgets of a target it
+// cannot read.
+func TestPredictionKeepsScaleTargetBudgets(t *testing.T) {
+	s := workloads()
+	target := holdfastv1alpha1.ScaleTarget{APIVersion: "databases.example.com/v1", Kind: "Database"}
+	s.DisruptionPolicies = []holdfastv1alpha1.DisruptionPolicy{disruptionPolicy("all", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.ScaleTargets = []holdfastv1alpha1.ScaleTarget{target}
+	})}
+	kept := policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "holdfast-database-orders", Namespace: ns, Labels: map[string]string{holdfastv1alpha1.PolicyLabel: "all"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: target.APIVersion, Kind: target.Kind, Name: "orders", UID: "uid-db"}}},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"db": "orders"}}},
+	}
+	s.PodDisruptionBudgets = append(s.PodDisruptionBudgets, kept)
+	if !slices.ContainsFunc(predictedBudgets(s), func(b policyv1.PodDisruptionBudget) bool { return b.Name == kept.Name }) {
+		t.Errorf("the prediction deleted %s, the budget of a scale target's object", kept.Name)
+	}
+}
+
+// A surge the prediction starts raises the Deployment's autoscaler, as the controller's
+// does: the snapshot's HorizontalPodAutoscalers are read.
+func TestPredictionRaisesTheAutoscaler(t *testing.T) {
+	s := workloads()
+	s.Nodes[0].Spec.Unschedulable = true
+	s.Pods = []corev1.Pod{{
+		ObjectMeta: metav1.ObjectMeta{Name: "checkout-1", Namespace: ns, Labels: map[string]string{"app": "checkout"}},
+		Spec:       corev1.PodSpec{NodeName: "node-1"},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))},
+		}},
+	}}
+	s.HorizontalPodAutoscalers = []autoscalingv2.HorizontalPodAutoscaler{{
+		ObjectMeta: metav1.ObjectMeta{Name: "checkout", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "checkout"},
+			MinReplicas: ptr.To(int32(1)), MaxReplicas: 1},
+	}}
+	s.DisruptionPolicies = []holdfastv1alpha1.DisruptionPolicy{disruptionPolicy("surge", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge
+	})}
+	_, outcomes := predict.Operator(s, now)
+	if len(outcomes) != 1 {
+		t.Fatalf("%d outcomes, want 1", len(outcomes))
+	}
+	want := []policy.Scale{{Name: "checkout", From: 1, Replicas: 2, Original: ptr.To(int32(1)),
+		Autoscaler: &policy.AutoscalerBounds{Name: "checkout", FromMin: 1, FromMax: 1, Min: 2, Max: 2, Original: "1/1"}}}
+	if diff := gocmp.Diff(want, outcomes[0].Decision.Scales); diff != "" {
+		t.Errorf("scales (-want +got):\n%s", diff)
 	}
 }

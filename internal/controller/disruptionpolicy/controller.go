@@ -443,19 +443,7 @@ func (r *reconciler) attachAutoscalers(ctx context.Context, namespace string, ma
 	if err := r.client.List(ctx, hpas, client.InNamespace(namespace)); err != nil {
 		return fmt.Errorf("listing HorizontalPodAutoscalers: %w", err)
 	}
-	for i := range hpas.Items {
-		h := &hpas.Items[i]
-		ref := h.Spec.ScaleTargetRef
-		if ref.Kind != holdfastv1alpha1.KindDeployment {
-			continue
-		}
-		for _, w := range deployments {
-			if w.Name == ref.Name {
-				w.Autoscaler = &policy.Autoscaler{Name: h.Name, Min: policy.Replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
-					Original: h.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}
-			}
-		}
-	}
+	policy.AttachAutoscalers(hpas.Items, deployments)
 	return nil
 }
 
