@@ -101,9 +101,9 @@ bench-scale: testbed-build ## holdfast on a testbed of 1,000 nodes and 50,000 po
 		$(GO) test -tags scale -count=1 -v -timeout 80m -run TestScale ./test/scale/
 
 .PHONY: bench-failure
-bench-failure: build testbed-build ## A node's crash, its proof, its return and a zone's crash, Kubernetes alone and with holdfast (about 20 minutes): figures printed and written to bin/bench-failure.json.
+bench-failure: build testbed-build ## A node's crash, its proof, its return and a zone's crash, Kubernetes alone and with holdfast (about 20 minutes): figures printed and written to bin/bench-failure.json, the whole log to bin/bench-failure.log.
 	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_BENCH_FAILURE=1 HOLDFAST_BENCH_OUT=$(abspath $(BIN))/bench-failure.json \
-		$(GO) test -tags e2e -count=1 -v -timeout 40m -run TestBenchFailure ./test/e2e/nodefailure/ | grep -E '^(=== RUN|--- |ok|FAIL)|FIGURE|missed'
+		$(GO) test -tags e2e -count=1 -v -timeout 40m -run TestBenchFailure ./test/e2e/nodefailure/ 2>&1 | tee $(BIN)/bench-failure.log | grep -E '^(=== RUN|--- |ok|FAIL)|_test.go:'
 
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck.
