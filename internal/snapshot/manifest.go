@@ -282,6 +282,11 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 type parser struct {
 	opts   ManifestOptions
 	result fileResult
+	budget budget
+	json   jsonWriter
+	// refused is why the file is not read, when it expands past its budget: its objects
+	// would be aliases of a few, and their problems would bury this one.
+	refused *Problem
 }
 
 func (l *parser) problem(p Problem) { l.result.problems = append(l.result.problems, p) }
@@ -293,7 +298,12 @@ func parseFile(job fileJob, opts ManifestOptions) fileResult {
 		l.problem(Problem{File: job.name, Err: err})
 		return l.result
 	}
+	l.budget = newBudget(len(data))
+	l.json.budget = &l.budget
 	l.loadBytes(job.name, data)
+	if l.refused != nil {
+		return fileResult{problems: []Problem{*l.refused}}
+	}
 	return l.result
 }
 
@@ -325,6 +335,9 @@ func (l *parser) loadBytes(name string, data []byte) {
 		docs = splitYAML(data)
 	}
 	for _, d := range docs {
+		if l.refused != nil {
+			return
+		}
 		l.loadDocument(name, d)
 	}
 }
@@ -435,10 +448,20 @@ func isList(n *yamlv3.Node) bool {
 // prefix is the JSON path of list within the document, for the lines of bad fields.
 func (l *parser) loadItems(file string, d document, list *yamlv3.Node, prefix string, depth int) {
 	items := resolve(lookup(list, []string{"items"}))
-	for i, item := range items.Content {
-		line := d.line + item.Line - 1
+	for i, node := range items.Content {
+		if l.refused != nil {
+			return
+		}
+		line := d.line + node.Line - 1
+		item := resolve(node)
+		// An item costs its keys and values, which looking it over reads, even when it
+		// is skipped: Lists of aliases of Lists of Services are work too.
+		if err := l.budget.take(1 + len(item.Content)); err != nil {
+			l.refused = &Problem{File: file, Line: line, Err: err}
+			return
+		}
 		path := prefix + "items." + strconv.Itoa(i) + "."
-		if item := resolve(item); item.Kind == yamlv3.MappingNode && isList(item) {
+		if item.Kind == yamlv3.MappingNode && isList(item) {
 			if depth >= maxListDepth {
 				l.problem(Problem{File: file, Line: line, Err: fmt.Errorf("a List nested more than %d deep; its items are not read", maxListDepth)})
 				continue
@@ -532,9 +555,13 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		l.problem(p)
 		return
 	}
-	js, err := toJSON(n)
+	js, err := l.json.toJSON(n)
 	if err != nil {
 		p.Err = err
+		if errors.Is(err, errExpansion) {
+			l.refused = &p
+			return
+		}
 		l.problem(p)
 		return
 	}
