@@ -496,7 +496,7 @@ func scalarAt(n *yamlv3.Node, path ...string) string {
 // blank, where an object's origin should point (Helm puts "# Source:" lines first).
 func contentLine(d document) int {
 	line := d.line
-	for _, text := range bytes.Split(d.data, []byte("\n")) {
+	for text := range bytes.Lines(d.data) {
 		text = bytes.TrimSpace(text)
 		if len(text) > 0 && text[0] != '#' {
 			return line
@@ -507,7 +507,7 @@ func contentLine(d document) int {
 }
 
 func isBlank(data []byte) bool {
-	for _, line := range bytes.Split(data, []byte("\n")) {
+	for line := range bytes.Lines(data) {
 		line = bytes.TrimSpace(line)
 		if len(line) > 0 && line[0] != '#' && !bytes.Equal(line, []byte("...")) {
 			return false
