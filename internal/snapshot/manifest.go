@@ -291,17 +291,20 @@ type parser struct {
 	refused *Problem
 }
 
+func newParser(opts ManifestOptions, size int) *parser {
+	l := &parser{opts: opts, budget: newBudget(size)}
+	l.json.budget = &l.budget
+	return l
+}
+
 func (l *parser) problem(p Problem) { l.result.problems = append(l.result.problems, p) }
 
 func parseFile(job fileJob, opts ManifestOptions) fileResult {
-	l := &parser{opts: opts}
 	data, err := job.data()
 	if err != nil {
-		l.problem(Problem{File: job.name, Err: err})
-		return l.result
+		return fileResult{problems: []Problem{{File: job.name, Err: err}}}
 	}
-	l.budget = newBudget(len(data))
-	l.json.budget = &l.budget
+	l := newParser(opts, len(data))
 	l.loadBytes(job.name, data)
 	if l.refused != nil {
 		return fileResult{problems: []Problem{*l.refused}}
@@ -406,9 +409,14 @@ func shiftLines(err error, first int) (string, int) {
 }
 
 func (l *parser) loadDocument(file string, d document) {
-	if isBlank(d.data) {
+	if isBlank(d.data) || l.loadBlockList(file, d) {
 		return
 	}
+	l.loadWhole(file, d)
+}
+
+// loadWhole parses a document at once and loads it.
+func (l *parser) loadWhole(file string, d document) {
 	d.root = &yamlv3.Node{}
 	if err := yamlv3.Unmarshal(d.data, d.root); err != nil {
 		// Some of this parser's errors name the line before the fault; the YAML 1.1
@@ -454,25 +462,103 @@ func (l *parser) loadItems(file string, d document, list *yamlv3.Node, prefix st
 		if l.refused != nil {
 			return
 		}
-		line := d.line + node.Line - 1
-		item := resolve(node)
-		// An item costs its keys and values, which looking it over reads, even when it
-		// is skipped: Lists of aliases of Lists of Services are work too.
-		if err := l.budget.take(1 + len(item.Content)); err != nil {
-			l.refused = &Problem{File: file, Line: line, Err: err}
+		l.loadItem(file, d, node, prefix+"items."+strconv.Itoa(i)+".", depth)
+	}
+}
+
+// loadItem loads one item of a List at depth, path being its JSON path in d.
+func (l *parser) loadItem(file string, d document, node *yamlv3.Node, path string, depth int) {
+	line := d.line + node.Line - 1
+	item := resolve(node)
+	// An item costs its keys and values, which looking it over reads, even when it is
+	// skipped: Lists of aliases of Lists of Services are work too.
+	if err := l.budget.take(1 + len(item.Content)); err != nil {
+		l.refused = &Problem{File: file, Line: line, Err: err}
+		return
+	}
+	if item.Kind == yamlv3.MappingNode && isList(item) {
+		if depth >= maxListDepth {
+			l.problem(Problem{File: file, Line: line, Err: fmt.Errorf("a List nested more than %d deep; its items are not read", maxListDepth)})
 			return
 		}
-		path := prefix + "items." + strconv.Itoa(i) + "."
-		if item.Kind == yamlv3.MappingNode && isList(item) {
-			if depth >= maxListDepth {
-				l.problem(Problem{File: file, Line: line, Err: fmt.Errorf("a List nested more than %d deep; its items are not read", maxListDepth)})
-				continue
-			}
-			l.loadItems(file, d, item, path, depth+1)
-			continue
-		}
-		l.loadObject(file, d, line, item, path)
+		l.loadItems(file, d, item, path, depth+1)
+		return
 	}
+	l.loadObject(file, d, line, item, path)
+}
+
+// loadBlockList loads a List written in block style, as kubectl writes them, one item at
+// a time, and reports whether it did. The parsed nodes of a whole List take some twenty
+// times its text; an item's are dropped once it is read. When the document is no such
+// List, or an item cannot be parsed alone (an alias of another item's anchor, a syntax
+// error), it does nothing, and the document is parsed whole.
+func (l *parser) loadBlockList(file string, d document) bool {
+	head, items, ok := cutBlockList(d)
+	if !ok {
+		return false
+	}
+	var root yamlv3.Node
+	if yamlv3.Unmarshal(head, &root) != nil || !isList(resolve(lookup(&root, nil))) {
+		return false
+	}
+	objects, problems, warnings, budget := len(l.result.objects), len(l.result.problems), len(l.result.warnings), l.budget
+	for _, item := range items {
+		if l.refused != nil {
+			return true
+		}
+		item.root = &yamlv3.Node{}
+		err := yamlv3.Unmarshal(item.data, item.root)
+		seq := lookup(item.root, nil)
+		if err != nil || seq.Kind != yamlv3.SequenceNode || len(seq.Content) != 1 {
+			l.result.objects = slices.Delete(l.result.objects, objects, len(l.result.objects))
+			l.result.problems = slices.Delete(l.result.problems, problems, len(l.result.problems))
+			l.result.warnings = slices.Delete(l.result.warnings, warnings, len(l.result.warnings))
+			l.budget = budget
+			return false
+		}
+		l.loadItem(file, item, seq.Content[0], "0.", 1)
+	}
+	return true
+}
+
+// itemsKey is the line that starts a List's items in block style.
+var itemsKey = regexp.MustCompile(`^items:([ \t]+(#.*)?)?$`)
+
+// cutBlockList cuts a document whose "items:" key, at the first column, holds a block
+// sequence into the items, each a document of its own from its "-" on (a sequence of
+// one), and the rest of the document, with "items: []" in their place. Comments and blank
+// lines stay with the item before them.
+func cutBlockList(d document) (head []byte, items []document, ok bool) {
+	key, end, column := -1, len(d.data), -1 // column is that of the items' "-"
+	pos, line := 0, d.line
+lines:
+	for text := range bytes.Lines(d.data) {
+		body := bytes.TrimRight(text, "\r\n")
+		trimmed := bytes.TrimLeft(body, " ")
+		indent := len(body) - len(trimmed)
+		switch {
+		case key < 0:
+			if itemsKey.Match(body) {
+				key = pos
+			}
+		case len(trimmed) == 0 || trimmed[0] == '#' || (len(items) > 0 && indent > column):
+		case trimmed[0] == '-' && (len(trimmed) == 1 || trimmed[1] == ' ') && (column < 0 || indent == column):
+			column = indent
+			items = append(items, document{line: line})
+		default:
+			end = pos
+			break lines
+		}
+		if n := len(items); n > 0 {
+			items[n-1].data = d.data[pos-len(items[n-1].data) : pos+len(text)]
+		}
+		pos += len(text)
+		line++
+	}
+	if len(items) == 0 {
+		return nil, nil, false
+	}
+	return append(append(slices.Clip(d.data[:key]), "items: []\n"...), d.data[end:]...), items, true
 }
 
 // resolve follows aliases to the node they name.

@@ -140,6 +140,13 @@ func TestLoadManifestBytes(t *testing.T) {
 				Problems: []string{"f.yaml:20: Deployment/default/web: field spec.replicas: cannot read a JSON string as int32"},
 			},
 		},
+		"a List whose items alias one another is read whole": {
+			// Read item by item, the second item's alias has no anchor: the first item,
+			// read already, is not read twice.
+			input: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: n1}, spec: &s {unschedulable: true}}\n" +
+				"- {apiVersion: v1, kind: Node, metadata: {name: n2}, spec: *s}\n",
+			want: loaded{Origins: map[string]string{"Node/n1": "f.yaml:4", "Node/n2": "f.yaml:5"}},
+		},
 		"Lists nested too deep are reported": {
 			// Nine Lists, one in the other, around a Node.
 			input: strings.Repeat(`{"apiVersion": "v1", "kind": "List", "items": [`, 9) + `{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}` + strings.Repeat("]}", 9),
