@@ -22,6 +22,8 @@ func FuzzBlockList(f *testing.F) {
 		// Lines that read differently at the root of a document than in a sequence.
 		"items:\n- 00\n : \nkind: List",
 		"0000000000: 00\nkind: List\nitems:\n- {}00",
+		// A line break of YAML's other than \n.
+		"kind: List\nitems:\n - \r0",
 		// Not a List.
 		"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nitems:\n- a\n",
 		"items:\n- a\nitems:\n- b\nkind: List\napiVersion: v1\n",

@@ -533,7 +533,11 @@ func cutBlockList(d document) (head []byte, items []document, ok bool) {
 	pos, line := 0, d.line
 lines:
 	for text := range bytes.Lines(d.data) {
-		body := bytes.TrimRight(text, "\r\n")
+		body := bytes.TrimSuffix(bytes.TrimSuffix(text, []byte("\n")), []byte("\r"))
+		// The other line breaks YAML knows would put lines where this counts none.
+		if bytes.ContainsAny(body, "\r\u0085\u2028\u2029") {
+			return nil, nil, false
+		}
 		trimmed := bytes.TrimLeft(body, " ")
 		indent := len(body) - len(trimmed)
 		switch {
