@@ -18,6 +18,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
 
 const singleReplica = `apiVersion: apps/v1
@@ -431,5 +432,16 @@ func TestAuditSharedFileWarnedOnce(t *testing.T) {
 	_, stderr, _ := runAudit(t, "", "audit", "-f", dir)
 	if n := strings.Count(stderr, "field spec.unschedulabel: unknown field, ignored; did you mean unschedulable?"); n != 1 {
 		t.Errorf("the warning is printed %d times, want once:\n%s", n, stderr)
+	}
+}
+
+// TestAuditAliasBomb is item 1 of issue 30 through the command: 750 bytes of Lists of
+// aliases of Lists, ten million Pods once expanded, ran holdfast out of memory when read
+// from a pull request. The input is refused, naming where, and the exit code is 1.
+func TestAuditAliasBomb(t *testing.T) {
+	stdout, stderr, code := runAudit(t, string(snapshottest.AliasBomb(7)), "audit", "-f", "-")
+	want := "holdfast: skipped: -:5: Pod/default/p: the file expands past 8 times its size here (YAML aliases?); none of it is read\n"
+	if code != ExitError || stderr != want {
+		t.Errorf("exit %d (want %d), stderr:\n%s\nwant:\n%s\nstdout:\n%s", code, ExitError, stderr, want, stdout)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
 
 // FuzzLoadManifests feeds arbitrary bytes through the loader, the model and the audit:
@@ -35,6 +36,7 @@ func FuzzLoadManifests(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	f.Add(snapshottest.AliasBomb(7))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, _ := snapshot.LoadManifestBytes("fuzz.yaml", data, snapshot.ManifestOptions{})
 		m := availability.Build(s, time.Unix(0, 0))

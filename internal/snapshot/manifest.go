@@ -165,14 +165,15 @@ type decoded struct {
 // merge builds the snapshot from the files' results in order; an object defined in two
 // places is kept where it is first defined.
 func merge(results []fileResult) (*Snapshot, []Problem) {
-	s := &Snapshot{Source: SourceManifests, Origins: map[ObjectRef]Origin{}, LegacySelectorPDBs: map[ObjectRef]bool{}}
 	var problems []Problem
-	counts := map[string]int{}
+	counts, total := map[string]int{}, 0
 	for _, r := range results {
 		for _, o := range r.objects {
 			counts[o.ref.Kind]++
 		}
+		total += len(r.objects)
 	}
+	s := &Snapshot{Source: SourceManifests, Origins: make(map[ObjectRef]Origin, total), LegacySelectorPDBs: map[ObjectRef]bool{}}
 	s.reserve(counts)
 	for _, r := range results {
 		problems = append(problems, r.problems...)
@@ -194,7 +195,8 @@ func merge(results []fileResult) (*Snapshot, []Problem) {
 }
 
 // reserve sizes the slices for the objects to come: objects are large, and growing the
-// slices one append at a time copied them over and over.
+// slices one append at a time copied them over and over. (The map of origins is sized
+// for the same reason.)
 func (s *Snapshot) reserve(counts map[string]int) {
 	s.Nodes = slices.Grow(s.Nodes, counts[KindNode])
 	s.Pods = slices.Grow(s.Pods, counts[KindPod])
@@ -282,18 +284,31 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 type parser struct {
 	opts   ManifestOptions
 	result fileResult
+	budget budget
+	json   jsonWriter
+	// refused is why the file is not read, when it expands past its budget: its objects
+	// would be aliases of a few, and their problems would bury this one.
+	refused *Problem
+}
+
+func newParser(opts ManifestOptions, size int) *parser {
+	l := &parser{opts: opts, budget: newBudget(size)}
+	l.json.budget = &l.budget
+	return l
 }
 
 func (l *parser) problem(p Problem) { l.result.problems = append(l.result.problems, p) }
 
 func parseFile(job fileJob, opts ManifestOptions) fileResult {
-	l := &parser{opts: opts}
 	data, err := job.data()
 	if err != nil {
-		l.problem(Problem{File: job.name, Err: err})
-		return l.result
+		return fileResult{problems: []Problem{{File: job.name, Err: err}}}
 	}
+	l := newParser(opts, len(data))
 	l.loadBytes(job.name, data)
+	if l.refused != nil {
+		return fileResult{problems: []Problem{*l.refused}}
+	}
 	return l.result
 }
 
@@ -325,6 +340,9 @@ func (l *parser) loadBytes(name string, data []byte) {
 		docs = splitYAML(data)
 	}
 	for _, d := range docs {
+		if l.refused != nil {
+			return
+		}
 		l.loadDocument(name, d)
 	}
 }
@@ -391,9 +409,14 @@ func shiftLines(err error, first int) (string, int) {
 }
 
 func (l *parser) loadDocument(file string, d document) {
-	if isBlank(d.data) {
+	if isBlank(d.data) || l.loadBlockList(file, d) {
 		return
 	}
+	l.loadWhole(file, d)
+}
+
+// loadWhole parses a document at once and loads it.
+func (l *parser) loadWhole(file string, d document) {
 	d.root = &yamlv3.Node{}
 	if err := yamlv3.Unmarshal(d.data, d.root); err != nil {
 		// Some of this parser's errors name the line before the fault; the YAML 1.1
@@ -435,19 +458,111 @@ func isList(n *yamlv3.Node) bool {
 // prefix is the JSON path of list within the document, for the lines of bad fields.
 func (l *parser) loadItems(file string, d document, list *yamlv3.Node, prefix string, depth int) {
 	items := resolve(lookup(list, []string{"items"}))
-	for i, item := range items.Content {
-		line := d.line + item.Line - 1
-		path := prefix + "items." + strconv.Itoa(i) + "."
-		if item := resolve(item); item.Kind == yamlv3.MappingNode && isList(item) {
-			if depth >= maxListDepth {
-				l.problem(Problem{File: file, Line: line, Err: fmt.Errorf("a List nested more than %d deep; its items are not read", maxListDepth)})
-				continue
-			}
-			l.loadItems(file, d, item, path, depth+1)
-			continue
+	for i, node := range items.Content {
+		if l.refused != nil {
+			return
 		}
-		l.loadObject(file, d, line, item, path)
+		l.loadItem(file, d, node, prefix+"items."+strconv.Itoa(i)+".", depth)
 	}
+}
+
+// loadItem loads one item of a List at depth, path being its JSON path in d.
+func (l *parser) loadItem(file string, d document, node *yamlv3.Node, path string, depth int) {
+	line := d.line + node.Line - 1
+	item := resolve(node)
+	// An item costs its keys and values, which looking it over reads, even when it is
+	// skipped: Lists of aliases of Lists of Services are work too.
+	if err := l.budget.take(1 + len(item.Content)); err != nil {
+		l.refused = &Problem{File: file, Line: line, Err: err}
+		return
+	}
+	if item.Kind == yamlv3.MappingNode && isList(item) {
+		if depth >= maxListDepth {
+			l.problem(Problem{File: file, Line: line, Err: fmt.Errorf("a List nested more than %d deep; its items are not read", maxListDepth)})
+			return
+		}
+		l.loadItems(file, d, item, path, depth+1)
+		return
+	}
+	l.loadObject(file, d, line, item, path)
+}
+
+// loadBlockList loads a List written in block style, as kubectl writes them, one item at
+// a time, and reports whether it did. The parsed nodes of a whole List take some twenty
+// times its text; an item's are dropped once it is read. When the document is no such
+// List, or an item cannot be parsed alone (an alias of another item's anchor, a syntax
+// error), it does nothing, and the document is parsed whole.
+func (l *parser) loadBlockList(file string, d document) bool {
+	head, items, ok := cutBlockList(d)
+	if !ok {
+		return false
+	}
+	var root yamlv3.Node
+	if yamlv3.Unmarshal(head, &root) != nil || !isList(resolve(lookup(&root, nil))) {
+		return false
+	}
+	objects, problems, warnings, budget := len(l.result.objects), len(l.result.problems), len(l.result.warnings), l.budget
+	for _, item := range items {
+		if l.refused != nil {
+			return true
+		}
+		item.root = &yamlv3.Node{}
+		err := yamlv3.Unmarshal(item.data, item.root)
+		seq := lookup(item.root, nil)
+		if err != nil || seq.Kind != yamlv3.SequenceNode || len(seq.Content) != 1 {
+			l.result.objects = slices.Delete(l.result.objects, objects, len(l.result.objects))
+			l.result.problems = slices.Delete(l.result.problems, problems, len(l.result.problems))
+			l.result.warnings = slices.Delete(l.result.warnings, warnings, len(l.result.warnings))
+			l.budget = budget
+			return false
+		}
+		l.loadItem(file, item, seq.Content[0], "0.", 1)
+	}
+	return true
+}
+
+// itemsKey is the line that starts a List's items in block style.
+var itemsKey = regexp.MustCompile(`^items:([ \t]+(#.*)?)?$`)
+
+// cutBlockList cuts a document whose "items:" key, at the first column, holds a block
+// sequence into the items, each a document of its own from its "-" on (a sequence of
+// one), and the rest of the document, with "items: []" in their place. Comments and blank
+// lines stay with the item before them.
+func cutBlockList(d document) (head []byte, items []document, ok bool) {
+	key, end, column := -1, len(d.data), -1 // column is that of the items' "-"
+	pos, line := 0, d.line
+lines:
+	for text := range bytes.Lines(d.data) {
+		body := bytes.TrimSuffix(bytes.TrimSuffix(text, []byte("\n")), []byte("\r"))
+		// The other line breaks YAML knows would put lines where this counts none.
+		if bytes.ContainsAny(body, "\r\u0085\u2028\u2029") {
+			return nil, nil, false
+		}
+		trimmed := bytes.TrimLeft(body, " ")
+		indent := len(body) - len(trimmed)
+		switch {
+		case key < 0:
+			if itemsKey.Match(body) {
+				key = pos
+			}
+		case len(trimmed) == 0 || trimmed[0] == '#' || (len(items) > 0 && indent > column):
+		case trimmed[0] == '-' && (len(trimmed) == 1 || trimmed[1] == ' ') && (column < 0 || indent == column):
+			column = indent
+			items = append(items, document{line: line})
+		default:
+			end = pos
+			break lines
+		}
+		if n := len(items); n > 0 {
+			items[n-1].data = d.data[pos-len(items[n-1].data) : pos+len(text)]
+		}
+		pos += len(text)
+		line++
+	}
+	if len(items) == 0 {
+		return nil, nil, false
+	}
+	return append(append(slices.Clip(d.data[:key]), "items: []\n"...), d.data[end:]...), items, true
 }
 
 // resolve follows aliases to the node they name.
@@ -471,7 +586,7 @@ func scalarAt(n *yamlv3.Node, path ...string) string {
 // blank, where an object's origin should point (Helm puts "# Source:" lines first).
 func contentLine(d document) int {
 	line := d.line
-	for _, text := range bytes.Split(d.data, []byte("\n")) {
+	for text := range bytes.Lines(d.data) {
 		text = bytes.TrimSpace(text)
 		if len(text) > 0 && text[0] != '#' {
 			return line
@@ -482,7 +597,7 @@ func contentLine(d document) int {
 }
 
 func isBlank(data []byte) bool {
-	for _, line := range bytes.Split(data, []byte("\n")) {
+	for line := range bytes.Lines(data) {
 		line = bytes.TrimSpace(line)
 		if len(line) > 0 && line[0] != '#' && !bytes.Equal(line, []byte("...")) {
 			return false
@@ -532,9 +647,13 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		l.problem(p)
 		return
 	}
-	js, err := toJSON(n)
+	js, err := l.json.toJSON(n)
 	if err != nil {
 		p.Err = err
+		if errors.Is(err, errExpansion) {
+			l.refused = &p
+			return
+		}
 		l.problem(p)
 		return
 	}
@@ -585,22 +704,38 @@ type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind) (
 // extensions/v1beta1, apps/v1beta2, autoscaling/v1...) share the fields holdfast reads with
 // the current ones, so the articles' manifests, written for them, are read into the current
 // types rather than rejected.
+//
+// The object is decoded twice: here, while files are read in parallel, for its problems,
+// and again by add, into its place in the snapshot's slice. Keeping the decoded object
+// instead held every object twice when merge copied it into the slice: a Pod is 1,240
+// bytes before its fields', where its JSON is a few hundred.
 func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectMeta, fix func(*T, schema.GroupVersionKind)) decodeFunc {
+	// Decoded as the API server decodes: field names are case-sensitive, and the fields
+	// the kind does not have are listed rather than silently dropped.
+	decode := func(js []byte, obj *T) ([]error, error) {
+		return sigsjson.UnmarshalStrict(js, obj, sigsjson.DisallowUnknownFields)
+	}
 	return func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot), []unknownField, error) {
 		var obj T
-		// Decoded as the API server decodes: field names are case-sensitive, and the
-		// fields the kind does not have are listed rather than silently dropped.
-		strict, err := sigsjson.UnmarshalStrict(js, &obj, sigsjson.DisallowUnknownFields)
+		strict, err := decode(js, &obj)
 		if err != nil {
 			return nil, nil, err
 		}
-		if namespace != "" {
-			meta(&obj).Namespace = namespace
+		js = bytes.Clone(js)
+		add := func(s *Snapshot) {
+			objs := slice(s)
+			*objs = append(*objs, *new(T))
+			obj := &(*objs)[len(*objs)-1]
+			// The same JSON into the same type decodes the same, without error.
+			_, _ = decode(js, obj)
+			if namespace != "" {
+				meta(obj).Namespace = namespace
+			}
+			if fix != nil {
+				fix(obj, gvk)
+			}
 		}
-		if fix != nil {
-			fix(&obj, gvk)
-		}
-		return func(s *Snapshot) { *slice(s) = append(*slice(s), obj) }, unknownFields(reflect.TypeFor[T](), strict), nil
+		return add, unknownFields(reflect.TypeFor[T](), strict), nil
 	}
 }
 

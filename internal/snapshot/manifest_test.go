@@ -1,9 +1,11 @@
 package snapshot_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
 
 const deployment = `apiVersion: apps/v1
@@ -137,6 +140,13 @@ func TestLoadManifestBytes(t *testing.T) {
 				Problems: []string{"f.yaml:20: Deployment/default/web: field spec.replicas: cannot read a JSON string as int32"},
 			},
 		},
+		"a List whose items alias one another is read whole": {
+			// Read item by item, the second item's alias has no anchor: the first item,
+			// read already, is not read twice.
+			input: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: n1}, spec: &s {unschedulable: true}}\n" +
+				"- {apiVersion: v1, kind: Node, metadata: {name: n2}, spec: *s}\n",
+			want: loaded{Origins: map[string]string{"Node/n1": "f.yaml:4", "Node/n2": "f.yaml:5"}},
+		},
 		"Lists nested too deep are reported": {
 			// Nine Lists, one in the other, around a Node.
 			input: strings.Repeat(`{"apiVersion": "v1", "kind": "List", "items": [`, 9) + `{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}` + strings.Repeat("]}", 9),
@@ -259,7 +269,7 @@ func TestLoadManifestBytesAliasedStringBomb(t *testing.T) {
 	took := time.Since(start)
 	want := loaded{
 		Origins:  map[string]string{},
-		Problems: []string{"bomb.yaml:1: Node/n1: document expands to more than 64 MiB of JSON through aliases"},
+		Problems: []string{"bomb.yaml:1: Node/n1: the file expands past 8 times its size here (YAML aliases?); none of it is read"},
 	}
 	if diff := cmp.Diff(want, summarize(s, problems)); diff != "" {
 		t.Errorf("loaded (-want +got):\n%s", diff)
@@ -268,6 +278,42 @@ func TestLoadManifestBytesAliasedStringBomb(t *testing.T) {
 		t.Errorf("took %s to refuse it", took)
 	}
 	t.Logf("refused in %s", took)
+}
+
+// TestLoadManifestBytesAliasBomb is item 1 of issue 30: Lists of aliases of Lists expanded
+// without bound, as the budgets were an object's, and 10^7 Pods from 750 bytes ran holdfast
+// out of memory. At 10^5 Pods the loader read them all, allocating 450 MB in 1.5 s; the
+// file is now refused once it expands past its budget, having allocated little. Items of
+// kinds holdfast skips spend the budget too: looking them over is work.
+func TestLoadManifestBytesAliasBomb(t *testing.T) {
+	tests := map[string]struct {
+		data []byte
+		want string
+	}{
+		"Pods": {
+			data: snapshottest.AliasBomb(5),
+			want: "bomb.yaml:5: Pod/default/p: the file expands past 8 times its size here (YAML aliases?); none of it is read",
+		},
+		"Services": {
+			data: bytes.Replace(snapshottest.AliasBomb(7), []byte("kind: Pod"), []byte("kind: Service"), 1),
+			want: "bomb.yaml:6: the file expands past 8 times its size here (YAML aliases?); none of it is read",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			s, problems := snapshot.LoadManifestBytes("bomb.yaml", tc.data, snapshot.ManifestOptions{})
+			runtime.ReadMemStats(&after)
+			if diff := cmp.Diff(loaded{Origins: map[string]string{}, Problems: []string{tc.want}}, summarize(s, problems)); diff != "" {
+				t.Errorf("loaded (-want +got):\n%s", diff)
+			}
+			// Parsing and the few objects the budget allows take some hundreds of kilobytes.
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+				t.Errorf("allocated %d MiB to refuse %d bytes", alloc>>20, len(tc.data))
+			}
+		})
+	}
 }
 
 // A pod written without status is assumed running and Ready; a pod from a dump keeps its

@@ -12,45 +12,85 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
-// Aliases can make a short document expand without end: "billion laughs" documents are
-// a few lines that expand to more nodes than memory holds, and one large string repeated
-// through aliases expands to more bytes. Both are bounded: the nodes written, which
-// bounds the work, and the bytes, which bounds the memory. No object the API server keeps
-// comes near either (etcd refuses objects over 1.5 MB).
-const (
-	maxExpandedNodes = 1 << 20
-	maxExpandedBytes = 64 << 20
-)
+// Aliases can make a short file expand without end: "billion laughs" documents are a few
+// lines that expand to more nodes than memory holds, Lists of aliases of Lists to more
+// objects, and one large string repeated through aliases to more bytes. Each file has
+// one budget, spent by the flattening of its Lists and the conversion of its objects to
+// JSON: the nodes visited, which bound the work, and the bytes written, which bound the
+// memory, each at most maxExpansion times the file's size.
+//
+// Without aliases a file comes nowhere near: it holds fewer nodes than bytes (a tenth
+// in this repository's manifests), and its JSON is about its size, as JSON drops YAML's
+// indentation and adds quotes (0.94 times at most here; contrived strings reach six
+// times, each & escaped as \u0026). Eight leaves room for that and for anchors shared by
+// a few objects, and keeps what a file's aliases can cost within a small multiple of what
+// a file of its size costs without them.
+const maxExpansion = 8
+
+// maxDepth bounds the nesting of the JSON written. YAML parsers and JSON decoders stop at
+// it (this one's parser and sigs.k8s.io/json alike), so only an alias can go deeper, and
+// an alias of a node inside itself goes on without end.
+const maxDepth = 10000
 
 var (
-	errTooManyAliases = errors.New("document expands to too many nodes through aliases")
-	errTooLarge       = fmt.Errorf("document expands to more than %d MiB of JSON through aliases", maxExpandedBytes>>20)
+	errExpansion = fmt.Errorf("the file expands past %d times its size here (YAML aliases?); none of it is read", maxExpansion)
+	errTooDeep   = fmt.Errorf("nested more than %d deep through aliases", maxDepth)
 )
 
-// toJSON renders a parsed YAML document as JSON. Parsing once into nodes serves both the
-// JSON decoding of objects and the line numbers of items and bad fields, and writing JSON
-// straight from the nodes avoids the generic maps a YAML-to-JSON library builds.
-func toJSON(n *yamlv3.Node) ([]byte, error) {
-	w := jsonWriter{budget: maxExpandedNodes, maxBytes: maxExpandedBytes}
-	if err := w.node(n); err != nil {
+// budget is what one file has left to expand to.
+type budget struct {
+	nodes, bytes int
+}
+
+func newBudget(size int) budget {
+	return budget{nodes: maxExpansion * size, bytes: maxExpansion * size}
+}
+
+// take spends nodes, or reports that the budget does not have them.
+func (b *budget) take(nodes int) error {
+	if b.nodes -= nodes; b.nodes < 0 {
+		return errExpansion
+	}
+	return nil
+}
+
+// jsonWriter renders parsed YAML as JSON. Parsing once into nodes serves both the JSON
+// decoding of objects and the line numbers of items and bad fields, and writing JSON
+// straight from the nodes avoids the generic maps a YAML-to-JSON library builds. One
+// writer serves a file, reusing its buffer, and spends the file's budget.
+type jsonWriter struct {
+	buf    bytes.Buffer
+	budget *budget
+}
+
+// toJSON renders n. The JSON is valid until the next call.
+func (w *jsonWriter) toJSON(n *yamlv3.Node) ([]byte, error) {
+	w.buf.Reset()
+	if err := w.node(n, 0); err != nil {
 		return nil, err
 	}
+	w.budget.bytes -= w.buf.Len()
 	return w.buf.Bytes(), nil
 }
 
-type jsonWriter struct {
-	buf bytes.Buffer
-	// budget is the nodes left to write, maxBytes the most the output may hold.
-	budget   int
-	maxBytes int
+// room checks that n more bytes fit in the budget, before they are written: a large
+// string repeated through aliases is refused before it is copied once more.
+func (w *jsonWriter) room(n int) error {
+	if w.buf.Len()+n > w.budget.bytes {
+		return errExpansion
+	}
+	return nil
 }
 
-func (w *jsonWriter) node(n *yamlv3.Node) error {
-	if w.budget--; w.budget < 0 {
-		return errTooManyAliases
+func (w *jsonWriter) node(n *yamlv3.Node, depth int) error {
+	if depth > maxDepth {
+		return errTooDeep
 	}
-	if w.buf.Len() > w.maxBytes {
-		return errTooLarge
+	if err := w.budget.take(1); err != nil {
+		return err
+	}
+	if err := w.room(0); err != nil {
+		return err
 	}
 	switch n.Kind {
 	case yamlv3.DocumentNode:
@@ -58,16 +98,16 @@ func (w *jsonWriter) node(n *yamlv3.Node) error {
 			w.buf.WriteString("null")
 			return nil
 		}
-		return w.node(n.Content[0])
+		return w.node(n.Content[0], depth)
 	case yamlv3.AliasNode:
-		return w.node(n.Alias)
+		return w.node(n.Alias, depth)
 	case yamlv3.SequenceNode:
 		w.buf.WriteByte('[')
 		for i, c := range n.Content {
 			if i > 0 {
 				w.buf.WriteByte(',')
 			}
-			if err := w.node(c); err != nil {
+			if err := w.node(c, depth+1); err != nil {
 				return err
 			}
 		}
@@ -76,16 +116,14 @@ func (w *jsonWriter) node(n *yamlv3.Node) error {
 	case yamlv3.MappingNode:
 		w.buf.WriteByte('{')
 		first := true
-		if err := w.pairs(n, &first); err != nil {
+		if err := w.pairs(n, &first, depth+1); err != nil {
 			return err
 		}
 		w.buf.WriteByte('}')
 		return nil
 	case yamlv3.ScalarNode:
-		// Checked before writing: a large string repeated through aliases is refused
-		// before it is copied once more.
-		if w.buf.Len()+len(n.Value) > w.maxBytes {
-			return errTooLarge
+		if err := w.room(len(n.Value)); err != nil {
+			return err
 		}
 		w.scalar(n)
 		return nil
@@ -95,8 +133,13 @@ func (w *jsonWriter) node(n *yamlv3.Node) error {
 }
 
 // pairs writes a mapping's entries. Merge keys (<<) are written first, so that the
-// mapping's own keys, written after, win: JSON decoders keep the last duplicate.
-func (w *jsonWriter) pairs(n *yamlv3.Node, first *bool) error {
+// mapping's own keys, written after, win: JSON decoders keep the last duplicate. depth is
+// that of the values; the pairs merged count as a level deeper, for a merge key can merge
+// the mapping it is in.
+func (w *jsonWriter) pairs(n *yamlv3.Node, first *bool, depth int) error {
+	if depth > maxDepth {
+		return errTooDeep
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.ShortTag() != "!!merge" {
@@ -116,10 +159,10 @@ func (w *jsonWriter) pairs(n *yamlv3.Node, first *bool) error {
 			if t.Kind != yamlv3.MappingNode {
 				return errors.New("merge key (<<) on something other than a mapping")
 			}
-			if w.budget -= len(t.Content); w.budget < 0 {
-				return errTooManyAliases
+			if err := w.budget.take(len(t.Content)); err != nil {
+				return err
 			}
-			if err := w.pairs(t, first); err != nil {
+			if err := w.pairs(t, first, depth+1); err != nil {
 				return err
 			}
 		}
@@ -139,12 +182,12 @@ func (w *jsonWriter) pairs(n *yamlv3.Node, first *bool) error {
 		if k.Kind != yamlv3.ScalarNode {
 			return errors.New("mapping key that is not a scalar")
 		}
-		if w.buf.Len()+len(k.Value) > w.maxBytes {
-			return errTooLarge
+		if err := w.room(len(k.Value)); err != nil {
+			return err
 		}
 		w.str(k.Value)
 		w.buf.WriteByte(':')
-		if err := w.node(v); err != nil {
+		if err := w.node(v, depth); err != nil {
 			return err
 		}
 	}

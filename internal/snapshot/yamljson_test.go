@@ -14,6 +14,8 @@ func TestToJSON(t *testing.T) {
 		next := string(rune('b' + i))
 		laughs += next + ": &" + next + " [" + strings.Repeat("*"+prev+", ", 9) + "*" + prev + "]\n"
 	}
+	// Room in the budget for more than maxDepth levels.
+	padding := "# " + strings.Repeat("x", maxDepth) + "\n"
 	tests := map[string]struct {
 		yaml, want, err string
 	}{
@@ -23,7 +25,9 @@ func TestToJSON(t *testing.T) {
 		"alias":           {yaml: "a: &x {k: v}\nb: *x\n", want: `{"a":{"k":"v"},"b":{"k":"v"}}`},
 		"merge key":       {yaml: "base: &b {k: 1, l: 2}\nc:\n  <<: *b\n  l: 3\n", want: `{"base":{"k":1,"l":2},"c":{"k":1,"l":2,"l":3}}`},
 		"empty":           {yaml: "# only a comment\n", want: `null`},
-		"billion laughs":  {yaml: laughs, err: errTooManyAliases.Error()},
+		"billion laughs":  {yaml: laughs, err: errExpansion.Error()},
+		"alias of itself": {yaml: padding + "a: &a [*a]\n", err: errTooDeep.Error()},
+		"merge of itself": {yaml: padding + "a: &a {<<: *a}\n", err: errTooDeep.Error()},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -31,7 +35,9 @@ func TestToJSON(t *testing.T) {
 			if err := yamlv3.Unmarshal([]byte(tc.yaml), &root); err != nil {
 				t.Fatal(err)
 			}
-			got, err := toJSON(&root)
+			b := newBudget(len(tc.yaml))
+			w := jsonWriter{budget: &b}
+			got, err := w.toJSON(&root)
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("error %v, want %q", err, tc.err)

@@ -1,10 +1,12 @@
 // Package snapshottest builds live-looking snapshots for tests and benchmarks: nodes,
 // workloads with their ReplicaSets and Ready pods placed on given nodes, and budgets, all
-// wired with UIDs and owner references as the API server would have them.
+// wired with UIDs and owner references as the API server would have them. It also writes
+// the hostile manifests the loader's tests feed it.
 package snapshottest
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -230,4 +232,17 @@ func Generate(s Scale) *snapshot.Snapshot {
 		}
 	}
 	return c.Snapshot
+}
+
+// AliasBomb returns a List that YAML aliases expand to 10^levels Pods: each level is a List
+// of ten aliases of the level below. At 7 levels, the deepest Lists nest, it is the file
+// of issue 30: ten million Pods from 750 bytes.
+func AliasBomb(levels int) []byte {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nitems:\n- &l0 {apiVersion: v1, kind: Pod, metadata: {name: p}}\n")
+	for l := 1; l <= levels; l++ {
+		aliases := strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", l-1), 10), ", ")
+		fmt.Fprintf(&b, "- &l%d {apiVersion: v1, kind: List, items: [%s]}\n", l, aliases)
+	}
+	return []byte(b.String())
 }
