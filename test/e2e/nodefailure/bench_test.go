@@ -55,8 +55,9 @@ func TestBenchFailure(t *testing.T) {
 		s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified}
 	})
 	victim := with.Nodes[0]
+	onVictim := func(spec *corev1.PodSpec) { prefer(spec, victim) }
 	for _, e := range []*env{with, alone} {
-		e.workloads(func(spec *corev1.PodSpec) { prefer(spec, victim) }, victim)
+		e.workloads(onVictim, victim)
 	}
 	var figures []Figure
 	for w, l := range with.predict(victim) {
@@ -66,7 +67,7 @@ func TestBenchFailure(t *testing.T) {
 	}
 	slices.SortFunc(figures, func(a, b Figure) int { return strings.Compare(a.Name, b.Name) })
 
-	// A node dies.
+	// A node dies: each workload's time to full strength, both namespaces in one run.
 	crashed := time.Now()
 	with.CrashNode(victim)
 	times := strength(t, []*env{with, alone}, []string{victim}, benchWait)
@@ -77,36 +78,50 @@ func TestBenchFailure(t *testing.T) {
 				f.Target = 60
 			}
 			if w == "StatefulSet/db" {
-				f.Note = "fencing: Verified, no proof given yet: never released"
+				f.Note = "no proof that the node is down given yet"
 			}
 			figures = append(figures, f)
 		}
 	}
 
-	// An agent proves the node down: the StatefulSet pod is released.
+	// An agent proves the node down: holdfast fences it and the StatefulSet pod starts
+	// elsewhere.
 	proven := time.Now()
 	with.annotateNode(victim, holdfastv1alpha1.NodeDownAnnotation, ptr.To("true"))
 	times = strength(t, []*env{with}, []string{victim}, benchWait)
 	figures = append(figures, Figure{Name: "proof: holdfast StatefulSet/db after the node-down annotation", Seconds: since(times[with.Namespace+"/StatefulSet/db"], proven), Target: 90})
-
-	// The node returns: the surplus goes.
-	restored := time.Now()
 	with.RestoreNode(victim)
 	with.annotateNode(victim, holdfastv1alpha1.NodeDownAnnotation, nil)
-	watch := with.WatchBudgets(200 * time.Millisecond)
-	with.Eventually(benchWait, "the owners' sizes again", func(ctx context.Context) (bool, error) {
-		for name, want := range map[string]int32{"single": 1, "web": 3} {
-			n, surged, err := with.replicas(ctx, name)
-			if err != nil || n != want || surged {
+	with.released(victim)
+
+	// The node dies again and returns while holdfast's surge holds: the surplus goes.
+	with.deleteWorkloads()
+	with.workloads(onVictim, victim)
+	with.CrashNode(victim)
+	with.Eventually(benchWait, "holdfast's surge at full strength", func(ctx context.Context) (bool, error) {
+		for name, want := range map[string]int32{"single": 2, "web": 4} {
+			if n, surged, err := with.replicas(ctx, name); err != nil || n != want || !surged {
 				return false, err
 			}
 		}
-		return true, nil
+		return with.whole(ctx, "app in (single,web)", 4, victim)
 	})
-	figures = append(figures, Figure{Name: "node back: holdfast Deployments at their owners' sizes", Seconds: since(time.Now(), restored), Target: 120})
+	watch := with.WatchBudgets(200 * time.Millisecond)
+	restored := time.Now()
+	with.RestoreNode(victim)
+	with.Eventually(benchWait, "the owners' sizes again, all Ready", func(ctx context.Context) (bool, error) {
+		for name, want := range map[string]int32{"single": 1, "web": 3} {
+			if n, surged, err := with.replicas(ctx, name); err != nil || n != want || surged {
+				return false, err
+			}
+		}
+		return with.whole(ctx, "app in (single,web)", 4, "")
+	})
+	figures = append(figures, Figure{Name: "node back: holdfast Deployments at their owners' sizes, all Ready", Seconds: since(time.Now(), restored), Target: 120})
 	if samples, violations := watch.Stop(); len(violations) > 0 {
 		t.Errorf("budgets below their floor while the surplus went (%d samples): %v", samples, violations)
 	}
+	with.released(victim)
 
 	// A whole zone dies: the brake holds.
 	zone := with.zoneOf(with.Nodes[2])
@@ -124,26 +139,56 @@ func TestBenchFailure(t *testing.T) {
 	for _, n := range victims {
 		with.CrashNode(n)
 	}
+	braked := with.correlated(recovery)
+	figures = append(figures, Figure{Name: fmt.Sprintf("zone crash (%d of %d nodes): reported as a correlated failure", len(victims), len(with.Nodes)), Met: &braked})
+	untouched := true
+	for name, want := range map[string]int32{"single": 1, "web": 3} {
+		if n, surged, err := with.replicas(with.Ctx, name); err != nil || n != want || surged {
+			untouched = false
+		}
+	}
+	figures = append(figures, Figure{Name: "zone crash: holdfast added no replica", Met: &untouched})
 	times = strength(t, []*env{with, alone}, victims, benchWait)
 	for _, e := range []*env{with, alone} {
 		for _, w := range []string{"Deployment/single", "Deployment/web"} {
-			figures = append(figures, Figure{Name: fmt.Sprintf("zone crash (%d nodes): %s %s", len(victims), e.label, w), Seconds: since(times[e.Namespace+"/"+w], crashed),
-				Note: "the brake: holdfast adds nothing"})
+			figures = append(figures, Figure{Name: fmt.Sprintf("zone crash: %s %s", e.label, w), Seconds: since(times[e.Namespace+"/"+w], crashed)})
 		}
 	}
-	cur := &holdfastv1alpha1.DisruptionPolicy{}
-	if err := with.c.Get(with.Ctx, client.ObjectKey{Namespace: with.Namespace, Name: "defaults"}, cur); err != nil {
-		t.Fatal(err)
-	}
-	braked := false
-	if c := meta.FindStatusCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionNodesLost); c != nil {
-		braked = c.Reason == holdfastv1alpha1.ReasonCorrelatedFailure
-	}
-	figures = append(figures, Figure{Name: "zone crash: reported as a correlated failure", Met: &braked})
 	for _, n := range victims {
 		with.RestoreNode(n)
 	}
 	report(t, figures)
+}
+
+// correlated waits up to timeout for the policy to report a correlated failure.
+func (e *env) correlated(timeout time.Duration) bool {
+	e.T.Helper()
+	ctx, cancel := context.WithTimeout(e.Ctx, timeout)
+	defer cancel()
+	for ctx.Err() == nil {
+		cur := &holdfastv1alpha1.DisruptionPolicy{}
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: "defaults"}, cur); err == nil {
+			if c := meta.FindStatusCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionNodesLost); c != nil && c.Reason == holdfastv1alpha1.ReasonCorrelatedFailure {
+				return true
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
+}
+
+// released waits until the node is back and holdfast's taints are off it.
+func (e *env) released(node string) {
+	e.T.Helper()
+	e.Eventually(benchWait, "node "+node+" back without holdfast's taints", func(ctx context.Context) (bool, error) {
+		n := &corev1.Node{}
+		if err := e.c.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+			return false, err
+		}
+		return framework.NodeReady(n) && !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Key == holdfastv1alpha1.LostTaintKey || t.Key == holdfastv1alpha1.OutOfServiceTaintKey
+		}), nil
+	})
 }
 
 // setupAlone is a namespace that no policy selects: Kubernetes alone.

@@ -84,12 +84,13 @@ func (e *env) policy(mod func(*holdfastv1alpha1.DisruptionPolicySpec)) *holdfast
 }
 
 // prefer makes the pods of a template prefer node, so that the test knows which node
-// to crash; they may still run anywhere, as the added replicas must.
+// to crash; they may still run anywhere, as the added replicas must. The pods keep the
+// default grace period: a pod deleted on a dead node then stays Terminating, as with a
+// real kubelet gone (with 0 the API server would remove it at once).
 func prefer(spec *corev1.PodSpec, node string) {
 	if spec.Affinity != nil && spec.Affinity.PodAntiAffinity != nil {
 		defer func(anti *corev1.PodAntiAffinity) { spec.Affinity.PodAntiAffinity = anti }(spec.Affinity.PodAntiAffinity)
 	}
-	spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
 	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
 			Weight: 100,
