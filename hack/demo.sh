@@ -2,8 +2,8 @@
 # demo.sh walks through the articles' scenarios on a local testbed (6 nodes, 3 zones):
 # the audit of manifests and of live state, a NodeCompanion keeping one guard pod per
 # storage node, kubectl drains held to one node at a time, replicas piled onto one node,
-# a single replica surged through a drain by a DisruptionPolicy, and the piled replicas
-# spread again by the rebalance controller. `make demo` builds
+# a single replica surged through a drain by a DisruptionPolicy, the piled replicas
+# spread again by the rebalance controller, and a worker's crash answered in seconds. `make demo` builds
 # what it needs first; DEMO_KEEP=1 leaves the testbed running, DEMO_DIR moves it, and
 # HOLDFAST / HOLDFAST_TESTBED point at other builds of the two binaries.
 set -euo pipefail
@@ -136,6 +136,23 @@ run "$kubectl" -n prod annotate deploy api holdfast.dev/rebalance=true holdfast.
 wait_for "prod/api on three nodes" bash -c "[[ \$('$kubectl' -n prod get pods -l app=api -o jsonpath='{range .items[?(@.status.phase==\"Running\")]}{.spec.nodeName}{\"\\n\"}{end}' | sort -u | wc -l) == 3 && \$('$kubectl' -n prod get deploy api -o jsonpath='{.status.readyReplicas}/{.status.replicas}') == 3/3 ]]"
 run "$kubectl" -n prod get pods -l app=api -o wide
 run "$kubectl" -n prod get events --field-selector reason=Rebalanced -o custom-columns=REASON:.reason,OBJECT:.involvedObject.name,MESSAGE:.message
+
+step "11. The node crash that opens article 002: a worker dies, and the policy adds replicas for what it ran"
+node=$("$kubectl" -n prod get pods -l app=mysvc -o jsonpath='{.items[0].spec.nodeName}')
+say "$node stops: its kubelet renews nothing any more (testbed crash); Kubernetes alone replaces its pods after about 6 minutes"
+crashed=$SECONDS
+run "$testbed" crash --dir "$dir" "$node"
+# ready_elsewhere APP: one pod of APP Ready on a node other than the crashed one.
+ready_elsewhere() {
+	"$kubectl" -n prod get pods -l "app=$1" --field-selector "spec.nodeName!=$node" \
+		-o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -q True
+}
+wait_for "prod/mysvc Ready on a live node" ready_elsewhere mysvc
+say "mysvc Ready again on another node $((SECONDS - crashed)) s after the crash; the pod on $node is left alone"
+run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[?(@.state=="Recovering")]}{.kind}/{.name}: {.state}, {.message}{"\n"}{end}'
+run "$testbed" restore --dir "$dir" "$node"
+wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}/{.status.readyReplicas}') == 1/1 ]]"
+say "$node is back: mysvc is at $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') replica again"
 
 step "Done"
 kill "$timeline_pid"; wait "$timeline_pid" || true; timeline_pid=

@@ -40,6 +40,9 @@ var narration = []struct{ step, pattern string }{
 	{"9", `is back at 1 replica`},
 	{"10", `(?m)^Rebalanced +api +kubernetes.io/hostname: 3 to 0 pods .* moves from kubernetes.io/hostname=node-1 \(3 pods\)`},
 	{"10", `(?m)^Rebalanced +api +kubernetes.io/hostname: 2 to 0 pods .* moves from kubernetes.io/hostname=node-1 \(2 pods\)`},
+	{"11", `mysvc Ready again on another node \d+ s after the crash`},
+	{"11", `Deployment/mysvc: Recovering, 1 pods on lost node node-\d: surged from 1 to 2`},
+	{"11", `is back: mysvc is at 1 replica again`},
 }
 
 func TestDemo(t *testing.T) {
