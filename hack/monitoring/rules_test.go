@@ -26,7 +26,8 @@ const rulesFile = "../../config/monitoring/prometheusrule.yaml"
 // evalInterval is how often the test evaluates each rule, as a Prometheus would.
 const evalInterval = time.Minute
 
-// alertCase loads series (promqltest's load syntax, from time 0) and evaluates one alert
+// alertCase loads series (promqltest's load syntax, from time 0), written as the operator
+// exposes them and stored as Prometheus scrapes them (asScraped), and evaluates one alert
 // every minute up to at; want lists the firing alerts' labels (without alertname and
 // severity), nil when it must not fire.
 type alertCase struct {
@@ -191,7 +192,7 @@ func TestEveryAlertTestedAndDocumented(t *testing.T) {
 // would, and returns the labels of the alerts firing at the end.
 func firing(t *testing.T, r rulefmt.Rule, series string, at time.Duration) []map[string]string {
 	t.Helper()
-	storage := promqltest.LoadedStorage(t, "load 1m\n"+indent(series))
+	storage := promqltest.LoadedStorage(t, "load 1m\n"+indent(asScraped(t, series)))
 	engine := promqltest.NewTestEngine(t, false, 5*time.Minute, 100000)
 	expr, err := parser.NewParser(promqltest.TestParserOpts).ParseExpr(r.Expr)
 	if err != nil {

@@ -239,6 +239,41 @@ func TestMonitoring(t *testing.T) {
 	if diff := cmp.Diff(cr.Object["spec"], objs["PrometheusRule/holdfast"].Object["spec"]); diff != "" {
 		t.Errorf("the chart's rules differ from config/monitoring's (-config +chart):\n%s", diff)
 	}
+	// So are the ServiceMonitor and the identity it scrapes with, which hack/monitoring
+	// scrapes with.
+	for _, file := range []string{"servicemonitor.yaml", "scraper.yaml"} {
+		data, err := os.ReadFile(filepath.Join(repo, "config", "monitoring", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := config.Decode(file, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			key := w.GetKind() + "/" + w.GetName()
+			got, ok := objs[key]
+			if !ok {
+				t.Errorf("the chart has no %s of config/monitoring/%s", key, file)
+				continue
+			}
+			if diff := cmp.Diff(specOf(w), specOf(got)); diff != "" {
+				t.Errorf("the chart's %s differs from config/monitoring's (-config +chart):\n%s", key, diff)
+			}
+			if diff := cmp.Diff(w.GetAnnotations(), got.GetAnnotations()); diff != "" {
+				t.Errorf("the chart's %s has other annotations than config/monitoring's (-config +chart):\n%s", key, diff)
+			}
+		}
+	}
+	// Plain HTTP needs no identity.
+	plain := render(t, "--set", "monitoring.enabled=true", "--set", "metrics.secure=false")
+	if _, ok := plain["Secret/holdfast-prometheus-token"]; ok {
+		t.Error("metrics.secure=false still made a token for the ServiceMonitor")
+	}
+	endpoints, _, _ := unstructured.NestedSlice(plain["ServiceMonitor/holdfast-operator"].Object, "spec", "endpoints")
+	if want := []any{map[string]any{"port": "metrics", "path": "/metrics", "interval": "30s", "honorLabels": true}}; !cmp.Equal(want, endpoints) {
+		t.Errorf("the plain HTTP ServiceMonitor's endpoints %v, want %v", endpoints, want)
+	}
 	dashboard, err := os.ReadFile(filepath.Join(repo, "config", "monitoring", "dashboard.json"))
 	if err != nil {
 		t.Fatal(err)
