@@ -368,10 +368,13 @@ func scrapeOnce(t *testing.T, exposition string) []teststorage.Sample {
 
 // asScraped rewrites promqltest load lines written as holdfast exposes its series into
 // the series Prometheus stores after scraping them with config/monitoring's
-// ServiceMonitor. A line of the metric up stands for the scrape's own up series, whatever
-// labels it is written with.
+// ServiceMonitor. A line of the metric up stands for the scrape's own up series; labels
+// written on it replace the scrape's, for another replica (pod, instance).
 func asScraped(t *testing.T, series string) string {
 	t.Helper()
+	if strings.TrimSpace(series) == "" {
+		return ""
+	}
 	p := parser.NewParser(promqltest.TestParserOpts)
 	type line struct {
 		metric labels.Labels
@@ -409,9 +412,11 @@ func asScraped(t *testing.T, series string) string {
 	}
 	var out strings.Builder
 	for _, l := range lines {
-		ls := up
-		if l.metric.Get(model.MetricNameLabel) != "up" {
-			ls = scraped[index[l.metric.String()]]
+		ls := scraped[index[l.metric.String()]]
+		if l.metric.Get(model.MetricNameLabel) == "up" {
+			b := labels.NewBuilder(up)
+			l.metric.Range(func(l labels.Label) { b.Set(l.Name, l.Value) })
+			ls = b.Labels()
 		}
 		if !ls.IsEmpty() { // empty when a relabelling dropped the series
 			out.WriteString(ls.String() + l.values + "\n")
