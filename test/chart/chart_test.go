@@ -112,6 +112,11 @@ func TestSchema(t *testing.T) {
 		"an unknown log level":                 {args: []string{"--set", "logLevel=verbose"}, refused: "/logLevel"},
 		"no requests a second":                 {args: []string{"--set", "kubeAPI.qps=0"}, refused: "/kubeAPI/qps"},
 		"a digest that is not one":             {args: []string{"--set", "image.digest=latest"}, refused: "/image/digest"},
+		// Strict values: a misspelt key is refused rather than silently ignored.
+		"an unknown value":            {args: []string{"--set", "replica=3"}, refused: "additional properties 'replica' not allowed"},
+		"an unknown monitoring value": {args: []string{"--set", "monitoring.enable=true"}, refused: "at '/monitoring': additional properties 'enable'"},
+		// A parent chart's global values reach every subchart.
+		"global values": {args: []string{"--set", "global.imageRegistry=registry.example.com"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := helm(t, append([]string{"template", "holdfast", chartDir}, tc.args...)...)
@@ -143,12 +148,18 @@ nodeSelector: {kubernetes.io/os: linux}
 tolerations: [{key: dedicated, operator: Exists}]
 metrics: {secure: false}
 monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}}
+drainerRole: {create: false}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	objs := render(t, "-f", values)
 	if _, ok := objs["ServiceAccount/platform-operator"]; ok {
 		t.Error("serviceAccount.create=false still made a ServiceAccount")
+	}
+	for _, key := range []string{"ClusterRole/hf-drainer", "Role/hf-drainer"} {
+		if _, ok := objs[key]; ok {
+			t.Errorf("drainerRole.create=false still made %s", key)
+		}
 	}
 	d, ok := objs["Deployment/hf-operator"]
 	if !ok {
@@ -167,6 +178,8 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 		"nodeSelector":       map[string]any{"kubernetes.io/os": "linux"},
 		"tolerations":        []any{map[string]any{"key": "dedicated", "operator": "Exists"}},
 		"affinity":           true,
+		// GOMEMLIMIT follows the memory limit, whatever it is set to.
+		"env": []any{map[string]any{"name": "GOMEMLIMIT", "valueFrom": map[string]any{"resourceFieldRef": map[string]any{"resource": "limits.memory"}}}},
 	}
 	spec := pod["spec"].(map[string]any)
 	container := spec["containers"].([]any)[0].(map[string]any)
@@ -179,6 +192,7 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 		"nodeSelector":       spec["nodeSelector"],
 		"tolerations":        spec["tolerations"],
 		"affinity":           spec["affinity"] != nil,
+		"env":                container["env"],
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the Deployment's pod (-want +got):\n%s", diff)
