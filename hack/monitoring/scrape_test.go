@@ -314,6 +314,9 @@ func readers(objs []object) map[string]bool {
 func scrapeOnce(t *testing.T, exposition string) []teststorage.Sample {
 	t.Helper()
 	sm := loadServiceMonitor(t)
+	if sm.Spec.Endpoints[0].Scheme != "https" {
+		t.Fatalf("ServiceMonitor %s scrapes %q; the operator serves HTTPS", sm.Metadata.Name, sm.Spec.Endpoints[0].Scheme)
+	}
 	files, err := filepath.Glob(filepath.Join(monitoringDir, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -329,10 +332,6 @@ func scrapeOnce(t *testing.T, exposition string) []teststorage.Sample {
 		fmt.Fprint(w, exposition)
 	}))
 	defer srv.Close()
-	if sm.Spec.Endpoints[0].Scheme != "https" {
-		t.Fatalf("ServiceMonitor %s scrapes %q; the operator serves HTTPS", sm.Metadata.Name, sm.Spec.Endpoints[0].Scheme)
-	}
-
 	cfg, job := scrapeConfig(t, sm, credentials(t, sm, objs))
 	app := teststorage.NewAppendable()
 	// One scrape when the manager stops, whatever the interval and its jitter.
