@@ -116,7 +116,7 @@ func TestSchema(t *testing.T) {
 		"an unknown value":            {args: []string{"--set", "replica=3"}, refused: "additional properties 'replica' not allowed"},
 		"an unknown monitoring value": {args: []string{"--set", "monitoring.enable=true"}, refused: "at '/monitoring': additional properties 'enable'"},
 		// A parent chart's global values reach every subchart.
-		"global values": {args: []string{"--set", "global.imageRegistry=registry.example.com"}},
+		"global values": {args: []string{"--set", "global.team=platform"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := helm(t, append([]string{"template", "holdfast", chartDir}, tc.args...)...)
