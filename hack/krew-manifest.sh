@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # krew-manifest.sh VERSION DIST prints the krew manifest of holdfast VERSION, pointing at
-# the archives holdfast_VERSION_OS_ARCH.tar.gz in DIST by sha256. hack/release.sh writes it
-# to DIST/plugins/holdfast.yaml; test/krew checks it. krew installs the archive's holdfast
+# the archives holdfast_VERSION_OS_ARCH.tar.gz in DIST by sha256 and naming the files
+# hack/archive.sh puts in them (krew-index asks for the LICENSE). hack/release.sh writes it
+# to DIST/plugins/holdfast.yaml; test/release checks it. krew installs the archive's holdfast
 # as kubectl-holdfast, and holdfast's help then says "kubectl holdfast".
 set -euo pipefail
 version=${1:?usage: krew-manifest.sh VERSION DIST} dist=${2:?usage: krew-manifest.sh VERSION DIST}
@@ -39,5 +40,6 @@ for p in "${platforms[@]}"; do
     files:
     - {from: holdfast, to: .}
     - {from: README.md, to: .}
+    - {from: LICENSE, to: .}
 EOF_PLATFORM
 done

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # release.sh DIST builds everything a release publishes into DIST, and publishes nothing:
-#   holdfast_VERSION_OS_ARCH.tar.gz      static binaries for linux and darwin, amd64 and arm64
+#   holdfast_VERSION_OS_ARCH.tar.gz      static binaries for linux and darwin, amd64 and arm64,
+#                                        with the README and the LICENSE
 #   holdfast-image_VERSION.oci.tar       the multi-platform image index (linux/amd64, linux/arm64)
 #                                        as an OCI layout archive, built without a Docker engine
 #   holdfast-CHARTVERSION.tgz            the Helm chart
@@ -35,15 +36,13 @@ mkdir -p "$dist/plugins"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
-# Archives with sorted names, fixed owners and times, and gzip without a timestamp: the
-# same commit gives the same bytes, and so the same checksums.
+# Each archive holds the binary, the README and the LICENSE, and the same commit gives
+# the same bytes (hack/archive.sh).
 for p in "${platforms[@]}"; do
 	os=${p%/*} arch=${p#*/}
 	name=holdfast_${GIT_VERSION}_${os}_${arch}
-	mkdir -p "$stage/$name"
 	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "$LDFLAGS" -o "$stage/$name/holdfast" ./cmd/holdfast
-	cp README.md "$stage/$name/"
-	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$stage/$name" -cf - . | gzip -n -9 >"$dist/$name.tar.gz"
+	hack/archive.sh "$stage/$name/holdfast" "$dist/$name.tar.gz"
 	echo "release: $dist/$name.tar.gz"
 done
 

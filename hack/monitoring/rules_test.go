@@ -23,10 +23,14 @@ import (
 // rulesFile is the PrometheusRule that config/monitoring installs and the chart copies.
 const rulesFile = "../../config/monitoring/prometheusrule.yaml"
 
+// readmeFile holds the runbooks the alerts link.
+const readmeFile = "../../README.md"
+
 // evalInterval is how often the test evaluates each rule, as a Prometheus would.
 const evalInterval = time.Minute
 
-// alertCase loads series (promqltest's load syntax, from time 0) and evaluates one alert
+// alertCase loads series (promqltest's load syntax, from time 0), written as the operator
+// exposes them and stored as Prometheus scrapes them (asScraped), and evaluates one alert
 // every minute up to at; want lists the firing alerts' labels (without alertname and
 // severity), nil when it must not fire.
 type alertCase struct {
@@ -37,29 +41,89 @@ type alertCase struct {
 }
 
 var cases = map[string]alertCase{
-	"a budget at zero while a node is cordoned for 15 minutes": {
+	"every replica down for 15 minutes": {
+		alert:  "HoldfastOperatorDown",
+		series: `up 0x20`,
+		at:     15 * time.Minute,
+		want:   []map[string]string{{}},
+	},
+	"no operator scraped at all": {
+		alert: "HoldfastOperatorDown",
+		at:    15 * time.Minute,
+		want:  []map[string]string{{}},
+	},
+	"one replica of two down": {
+		alert: "HoldfastOperatorDown",
+		series: `
+up 1x20
+up{pod="holdfast-operator-5d4f8c7b9-q8w2n",instance="10.0.0.2:8443"} 0x20`,
+		at: 15 * time.Minute,
+	},
+	"the operator down for 5 minutes, as in a rollout": {
+		alert:  "HoldfastOperatorDown",
+		series: `up 1x5 0x5 1x10`,
+		at:     20 * time.Minute,
+	},
+	"a controller failing every 10 minutes for an hour": {
+		alert: "HoldfastReconcileErrors",
+		series: `
+controller_runtime_reconcile_errors_total{controller="disruptionpolicy"} 0x9 1x9 2x9 3x9 4x9 5x9 6
+controller_runtime_reconcile_errors_total{controller="nodecompanion"} 0x60`,
+		at:   60 * time.Minute,
+		want: []map[string]string{{"namespace": "holdfast-system", "controller": "disruptionpolicy"}},
+	},
+	"one reconcile error": {
+		alert:  "HoldfastReconcileErrors",
+		series: `controller_runtime_reconcile_errors_total{controller="disruptionpolicy"} 0x9 1x50`,
+		at:     60 * time.Minute,
+	},
+	"a DisruptionPolicy whose spec cannot be read": {
+		alert:  "HoldfastInvalidSpec",
+		series: `holdfast_invalid_spec{kind="DisruptionPolicy",namespace="shop",name="web"} 1x10`,
+		at:     10 * time.Minute,
+		want:   []map[string]string{{"kind": "DisruptionPolicy", "namespace": "shop", "name": "web"}},
+	},
+	"a ClusterDisruptionPolicy whose spec cannot be read, in the operator's namespace": {
+		alert:  "HoldfastInvalidSpec",
+		series: `holdfast_invalid_spec{kind="ClusterDisruptionPolicy",namespace="",name="defaults"} 1x10`,
+		at:     10 * time.Minute,
+		want:   []map[string]string{{"kind": "ClusterDisruptionPolicy", "namespace": "holdfast-system", "name": "defaults"}},
+	},
+	"a spec fixed within minutes": {
+		alert:  "HoldfastInvalidSpec",
+		series: `holdfast_invalid_spec{kind="DisruptionPolicy",namespace="shop",name="web"} 1x2 stale`,
+		at:     10 * time.Minute,
+	},
+	"a budget holding a node's drain back for 20 minutes": {
 		alert: "HoldfastBudgetBlocksCordonedNode",
 		series: `
-holdfast_disruptionpolicy_budget_disruptions_allowed{namespace="shop",policy="web",budget="web-holdfast",kind="Deployment",workload="web"} 0x30
-holdfast_disruptionpolicy_budget_disruptions_allowed{namespace="shop",policy="web",budget="api-holdfast",kind="Deployment",workload="api"} 1x30
-kube_node_spec_unschedulable{node="node-1"} 1x30
-kube_node_spec_unschedulable{node="node-2"} 0x30`,
+holdfast_disruptionpolicy_drain_blocked_pods{namespace="shop",policy="web",budget="holdfast-deploy-web",kind="Deployment",workload="web",node="node-1"} 1x30
+holdfast_disruptionpolicy_budget_disruptions_allowed{namespace="shop",policy="web",budget="holdfast-deploy-web",kind="Deployment",workload="web"} 0x30`,
 		at:   20 * time.Minute,
-		want: []map[string]string{{"namespace": "shop", "policy": "web", "budget": "web-holdfast", "kind": "Deployment", "workload": "web"}},
+		want: []map[string]string{{"namespace": "shop", "policy": "web", "budget": "holdfast-deploy-web", "kind": "Deployment", "workload": "web", "node": "node-1"}},
 	},
-	"a budget at zero with no node cordoned": {
-		alert: "HoldfastBudgetBlocksCordonedNode",
-		series: `
-holdfast_disruptionpolicy_budget_disruptions_allowed{namespace="shop",policy="web",budget="web-holdfast",kind="Deployment",workload="web"} 0x30
-kube_node_spec_unschedulable{node="node-1"} 0x30`,
-		at: 20 * time.Minute,
+	"a single replica's budget at zero by design while another node is cordoned": {
+		alert:  "HoldfastBudgetBlocksCordonedNode",
+		series: `holdfast_disruptionpolicy_budget_disruptions_allowed{namespace="shop",policy="web",budget="holdfast-deploy-web",kind="Deployment",workload="web"} 0x30`,
+		at:     20 * time.Minute,
 	},
-	"a budget at zero while a node is cordoned for 10 minutes only": {
-		alert: "HoldfastBudgetBlocksCordonedNode",
+	"a drain held back for 10 minutes, until the surged replica is Ready": {
+		alert:  "HoldfastBudgetBlocksCordonedNode",
+		series: `holdfast_disruptionpolicy_drain_blocked_pods{namespace="shop",policy="web",budget="holdfast-deploy-web",kind="Deployment",workload="web",node="node-1"} 1x10 stale`,
+		at:     30 * time.Minute,
+	},
+	"a zone lost at once": {
+		alert: "HoldfastCorrelatedNodeFailure",
 		series: `
-holdfast_disruptionpolicy_budget_disruptions_allowed{namespace="shop",policy="web",budget="web-holdfast",kind="Deployment",workload="web"} 0x30
-kube_node_spec_unschedulable{node="node-1"} 0x10 1x10 0x10`,
-		at: 30 * time.Minute,
+holdfast_disruptionpolicy_condition{namespace="shop",policy="web",type="nodes_lost",status="true",reason="correlated_failure"} 1x10
+holdfast_disruptionpolicy_condition{namespace="blog",policy="defaults",type="nodes_lost",status="true",reason="correlated_failure"} 1x10`,
+		at:   5 * time.Minute,
+		want: []map[string]string{{}},
+	},
+	"one node lost, to which holdfast responds": {
+		alert:  "HoldfastCorrelatedNodeFailure",
+		series: `holdfast_disruptionpolicy_condition{namespace="shop",policy="web",type="nodes_lost",status="true",reason="node_lost"} 1x10`,
+		at:     5 * time.Minute,
 	},
 	"a surge for 40 minutes": {
 		alert: "HoldfastSurgeTooLong",
@@ -161,8 +225,13 @@ func TestAlerts(t *testing.T) {
 	}
 }
 
-// Every alert has a case that fires it and one that does not, a severity and a runbook.
+// Every alert has a case that fires it and one that does not, a severity and a runbook
+// (a section of the README).
 func TestEveryAlertTestedAndDocumented(t *testing.T) {
+	readme, err := os.ReadFile(readmeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	fires, quiet := map[string]bool{}, map[string]bool{}
 	for _, tc := range cases {
 		if len(tc.want) > 0 {
@@ -181,6 +250,9 @@ func TestEveryAlertTestedAndDocumented(t *testing.T) {
 		if !strings.HasPrefix(r.Annotations["runbook_url"], "https://github.com/holdfast-dev/holdfast#"+strings.ToLower(name)) {
 			t.Errorf("%s: runbook_url %q does not link its README section", name, r.Annotations["runbook_url"])
 		}
+		if !strings.Contains(string(readme), "\n##### "+name+"\n") {
+			t.Errorf("%s has no runbook in %s (a heading ##### %s)", name, readmeFile, name)
+		}
 		if r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
 			t.Errorf("%s needs a summary and a description", name)
 		}
@@ -191,7 +263,7 @@ func TestEveryAlertTestedAndDocumented(t *testing.T) {
 // would, and returns the labels of the alerts firing at the end.
 func firing(t *testing.T, r rulefmt.Rule, series string, at time.Duration) []map[string]string {
 	t.Helper()
-	storage := promqltest.LoadedStorage(t, "load 1m\n"+indent(series))
+	storage := promqltest.LoadedStorage(t, "load 1m\n"+indent(asScraped(t, series)))
 	engine := promqltest.NewTestEngine(t, false, 5*time.Minute, 100000)
 	expr, err := parser.NewParser(promqltest.TestParserOpts).ParseExpr(r.Expr)
 	if err != nil {

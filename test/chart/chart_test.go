@@ -112,6 +112,11 @@ func TestSchema(t *testing.T) {
 		"an unknown log level":                 {args: []string{"--set", "logLevel=verbose"}, refused: "/logLevel"},
 		"no requests a second":                 {args: []string{"--set", "kubeAPI.qps=0"}, refused: "/kubeAPI/qps"},
 		"a digest that is not one":             {args: []string{"--set", "image.digest=latest"}, refused: "/image/digest"},
+		// Strict values: a misspelt key is refused rather than silently ignored.
+		"an unknown value":            {args: []string{"--set", "replica=3"}, refused: "additional properties 'replica' not allowed"},
+		"an unknown monitoring value": {args: []string{"--set", "monitoring.enable=true"}, refused: "at '/monitoring': additional properties 'enable'"},
+		// A parent chart's global values reach every subchart.
+		"global values": {args: []string{"--set", "global.team=platform"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := helm(t, append([]string{"template", "holdfast", chartDir}, tc.args...)...)
@@ -143,12 +148,18 @@ nodeSelector: {kubernetes.io/os: linux}
 tolerations: [{key: dedicated, operator: Exists}]
 metrics: {secure: false}
 monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}}
+drainerRole: {create: false}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	objs := render(t, "-f", values)
 	if _, ok := objs["ServiceAccount/platform-operator"]; ok {
 		t.Error("serviceAccount.create=false still made a ServiceAccount")
+	}
+	for _, key := range []string{"ClusterRole/hf-drainer", "Role/hf-drainer"} {
+		if _, ok := objs[key]; ok {
+			t.Errorf("drainerRole.create=false still made %s", key)
+		}
 	}
 	d, ok := objs["Deployment/hf-operator"]
 	if !ok {
@@ -167,6 +178,8 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 		"nodeSelector":       map[string]any{"kubernetes.io/os": "linux"},
 		"tolerations":        []any{map[string]any{"key": "dedicated", "operator": "Exists"}},
 		"affinity":           true,
+		// GOMEMLIMIT follows the memory limit, whatever it is set to.
+		"env": []any{map[string]any{"name": "GOMEMLIMIT", "valueFrom": map[string]any{"resourceFieldRef": map[string]any{"resource": "limits.memory"}}}},
 	}
 	spec := pod["spec"].(map[string]any)
 	container := spec["containers"].([]any)[0].(map[string]any)
@@ -179,6 +192,7 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 		"nodeSelector":       spec["nodeSelector"],
 		"tolerations":        spec["tolerations"],
 		"affinity":           spec["affinity"] != nil,
+		"env":                container["env"],
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the Deployment's pod (-want +got):\n%s", diff)
@@ -238,6 +252,41 @@ func TestMonitoring(t *testing.T) {
 	}
 	if diff := cmp.Diff(cr.Object["spec"], objs["PrometheusRule/holdfast"].Object["spec"]); diff != "" {
 		t.Errorf("the chart's rules differ from config/monitoring's (-config +chart):\n%s", diff)
+	}
+	// So are the ServiceMonitor and the identity it scrapes with, which hack/monitoring
+	// scrapes with.
+	for _, file := range []string{"servicemonitor.yaml", "scraper.yaml"} {
+		data, err := os.ReadFile(filepath.Join(repo, "config", "monitoring", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := config.Decode(file, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			key := w.GetKind() + "/" + w.GetName()
+			got, ok := objs[key]
+			if !ok {
+				t.Errorf("the chart has no %s of config/monitoring/%s", key, file)
+				continue
+			}
+			if diff := cmp.Diff(specOf(w), specOf(got)); diff != "" {
+				t.Errorf("the chart's %s differs from config/monitoring's (-config +chart):\n%s", key, diff)
+			}
+			if diff := cmp.Diff(w.GetAnnotations(), got.GetAnnotations()); diff != "" {
+				t.Errorf("the chart's %s has other annotations than config/monitoring's (-config +chart):\n%s", key, diff)
+			}
+		}
+	}
+	// Plain HTTP needs no identity.
+	plain := render(t, "--set", "monitoring.enabled=true", "--set", "metrics.secure=false")
+	if _, ok := plain["Secret/holdfast-prometheus-token"]; ok {
+		t.Error("metrics.secure=false still made a token for the ServiceMonitor")
+	}
+	endpoints, _, _ := unstructured.NestedSlice(plain["ServiceMonitor/holdfast-operator"].Object, "spec", "endpoints")
+	if want := []any{map[string]any{"port": "metrics", "path": "/metrics", "interval": "30s", "honorLabels": true}}; !cmp.Equal(want, endpoints) {
+		t.Errorf("the plain HTTP ServiceMonitor's endpoints %v, want %v", endpoints, want)
 	}
 	dashboard, err := os.ReadFile(filepath.Join(repo, "config", "monitoring", "dashboard.json"))
 	if err != nil {

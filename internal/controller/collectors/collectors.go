@@ -40,6 +40,7 @@ const (
 	LabelType      = "type"
 	LabelStatus    = "status"
 	LabelReason    = "reason"
+	LabelNode      = "node"
 )
 
 // LabelValue turns an API constant such as "NoBetterPlace" into the snake_case of every

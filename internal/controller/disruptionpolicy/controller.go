@@ -98,7 +98,7 @@ type reconciler struct {
 
 // SetupWithManager registers the reconciler and its watches with mgr.
 func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
-	m, err := newMetrics(ctrlmetrics.Registry, mgr.GetClient())
+	m, err := newMetrics(ctrlmetrics.Registry, mgr.GetClient(), mgr.GetAPIReader())
 	if err != nil {
 		return err
 	}

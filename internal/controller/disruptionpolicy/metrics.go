@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/controller/collectors"
 )
 
@@ -28,9 +29,9 @@ type metrics struct {
 	budgets    *budgetCollector
 }
 
-// newMetrics registers the collectors with reg; budgets reads the managed budgets at
-// each scrape.
-func newMetrics(reg prometheus.Registerer, budgets client.Reader) (*metrics, error) {
+// newMetrics registers the collectors with reg; at each scrape, cache gives the managed
+// budgets and the nodes, live the pods of the nodes being drained.
+func newMetrics(reg prometheus.Registerer, cache, live client.Reader) (*metrics, error) {
 	workloads, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "holdfast_disruptionpolicy_workloads",
 		Help: "Workloads of a DisruptionPolicy by state: selected, budgeted (holdfast manages the budget), conflicting (another budget or an older policy), unprotected (no budget), surging, pacing (a pod Ready for less than minReadySeconds), degraded (fewer Ready pods than wanted, not for a drain or a rollout), blocked (the budget allows no disruption now), recovering (pods on a lost node).",
@@ -56,7 +57,7 @@ func newMetrics(reg prometheus.Registerer, budgets client.Reader) (*metrics, err
 	if err != nil {
 		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
 	}
-	bc.reader.Store(&budgets)
+	bc.readers.Store(&readers{cache: cache, live: live})
 	return &metrics{workloads: workloads, windowOpen: windowOpen, conditions: conditions, budgets: bc}, nil
 }
 
@@ -115,34 +116,71 @@ const budgetsAllowedHelp = "Disruptions a PodDisruptionBudget that a DisruptionP
 var budgetsAllowed = prometheus.NewDesc("holdfast_disruptionpolicy_budget_disruptions_allowed",
 	budgetsAllowedHelp, []string{collectors.LabelNamespace, collectors.LabelPolicy, collectors.LabelBudget, collectors.LabelKind, collectors.LabelWorkload}, nil)
 
+const blockedPodsHelp = "Pods on a node being drained (cordoned, its maintenance planned, or tainted by an autoscaler) that a PodDisruptionBudget a DisruptionPolicy manages keeps there, as it allows no disruption: the drain of that node waits on them. DaemonSet and mirror pods, which drains leave, are not counted."
+
+// blockedPods describes holdfast_disruptionpolicy_drain_blocked_pods.
+var blockedPods = prometheus.NewDesc("holdfast_disruptionpolicy_drain_blocked_pods",
+	blockedPodsHelp, []string{collectors.LabelNamespace, collectors.LabelPolicy, collectors.LabelBudget, collectors.LabelKind, collectors.LabelWorkload, collectors.LabelNode}, nil)
+
 // budgetCollector reads the managed budgets from the operator's cache at each scrape, so
-// that the series follow the disruption controller's every count without a reconcile.
+// that the series follow the disruption controller's every count without a reconcile,
+// and, when some allow no disruption, which drains they hold back: the budget alone
+// cannot say, since a Surge or Protect single replica allows none on purpose until its
+// node is drained.
 type budgetCollector struct {
-	// reader is swapped when a process builds the operator again (tests restart it).
-	reader atomic.Pointer[client.Reader]
+	// readers is swapped when a process builds the operator again (tests restart it).
+	readers atomic.Pointer[readers]
 }
 
-func (c *budgetCollector) Describe(ch chan<- *prometheus.Desc) { ch <- budgetsAllowed }
+// readers are where budgetCollector reads.
+type readers struct{ cache, live client.Reader }
+
+func (c *budgetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- budgetsAllowed
+	ch <- blockedPods
+}
 
 func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
-	r := c.reader.Load()
+	r := c.readers.Load()
 	if r == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	list := &policyv1.PodDisruptionBudgetList{}
-	if err := (*r).List(ctx, list, client.HasLabels{holdfastv1alpha1.PolicyLabel}); err != nil {
+	if err := r.cache.List(ctx, list, client.HasLabels{holdfastv1alpha1.PolicyLabel}); err != nil {
 		ch <- prometheus.NewInvalidMetric(budgetsAllowed, fmt.Errorf("listing managed PodDisruptionBudgets: %w", err))
 		return
 	}
+	var none []*policyv1.PodDisruptionBudget
 	for i := range list.Items {
 		b := &list.Items[i]
-		var kind, workload string
-		if len(b.OwnerReferences) > 0 { // the workload, which holdfast sets as the only owner
-			kind, workload = b.OwnerReferences[0].Kind, b.OwnerReferences[0].Name
-		}
+		kind, workload := budgetOwner(b)
 		ch <- prometheus.MustNewConstMetric(budgetsAllowed, prometheus.GaugeValue, float64(b.Status.DisruptionsAllowed),
 			b.Namespace, b.Labels[holdfastv1alpha1.PolicyLabel], b.Name, kind, workload)
+		if availability.AllowsNone(b) {
+			none = append(none, b)
+		}
 	}
+	if len(none) == 0 {
+		return
+	}
+	pods, err := drainingPods(ctx, r.cache, r.live)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(blockedPods, err)
+		return
+	}
+	for _, d := range blockedDrains(none, pods) {
+		kind, workload := budgetOwner(d.budget)
+		ch <- prometheus.MustNewConstMetric(blockedPods, prometheus.GaugeValue, float64(d.pods),
+			d.budget.Namespace, d.budget.Labels[holdfastv1alpha1.PolicyLabel], d.budget.Name, kind, workload, d.node)
+	}
+}
+
+// budgetOwner is the workload of a managed budget, which holdfast sets as its only owner.
+func budgetOwner(b *policyv1.PodDisruptionBudget) (kind, name string) {
+	if len(b.OwnerReferences) > 0 {
+		return b.OwnerReferences[0].Kind, b.OwnerReferences[0].Name
+	}
+	return "", ""
 }

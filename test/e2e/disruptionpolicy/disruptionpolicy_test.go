@@ -279,12 +279,22 @@ func TestProtectBlocksThenEscapes(t *testing.T) {
 		t.Error("the annotation was put on the template, which rolls the pod")
 	}
 	pod := e.onlyPod(d)
+	// The budget at zero holds no drain back until its pod's node is drained: the alert
+	// HoldfastBudgetBlocksCordonedNode reads this series, not the budget.
+	blocked := map[string]string{"namespace": p.Namespace, "policy": p.Name, "budget": disruptionBudget("db"), "kind": deploy, "workload": "db", "node": pod.Spec.NodeName}
+	if _, ok := e.metric("holdfast_disruptionpolicy_drain_blocked_pods", blocked); ok {
+		t.Error("a drain blocked before any node is cordoned")
+	}
 
 	e.Cordon(pod.Spec.NodeName)
 	start := time.Now()
 	if err := e.Evict(e.Ctx, pod); err == nil {
 		t.Fatal("the eviction of a protected single replica was accepted at once")
 	}
+	e.Eventually(escapeAfter/2, "the cordoned node's drain blocked in the metrics", func(ctx context.Context) (bool, error) {
+		v, ok := e.metric("holdfast_disruptionpolicy_drain_blocked_pods", blocked)
+		return ok && v == 1, nil
+	})
 	e.waitBudget(deploy, "db", "blocked-since recorded", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Annotations[holdfastv1alpha1.BlockedSinceAnnotation] != ""
 	})
