@@ -751,7 +751,7 @@ const recoveryStartup = 10 * time.Second
 
 func longUnreachableToleration(m *availability.Model, w *availability.Workload) *Result {
 	tol := policy.UnreachableToleration(w.Template)
-	if w.Kind == snapshot.KindDaemonSet || tol >= 0 && tol <= policy.DefaultTolerationSeconds {
+	if w.Kind == snapshot.KindDaemonSet || tol >= 0 && tol <= policy.DefaultToleration {
 		return nil
 	}
 	how := fmt.Sprintf("for %s", tol)

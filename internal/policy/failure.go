@@ -367,7 +367,7 @@ func compactFences(fs []Fence) []Fence {
 // the pods of an out-of-service node, runs every 20 s.
 const (
 	NodeMonitorGracePeriod   = 50 * time.Second
-	DefaultTolerationSeconds = 300 * time.Second
+	DefaultToleration = 300 * time.Second
 	podGCPeriod              = 20 * time.Second
 )
 
@@ -385,7 +385,7 @@ type Recovery struct {
 }
 
 // RecoveryOf predicts a workload's recovery from the loss of a node running some of its
-// pods, which tolerate being unreachable for toleration (DefaultTolerationSeconds
+// pods, which tolerate being unreachable for toleration (DefaultToleration
 // unless a pod says otherwise; negative for ever) and take startup to become Ready. p
 // is the policy that manages the workload, nil for none; braked says the loss is wide
 // enough for the brake.
@@ -441,11 +441,11 @@ func Managing(policies []holdfastv1alpha1.DisruptionPolicy, obj metav1.Object) *
 }
 
 // UnreachableToleration is how long the pods of a template tolerate an unreachable
-// node before Kubernetes evicts them: their own toleration, or the DefaultTolerationSeconds
+// node before Kubernetes evicts them: their own toleration, or the DefaultToleration
 // the API server gives them; negative for ever.
 func UnreachableToleration(t *corev1.PodTemplateSpec) time.Duration {
 	if t == nil {
-		return DefaultTolerationSeconds
+		return DefaultToleration
 	}
 	for _, tol := range t.Spec.Tolerations {
 		if tol.Key != corev1.TaintNodeUnreachable && (tol.Key != "" || tol.Operator != corev1.TolerationOpExists) ||
@@ -457,5 +457,5 @@ func UnreachableToleration(t *corev1.PodTemplateSpec) time.Duration {
 		}
 		return time.Duration(max(*tol.TolerationSeconds, 0)) * time.Second
 	}
-	return DefaultTolerationSeconds
+	return DefaultToleration
 }

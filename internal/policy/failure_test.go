@@ -372,17 +372,17 @@ func TestRecoveryOf(t *testing.T) {
 		braked     bool
 		want       Recovery
 	}{
-		"a Deployment alone: grace, toleration, start-up": {kind: "Deployment", toleration: DefaultTolerationSeconds,
+		"a Deployment alone: grace, toleration, start-up": {kind: "Deployment", toleration: DefaultToleration,
 			want: Recovery{Alone: 355 * time.Second, With: 355 * time.Second, How: "no DisruptionPolicy"}},
-		"a Deployment under a policy: the Lease's 30 s and start-up": {p: withSpec(nil), kind: "Deployment", toleration: DefaultTolerationSeconds,
+		"a Deployment under a policy: the Lease's 30 s and start-up": {p: withSpec(nil), kind: "Deployment", toleration: DefaultToleration,
 			want: Recovery{Alone: 355 * time.Second, With: 35 * time.Second, How: "surged once the node's Lease is 30s old"}},
 		"a short toleration beats the surge": {p: withSpec(nil), kind: "Deployment", toleration: 0,
 			want: Recovery{Alone: 55 * time.Second, With: 35 * time.Second, How: "surged once the node's Lease is 30s old"}},
-		"a StatefulSet alone: never": {kind: "StatefulSet", toleration: DefaultTolerationSeconds,
+		"a StatefulSet alone: never": {kind: "StatefulSet", toleration: DefaultToleration,
 			want: Recovery{AloneNever: true, WithNever: true, How: "no DisruptionPolicy"}},
-		"a StatefulSet fenced after 2m": {p: withSpec(fenceAfter(2 * time.Minute)), kind: "StatefulSet", toleration: DefaultTolerationSeconds,
+		"a StatefulSet fenced after 2m": {p: withSpec(fenceAfter(2 * time.Minute)), kind: "StatefulSet", toleration: DefaultToleration,
 			want: Recovery{AloneNever: true, With: 145 * time.Second, How: "fenced after fenceAfter 2m0s"}},
-		"the brake": {p: withSpec(nil), kind: "Deployment", toleration: DefaultTolerationSeconds, braked: true,
+		"the brake": {p: withSpec(nil), kind: "Deployment", toleration: DefaultToleration, braked: true,
 			want: Recovery{Alone: 355 * time.Second, With: 355 * time.Second, How: "the brake holds: too many nodes lost at once"}},
 	}
 	for name, tc := range tests {
@@ -402,12 +402,12 @@ func TestUnreachableToleration(t *testing.T) {
 		t    *corev1.PodTemplateSpec
 		want time.Duration
 	}{
-		"none: the API server's 300 s": {t: template(), want: DefaultTolerationSeconds},
+		"none: the API server's 300 s": {t: template(), want: DefaultToleration},
 		"its own 60 s": {t: template(corev1.Toleration{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)}),
 			want: time.Minute},
 		"for ever":              {t: template(corev1.Toleration{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists}), want: -1},
 		"every taint, for ever": {t: template(corev1.Toleration{Operator: corev1.TolerationOpExists}), want: -1},
-		"another taint only":    {t: template(corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists}), want: DefaultTolerationSeconds},
+		"another taint only":    {t: template(corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists}), want: DefaultToleration},
 	} {
 		if got := UnreachableToleration(tc.t); got != tc.want {
 			t.Errorf("%s: %v, want %v", name, got, tc.want)
