@@ -126,7 +126,11 @@ type Observed struct {
 	Surging []Workload
 	// Health is what the response to lost nodes reads of every node.
 	Health NodeHealth
-	// LostPodLabels are the labels of the namespace's live pods on suspect nodes
+	// Stuck are the StatefulSets' pods being deleted on suspect nodes, keyed by
+	// workloadKey: a dead kubelet never confirms their deletion (Kubernetes' eviction
+	// of the unreachable node's pods leaves them so), and only fencing releases them.
+	Stuck map[string][]Pod
+	// LostPodLabels are the labels of the namespace's pods on suspect nodes
 	// (NodeHealth.Suspects): the workloads they belong to need their pods read.
 	LostPodLabels []map[string]string
 	// Unreadable are the scale targets that could not be read: their objects are missing

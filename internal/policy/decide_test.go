@@ -555,6 +555,7 @@ type decideCase struct {
 	// unreadable are the scale targets gather could not read.
 	unreadable []Unreadable
 	health     NodeHealth
+	stuck      map[string][]Pod
 	want       result
 	wantCond   map[string]string // condition type -> reason
 }
@@ -577,6 +578,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 				Surging:    tc.surging,
 				Unreadable: tc.unreadable,
 				Health:     tc.health,
+				Stuck:      tc.stuck,
 				Now:        now,
 			}
 			policyBefore := p.DeepCopy()

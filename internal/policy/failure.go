@@ -187,11 +187,13 @@ func Brake(nodesPerZone map[string]int, lost map[string]string) string {
 	return ""
 }
 
-// lostPods counts w's live pods on lost nodes, and names the nodes.
+// lostPods counts w's pods on lost nodes, live or stuck in their deletion, and names
+// the nodes.
 func (f failure) lostPods(o Observed, w *Workload) (int32, []string) {
 	var n int32
 	var nodes []string
-	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
+	key := WorkloadKey(w.Kind, w.Name)
+	for _, pod := range slices.Concat(o.Pods[key], o.Stuck[key]) {
 		if f.lost[pod.Node] {
 			n++
 			if !slices.Contains(nodes, pod.Node) {

@@ -324,6 +324,12 @@ func TestDecideFencing(t *testing.T) {
 			claims: map[string]NodeClaim{},
 			want:   result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(proven)},
 		},
+		"a pod Kubernetes evicted, stuck Terminating on the dead node: fenced on proof": {
+			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, nodes: nodesWith(down), health: lostTwoMinutes,
+			pods:  map[string][]Pod{"StatefulSet/db": {pod("db-1", "n3", true, time.Hour), pod("db-2", "n5", true, time.Hour)}},
+			stuck: map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n1"}}},
+			want:  result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(proven)},
+		},
 		"fencing Never: reported": {
 			policy: policy("p", time.Hour, nil), work: []Workload{db}, pods: pods, nodes: nodesWith(down), health: lostTwoMinutes,
 			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering("1 pods on lost node n1: holdfast surges only Deployments, so the StatefulSet waits for the node or for Kubernetes")},
@@ -412,5 +418,27 @@ func TestUnreachableToleration(t *testing.T) {
 		if got := UnreachableToleration(tc.t); got != tc.want {
 			t.Errorf("%s: %v, want %v", name, got, tc.want)
 		}
+	}
+}
+
+func TestStuckOf(t *testing.T) {
+	h := staleLeases(map[string]time.Duration{"n1": time.Minute})
+	deleting := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", DeletionTimestamp: ptr.To(metav1.NewTime(now))}, Spec: corev1.PodSpec{NodeName: "n1"}}
+	db, web := workload(holdfastv1alpha1.KindStatefulSet, "db", 3), workload(holdfastv1alpha1.KindDeployment, "web", 3)
+	if got, ok := StuckOf(deleting, &db, h); !ok || got != (Pod{Name: "db-0", Node: "n1"}) {
+		t.Errorf("a StatefulSet's pod being deleted on a suspect node: %+v, %t", got, ok)
+	}
+	if _, ok := StuckOf(deleting, &web, h); ok {
+		t.Error("a Deployment's pod being deleted counts as stuck: its ReplicaSet has replaced it")
+	}
+	live := deleting.DeepCopy()
+	live.DeletionTimestamp = nil
+	if _, ok := StuckOf(live, &db, h); ok {
+		t.Error("a live pod counts as stuck")
+	}
+	elsewhere := deleting.DeepCopy()
+	elsewhere.Spec.NodeName = "n3"
+	if _, ok := StuckOf(elsewhere, &db, h); ok {
+		t.Error("a pod being deleted on a healthy node counts as stuck")
 	}
 }

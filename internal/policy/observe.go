@@ -79,6 +79,18 @@ func PodOf(pod *corev1.Pod) (Pod, bool) {
 	}, true
 }
 
+// StuckOf reduces a StatefulSet's pod being deleted on a suspect node to what fencing
+// reads; false for any other pod.
+func StuckOf(pod *corev1.Pod, w *Workload, h NodeHealth) (Pod, bool) {
+	if w.Kind != holdfastv1alpha1.KindStatefulSet || pod.DeletionTimestamp == nil || pod.Spec.NodeName == "" {
+		return Pod{}, false
+	}
+	if _, suspect := h.Suspects[pod.Spec.NodeName]; !suspect {
+		return Pod{}, false
+	}
+	return Pod{Name: pod.Name, Node: pod.Spec.NodeName}, true
+}
+
 // readiness returns whether the pod is Ready and since when: the Ready condition's
 // last transition, or the pod's creation before it has one.
 func readiness(p *corev1.Pod) (bool, time.Time) {

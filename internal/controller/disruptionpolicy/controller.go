@@ -264,7 +264,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 // gather reads the policy's namespace: policies, selected workloads and budgets from
 // the cache; the pods of single replicas under Surge or Protect from the apiserver.
 func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionPolicy) (policy.Observed, error) {
-	obs := policy.Observed{Policy: p, Now: r.clock.Now(), Pods: map[string][]policy.Pod{}, Nodes: map[string]*corev1.Node{}, Health: r.nodes.Health()}
+	obs := policy.Observed{Policy: p, Now: r.clock.Now(), Pods: map[string][]policy.Pod{}, Nodes: map[string]*corev1.Node{}, Health: r.nodes.Health(), Stuck: map[string][]policy.Pod{}}
 	ns := client.InNamespace(p.Namespace)
 	policies := &holdfastv1alpha1.DisruptionPolicyList{}
 	if err := r.client.List(ctx, policies, ns); err != nil {
@@ -503,11 +503,13 @@ func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *policy
 	key := policy.WorkloadKey(w.Kind, w.Name)
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		live, ok := policy.PodOf(pod)
-		if !ok {
+		if live, ok := policy.PodOf(pod); ok {
+			obs.Pods[key] = append(obs.Pods[key], live)
+		} else if stuck, ok := policy.StuckOf(pod, w, obs.Health); ok {
+			obs.Stuck[key] = append(obs.Stuck[key], stuck)
+		} else {
 			continue
 		}
-		obs.Pods[key] = append(obs.Pods[key], live)
 		if pod.Spec.NodeName == "" || obs.Nodes[pod.Spec.NodeName] != nil {
 			continue
 		}

@@ -221,7 +221,7 @@ func (w *nodeWatcher) wake(ctx context.Context, node string) error {
 	return nil
 }
 
-// lostPodLabels reads the labels of namespace's live pods on the suspect nodes, from
+// lostPodLabels reads the labels of namespace's pods on the suspect nodes, from
 // the API server (the cache holds no pods): the workloads they belong to need their
 // pods read.
 func lostPodLabels(ctx context.Context, live client.Reader, namespace string, h policy.NodeHealth) ([]map[string]string, error) {
@@ -232,10 +232,10 @@ func lostPodLabels(ctx context.Context, live client.Reader, namespace string, h 
 		if err := live.List(ctx, pods, client.InNamespace(namespace), client.MatchingFields{podNodeField: node}); err != nil {
 			return nil, fmt.Errorf("listing the pods of node %s in namespace %s: %w", node, namespace, err)
 		}
+		// Pods being deleted too: a StatefulSet's pod stays so on a dead node until it
+		// is fenced.
 		for i := range pods.Items {
-			if pods.Items[i].DeletionTimestamp == nil {
-				out = append(out, pods.Items[i].Labels)
-			}
+			out = append(out, pods.Items[i].Labels)
 		}
 	}
 	return out, nil
