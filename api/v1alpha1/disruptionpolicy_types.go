@@ -419,7 +419,7 @@ type DisruptionPolicyStatus struct {
 	Blocked int32 `json:"blocked"`
 	// Recovering is the number of selected workloads with pods on a lost node.
 	// +optional
-	Recovering int32 `json:"recovering,omitempty"`
+	Recovering int32 `json:"recovering"`
 	// LostNodes are the lost nodes running selected pods (at most 50), sorted.
 	// +optional
 	// +listType=atomic

@@ -368,9 +368,9 @@ func compactFences(fs []Fence) []Fence {
 // every pod 300 s of toleration for that, and the pod garbage collector, which deletes
 // the pods of an out-of-service node, runs every 20 s.
 const (
-	NodeMonitorGracePeriod   = 50 * time.Second
-	DefaultToleration = 300 * time.Second
-	podGCPeriod              = 20 * time.Second
+	NodeMonitorGracePeriod = 50 * time.Second
+	DefaultToleration      = 300 * time.Second
+	podGCPeriod            = 20 * time.Second
 )
 
 // Recovery is how long a workload takes to be whole again once a node running some of

@@ -9,7 +9,6 @@ package clusterdisruptionpolicy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +31,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
+	"github.com/holdfast-dev/holdfast/internal/controller/apply"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
 	"github.com/holdfast-dev/holdfast/internal/controller/summary"
@@ -133,13 +133,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if equality.Semantic.DeepEqual(p.Status, d.Status) {
 		return ctrl.Result{}, nil
 	}
-	// The whole status, so that counts at zero are written too.
-	patch, err := json.Marshal(map[string]any{"status": d.Status})
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("encoding status of ClusterDisruptionPolicy %s: %w", p.Name, err)
-	}
-	if err := r.client.Status().Patch(ctx, p.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("patching status of ClusterDisruptionPolicy %s: %w", p.Name, err)
+	if err := apply.Status(ctx, r.client, p.DeepCopy(), p.Status, d.Status); err != nil {
+		return ctrl.Result{}, err
 	}
 	r.patches.Patched(req.NamespacedName, p.ResourceVersion)
 	log.FromContext(ctx).V(1).Info("Status updated", "namespaces", d.Status.Namespaces, "selected", d.Status.Selected, "budgeted", d.Status.Budgeted)

@@ -242,14 +242,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	summary.Set(&d.Status.Conditions, p.Generation, readyRules, "every selected workload has its budget", metav1.NewTime(obs.Now))
 	var evs []announce.Event
 	if !equality.Semantic.DeepEqual(p.Status, d.Status) {
-		// The whole status, not a diff against the cached one: a diff leaves out counts
-		// that are zero in both, and the apiserver then never shows them.
-		patch, err := json.Marshal(map[string]any{"status": d.Status})
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("encoding status of DisruptionPolicy %s: %w", klog.KObj(p), err)
-		}
-		if err := r.client.Status().Patch(ctx, p.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("patching status of DisruptionPolicy %s: %w", klog.KObj(p), err)
+		if err := apply.Status(ctx, r.client, p.DeepCopy(), p.Status, d.Status); err != nil {
+			return ctrl.Result{}, err
 		}
 		r.patches.Patched(req.NamespacedName, p.ResourceVersion)
 		logger.V(1).Info("Status updated", "selected", d.Status.Selected, "budgeted", d.Status.Budgeted, "conflicting", d.Status.Conflicting, "unprotected", d.Status.Unprotected)
