@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -35,9 +36,13 @@ type upOptions struct {
 // ZoneName is the topology.kubernetes.io/zone of the i-th zone: zone-a, zone-b, ...
 func zoneName(i int) string { return "zone-" + string(rune('a'+i%26)) }
 
-// freePorts asks the kernel for n unused loopback ports, so that two testbeds can run
-// side by side.
+// freePorts returns n ports free on loopback, chosen below the kernel's ephemeral
+// range: a port taken from that range (port 0) can be handed to another process's
+// outgoing connection between the choice and the component's own bind, which happened
+// with several testbeds starting at once ("bind: address already in use"). Ports below
+// the range are only ever taken by a bind, and each is checked by one.
 func freePorts(n int) ([]int, error) {
+	low, high := listenRange()
 	var ports []int
 	var listeners []net.Listener
 	defer func() {
@@ -45,15 +50,32 @@ func freePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 1000 {
+			return nil, fmt.Errorf("no %d free ports in %d-%d", n, low, high)
+		}
+		port := low + rand.IntN(high-low)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			return nil, err
+			continue
 		}
 		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// listenRange is where freePorts chooses: the 12,000 ports below the kernel's ephemeral
+// range (32768-60999 by default), not below 1024.
+func listenRange() (low, high int) {
+	high = 32768
+	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		var lo, hi int
+		if _, err := fmt.Sscan(string(data), &lo, &hi); err == nil && lo > 2048 {
+			high = lo
+		}
+	}
+	return max(1024, high-12000), high
 }
 
 func up(ctx context.Context, o upOptions) error {
