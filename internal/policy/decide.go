@@ -263,7 +263,9 @@ func Decide(o Observed) Decision {
 	for _, w := range selected {
 		_, nodes := f.lostPods(o, w)
 		lostNodes = append(lostNodes, nodes...)
-		d.Fence = append(d.Fence, f.fences(o, w, nodes)...)
+		fences, next := f.fences(o, w, nodes)
+		d.Fence = append(d.Fence, fences...)
+		d.RequeueAfter = sooner(d.RequeueAfter, next)
 		v := decideWorkload(o, w, win, closed, siblings, f)
 		d.Scales = append(d.Scales, v.scales...)
 		d.PodAnnotations = append(d.PodAnnotations, v.annotations...)

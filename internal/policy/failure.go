@@ -69,6 +69,8 @@ type Suspect struct {
 	// Tainted says the node-lifecycle controller tainted it unreachable or not-ready,
 	// NoExecute.
 	Tainted bool
+	// Down says the node carries NodeDownAnnotation: proof for fencing.
+	Down bool
 }
 
 // SuspectOf reads a node and its Lease (nil without one), and reports whether the node
@@ -82,6 +84,7 @@ func SuspectOf(n *corev1.Node, lease *coordinationv1.Lease, now time.Time) (Susp
 	s.Tainted = slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
 		return t.Effect == corev1.TaintEffectNoExecute && slices.Contains(lostTaints, t.Key)
 	})
+	s.Down = n.Annotations[holdfastv1alpha1.NodeDownAnnotation] == "true"
 	return s, s.Tainted || !s.Renewed.IsZero() && !now.Before(s.Renewed.Add(max(SuspectAfter, s.LeaseDuration*3/8)))
 }
 
@@ -297,17 +300,25 @@ func fencing(p *holdfastv1alpha1.DisruptionPolicy) bool {
 // fences are the nodes among nodes, lost and running pods of w, to fence now: w is a
 // StatefulSet under fencing: Verified, the brake does not hold, the node is not fenced
 // yet and there is proof that it is down.
-func (f failure) fences(o Observed, w *Workload, nodes []string) []Fence {
+func (f failure) fences(o Observed, w *Workload, nodes []string) ([]Fence, time.Duration) {
 	if w.Kind != holdfastv1alpha1.KindStatefulSet || !fencing(o.Policy) || f.brake != "" {
-		return nil
+		return nil, 0
 	}
 	var out []Fence
+	var next time.Duration
 	for _, name := range nodes {
-		if proof := f.proof(o, name); proof != "" && !Fenced(o.Nodes[name]) {
+		proof := f.proof(o, name)
+		if proof != "" && !Fenced(o.Nodes[name]) {
 			out = append(out, Fence{Node: name, Proof: proof})
 		}
+		// fenceAfter is proof by the clock alone: nothing else wakes the policy then.
+		if after := o.Policy.Spec.NodeFailure.FenceAfter; proof == "" && after != nil {
+			if s := o.Health.Suspects[name]; !s.Renewed.IsZero() {
+				next = sooner(next, s.Renewed.Add(after.Duration).Sub(o.Now))
+			}
+		}
 	}
-	return out
+	return out, next
 }
 
 // proof says why a lost node is known to be down, or "" when it is not known: the

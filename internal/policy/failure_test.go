@@ -310,9 +310,9 @@ func TestDecideFencing(t *testing.T) {
 			policy: policy("p", time.Hour, verified(time.Minute)), work: []Workload{db}, pods: pods, nodes: nodesWith(nil), health: lostTwoMinutes,
 			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(proven)},
 		},
-		"fenceAfter not passed yet: waits": {
+		"fenceAfter not passed yet: waits, and looks again when it has": {
 			policy: policy("p", time.Hour, verified(5*time.Minute)), work: []Workload{db}, pods: pods, nodes: nodesWith(nil), health: lostTwoMinutes,
-			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(waiting)},
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(waiting), RequeueAfter: 3 * time.Minute},
 		},
 		"fenced already: not again": {
 			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, pods: pods, nodes: nodesWith(func(n *corev1.Node) { down(n); fenced(n) }), health: lostTwoMinutes,

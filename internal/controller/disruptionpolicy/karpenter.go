@@ -164,7 +164,9 @@ func consolidatableChanged() predicate.Predicate {
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, okOld := e.ObjectOld.(*unstructured.Unstructured)
 			n, okNew := e.ObjectNew.(*unstructured.Unstructured)
-			return !okOld || !okNew || !consolidatableSince(o).Equal(consolidatableSince(n))
+			// A NodeClaim being deleted is proof for fencing that its node is down.
+			return !okOld || !okNew || !consolidatableSince(o).Equal(consolidatableSince(n)) ||
+				(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
 		},
 	}
 }

@@ -89,12 +89,19 @@ func (w *nodeWatcher) look(ctx context.Context) error {
 	if err := w.release(ctx, nodes, h); err != nil {
 		return err
 	}
-	for name := range h.Suspects {
-		if _, was := old.Suspects[name]; !was {
-			log.FromContext(ctx).Info("Node suspected lost", "node", klog.KRef("", name), "renewed", h.Suspects[name].Renewed)
-			if err := w.wake(ctx, name); err != nil {
-				return err
-			}
+	for name, s := range h.Suspects {
+		was, suspected := old.Suspects[name]
+		switch {
+		case !suspected:
+			log.FromContext(ctx).Info("Node suspected lost", "node", klog.KRef("", name), "renewed", s.Renewed)
+		case was != s:
+			// Tainted by the node-lifecycle controller, or proven down: fencing may act.
+			log.FromContext(ctx).Info("Lost node changed", "node", klog.KRef("", name), "tainted", s.Tainted, "down", s.Down)
+		default:
+			continue
+		}
+		if err := w.wake(ctx, name); err != nil {
+			return err
 		}
 	}
 	for name := range old.Suspects {
