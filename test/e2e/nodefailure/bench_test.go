@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -218,19 +219,26 @@ func (e *env) workloads(place func(*corev1.PodSpec), nodes ...string) {
 	}
 }
 
-// deleteWorkloads deletes single, web and db and waits until their pods are gone.
+// deleteWorkloads deletes single, web and db and waits until they and their pods are
+// gone, so that they can be made again under the same names.
 func (e *env) deleteWorkloads() {
 	e.T.Helper()
-	for _, obj := range []client.Object{
+	objs := []client.Object{
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "single"}},
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "web"}},
 		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: "db"}},
-	} {
+	}
+	for _, obj := range objs {
 		if err := e.c.Delete(e.Ctx, obj, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 			e.T.Fatalf("deleting %s: %v", obj.GetName(), err)
 		}
 	}
-	e.Eventually(benchWait, "the workloads' pods gone", func(ctx context.Context) (bool, error) {
+	e.Eventually(benchWait, "the workloads and their pods gone", func(ctx context.Context) (bool, error) {
+		for _, obj := range objs {
+			if err := e.c.Get(ctx, client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
+				return false, client.IgnoreNotFound(err)
+			}
+		}
 		pods, err := e.Pods(ctx, "app in (single,web,db)")
 		return len(pods) == 0, err
 	})
