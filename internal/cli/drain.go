@@ -25,8 +25,8 @@ import (
 )
 
 // ExitIncomplete is drain's exit code when it ended with a node not drained: a budget that
-// never allows an eviction, a pod that needs --force or --delete-emptydir-data, a pod
-// under two budgets, --timeout, or Ctrl-C. The nodes stay cordoned; the same command
+// never allows an eviction, a pod that needs --force, --delete-emptydir-data or
+// --ignore-daemonsets, a pod under two budgets, --timeout, or Ctrl-C. The nodes stay cordoned; the same command
 // resumes.
 const ExitIncomplete = 3
 
@@ -127,9 +127,11 @@ taint goes when the node is cordoned, and from every node when the run ends.
 A refused eviction (429) is retried with backoff, honouring Retry-After, and the budget
 that refused it is named. A budget that can never allow an eviction (minAvailable 1 on
 one replica) or a pod under two budgets stops that pod at once with what to change.
-DaemonSet pods and mirror pods are skipped, as kubectl drain --ignore-daemonsets does;
-pods with no controller need --force and pods with emptyDir volumes need
---delete-emptydir-data.
+kubectl drain's rules decide which pods go, and as with kubectl a node with a pod that
+needs a flag is left cordoned with nothing evicted (the other nodes are drained): pods
+with no controller need --force, pods with emptyDir volumes --delete-emptydir-data,
+DaemonSet pods --ignore-daemonsets (which leaves them), and a DaemonSet's orphan (its
+DaemonSet deleted) --force. Mirror pods are left.
 
 Ctrl-C or --timeout leaves the nodes cordoned, releases their slots and says what
 remains; running the same command again resumes.
@@ -146,9 +148,9 @@ every 10s: an uncordon, a new node); --evict-unplaceable evicts it at once, whic
 right when a cluster autoscaler adds nodes for Pending pods.
 
 A drop-in for kubectl drain: a script written for it runs unchanged. --force,
---delete-emptydir-data, --grace-period, --pod-selector, --skip-wait-for-delete-timeout
-and -l/--selector mean what they mean to kubectl; --ignore-daemonsets and --chunk-size are
-accepted and change nothing; --dry-run takes none, client or server; --timeout bounds the
+--delete-emptydir-data, --ignore-daemonsets, --grace-period, --pod-selector,
+--skip-wait-for-delete-timeout and -l/--selector mean what they mean to kubectl;
+--chunk-size is accepted and changes nothing; --dry-run takes none, client or server; --timeout bounds the
 whole run rather than each node's evictions; --disable-eviction is refused, because it
 deletes pods past their budgets. Unlike kubectl, a node may be named and --selector given
 together, and a pod refused by its budget is retried until --timeout, never deleted.
@@ -174,8 +176,8 @@ watch; pods/eviction create; workloads, budgets, autoscalers, priority classes,
 namespaces and holdfast's own kinds read; leases in --slot-namespace.
 
 Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
-an API call failed (unreachable, not allowed); 3 a node is not drained: a pod is blocked
-or refused, --timeout, Ctrl-C. A node not drained stays cordoned; run the same command
+an API call failed (unreachable, not allowed); 3 a node is not drained: a pod needs a
+flag, is blocked or refused, --timeout, Ctrl-C. A node not drained stays cordoned; run the same command
 again to resume.`,
 		Example: `  # Drain one node; progress on the terminal, a summary at the end.
   holdfast drain node-1
@@ -222,13 +224,11 @@ again to resume.`,
 	f.BoolVar(&o.Pace, "pace", true, "wait for each replacement to be Ready before the next eviction from its workload")
 	f.BoolVar(&o.Force, "force", false, "also evict pods that no controller will recreate (as kubectl; still through the Eviction API)")
 	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "also evict pods with emptyDir volumes, whose data is lost (as kubectl)")
-	f.StringVar(&o.PodSelector, "pod-selector", "", "evict only the pods with these labels; the others stay on the node, which counts as drained without them (as kubectl). "+
-		"The order of the nodes and --dry-run's list of blocked nodes still count every pod")
+	f.StringVar(&o.PodSelector, "pod-selector", "", "evict only the pods with these labels; the others stay on the node, which counts as drained without them (as kubectl)")
 	f.IntVar(&o.GracePeriod, "grace-period", -1, "seconds each evicted pod is given to stop; negative: the pod's own terminationGracePeriodSeconds (as kubectl)")
 	f.IntVar(&o.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "stop waiting for a pod that has been deleting for more than this many seconds, "+
 		"and count it as skipped: its kubelet may be gone (as kubectl; 0: always wait)")
-	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, "accepted for kubectl's scripts, and changes nothing: holdfast always leaves DaemonSet pods, "+
-		"which the DaemonSet would put back on the node, where kubectl without this flag refuses to drain")
+	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, "leave DaemonSet pods on the node, which the DaemonSet would put back; without it a node with one is refused, nothing evicted (as kubectl)")
 	f.BoolVar(&o.DisableEviction, "disable-eviction", false, "refused: kubectl deletes pods with it, bypassing every PodDisruptionBudget; holdfast drain only evicts")
 	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "accepted for kubectl's scripts, and changes nothing: holdfast reads pods from one watch, not from paged lists")
 	f.StringVarP(&o.Output, "output", "o", "", "json: one JSON object per event on standard output, for pipelines (see README); default: text for people")
@@ -376,9 +376,7 @@ func (o *DrainOptions) planDrain(ctx context.Context, nodes []string) (*snapshot
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: nodes}, plan.Options{
-		MaxConcurrent: o.MaxConcurrent, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData,
-	})
+	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: nodes}, plan.Options{MaxConcurrent: o.MaxConcurrent, DrainFilter: o.filter()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("planning the drain: %w", err)
 	}
@@ -398,7 +396,7 @@ func (o *DrainOptions) waves(p *plan.Plan) [][]string {
 // filter is which pods the drain evicts, from kubectl's flags; Validate has parsed
 // --pod-selector.
 func (o *DrainOptions) filter() drain.Filter {
-	f := drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData}
+	f := drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData, IgnoreDaemonSets: o.IgnoreDaemonSets}
 	if o.PodSelector != "" {
 		f.PodSelector, _ = labels.Parse(o.PodSelector)
 	}

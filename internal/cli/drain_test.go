@@ -144,7 +144,7 @@ func TestDrainDryRun(t *testing.T) {
 	c.Pod("shop", "bare", map[string]string{"app": "bare"}, "node-2")
 	var out bytes.Buffer
 	o := &DrainOptions{
-		Nodes: []string{"node-1", "node-2"}, MaxConcurrent: 1, DryRun: DryRunClient,
+		Nodes: []string{"node-1", "node-2"}, MaxConcurrent: 1, DryRun: DryRunClient, IgnoreDaemonSets: true,
 		IOStreams: genericiooptions.IOStreams{Out: &out},
 		Clock:     clocktesting.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 		cluster:   cluster{kube: fake.NewClientset(objectsOf(c)...)},
@@ -462,6 +462,12 @@ func TestDrainKubectlFlags(t *testing.T) {
 			wantCode: ExitIncomplete, // the bare pods need --force, as with kubectl
 			wantOut:  []string{"shop/web-0: no controller would recreate the pod (use --force)"},
 		},
+		// As kubectl: the DaemonSet's pod refuses the node, and nothing is evicted.
+		"--force without --ignore-daemonsets": {
+			args:     []string{"node-1", "--force"},
+			wantCode: ExitIncomplete,
+			wantOut:  []string{"kube-system/fluentd-0: managed by DaemonSet fluentd, which would put it back on the node (use --ignore-daemonsets)"},
+		},
 		"the runbook's line": {
 			args:      []string{"node-1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--grace-period=30", "--timeout=5m", "--skip-wait-for-delete-timeout=10", "--chunk-size=100"},
 			wantOut:   []string{"node-1  drained  2        1        0", "Drained 1 of 1 node(s)"},
@@ -477,19 +483,19 @@ func TestDrainKubectlFlags(t *testing.T) {
 			wantEvicted: []string{"shop/web-0"},
 		},
 		"--dry-run=client": {
-			args:    []string{"node-1", "--force", "--dry-run=client"},
+			args:    []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run=client"},
 			wantOut: []string{"evict  shop/web-0", "Dry run, nothing changed: every node would drain."},
 		},
 		"--dry-run alone is client": {
-			args:    []string{"node-1", "--force", "--dry-run"},
+			args:    []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run"},
 			wantOut: []string{"Dry run, nothing changed: every node would drain."},
 		},
 		"--dry-run=true, the old boolean": {
-			args:    []string{"node-1", "--force", "--dry-run=true"},
+			args:    []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run=true"},
 			wantOut: []string{"Dry run, nothing changed: every node would drain."},
 		},
 		"--dry-run=server": {
-			args:        []string{"node-1", "--force", "--dry-run=server"},
+			args:        []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run=server"},
 			wantOut:     []string{"The API server's answers to dry-run evictions:", "  allowed  shop/db-0", "  allowed  shop/web-0"},
 			wantEvicted: []string{"shop/db-0", "shop/web-0"},
 		},

@@ -21,12 +21,10 @@ const RoomInterval = 10 * time.Second
 
 // Unplaceable returns the pods of node (namespace/name) whose replacement would fit on no
 // other node of snap as it is now, each with the planner's explanation. It is the
-// planner's scheduling simulation of draining node alone, the other cordoned nodes
-// counted out; snap is not changed.
+// planner's scheduling simulation of draining node alone with the drain's rules, the
+// other cordoned nodes counted out; snap is not changed.
 func Unplaceable(snap *snapshot.Snapshot, now time.Time, node string, f Filter) (map[string]string, error) {
-	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: []string{node}}, plan.Options{
-		Force: f.Force, DeleteEmptyDirData: f.DeleteEmptyDirData,
-	})
+	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: []string{node}}, plan.Options{DrainFilter: f})
 	if err != nil {
 		return nil, err
 	}

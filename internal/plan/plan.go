@@ -46,12 +46,11 @@ type Options struct {
 	// drained nodes stay cordoned for the rest of the plan, as `holdfast drain` leaves
 	// them, so every later wave has less room.
 	Uncordon bool
-	// Force lets pods with no controller be evicted (kubectl drain --force); they are
-	// lost, not re-placed. Without it such a pod blocks its node.
-	Force bool
-	// DeleteEmptyDirData lets pods with emptyDir volumes be evicted; without it such a pod
-	// blocks its node, as in kubectl drain.
-	DeleteEmptyDirData bool
+	// DrainFilter is kubectl drain's rules and flags, as the drain applies them: pods with
+	// no controller need Force (they are lost, not re-placed), pods with emptyDir volumes
+	// DeleteEmptyDirData, DaemonSet pods IgnoreDaemonSets; a pod refused blocks its node,
+	// and the pods PodSelector leaves out stay where they are, counted as on any node.
+	availability.DrainFilter
 }
 
 // Plan is the answer to "how can these nodes be drained".
@@ -141,6 +140,9 @@ const (
 	// EmptyDirData: the pod's emptyDir data would be lost; refused without
 	// --delete-emptydir-data.
 	EmptyDirData = ReasonType(availability.RuleEmptyDirData)
+	// DaemonSetPod: a DaemonSet's pod, which kubectl and holdfast drain refuse to leave
+	// without --ignore-daemonsets.
+	DaemonSetPod = ReasonType(availability.RuleDaemonSetPod)
 	// UnhealthyPod: the pod is not ready and its budget, with the default
 	// unhealthyPodEvictionPolicy IfHealthyBudget, is not healthy enough to let it go.
 	UnhealthyPod = ReasonType(availability.ReasonUnhealthyPod)
