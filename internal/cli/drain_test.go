@@ -173,6 +173,29 @@ func TestDrainDryRun(t *testing.T) {
 	}
 }
 
+// The dry run, and the order of the nodes behind the drain, count only the pods
+// --pod-selector names: a node that only the other pods would keep (a bare pod, a budget
+// that never allows an eviction) is one the drain empties of what it selects.
+func TestDrainDryRunPodSelector(t *testing.T) {
+	c := snapshottest.New()
+	for _, n := range []string{"node-1", "node-2"} {
+		c.Node(n, "zone-a")
+	}
+	c.Deployment("shop", "web", map[string]string{"app": "web"}, []string{"node-1"})
+	c.Deployment("shop", "db", map[string]string{"app": "db"}, []string{"node-1"})
+	c.PDB("shop", "db", map[string]string{"app": "db"}, snapshottest.MinAvailable(intstr.FromInt32(1)))
+	c.Pod("ops", "debug", map[string]string{"app": "debug"}, "node-1")
+	code, out, err := runDrain(t, fake.NewClientset(objectsOf(c)...), "node-1", "--pod-selector=app=web", "--dry-run")
+	if err != nil || code != ExitOK {
+		t.Errorf("exit code %d, error %v, want 0", code, err)
+	}
+	for _, want := range []string{"evict  shop/web-rs-0", "skip   shop/db-rs-0", "not matched by --pod-selector app=web", "every node would drain"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the dry run does not say %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestDrainResolveNodes(t *testing.T) {
 	node := func(name, pool string) runtime.Object {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": pool}}}

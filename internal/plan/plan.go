@@ -219,6 +219,28 @@ func DrainWaves(snap *snapshot.Snapshot, now time.Time, targets Targets, opts Op
 	return c.drainWaves(names, opts), nil
 }
 
+// Unplaceable explains, for the drain of node name alone in snap at time now with the drain's
+// rules f, each pod whose replacement would fit on no other node (NoRoom, or
+// CompanionPending for a companion). Unlike a plan, it looks past whatever else keeps
+// the node (a budget that allows nothing for now, a pod refused): a drain asks it before
+// each eviction, and such a reason must not hide that another pod's replacement would
+// stay Pending. It never changes snap.
+func Unplaceable(snap *snapshot.Snapshot, now time.Time, name string, f availability.DrainFilter) ([]Reason, error) {
+	m := availability.Build(snap, now)
+	if _, err := resolve(m, Targets{Names: []string{name}}); err != nil {
+		return nil, err
+	}
+	c := newCluster(m)
+	c.strategies = singleReplicaStrategies(m, snap)
+	target := []*node{c.nodes[c.index[name]]}
+	target[0].queued = true
+	c.filter(target, f)
+	opts := Options{DrainFilter: f}
+	c.order(target, opts)
+	_, failed := c.evict(target, opts)
+	return c.roomReasons(failed, 0), nil
+}
+
 // resolve turns targets into node names in the model's order, without repeats.
 func resolve(m *availability.Model, t Targets) ([]string, error) {
 	want := map[string]bool{}

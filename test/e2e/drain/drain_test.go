@@ -847,3 +847,42 @@ func TestLastNodeKeepsPodsThatFitNowhere(t *testing.T) {
 		}
 	}
 }
+
+// --pod-selector narrows what the drain evicts, not what it checks: a selected pod whose
+// replacement fits nowhere (web, pinned to its node) is kept, its budget unspent, as it
+// is without the selector. The pod the selector leaves out (a bare one, which kubectl
+// never lists) neither blocks the node nor hides that the selected pod has no room.
+func TestPodSelectorKeepsPodsThatFitNowhere(t *testing.T) {
+	f := framework.New(t)
+	node := f.AddNode("selected-1", "zone-a", nil).Name
+	uncordonAtEnd(f, node)
+	web := f.Deployment("web", 1)
+	web.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node}
+	f.Create(web)
+	f.WaitReady(web)
+	f.Create(barePod(f, "bystander", map[string]string{"app": "other"}, node, nil))
+	target := podsOf(t, f, web)[0]
+
+	ctx, interrupt := context.WithCancel(f.Ctx)
+	defer interrupt()
+	r := holdfast(ctx, f, "drain", node, "--pod-selector", "app=web", "--slot-namespace", f.Namespace, "--timeout", "2m")
+	f.Eventually(2*time.Minute, "the drain to keep web's pod, or to end", func(context.Context) (bool, error) {
+		select {
+		case <-r.done:
+			return true, nil
+		default:
+		}
+		return strings.Contains(r.errOut.String(), "no room: its replacement fits on no other node"), nil
+	})
+	interrupt()
+	r.wait(t, time.Minute)
+	t.Logf("exit %d:\n%s", r.code, r.output())
+	if r.code != cli.ExitIncomplete {
+		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
+	}
+	for _, name := range []string{target.Name, "bystander"} {
+		if p, err := f.Clientset.CoreV1().Pods(f.Namespace).Get(f.Ctx, name, metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil {
+			t.Errorf("pod %s was evicted (err %v); want it kept on %s", name, err, node)
+		}
+	}
+}
