@@ -179,9 +179,9 @@ func Build(s *snapshot.Snapshot, now time.Time) *Model {
 		Source:             s.Source,
 		Now:                now,
 		DisruptionPolicies: s.DisruptionPolicies,
-		nodes:     make(map[string]*Node, len(s.Nodes)),
-		workloads: map[WorkloadRef]*Workload{},
-		pods:      make(map[podKey]*Member, len(s.Pods)),
+		nodes:              make(map[string]*Node, len(s.Nodes)),
+		workloads:          map[WorkloadRef]*Workload{},
+		pods:               make(map[podKey]*Member, len(s.Pods)),
 	}
 	m.addNodes(s)
 	m.addWorkloads(s)

@@ -217,4 +217,3 @@ func startupOf(w *availability.Workload) time.Duration {
 	}
 	return best
 }
-
