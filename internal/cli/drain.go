@@ -149,11 +149,15 @@ right when a cluster autoscaler adds nodes for Pending pods.
 
 A drop-in for kubectl drain: a script written for it runs unchanged. --force,
 --delete-emptydir-data, --ignore-daemonsets, --grace-period, --pod-selector,
---skip-wait-for-delete-timeout and -l/--selector mean what they mean to kubectl;
---chunk-size is accepted and changes nothing; --dry-run takes none, client or server; --timeout bounds the
-whole run rather than each node's evictions; --disable-eviction is refused, because it
-deletes pods past their budgets. Unlike kubectl, a node may be named and --selector given
-together, and a pod refused by its budget is retried until --timeout, never deleted.
+--skip-wait-for-delete-timeout and -l/--selector mean what they mean to kubectl, and so do
+kubectl's global -v, --warnings-as-errors and --match-server-version; --chunk-size is
+accepted and changes nothing; --dry-run takes none, client or server; --timeout bounds
+the whole run rather than each node's evictions; --disable-eviction is refused, because
+it deletes pods past their budgets. Unlike kubectl, a node may be named and --selector
+given together, and a pod refused by its budget is retried until --timeout, never
+deleted. Standard output has kubectl's lines (node/N cordoned, evicting pod NS/P, pod/P
+evicted, node/N drained) as the drain goes, then holdfast's summary; standard error has
+holdfast's progress, and kubectl's "error: unable to drain node" for a refused node.
 
 While a node drains, its condition DrainInProgress is True, with the reason Blocked and
 a message naming the pod and the budget (with its numbers) when one stops it; once
@@ -329,7 +333,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if o.DryRun == DryRunClient || o.DryRun == DryRunServer {
 		return o.dryRun(ctx, snap, p)
 	}
-	report := newProgress(o.ErrOut, o.Live, nodes).event
+	report := newProgress(o.ErrOut, o.Out, o.Live, nodes).event
 	var stream *eventStream
 	if o.Output == "json" {
 		stream = &eventStream{w: o.Out}

@@ -86,47 +86,68 @@ To give the nodes back as they are: kubectl uncordon node-2
 	}
 }
 
+// Without a terminal, holdfast's log lines go to standard error and kubectl drain's own
+// lines to standard output, as kubectl prints them: runbooks grep them.
 func TestProgressLogLines(t *testing.T) {
-	var out bytes.Buffer
-	p := newProgress(&out, false, []string{"node-1"})
+	var log, out bytes.Buffer
+	p := newProgress(&log, &out, false, []string{"node-1", "node-2"})
 	at := time.Date(2026, 11, 22, 21, 39, 13, 0, time.UTC)
 	for _, e := range []drain.Event{
 		{Node: "node-1", Kind: drain.SlotTaken, Message: "holdfast-drain-slot-0"},
 		{Node: "node-1", Kind: drain.Cordoned, Message: "cordoned"},
+		{Node: "node-1", Pod: "shop/web-1", Kind: drain.Evicting},
 		{Node: "node-1", Pod: "shop/web-1", Kind: drain.Blocked, Message: "blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0"},
 		{Node: "node-1", Pod: "shop/web-1", Kind: drain.Evicted},
 		{Node: "node-1", Pod: "shop/web-2", Kind: drain.WaitingForReplacement, Message: "waiting for the replacement in ReplicaSet shop/web-abc to be Ready (2 of 3 ready)"},
 		{Node: "node-1", Kind: drain.NodeDrained, Message: "2 pod(s) evicted"},
+		{Node: "node-2", Kind: drain.Cordoned, Message: "already cordoned"},
+		{Node: "node-2", Pod: "shop/debug", Kind: drain.PodStopped, Message: "no controller would recreate the pod (use --force)"},
+		{Node: "node-2", Kind: drain.NodeRefused, Message: "1 pod(s) need a flag; nothing evicted, the node stays cordoned"},
 	} {
 		e.Time = at
 		p.event(e)
 	}
-	want := `21:39:13 node-1: took drain slot holdfast-drain-slot-0
+	wantLog := `21:39:13 node-1: took drain slot holdfast-drain-slot-0
 21:39:13 node-1: cordoned
+21:39:13 node-1 shop/web-1: evicting
 21:39:13 node-1 shop/web-1: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0; retrying
 21:39:13 node-1 shop/web-1: evicted
 21:39:13 node-1 shop/web-2: waiting for the replacement in ReplicaSet shop/web-abc to be Ready (2 of 3 ready)
 21:39:13 node-1: drained: 2 pod(s) evicted
+21:39:13 node-2: already cordoned
+21:39:13 node-2 shop/debug: not evicted: no controller would recreate the pod (use --force)
+21:39:13 node-2: error: unable to drain node "node-2" due to error: 1 pod(s) need a flag; nothing evicted, the node stays cordoned, continuing command...
 `
-	if diff := cmp.Diff(want, out.String()); diff != "" {
+	if diff := cmp.Diff(wantLog, log.String()); diff != "" {
 		t.Errorf("log lines (-want +got):\n%s", diff)
+	}
+	wantOut := `node/node-1 cordoned
+evicting pod shop/web-1
+pod/web-1 evicted
+node/node-1 drained
+node/node-2 already cordoned
+`
+	if diff := cmp.Diff(wantOut, out.String()); diff != "" {
+		t.Errorf("kubectl's lines (-want +got):\n%s", diff)
 	}
 }
 
 // On a terminal the block is redrawn in place: each redraw first moves up over the
-// previous block and erases it.
+// previous block and erases it. kubectl's lines are written above the block, which is
+// drawn again below them, so that the two share one terminal.
 func TestProgressLiveRedraws(t *testing.T) {
-	var out bytes.Buffer
-	p := newProgress(&out, true, []string{"node-1", "node-2"})
+	var term bytes.Buffer
+	p := newProgress(&term, &term, true, []string{"node-1", "node-2"})
+	p.event(drain.Event{Node: "node-1", Kind: drain.SlotTaken, Message: "holdfast-drain-slot-0"})
 	p.event(drain.Event{Node: "node-1", Kind: drain.Cordoned, Message: "cordoned"})
-	p.event(drain.Event{Node: "node-1", Pod: "shop/web-1", Kind: drain.Evicting})
-	want := "node-1  cordoned  (0 evicted, 0 skipped)\n" +
-		"node-2  waiting  (0 evicted, 0 skipped)\n" +
-		"\x1b[2A\x1b[J" +
-		"node-1  cordoned  (0 evicted, 0 skipped)\n" +
-		"    shop/web-1  evicting\n" +
-		"node-2  waiting  (0 evicted, 0 skipped)\n"
-	if diff := cmp.Diff(want, out.String()); diff != "" {
+	p.event(drain.Event{Node: "node-1", Pod: "shop/web-1", Kind: drain.Blocked, Message: "blocked"})
+	block := func(node1 string, pods ...string) string {
+		return "node-1  " + node1 + "  (0 evicted, 0 skipped)\n" + strings.Join(pods, "") + "node-2  waiting  (0 evicted, 0 skipped)\n"
+	}
+	want := block("took drain slot holdfast-drain-slot-0") +
+		"\x1b[2A\x1b[J" + "node/node-1 cordoned\n" + block("cordoned") +
+		"\x1b[2A\x1b[J" + block("cordoned", "    shop/web-1  blocked; retrying\n")
+	if diff := cmp.Diff(want, term.String()); diff != "" {
 		t.Errorf("live output (-want +got):\n%s", diff)
 	}
 }

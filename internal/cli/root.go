@@ -66,6 +66,7 @@ func renameExamples(cmd *cobra.Command, name string) {
 
 func newRootCommand(streams genericiooptions.IOStreams, name string, prof *profiling) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
+	globals := newKubectlGlobals(streams.ErrOut)
 	root := &cobra.Command{
 		Use:         "holdfast",
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
@@ -76,11 +77,18 @@ an operator that keeps disruption budgets and per-node companions right.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Execute writes the profile: a command's error skips cobra's post-run hooks.
-		PersistentPreRunE: func(*cobra.Command, []string) error { return prof.start() },
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := globals.checkServerVersion(flags); err != nil {
+				return err
+			}
+			return prof.start()
+		},
+		PersistentPostRunE: func(*cobra.Command, []string) error { return globals.warned() },
 	}
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	flags.AddFlags(root.PersistentFlags())
+	globals.addFlags(root.PersistentFlags(), flags)
 	prof.addFlags(root.PersistentFlags())
 	registerConfigCompletions(root, flags)
 	drain := NewDrainCommand(streams, flags)

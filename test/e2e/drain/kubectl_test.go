@@ -28,8 +28,10 @@ import (
 
 // A runbook's drain step written for kubectl drain (testdata/runbook-drain.sh: kubectl's
 // flags --ignore-daemonsets --delete-emptydir-data --force --grace-period --timeout
-// --pod-selector) runs unchanged with holdfast, only the command it is given differs, and
-// ends as it does with kubectl: exit 0, the node cordoned, the application's pods gone
+// --pod-selector, its global flags -v --warnings-as-errors --match-server-version, and a
+// grep of its lines node/N cordoned, evicting pod, pod/P evicted, node/N drained) runs
+// unchanged with holdfast, only the command it is given differs, and ends as it does with
+// kubectl: exit 0, the node cordoned, the application's pods gone
 // (a Deployment's under a budget that first refuses, a bare pod with an emptyDir), the
 // DaemonSet's pod and the pod --pod-selector leaves out still there. With holdfast the
 // node also says so: DrainInProgress True while the budget blocks, Drained True after,
@@ -316,7 +318,7 @@ func refusedNode(t *testing.T, command, prefix string) {
 	if code == 0 {
 		t.Errorf("exit code 0 with a node refused")
 	}
-	for _, want := range []string{"scratch", "--force", "--ignore-daemonsets"} {
+	for _, want := range []string{"scratch", "--force", "--ignore-daemonsets", "node/" + drained + " drained", `unable to drain node "` + refused + `"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output does not name %q", want)
 		}
