@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -322,7 +323,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
 		defer cancel()
 	}
-	nodes, err := o.resolveNodes(ctx)
+	nodes, err := resolveNodes(ctx, o.cluster.kube, o.Nodes, o.Selector)
 	if err != nil {
 		return o.stoppedEarly(ctx, err)
 	}
@@ -461,21 +462,21 @@ func exitCode(res drain.Result, cause error) error {
 	return nil
 }
 
-// resolveNodes returns the named nodes, then those --selector adds, without repeats;
-// every one must exist.
-func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
+// resolveNodes returns the nodes named, then those selector (kubectl's -l) adds, without
+// repeats; every one must exist.
+func resolveNodes(ctx context.Context, kube kubernetes.Interface, names []string, selector string) ([]string, error) {
 	var nodes []string
-	for _, n := range o.Nodes {
+	for _, n := range names {
 		if !slices.Contains(nodes, n) {
 			nodes = append(nodes, n)
 		}
 	}
 	// Nodes found by the selector exist; the named ones are checked below.
 	named := len(nodes)
-	if o.Selector != "" {
-		list, err := o.cluster.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+	if selector != "" {
+		list, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
-			return nil, fmt.Errorf("listing nodes with %s: %w", o.Selector, err)
+			return nil, fmt.Errorf("listing nodes with %s: %w", selector, err)
 		}
 		var selected []string
 		for _, n := range list.Items {
@@ -483,7 +484,7 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 		}
 		slices.Sort(selected)
 		if len(selected) == 0 {
-			return nil, fmt.Errorf("no node has labels %s", o.Selector)
+			return nil, fmt.Errorf("no node has labels %s", selector)
 		}
 		for _, n := range selected {
 			if !slices.Contains(nodes, n) {
@@ -492,7 +493,7 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 		}
 	}
 	for _, n := range nodes[:named] {
-		if _, err := o.cluster.kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
+		if _, err := kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
 			return nil, fmt.Errorf("reading node %s: %w", n, err)
 		}
 	}

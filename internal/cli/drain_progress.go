@@ -216,7 +216,9 @@ func (o *DrainOptions) summary(res drain.Result, took time.Duration, cause error
 	}
 	w.println("To resume, run the same command again: it skips what is done and goes on.")
 	if len(cordoned) > 0 {
-		w.println("To give the nodes back as they are: kubectl uncordon " + strings.Join(cordoned, " "))
+		// kubectl uncordon leaves holdfast's conditions for the operator to clear.
+		names := strings.Join(cordoned, " ")
+		w.println("To give the nodes back as they are: holdfast uncordon " + names + " (or kubectl uncordon " + names + " where the holdfast operator runs)")
 	}
 	return w.err
 }

@@ -79,7 +79,7 @@ node-3  not started            0        0        0
 Drained 1 of 3 node(s) in 42s.
 Stopped by --timeout; nothing more is evicted and the drain slots are released.
 To resume, run the same command again: it skips what is done and goes on.
-To give the nodes back as they are: kubectl uncordon node-2
+To give the nodes back as they are: holdfast uncordon node-2 (or kubectl uncordon node-2 where the holdfast operator runs)
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
@@ -236,8 +236,7 @@ func TestDrainResolveNodes(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := &DrainOptions{Nodes: tc.nodes, Selector: tc.selector, cluster: cluster{kube: client}}
-			got, err := o.resolveNodes(context.Background())
+			got, err := resolveNodes(context.Background(), client, tc.nodes, tc.selector)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("resolveNodes = %v, %v; want an error containing %q", got, err, tc.wantErr)

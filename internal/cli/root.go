@@ -92,13 +92,16 @@ an operator that keeps disruption budgets and per-node companions right.`,
 	prof.addFlags(root.PersistentFlags())
 	registerConfigCompletions(root, flags)
 	drain := NewDrainCommand(streams, flags)
-	// Its node arguments complete like plan drain's, from the cluster.
+	uncordon := NewUncordonCommand(streams, flags)
+	// Their node arguments complete like plan drain's, from the cluster.
 	drain.ValidArgsFunction = completeNodeNames(flags)
+	uncordon.ValidArgsFunction = completeNodeNames(flags)
 	root.AddCommand(NewVersionCommand(streams))
 	root.AddCommand(NewAuditCommand(streams, flags))
 	root.AddCommand(NewOperatorCommand(flags, streams))
 	root.AddCommand(NewInstallCommand(streams, flags))
 	root.AddCommand(drain)
+	root.AddCommand(uncordon)
 	root.AddCommand(NewPlanCommand(streams, flags))
 	renameExamples(root, name)
 	return root

@@ -3,6 +3,7 @@ package drain
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -77,6 +78,8 @@ type Drainer struct {
 	room   roomView
 	// daemonSets are the DaemonSets the run's watch holds, for kubectl's rule on orphans.
 	daemonSets availability.DaemonSets
+	// run is the run's Lease as RunAnnotation names it.
+	run string
 }
 
 // Result is the outcome of a drain, node by node in the order the nodes were given.
@@ -191,20 +194,30 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 	}
 	d.pacer.pods, d.pacer.sizes, d.pacer.clock = d.pods.ofController, sizes.desired, d.Clock
 	d.daemonSets = sizes.daemonSetExists
+	run, releaseRun, err := d.holdRun(ctx)
+	if err != nil {
+		for _, n := range all {
+			res.Nodes = append(res.Nodes, NodeResult{Node: n, Err: stopped(ctx, err)})
+		}
+		return res
+	}
+	d.run = run
 	if d.NodeStatus {
 		d.status = newNodeStatus(ctx, d.Client, d.Clock, d.Identity)
-		// Registered first, so run last: after the queued marks' errors are in.
+		// Registered first, so run last: after the marks' errors are in.
 		defer func() { res.Err = errors.Join(res.Err, d.status.err()) }()
 	}
+	var errs []error
 	if len(all) > 1 {
-		var errs []error
 		for _, n := range all {
 			if err := d.markQueued(ctx, n, true); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		defer func() { res.Err = errors.Join(append(errs, d.unmarkAll(ctx, all))...) }()
 	}
+	// The nodes lose the run's marks before its Lease goes, so that the operator never
+	// sees a mark without its run.
+	defer func() { res.Err = errors.Join(append(errs, d.release(ctx, all), releaseRun())...) }()
 	for _, wave := range waves {
 		res.Nodes = append(res.Nodes, d.dispatch(ctx, wave)...)
 	}
@@ -339,15 +352,25 @@ func (d *Drainer) cordon(ctx context.Context, node string) error {
 	if err != nil {
 		return fmt.Errorf("reading node %s: %w", node, err)
 	}
-	if n.Spec.Unschedulable {
-		d.report(Event{Node: node, Kind: Cordoned, Message: "already cordoned"})
+	// The run's annotation goes on with the cordon, before the node's conditions say a
+	// drain runs: the operator would take those for a dead drain's without it.
+	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]string{RunAnnotation: d.run}}}
+	msg := "already cordoned"
+	if !n.Spec.Unschedulable {
+		patch["spec"], msg = map[string]bool{"unschedulable": true}, "cordoned"
+	}
+	if n.Spec.Unschedulable && n.Annotations[RunAnnotation] == d.run {
+		d.report(Event{Node: node, Kind: Cordoned, Message: msg})
 		return nil
 	}
-	patch := []byte(`{"spec":{"unschedulable":true}}`)
-	if _, err := d.Client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	if _, err := d.Client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, body, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("cordoning node %s: %w", node, err)
 	}
-	d.report(Event{Node: node, Kind: Cordoned, Message: "cordoned"})
+	d.report(Event{Node: node, Kind: Cordoned, Message: msg})
 	return nil
 }
 
