@@ -3,62 +3,52 @@ package drain
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 )
 
-// Each run holds a Lease in the slot namespace for as long as it lives, named after its
-// identity and labelled RunLabel, and names it in RunAnnotation on the nodes it marks: the
-// operator clears what a run left on a node (Leftovers) once that Lease is gone or
-// expired, and leaves alone what a live run keeps.
+// Each run holds a Lease of its own in the slot namespace for as long as it lives, named
+// at random (one process may run several drains) and labelled RunLabel, and names it in
+// RunAnnotation on the nodes it marks: the operator clears what a run left on a node
+// (Leftovers) once that Lease is gone or expired, and leaves alone what a live run keeps.
 const (
 	RunLeasePrefix = "holdfast-drain-run-"
 	RunLabel       = "holdfast.dev/drain-run"
 )
-
-// RunLeaseName names the Lease of the run of identity: a hash, since an identity
-// (host/pid) is no valid name.
-func RunLeaseName(identity string) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(identity))
-	return fmt.Sprintf("%s%08x", RunLeasePrefix, h.Sum32())
-}
 
 // holdRun takes the run's Lease and renews it until release is called, which deletes it.
 // ref is the Lease as RunAnnotation names it.
 func (d *Drainer) holdRun(ctx context.Context) (ref string, release func() error, err error) {
 	sem := d.semaphore()
 	leases := sem.Leases.Leases(sem.Namespace)
-	name := RunLeaseName(d.Identity)
-	write := func(ctx context.Context) error {
+	name := RunLeasePrefix + rand.String(10)
+	create := func(ctx context.Context) error {
 		now := metav1.NewMicroTime(d.Clock.Now())
+		_, err := leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sem.Namespace, Labels: map[string]string{RunLabel: "true"}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(d.Identity), LeaseDurationSeconds: ptr.To(int32(sem.Duration / time.Second)),
+				AcquireTime: &now, RenewTime: &now},
+		}, metav1.CreateOptions{})
+		return err
+	}
+	renew := func(ctx context.Context) error {
 		l, err := leases.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = leases.Create(ctx, &coordinationv1.Lease{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sem.Namespace, Labels: map[string]string{RunLabel: "true"}},
-				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(d.Identity), LeaseDurationSeconds: ptr.To(int32(sem.Duration / time.Second)),
-					AcquireTime: &now, RenewTime: &now},
-			}, metav1.CreateOptions{})
-			return err
-		}
 		if err != nil {
 			return err
 		}
-		// A Lease of this name is an earlier run's of the same identity: it is ours now.
-		l.Spec.HolderIdentity, l.Spec.RenewTime = ptr.To(d.Identity), &now
-		l.Spec.LeaseDurationSeconds = ptr.To(int32(sem.Duration / time.Second))
+		l.Spec.RenewTime = &metav1.MicroTime{Time: d.Clock.Now()}
 		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
 		return err
 	}
-	err = write(ctx)
+	err = create(ctx)
 	if apierrors.IsNotFound(err) && sem.Namespaces != nil {
 		if err = sem.createNamespace(ctx); err == nil {
-			err = write(ctx)
+			err = create(ctx)
 		}
 	}
 	if err != nil {
@@ -76,7 +66,7 @@ func (d *Drainer) holdRun(ctx context.Context) (ref string, release func() error
 				return
 			case <-tick.C():
 				// A renewal missed only lets the operator clear the run's marks early.
-				_ = write(held)
+				_ = renew(held)
 			}
 		}
 	}()
