@@ -105,10 +105,11 @@ func (f DrainFilter) daemonSetPod(pod *corev1.Pod, daemonSets DaemonSets) (Drain
 	if ref == nil || ref.Kind != "DaemonSet" || Finished(pod) {
 		return DrainClassification{}, false
 	}
+	gone := daemonSets != nil && !daemonSets(pod.Namespace, ref.Name)
 	switch {
-	case daemonSets != nil && !daemonSets(pod.Namespace, ref.Name) && f.Force:
+	case gone && f.Force:
 		return DrainClassification{Verdict: DrainEvict, Rule: RuleNoController, Reason: "DaemonSet " + ref.Name + " is gone: evicted as an orphan (--force)"}, true
-	case daemonSets != nil && !daemonSets(pod.Namespace, ref.Name):
+	case gone:
 		return DrainClassification{Verdict: DrainRefuse, Rule: RuleNoController, Reason: "DaemonSet " + ref.Name + " is gone: no controller would recreate the pod (use --force)"}, true
 	case f.IgnoreDaemonSets:
 		return DrainClassification{Verdict: DrainSkip, Rule: RuleDaemonSetPod, Reason: "managed by DaemonSet " + ref.Name}, true

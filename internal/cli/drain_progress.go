@@ -187,6 +187,9 @@ func (o *DrainOptions) summary(res drain.Result, took time.Duration, cause error
 			drained++
 		case !n.Started:
 			result = "not started"
+		case n.Refused:
+			result = "NOT drained, refused, cordoned"
+			cordoned = append(cordoned, n.Node)
 		default:
 			result = "NOT drained, cordoned"
 			cordoned = append(cordoned, n.Node)

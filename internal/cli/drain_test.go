@@ -66,20 +66,23 @@ func TestDrainSummary(t *testing.T) {
 		{Node: "node-2", Started: true, Evicted: 1, Err: fmt.Errorf("draining: %w", errTimeout),
 			Remaining: []drain.PodNote{{Pod: "shop/web-1", Reason: "refused 4 time(s), last: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0"}}},
 		{Node: "node-3", Err: errTimeout},
+		{Node: "node-4", Started: true, Refused: true, Remaining: []drain.PodNote{{Pod: "ops/debug", Reason: "no controller would recreate the pod (use --force)"}}},
 	}}
 	if err := o.summary(res, 42*time.Second, fmt.Errorf("stopped: %w", errTimeout)); err != nil {
 		t.Fatal(err)
 	}
-	want := `NODE    RESULT                 EVICTED  SKIPPED  REMAINING
-node-1  drained                3        1        0
-node-2  NOT drained, cordoned  1        0        1
-node-3  not started            0        0        0
+	want := `NODE    RESULT                          EVICTED  SKIPPED  REMAINING
+node-1  drained                         3        1        0
+node-2  NOT drained, cordoned           1        0        1
+node-3  not started                     0        0        0
+node-4  NOT drained, refused, cordoned  0        0        1
   node-2 shop/web-1: refused 4 time(s), last: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0
   node-3: --timeout reached
-Drained 1 of 3 node(s) in 42s.
+  node-4 ops/debug: no controller would recreate the pod (use --force)
+Drained 1 of 4 node(s) in 42s.
 Stopped by --timeout; nothing more is evicted and the drain slots are released.
 To resume, run the same command again: it skips what is done and goes on.
-To give the nodes back as they are: holdfast uncordon node-2 (or kubectl uncordon node-2 where the holdfast operator runs)
+To give the nodes back as they are: holdfast uncordon node-2 node-4 (or kubectl uncordon node-2 node-4 where the holdfast operator runs)
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)

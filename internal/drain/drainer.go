@@ -462,10 +462,9 @@ func (d *Drainer) deletingTooLong(pod *corev1.Pod, now time.Time) bool {
 	return d.SkipWaitForDeleteTimeout > 0 && pod.DeletionTimestamp != nil && now.Sub(pod.DeletionTimestamp.Time) > d.SkipWaitForDeleteTimeout
 }
 
-// refusals lists the node's pods that kubectl's rules refuse with the drain's flags, read
-// from the API server rather than the run's watch, which may not have seen a pod bound
-// just before the cordon. Pods deleting for longer than --skip-wait-for-delete-timeout
-// are not looked at, as kubectl does.
+// refusals lists the node's pods that kubectl's rules refuse (refused), read from the API
+// server rather than the run's watch, which may not have seen a pod bound just before the
+// cordon.
 func (w *nodeWork) refusals(ctx context.Context) ([]PodNote, error) {
 	list, err := w.d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + w.node})
 	if err != nil {
@@ -475,7 +474,7 @@ func (w *nodeWork) refusals(ctx context.Context) ([]PodNote, error) {
 }
 
 // refused lists, sorted, the pods the drain's rules refuse, leaving out those deleting
-// for longer than --skip-wait-for-delete-timeout.
+// for longer than --skip-wait-for-delete-timeout, as kubectl does.
 func (d *Drainer) refused(pods []corev1.Pod) []PodNote {
 	now := d.Clock.Now()
 	var out []PodNote
