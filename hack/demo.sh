@@ -100,7 +100,7 @@ say "each drain takes the one slot in turn; the one-replica service's budget is 
 "$kubectl" uncordon node-5 node-6 >/dev/null
 pids=()
 for n in 1 2 3 4 5 6; do
-	( "$holdfast" drain "node-$n" --timeout 60s >"$logs/holdfast-drain-node-$n.log" 2>&1 && "$kubectl" uncordon "node-$n" >/dev/null ) &
+	( "$holdfast" drain "node-$n" --ignore-daemonsets --timeout 60s >"$logs/holdfast-drain-node-$n.log" 2>&1 && "$kubectl" uncordon "node-$n" >/dev/null ) &
 	pids+=($!)
 done
 for i in "${!pids[@]}"; do
@@ -119,7 +119,7 @@ wait_for "the policy's budget of prod/mysvc" "$kubectl" -n prod get pdb holdfast
 run "$kubectl" -n prod get disruptionpolicies
 run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[*]}{.kind}/{.name}: {.state}, {.message}{"\n"}{end}'
 say "node-1 is still cordoned with mysvc's only replica on it: the same drain again"
-run "$holdfast" drain node-1 --timeout 60s
+run "$holdfast" drain node-1 --ignore-daemonsets --timeout 60s
 run "$kubectl" uncordon node-1
 wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}/{.status.readyReplicas}') == 1/1 ]]"
 say "mysvc ran a second replica, Ready on another node before the first went, and is back at $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') replica"

@@ -157,6 +157,13 @@ func (m *Model) Pod(namespace, name string) (*Member, bool) {
 	return p, ok
 }
 
+// DaemonSetExists reports whether the DaemonSet is in the model; a DaemonSets lookup for
+// DrainFilter.Classify.
+func (m *Model) DaemonSetExists(namespace, name string) bool {
+	_, ok := m.workloads[WorkloadRef{Kind: snapshot.KindDaemonSet, Namespace: namespace, Name: name}]
+	return ok
+}
+
 // Node returns the node of that name.
 func (m *Model) Node(name string) (*Node, bool) {
 	n, ok := m.nodes[name]

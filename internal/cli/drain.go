@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -25,8 +26,8 @@ import (
 )
 
 // ExitIncomplete is drain's exit code when it ended with a node not drained: a budget that
-// never allows an eviction, a pod that needs --force or --delete-emptydir-data, a pod
-// under two budgets, --timeout, or Ctrl-C. The nodes stay cordoned; the same command
+// never allows an eviction, a pod that needs --force, --delete-emptydir-data or
+// --ignore-daemonsets, a pod under two budgets, --timeout, or Ctrl-C. The nodes stay cordoned; the same command
 // resumes.
 const ExitIncomplete = 3
 
@@ -127,9 +128,11 @@ taint goes when the node is cordoned, and from every node when the run ends.
 A refused eviction (429) is retried with backoff, honouring Retry-After, and the budget
 that refused it is named. A budget that can never allow an eviction (minAvailable 1 on
 one replica) or a pod under two budgets stops that pod at once with what to change.
-DaemonSet pods and mirror pods are skipped, as kubectl drain --ignore-daemonsets does;
-pods with no controller need --force and pods with emptyDir volumes need
---delete-emptydir-data.
+kubectl drain's rules decide which pods go, and as with kubectl a node with a pod that
+needs a flag is left cordoned with nothing evicted (the other nodes are drained): pods
+with no controller need --force, pods with emptyDir volumes --delete-emptydir-data,
+DaemonSet pods --ignore-daemonsets (which leaves them), and a DaemonSet's orphan (its
+DaemonSet deleted) --force. Mirror pods are left.
 
 Ctrl-C or --timeout leaves the nodes cordoned, releases their slots and says what
 remains; running the same command again resumes.
@@ -146,12 +149,16 @@ every 10s: an uncordon, a new node); --evict-unplaceable evicts it at once, whic
 right when a cluster autoscaler adds nodes for Pending pods.
 
 A drop-in for kubectl drain: a script written for it runs unchanged. --force,
---delete-emptydir-data, --grace-period, --pod-selector, --skip-wait-for-delete-timeout
-and -l/--selector mean what they mean to kubectl; --ignore-daemonsets and --chunk-size are
-accepted and change nothing; --dry-run takes none, client or server; --timeout bounds the
-whole run rather than each node's evictions; --disable-eviction is refused, because it
-deletes pods past their budgets. Unlike kubectl, a node may be named and --selector given
-together, and a pod refused by its budget is retried until --timeout, never deleted.
+--delete-emptydir-data, --ignore-daemonsets, --grace-period, --pod-selector,
+--skip-wait-for-delete-timeout and -l/--selector mean what they mean to kubectl, and so do
+kubectl's global -v, --warnings-as-errors and --match-server-version; --chunk-size is
+accepted and changes nothing; --dry-run takes none, client or server; --timeout bounds
+the whole run rather than each node's evictions; --disable-eviction is refused, because
+it deletes pods past their budgets. Unlike kubectl, a node may be named and --selector
+given together, and a pod refused by its budget is retried until --timeout, never
+deleted. Standard output has kubectl's lines (node/N cordoned, evicting pod NS/P, pod/P
+evicted, node/N drained) as the drain goes, then holdfast's summary; standard error has
+holdfast's progress, and kubectl's "error: unable to drain node" for a refused node.
 
 While a node drains, its condition DrainInProgress is True, with the reason Blocked and
 a message naming the pod and the budget (with its numbers) when one stops it; once
@@ -174,8 +181,8 @@ watch; pods/eviction create; workloads, budgets, autoscalers, priority classes,
 namespaces and holdfast's own kinds read; leases in --slot-namespace.
 
 Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
-an API call failed (unreachable, not allowed); 3 a node is not drained: a pod is blocked
-or refused, --timeout, Ctrl-C. A node not drained stays cordoned; run the same command
+an API call failed (unreachable, not allowed); 3 a node is not drained: a pod needs a
+flag, is blocked or refused, --timeout, Ctrl-C. A node not drained stays cordoned; run the same command
 again to resume.`,
 		Example: `  # Drain one node; progress on the terminal, a summary at the end.
   holdfast drain node-1
@@ -222,13 +229,11 @@ again to resume.`,
 	f.BoolVar(&o.Pace, "pace", true, "wait for each replacement to be Ready before the next eviction from its workload")
 	f.BoolVar(&o.Force, "force", false, "also evict pods that no controller will recreate (as kubectl; still through the Eviction API)")
 	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "also evict pods with emptyDir volumes, whose data is lost (as kubectl)")
-	f.StringVar(&o.PodSelector, "pod-selector", "", "evict only the pods with these labels; the others stay on the node, which counts as drained without them (as kubectl). "+
-		"The order of the nodes and --dry-run's list of blocked nodes still count every pod")
+	f.StringVar(&o.PodSelector, "pod-selector", "", "evict only the pods with these labels; the others stay on the node, which counts as drained without them (as kubectl)")
 	f.IntVar(&o.GracePeriod, "grace-period", -1, "seconds each evicted pod is given to stop; negative: the pod's own terminationGracePeriodSeconds (as kubectl)")
 	f.IntVar(&o.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", 0, "stop waiting for a pod that has been deleting for more than this many seconds, "+
 		"and count it as skipped: its kubelet may be gone (as kubectl; 0: always wait)")
-	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, "accepted for kubectl's scripts, and changes nothing: holdfast always leaves DaemonSet pods, "+
-		"which the DaemonSet would put back on the node, where kubectl without this flag refuses to drain")
+	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, "leave DaemonSet pods on the node, which the DaemonSet would put back; without it a node with one is refused, nothing evicted (as kubectl)")
 	f.BoolVar(&o.DisableEviction, "disable-eviction", false, "refused: kubectl deletes pods with it, bypassing every PodDisruptionBudget; holdfast drain only evicts")
 	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "accepted for kubectl's scripts, and changes nothing: holdfast reads pods from one watch, not from paged lists")
 	f.StringVarP(&o.Output, "output", "o", "", "json: one JSON object per event on standard output, for pipelines (see README); default: text for people")
@@ -318,7 +323,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
 		defer cancel()
 	}
-	nodes, err := o.resolveNodes(ctx)
+	nodes, err := resolveNodes(ctx, o.cluster.kube, o.Nodes, o.Selector)
 	if err != nil {
 		return o.stoppedEarly(ctx, err)
 	}
@@ -329,7 +334,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 	if o.DryRun == DryRunClient || o.DryRun == DryRunServer {
 		return o.dryRun(ctx, snap, p)
 	}
-	report := newProgress(o.ErrOut, o.Live, nodes).event
+	report := newProgress(o.ErrOut, o.Out, o.Live, nodes).event
 	var stream *eventStream
 	if o.Output == "json" {
 		stream = &eventStream{w: o.Out}
@@ -376,9 +381,7 @@ func (o *DrainOptions) planDrain(ctx context.Context, nodes []string) (*snapshot
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: nodes}, plan.Options{
-		MaxConcurrent: o.MaxConcurrent, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData,
-	})
+	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: nodes}, plan.Options{MaxConcurrent: o.MaxConcurrent, DrainFilter: o.filter()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("planning the drain: %w", err)
 	}
@@ -398,7 +401,7 @@ func (o *DrainOptions) waves(p *plan.Plan) [][]string {
 // filter is which pods the drain evicts, from kubectl's flags; Validate has parsed
 // --pod-selector.
 func (o *DrainOptions) filter() drain.Filter {
-	f := drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData}
+	f := drain.Filter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData, IgnoreDaemonSets: o.IgnoreDaemonSets}
 	if o.PodSelector != "" {
 		f.PodSelector, _ = labels.Parse(o.PodSelector)
 	}
@@ -459,21 +462,21 @@ func exitCode(res drain.Result, cause error) error {
 	return nil
 }
 
-// resolveNodes returns the named nodes, then those --selector adds, without repeats;
-// every one must exist.
-func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
+// resolveNodes returns the nodes named, then those selector (kubectl's -l) adds, without
+// repeats; every one must exist.
+func resolveNodes(ctx context.Context, kube kubernetes.Interface, names []string, selector string) ([]string, error) {
 	var nodes []string
-	for _, n := range o.Nodes {
+	for _, n := range names {
 		if !slices.Contains(nodes, n) {
 			nodes = append(nodes, n)
 		}
 	}
 	// Nodes found by the selector exist; the named ones are checked below.
 	named := len(nodes)
-	if o.Selector != "" {
-		list, err := o.cluster.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+	if selector != "" {
+		list, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
-			return nil, fmt.Errorf("listing nodes with %s: %w", o.Selector, err)
+			return nil, fmt.Errorf("listing nodes with %s: %w", selector, err)
 		}
 		var selected []string
 		for _, n := range list.Items {
@@ -481,7 +484,7 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 		}
 		slices.Sort(selected)
 		if len(selected) == 0 {
-			return nil, fmt.Errorf("no node has labels %s", o.Selector)
+			return nil, fmt.Errorf("no node has labels %s", selector)
 		}
 		for _, n := range selected {
 			if !slices.Contains(nodes, n) {
@@ -490,7 +493,7 @@ func (o *DrainOptions) resolveNodes(ctx context.Context) ([]string, error) {
 		}
 	}
 	for _, n := range nodes[:named] {
-		if _, err := o.cluster.kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
+		if _, err := kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
 			return nil, fmt.Errorf("reading node %s: %w", n, err)
 		}
 	}

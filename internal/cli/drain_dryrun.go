@@ -134,7 +134,7 @@ func (o *DrainOptions) serverDryRun(ctx context.Context, w *errWriter, pods []*c
 // disruptions shared by the pods of the wave. surged is whether the plan counts on the
 // pod's DisruptionPolicy surging its workload in this wave.
 func preview(model *availability.Model, filter drain.Filter, m *availability.Member, left map[*availability.Budget]int32, surged bool) (step, why string) {
-	c := filter.Classify(m.Pod)
+	c := filter.Classify(m.Pod, model.DaemonSetExists)
 	switch c.Verdict {
 	case drain.Skip:
 		return "skip", c.Reason

@@ -29,6 +29,7 @@ var eventTypes = map[drain.EventKind]string{
 	drain.PodStopped:               "stopped",
 	drain.NodeDrained:              "drained",
 	drain.NodeIncomplete:           "notDrained",
+	drain.NodeRefused:              "nodeRefused",
 	drain.SlotReleased:             "released",
 }
 

@@ -152,10 +152,11 @@ func planDrainOrder(t *testing.T, cl cluster, nodes []string, maxConcurrent int)
 	return got, surged
 }
 
-// drainOptions are holdfast drain's for nodes, with the test's clock.
+// drainOptions are holdfast drain's for nodes, with the test's clock, leaving the
+// DaemonSet pods as plan drain does.
 func drainOptions(cl cluster, out *bytes.Buffer, nodes []string, maxConcurrent int) *DrainOptions {
 	return &DrainOptions{
-		Nodes: nodes, MaxConcurrent: maxConcurrent, DryRun: DryRunNone,
+		Nodes: nodes, MaxConcurrent: maxConcurrent, DryRun: DryRunNone, IgnoreDaemonSets: true,
 		IOStreams: genericiooptions.IOStreams{Out: out, ErrOut: out},
 		Clock:     clocktesting.NewFakeClock(drainNow),
 		cluster:   cl,

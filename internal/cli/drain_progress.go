@@ -16,9 +16,12 @@ import (
 )
 
 // progress shows a drain's events: one log line each, or on a terminal a block with a
-// line per node and per pod in flight, redrawn in place.
+// line per node and per pod in flight, redrawn in place. The lines kubectl drain prints
+// (node/N cordoned, evicting pod NS/P, pod/P evicted, node/N drained) go to out, as
+// kubectl's go to its standard output, for the runbooks that grep them.
 type progress struct {
 	w     io.Writer
+	out   io.Writer
 	live  bool
 	width int
 	order []string
@@ -35,8 +38,8 @@ type nodeView struct {
 	pods map[string]string
 }
 
-func newProgress(w io.Writer, live bool, nodes []string) *progress {
-	p := &progress{w: w, live: live, width: 100, order: nodes, nodes: map[string]*nodeView{}}
+func newProgress(w, out io.Writer, live bool, nodes []string) *progress {
+	p := &progress{w: w, out: out, live: live, width: 100, order: nodes, nodes: map[string]*nodeView{}}
 	for _, n := range nodes {
 		p.nodes[n] = &nodeView{status: "waiting", pods: map[string]string{}}
 	}
@@ -73,20 +76,49 @@ func describe(e drain.Event) string {
 		return "drained: " + e.Message
 	case drain.NodeIncomplete:
 		return "NOT drained: " + e.Message
+	case drain.NodeRefused:
+		// kubectl's words, which scripts grep.
+		return fmt.Sprintf("error: unable to drain node %q due to error: %s, continuing command...", e.Node, e.Message)
 	case drain.SlotReleased:
 		return "released drain slot " + e.Message
 	}
 	return e.Message
 }
 
+// kubectlLine is the line kubectl drain prints on its standard output for the event, if
+// it prints one.
+func kubectlLine(e drain.Event) (string, bool) {
+	switch e.Kind {
+	case drain.Cordoned:
+		return "node/" + e.Node + " " + e.Message, true // cordoned, or already cordoned
+	case drain.Evicting:
+		return "evicting pod " + e.Pod, true
+	case drain.Evicted:
+		_, name, _ := strings.Cut(e.Pod, "/")
+		return "pod/" + name + " evicted", true
+	case drain.NodeDrained:
+		return "node/" + e.Node + " drained", true
+	}
+	return "", false
+}
+
 func (p *progress) event(e drain.Event) {
+	line, kubectl := kubectlLine(e)
 	if !p.live {
+		if kubectl {
+			fmt.Fprintln(p.out, line)
+		}
 		subject := e.Node
 		if e.Pod != "" {
 			subject += " " + e.Pod
 		}
 		fmt.Fprintf(p.w, "%s %s: %s\n", e.Time.UTC().Format(time.TimeOnly), subject, describe(e))
 		return
+	}
+	if kubectl {
+		// Above the block, which is drawn again below it: out may be the same terminal.
+		p.erase()
+		fmt.Fprintln(p.out, line)
 	}
 	v := p.nodes[e.Node]
 	switch {
@@ -105,6 +137,14 @@ func (p *progress) event(e drain.Event) {
 		v.status = describe(e)
 	}
 	p.redraw()
+}
+
+// erase takes the live block off the terminal.
+func (p *progress) erase() {
+	if p.drawn > 0 {
+		fmt.Fprintf(p.w, "\x1b[%dA\x1b[J", p.drawn)
+		p.drawn = 0
+	}
 }
 
 func (p *progress) redraw() {
@@ -147,6 +187,9 @@ func (o *DrainOptions) summary(res drain.Result, took time.Duration, cause error
 			drained++
 		case !n.Started:
 			result = "not started"
+		case n.Refused:
+			result = "NOT drained, refused, cordoned"
+			cordoned = append(cordoned, n.Node)
 		default:
 			result = "NOT drained, cordoned"
 			cordoned = append(cordoned, n.Node)
@@ -176,7 +219,9 @@ func (o *DrainOptions) summary(res drain.Result, took time.Duration, cause error
 	}
 	w.println("To resume, run the same command again: it skips what is done and goes on.")
 	if len(cordoned) > 0 {
-		w.println("To give the nodes back as they are: kubectl uncordon " + strings.Join(cordoned, " "))
+		// kubectl uncordon leaves holdfast's conditions for the operator to clear.
+		names := strings.Join(cordoned, " ")
+		w.println("To give the nodes back as they are: holdfast uncordon " + names + " (or kubectl uncordon " + names + " where the holdfast operator runs)")
 	}
 	return w.err
 }

@@ -66,67 +66,91 @@ func TestDrainSummary(t *testing.T) {
 		{Node: "node-2", Started: true, Evicted: 1, Err: fmt.Errorf("draining: %w", errTimeout),
 			Remaining: []drain.PodNote{{Pod: "shop/web-1", Reason: "refused 4 time(s), last: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0"}}},
 		{Node: "node-3", Err: errTimeout},
+		{Node: "node-4", Started: true, Refused: true, Remaining: []drain.PodNote{{Pod: "ops/debug", Reason: "no controller would recreate the pod (use --force)"}}},
 	}}
 	if err := o.summary(res, 42*time.Second, fmt.Errorf("stopped: %w", errTimeout)); err != nil {
 		t.Fatal(err)
 	}
-	want := `NODE    RESULT                 EVICTED  SKIPPED  REMAINING
-node-1  drained                3        1        0
-node-2  NOT drained, cordoned  1        0        1
-node-3  not started            0        0        0
+	want := `NODE    RESULT                          EVICTED  SKIPPED  REMAINING
+node-1  drained                         3        1        0
+node-2  NOT drained, cordoned           1        0        1
+node-3  not started                     0        0        0
+node-4  NOT drained, refused, cordoned  0        0        1
   node-2 shop/web-1: refused 4 time(s), last: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0
   node-3: --timeout reached
-Drained 1 of 3 node(s) in 42s.
+  node-4 ops/debug: no controller would recreate the pod (use --force)
+Drained 1 of 4 node(s) in 42s.
 Stopped by --timeout; nothing more is evicted and the drain slots are released.
 To resume, run the same command again: it skips what is done and goes on.
-To give the nodes back as they are: kubectl uncordon node-2
+To give the nodes back as they are: holdfast uncordon node-2 node-4 (or kubectl uncordon node-2 node-4 where the holdfast operator runs)
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 }
 
+// Without a terminal, holdfast's log lines go to standard error and kubectl drain's own
+// lines to standard output, as kubectl prints them: runbooks grep them.
 func TestProgressLogLines(t *testing.T) {
-	var out bytes.Buffer
-	p := newProgress(&out, false, []string{"node-1"})
+	var log, out bytes.Buffer
+	p := newProgress(&log, &out, false, []string{"node-1", "node-2"})
 	at := time.Date(2026, 11, 22, 21, 39, 13, 0, time.UTC)
 	for _, e := range []drain.Event{
 		{Node: "node-1", Kind: drain.SlotTaken, Message: "holdfast-drain-slot-0"},
 		{Node: "node-1", Kind: drain.Cordoned, Message: "cordoned"},
+		{Node: "node-1", Pod: "shop/web-1", Kind: drain.Evicting},
 		{Node: "node-1", Pod: "shop/web-1", Kind: drain.Blocked, Message: "blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0"},
 		{Node: "node-1", Pod: "shop/web-1", Kind: drain.Evicted},
 		{Node: "node-1", Pod: "shop/web-2", Kind: drain.WaitingForReplacement, Message: "waiting for the replacement in ReplicaSet shop/web-abc to be Ready (2 of 3 ready)"},
 		{Node: "node-1", Kind: drain.NodeDrained, Message: "2 pod(s) evicted"},
+		{Node: "node-2", Kind: drain.Cordoned, Message: "already cordoned"},
+		{Node: "node-2", Pod: "shop/debug", Kind: drain.PodStopped, Message: "no controller would recreate the pod (use --force)"},
+		{Node: "node-2", Kind: drain.NodeRefused, Message: "1 pod(s) need a flag; nothing evicted, the node stays cordoned"},
 	} {
 		e.Time = at
 		p.event(e)
 	}
-	want := `21:39:13 node-1: took drain slot holdfast-drain-slot-0
+	wantLog := `21:39:13 node-1: took drain slot holdfast-drain-slot-0
 21:39:13 node-1: cordoned
+21:39:13 node-1 shop/web-1: evicting
 21:39:13 node-1 shop/web-1: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0; retrying
 21:39:13 node-1 shop/web-1: evicted
 21:39:13 node-1 shop/web-2: waiting for the replacement in ReplicaSet shop/web-abc to be Ready (2 of 3 ready)
 21:39:13 node-1: drained: 2 pod(s) evicted
+21:39:13 node-2: already cordoned
+21:39:13 node-2 shop/debug: not evicted: no controller would recreate the pod (use --force)
+21:39:13 node-2: error: unable to drain node "node-2" due to error: 1 pod(s) need a flag; nothing evicted, the node stays cordoned, continuing command...
 `
-	if diff := cmp.Diff(want, out.String()); diff != "" {
+	if diff := cmp.Diff(wantLog, log.String()); diff != "" {
 		t.Errorf("log lines (-want +got):\n%s", diff)
+	}
+	wantOut := `node/node-1 cordoned
+evicting pod shop/web-1
+pod/web-1 evicted
+node/node-1 drained
+node/node-2 already cordoned
+`
+	if diff := cmp.Diff(wantOut, out.String()); diff != "" {
+		t.Errorf("kubectl's lines (-want +got):\n%s", diff)
 	}
 }
 
 // On a terminal the block is redrawn in place: each redraw first moves up over the
-// previous block and erases it.
+// previous block and erases it. kubectl's lines are written above the block, which is
+// drawn again below them, so that the two share one terminal.
 func TestProgressLiveRedraws(t *testing.T) {
-	var out bytes.Buffer
-	p := newProgress(&out, true, []string{"node-1", "node-2"})
+	var term bytes.Buffer
+	p := newProgress(&term, &term, true, []string{"node-1", "node-2"})
+	p.event(drain.Event{Node: "node-1", Kind: drain.SlotTaken, Message: "holdfast-drain-slot-0"})
 	p.event(drain.Event{Node: "node-1", Kind: drain.Cordoned, Message: "cordoned"})
-	p.event(drain.Event{Node: "node-1", Pod: "shop/web-1", Kind: drain.Evicting})
-	want := "node-1  cordoned  (0 evicted, 0 skipped)\n" +
-		"node-2  waiting  (0 evicted, 0 skipped)\n" +
-		"\x1b[2A\x1b[J" +
-		"node-1  cordoned  (0 evicted, 0 skipped)\n" +
-		"    shop/web-1  evicting\n" +
-		"node-2  waiting  (0 evicted, 0 skipped)\n"
-	if diff := cmp.Diff(want, out.String()); diff != "" {
+	p.event(drain.Event{Node: "node-1", Pod: "shop/web-1", Kind: drain.Blocked, Message: "blocked"})
+	block := func(node1 string, pods ...string) string {
+		return "node-1  " + node1 + "  (0 evicted, 0 skipped)\n" + strings.Join(pods, "") + "node-2  waiting  (0 evicted, 0 skipped)\n"
+	}
+	want := block("took drain slot holdfast-drain-slot-0") +
+		"\x1b[2A\x1b[J" + "node/node-1 cordoned\n" + block("cordoned") +
+		"\x1b[2A\x1b[J" + block("cordoned", "    shop/web-1  blocked; retrying\n")
+	if diff := cmp.Diff(want, term.String()); diff != "" {
 		t.Errorf("live output (-want +got):\n%s", diff)
 	}
 }
@@ -144,7 +168,7 @@ func TestDrainDryRun(t *testing.T) {
 	c.Pod("shop", "bare", map[string]string{"app": "bare"}, "node-2")
 	var out bytes.Buffer
 	o := &DrainOptions{
-		Nodes: []string{"node-1", "node-2"}, MaxConcurrent: 1, DryRun: DryRunClient,
+		Nodes: []string{"node-1", "node-2"}, MaxConcurrent: 1, DryRun: DryRunClient, IgnoreDaemonSets: true,
 		IOStreams: genericiooptions.IOStreams{Out: &out},
 		Clock:     clocktesting.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 		cluster:   cluster{kube: fake.NewClientset(objectsOf(c)...)},
@@ -173,6 +197,29 @@ func TestDrainDryRun(t *testing.T) {
 	}
 }
 
+// The dry run, and the order of the nodes behind the drain, count only the pods
+// --pod-selector names: a node that only the other pods would keep (a bare pod, a budget
+// that never allows an eviction) is one the drain empties of what it selects.
+func TestDrainDryRunPodSelector(t *testing.T) {
+	c := snapshottest.New()
+	for _, n := range []string{"node-1", "node-2"} {
+		c.Node(n, "zone-a")
+	}
+	c.Deployment("shop", "web", map[string]string{"app": "web"}, []string{"node-1"})
+	c.Deployment("shop", "db", map[string]string{"app": "db"}, []string{"node-1"})
+	c.PDB("shop", "db", map[string]string{"app": "db"}, snapshottest.MinAvailable(intstr.FromInt32(1)))
+	c.Pod("ops", "debug", map[string]string{"app": "debug"}, "node-1")
+	code, out, err := runDrain(t, fake.NewClientset(objectsOf(c)...), "node-1", "--pod-selector=app=web", "--dry-run")
+	if err != nil || code != ExitOK {
+		t.Errorf("exit code %d, error %v, want 0", code, err)
+	}
+	for _, want := range []string{"evict  shop/web-rs-0", "skip   shop/db-rs-0", "not matched by --pod-selector app=web", "every node would drain"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the dry run does not say %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestDrainResolveNodes(t *testing.T) {
 	node := func(name, pool string) runtime.Object {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": pool}}}
@@ -192,8 +239,7 @@ func TestDrainResolveNodes(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := &DrainOptions{Nodes: tc.nodes, Selector: tc.selector, cluster: cluster{kube: client}}
-			got, err := o.resolveNodes(context.Background())
+			got, err := resolveNodes(context.Background(), client, tc.nodes, tc.selector)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("resolveNodes = %v, %v; want an error containing %q", got, err, tc.wantErr)
@@ -462,6 +508,12 @@ func TestDrainKubectlFlags(t *testing.T) {
 			wantCode: ExitIncomplete, // the bare pods need --force, as with kubectl
 			wantOut:  []string{"shop/web-0: no controller would recreate the pod (use --force)"},
 		},
+		// As kubectl: the DaemonSet's pod refuses the node, and nothing is evicted.
+		"--force without --ignore-daemonsets": {
+			args:     []string{"node-1", "--force"},
+			wantCode: ExitIncomplete,
+			wantOut:  []string{"kube-system/fluentd-0: managed by DaemonSet fluentd, which would put it back on the node (use --ignore-daemonsets)"},
+		},
 		"the runbook's line": {
 			args:      []string{"node-1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--grace-period=30", "--timeout=5m", "--skip-wait-for-delete-timeout=10", "--chunk-size=100"},
 			wantOut:   []string{"node-1  drained  2        1        0", "Drained 1 of 1 node(s)"},
@@ -477,19 +529,19 @@ func TestDrainKubectlFlags(t *testing.T) {
 			wantEvicted: []string{"shop/web-0"},
 		},
 		"--dry-run=client": {
-			args:    []string{"node-1", "--force", "--dry-run=client"},
+			args:    []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run=client"},
 			wantOut: []string{"evict  shop/web-0", "Dry run, nothing changed: every node would drain."},
 		},
 		"--dry-run alone is client": {
-			args:    []string{"node-1", "--force", "--dry-run"},
+			args:    []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run"},
 			wantOut: []string{"Dry run, nothing changed: every node would drain."},
 		},
 		"--dry-run=true, the old boolean": {
-			args:    []string{"node-1", "--force", "--dry-run=true"},
+			args:    []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run=true"},
 			wantOut: []string{"Dry run, nothing changed: every node would drain."},
 		},
 		"--dry-run=server": {
-			args:        []string{"node-1", "--force", "--dry-run=server"},
+			args:        []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run=server"},
 			wantOut:     []string{"The API server's answers to dry-run evictions:", "  allowed  shop/db-0", "  allowed  shop/web-0"},
 			wantEvicted: []string{"shop/db-0", "shop/web-0"},
 		},

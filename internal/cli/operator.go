@@ -31,6 +31,9 @@ type OperatorOptions struct {
 	// made a first sync of 700 budgets at 1,000 nodes take over two minutes.
 	APIQPS   float32
 	APIBurst int
+	// KeepVerbosity leaves klog's verbosity as kubectl's global -v set it, when
+	// --log-level is not given too.
+	KeepVerbosity bool
 
 	config *rest.Config
 	genericiooptions.IOStreams
@@ -59,6 +62,7 @@ SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 		Example: "  holdfast operator\n  holdfast operator --leader-elect=false --metrics-bind-address=0",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.KeepVerbosity = cmd.Flags().Changed("v") && !cmd.Flags().Changed("log-level")
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -70,7 +74,7 @@ SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 	}
 	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 turns it off")
 	cmd.Flags().BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the apiserver authorises for GET /metrics (the holdfast-metrics-reader ClusterRole); false serves plain HTTP to anyone")
-	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "how much to log: info, or debug for every reconcile's decisions")
+	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "how much to log: info, or debug for every reconcile's decisions; -v N, kubectl's, sets klog's verbosity instead")
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	cmd.Flags().BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica reconciles")
 	cmd.Flags().StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader Lease; empty means the operator's own namespace (the installed Role allows Leases in holdfast-system only)")
@@ -112,8 +116,10 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	// controller-runtime logs through a process-wide logger; this is the process.
-	if err := setKlogVerbosity(logVerbosity[o.LogLevel]); err != nil {
-		return err
+	if !o.KeepVerbosity {
+		if err := setKlogVerbosity(logVerbosity[o.LogLevel]); err != nil {
+			return err
+		}
 	}
 	ctrl.SetLogger(klog.NewKlogr())
 	info := GetVersionInfo()

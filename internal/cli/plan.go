@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -241,8 +242,11 @@ func (o *PlanDrainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// DaemonSet pods stay, as in the drains upgrades and autoscalers run (kubectl drain
+	// --ignore-daemonsets): a plan that every DaemonSet blocks would say nothing.
+	filter := availability.DrainFilter{Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData, IgnoreDaemonSets: true}
 	p, err := plan.DrainWaves(snap, o.Now(), plan.Targets{Names: o.Nodes, Selector: o.selector, All: o.All},
-		plan.Options{MaxConcurrent: o.MaxConcurrent, Uncordon: o.Uncordon, Force: o.Force, DeleteEmptyDirData: o.DeleteEmptyDirData})
+		plan.Options{MaxConcurrent: o.MaxConcurrent, Uncordon: o.Uncordon, DrainFilter: filter})
 	if err != nil {
 		return err
 	}

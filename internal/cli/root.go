@@ -66,6 +66,7 @@ func renameExamples(cmd *cobra.Command, name string) {
 
 func newRootCommand(streams genericiooptions.IOStreams, name string, prof *profiling) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
+	globals := newKubectlGlobals(streams.ErrOut)
 	root := &cobra.Command{
 		Use:         "holdfast",
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
@@ -76,21 +77,31 @@ an operator that keeps disruption budgets and per-node companions right.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Execute writes the profile: a command's error skips cobra's post-run hooks.
-		PersistentPreRunE: func(*cobra.Command, []string) error { return prof.start() },
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := globals.checkServerVersion(flags); err != nil {
+				return err
+			}
+			return prof.start()
+		},
+		PersistentPostRunE: func(*cobra.Command, []string) error { return globals.warned() },
 	}
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	flags.AddFlags(root.PersistentFlags())
+	globals.addFlags(root.PersistentFlags(), flags)
 	prof.addFlags(root.PersistentFlags())
 	registerConfigCompletions(root, flags)
 	drain := NewDrainCommand(streams, flags)
-	// Its node arguments complete like plan drain's, from the cluster.
+	uncordon := NewUncordonCommand(streams, flags)
+	// Their node arguments complete like plan drain's, from the cluster.
 	drain.ValidArgsFunction = completeNodeNames(flags)
+	uncordon.ValidArgsFunction = completeNodeNames(flags)
 	root.AddCommand(NewVersionCommand(streams))
 	root.AddCommand(NewAuditCommand(streams, flags))
 	root.AddCommand(NewOperatorCommand(flags, streams))
 	root.AddCommand(NewInstallCommand(streams, flags))
 	root.AddCommand(drain)
+	root.AddCommand(uncordon)
 	root.AddCommand(NewPlanCommand(streams, flags))
 	renameExamples(root, name)
 	return root

@@ -99,7 +99,7 @@ func (d *Drainer) candidates(ctx context.Context, pending []string) []Candidate 
 	for i, node := range pending {
 		cands[i].Node = node
 		for _, pod := range d.pods.onNode(node) {
-			if pod.DeletionTimestamp != nil || d.Filter.Classify(pod).Verdict != Evict {
+			if pod.DeletionTimestamp != nil || d.classify(pod).Verdict != Evict {
 				continue
 			}
 			cands[i].Pods++

@@ -3,6 +3,7 @@ package drain
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -75,6 +76,10 @@ type Drainer struct {
 	// status tells the nodes what their drains do, when NodeStatus asks for it.
 	status *nodeStatus
 	room   roomView
+	// daemonSets are the DaemonSets the run's watch holds, for kubectl's rule on orphans.
+	daemonSets availability.DaemonSets
+	// run is the run's Lease as RunAnnotation names it.
+	run string
 }
 
 // Result is the outcome of a drain, node by node in the order the nodes were given.
@@ -100,6 +105,9 @@ type NodeResult struct {
 	// Started is false for a node whose turn never came (interrupted or timed out before).
 	Started bool
 	Drained bool
+	// Refused is true for a node left as it was, cordoned, because pods on it needed a
+	// flag (kubectl's rules): nothing was evicted. Remaining names them.
+	Refused bool
 	Evicted int
 	Skipped []PodNote
 	// Remaining are the pods still to move off the node, with why they are still there.
@@ -135,7 +143,9 @@ const (
 	PodStopped     EventKind = "Stopped"
 	NodeDrained    EventKind = "NodeDrained"
 	NodeIncomplete EventKind = "NodeIncomplete"
-	SlotReleased   EventKind = "SlotReleased"
+	// NodeRefused: pods on the node need a flag, so none of its pods is evicted.
+	NodeRefused  EventKind = "NodeRefused"
+	SlotReleased EventKind = "SlotReleased"
 )
 
 // Event is one step of a drain; Pod is empty for events about the node.
@@ -183,20 +193,31 @@ func (d *Drainer) Run(ctx context.Context, waves [][]string) (res Result) {
 		return res
 	}
 	d.pacer.pods, d.pacer.sizes, d.pacer.clock = d.pods.ofController, sizes.desired, d.Clock
+	d.daemonSets = sizes.daemonSetExists
+	run, releaseRun, err := d.holdRun(ctx)
+	if err != nil {
+		for _, n := range all {
+			res.Nodes = append(res.Nodes, NodeResult{Node: n, Err: stopped(ctx, err)})
+		}
+		return res
+	}
+	d.run = run
 	if d.NodeStatus {
 		d.status = newNodeStatus(ctx, d.Client, d.Clock, d.Identity)
-		// Registered first, so run last: after the queued marks' errors are in.
+		// Registered first, so run last: after the marks' errors are in.
 		defer func() { res.Err = errors.Join(res.Err, d.status.err()) }()
 	}
+	var errs []error
 	if len(all) > 1 {
-		var errs []error
 		for _, n := range all {
 			if err := d.markQueued(ctx, n, true); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		defer func() { res.Err = errors.Join(append(errs, d.unmarkAll(ctx, all))...) }()
 	}
+	// The nodes lose the run's marks before its Lease goes, so that the operator never
+	// sees a mark without its run.
+	defer func() { res.Err = errors.Join(append(errs, d.release(ctx, all), releaseRun())...) }()
 	for _, wave := range waves {
 		res.Nodes = append(res.Nodes, d.dispatch(ctx, wave)...)
 	}
@@ -278,6 +299,21 @@ func (d *Drainer) drainNode(ctx context.Context, node string, slot *Slot) (res N
 	// Cordoned, the node takes no new pod at all; the run's end retries a failed unmark.
 	_ = d.markQueued(held, node, false)
 	w := &nodeWork{d: d, node: node, slot: slot, pods: map[string]*podWork{}, res: &res}
+	refused, err := w.refusals(held)
+	if err != nil {
+		res.Err = stopped(held, err)
+		return res
+	}
+	if len(refused) > 0 {
+		// As kubectl drain: one pod that needs a flag stops the node before any eviction,
+		// so that `drain || uncordon` never leaves it half emptied.
+		for _, r := range refused {
+			d.report(Event{Node: node, Pod: r.Pod, Kind: PodStopped, Message: r.Reason})
+		}
+		res.Refused, res.Remaining = true, refused
+		d.report(Event{Node: node, Kind: NodeRefused, Message: fmt.Sprintf("%d pod(s) need a flag; nothing evicted, the node stays cordoned", len(refused))})
+		return res
+	}
 	res.Err = stopped(held, w.run(held))
 	res.Remaining = w.remaining()
 	res.Drained = res.Err == nil && len(res.Remaining) == 0
@@ -316,15 +352,25 @@ func (d *Drainer) cordon(ctx context.Context, node string) error {
 	if err != nil {
 		return fmt.Errorf("reading node %s: %w", node, err)
 	}
-	if n.Spec.Unschedulable {
-		d.report(Event{Node: node, Kind: Cordoned, Message: "already cordoned"})
+	// The run's annotation goes on with the cordon, before the node's conditions say a
+	// drain runs: the operator would take those for a dead drain's without it.
+	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]string{RunAnnotation: d.run}}}
+	msg := "already cordoned"
+	if !n.Spec.Unschedulable {
+		patch["spec"], msg = map[string]bool{"unschedulable": true}, "cordoned"
+	}
+	if n.Spec.Unschedulable && n.Annotations[RunAnnotation] == d.run {
+		d.report(Event{Node: node, Kind: Cordoned, Message: msg})
 		return nil
 	}
-	patch := []byte(`{"spec":{"unschedulable":true}}`)
-	if _, err := d.Client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	if _, err := d.Client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, body, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("cordoning node %s: %w", node, err)
 	}
-	d.report(Event{Node: node, Kind: Cordoned, Message: "cordoned"})
+	d.report(Event{Node: node, Kind: Cordoned, Message: msg})
 	return nil
 }
 
@@ -405,6 +451,46 @@ func (w *nodeWork) run(ctx context.Context) error {
 	}
 }
 
+// classify applies the drain's rules to a pod, with the DaemonSets the run's watch holds.
+func (d *Drainer) classify(pod *corev1.Pod) Classification {
+	return d.Filter.Classify(pod, d.daemonSets)
+}
+
+// deletingTooLong reports whether --skip-wait-for-delete-timeout gives up on the pod: it
+// has been deleting for longer.
+func (d *Drainer) deletingTooLong(pod *corev1.Pod, now time.Time) bool {
+	return d.SkipWaitForDeleteTimeout > 0 && pod.DeletionTimestamp != nil && now.Sub(pod.DeletionTimestamp.Time) > d.SkipWaitForDeleteTimeout
+}
+
+// refusals lists the node's pods that kubectl's rules refuse (refused), read from the API
+// server rather than the run's watch, which may not have seen a pod bound just before the
+// cordon.
+func (w *nodeWork) refusals(ctx context.Context) ([]PodNote, error) {
+	list, err := w.d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + w.node})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of node %s: %w", w.node, err)
+	}
+	return w.d.refused(list.Items), nil
+}
+
+// refused lists, sorted, the pods the drain's rules refuse, leaving out those deleting
+// for longer than --skip-wait-for-delete-timeout, as kubectl does.
+func (d *Drainer) refused(pods []corev1.Pod) []PodNote {
+	now := d.Clock.Now()
+	var out []PodNote
+	for i := range pods {
+		pod := &pods[i]
+		if d.deletingTooLong(pod, now) {
+			continue
+		}
+		if c := d.classify(pod); c.Verdict == Refuse {
+			out = append(out, PodNote{Pod: podName(pod), Reason: c.Reason})
+		}
+	}
+	slices.SortFunc(out, func(a, b PodNote) int { return cmp.Compare(a.Pod, b.Pod) })
+	return out
+}
+
 // refresh reads the pods on the node from the run's watch: new ones are classified,
 // missing ones are gone.
 func (w *nodeWork) refresh(ctx context.Context) error {
@@ -416,7 +502,7 @@ func (w *nodeWork) refresh(ctx context.Context) error {
 	for _, pod := range w.d.pods.onNode(w.node) {
 		name := podName(pod)
 		seen[name] = true
-		if w.d.SkipWaitForDeleteTimeout > 0 && pod.DeletionTimestamp != nil && now.Sub(pod.DeletionTimestamp.Time) > w.d.SkipWaitForDeleteTimeout {
+		if w.d.deletingTooLong(pod, now) {
 			delete(w.pods, name)
 			w.skip(name, fmt.Sprintf("deleting since %s, over --skip-wait-for-delete-timeout: no longer waited for",
 				pod.DeletionTimestamp.UTC().Format(time.RFC3339)))
@@ -436,7 +522,7 @@ func (w *nodeWork) refresh(ctx context.Context) error {
 			p.state.Terminating = p.state.Terminating || pod.DeletionTimestamp != nil
 			continue
 		}
-		c := w.d.Filter.Classify(pod)
+		c := w.d.classify(pod)
 		if c.Verdict == Skip {
 			w.skip(name, c.Reason)
 			continue

@@ -28,6 +28,9 @@ const (
 	ReasonDrained = "Drained"
 	// ReasonIncomplete: the drain stopped with pods left; both conditions False.
 	ReasonIncomplete = "Incomplete"
+	// ReasonRefused: pods on the node need a flag, so the drain evicted none; both
+	// conditions False.
+	ReasonRefused = "Refused"
 
 	EventDrainStarted = "DrainStarted"
 	EventDrainBlocked = "DrainBlocked"
@@ -110,6 +113,8 @@ func (s *nodeStatus) observe(e Event) {
 		err = s.ended(ctx, r, e.Node, corev1.ConditionTrue, ReasonDrained, corev1.EventTypeNormal, EventDrained, "drained: "+e.Message)
 	case NodeIncomplete:
 		err = s.ended(ctx, r, e.Node, corev1.ConditionFalse, ReasonIncomplete, corev1.EventTypeWarning, EventDrainStopped, "drain stopped: "+e.Message)
+	case NodeRefused:
+		err = s.ended(ctx, r, e.Node, corev1.ConditionFalse, ReasonRefused, corev1.EventTypeWarning, EventDrainStopped, "drain refused: "+e.Message)
 	}
 	if err != nil {
 		s.mu.Lock()

@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -45,17 +47,28 @@ func phase(ph corev1.PodPhase) func(*corev1.Pod) {
 	return func(p *corev1.Pod) { p.Status.Phase = ph }
 }
 
+// kubectl drain's rules, DaemonSets' included: a DaemonSet pod refuses the node unless
+// --ignore-daemonsets leaves it; one whose DaemonSet is gone needs --force.
 func TestClassify(t *testing.T) {
+	gone := func(string, string) bool { return false }
 	tests := map[string]struct {
-		pod    *corev1.Pod
-		filter Filter
-		want   Verdict
-		reason string
+		pod        *corev1.Pod
+		filter     Filter
+		daemonSets func(namespace, name string) bool
+		want       Verdict
+		reason     string
 	}{
-		"ReplicaSet pod is evicted":         {pod: pod(), want: Evict},
-		"StatefulSet pod is evicted":        {pod: pod(ownedBy("StatefulSet")), want: Evict},
-		"DaemonSet pod is skipped":          {pod: pod(ownedBy("DaemonSet")), want: Skip, reason: "DaemonSet"},
-		"DaemonSet pod skipped even forced": {pod: pod(ownedBy("DaemonSet")), filter: Filter{Force: true}, want: Skip, reason: "DaemonSet"},
+		"ReplicaSet pod is evicted":                            {pod: pod(), want: Evict},
+		"StatefulSet pod is evicted":                           {pod: pod(ownedBy("StatefulSet")), want: Evict},
+		"DaemonSet pod is refused without --ignore-daemonsets": {pod: pod(ownedBy("DaemonSet")), want: Refuse, reason: "--ignore-daemonsets"},
+		"DaemonSet pod is refused even forced":                 {pod: pod(ownedBy("DaemonSet")), filter: Filter{Force: true}, want: Refuse, reason: "--ignore-daemonsets"},
+		"DaemonSet pod is skipped with --ignore-daemonsets":    {pod: pod(ownedBy("DaemonSet")), filter: Filter{IgnoreDaemonSets: true}, want: Skip, reason: "DaemonSet"},
+		"orphaned DaemonSet pod needs --force": {pod: pod(ownedBy("DaemonSet")), filter: Filter{IgnoreDaemonSets: true}, daemonSets: gone,
+			want: Refuse, reason: "DaemonSet web-abc is gone: no controller would recreate the pod (use --force)"},
+		"orphaned DaemonSet pod is evicted with --force": {pod: pod(ownedBy("DaemonSet")), filter: Filter{Force: true}, daemonSets: gone, want: Evict, reason: "orphan"},
+		"orphaned DaemonSet pod with emptyDir needs both": {pod: pod(ownedBy("DaemonSet"), withEmptyDir), filter: Filter{Force: true}, daemonSets: gone,
+			want: Refuse, reason: "--delete-emptydir-data"},
+		"finished DaemonSet pod is evicted": {pod: pod(ownedBy("DaemonSet"), phase(corev1.PodSucceeded)), want: Evict},
 		"mirror pod is skipped": {pod: pod(bare, func(p *corev1.Pod) {
 			p.Annotations = map[string]string{mirrorPodAnnotation: "x"}
 		}), want: Skip, reason: "mirror"},
@@ -67,12 +80,58 @@ func TestClassify(t *testing.T) {
 		"bare pod with emptyDir needs both":      {pod: pod(bare, withEmptyDir), filter: Filter{DeleteEmptyDirData: true}, want: Refuse, reason: "--force"},
 		"failed pod is evicted without flags":    {pod: pod(bare, phase(corev1.PodFailed)), want: Evict},
 		"emptyDir reported before no-controller": {pod: pod(bare, withEmptyDir), want: Refuse, reason: "emptyDir"},
+		"a pod --pod-selector leaves out is skipped, bare or DaemonSet's": {pod: pod(bare), filter: Filter{PodSelector: labels.SelectorFromSet(labels.Set{"app": "db"})},
+			want: Skip, reason: "--pod-selector"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := tc.filter.Classify(tc.pod)
+			got := tc.filter.Classify(tc.pod, tc.daemonSets)
 			if got.Verdict != tc.want || !strings.Contains(got.Reason, tc.reason) {
 				t.Errorf("Classify = %+v, want verdict %d with a reason containing %q", got, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+// A node's pods are judged all at once, as kubectl's GetPodsForDeletion does: every pod
+// that needs a flag is named, sorted, and a pod deleting past
+// --skip-wait-for-delete-timeout is not judged at all.
+func TestRefused(t *testing.T) {
+	named := func(name string) func(*corev1.Pod) { return func(p *corev1.Pod) { p.Name = name } }
+	deleting := func(since time.Duration) func(*corev1.Pod) {
+		return func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: t0.Add(-since)} }
+	}
+	pods := []corev1.Pod{
+		*pod(named("web-1")),
+		*pod(named("scratch"), bare, func(p *corev1.Pod) { p.Labels = map[string]string{"app": "scratch"} }),
+		*pod(named("agent"), ownedBy("DaemonSet")),
+		*pod(named("cache"), withEmptyDir),
+		*pod(named("stuck"), bare, deleting(time.Minute)),
+		*pod(named("leaving"), bare, deleting(time.Second)),
+	}
+	tests := map[string]struct {
+		filter Filter
+		want   []PodNote
+	}{
+		"no flags": {want: []PodNote{
+			{Pod: "ns/agent", Reason: "managed by DaemonSet web-abc, which would put it back on the node (use --ignore-daemonsets)"},
+			{Pod: "ns/cache", Reason: `emptyDir volume "cache" would lose its data (use --delete-emptydir-data)`},
+			{Pod: "ns/leaving", Reason: "no controller would recreate the pod (use --force)"},
+			{Pod: "ns/scratch", Reason: "no controller would recreate the pod (use --force)"},
+		}},
+		"every flag": {filter: Filter{Force: true, DeleteEmptyDirData: true, IgnoreDaemonSets: true}},
+		"--pod-selector leaves the others out": {filter: Filter{PodSelector: labels.SelectorFromSet(labels.Set{"app": "web"})},
+			want: []PodNote{
+				{Pod: "ns/agent", Reason: "managed by DaemonSet web-abc, which would put it back on the node (use --ignore-daemonsets)"},
+				{Pod: "ns/cache", Reason: `emptyDir volume "cache" would lose its data (use --delete-emptydir-data)`},
+				{Pod: "ns/leaving", Reason: "no controller would recreate the pod (use --force)"},
+			}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := &Drainer{Clock: testingclock.NewFakeClock(t0), Options: Options{Filter: tc.filter, SkipWaitForDeleteTimeout: 10 * time.Second}}
+			if diff := cmp.Diff(tc.want, d.refused(pods)); diff != "" {
+				t.Errorf("refused (-want +got):\n%s", diff)
 			}
 		})
 	}

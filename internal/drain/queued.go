@@ -32,36 +32,52 @@ func WithQueuedTaint(taints []corev1.Taint, on bool) ([]corev1.Taint, bool) {
 	return taints, false
 }
 
-// markQueued adds or removes the queued mark on a node.
+// markQueued adds the queued mark to a node and names the run's Lease on it
+// (RunAnnotation), or takes the mark off once the node is cordoned.
 func (d *Drainer) markQueued(ctx context.Context, node string, on bool) error {
+	return d.updateNode(ctx, node, func(n *corev1.Node) bool {
+		taints, changed := WithQueuedTaint(n.Spec.Taints, on)
+		n.Spec.Taints = taints
+		if on && n.Annotations[RunAnnotation] != d.run {
+			metav1.SetMetaDataAnnotation(&n.ObjectMeta, RunAnnotation, d.run)
+			changed = true
+		}
+		return changed
+	})
+}
+
+// updateNode changes the node as change says, and writes it if change reports a change.
+func (d *Drainer) updateNode(ctx context.Context, node string, change func(*corev1.Node) bool) error {
 	nodes := d.Client.CoreV1().Nodes()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := nodes.Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
+		if err != nil || !change(n) {
 			return err
 		}
-		taints, changed := WithQueuedTaint(n.Spec.Taints, on)
-		if !changed {
-			return nil
-		}
-		n.Spec.Taints = taints
 		_, err = nodes.Update(ctx, n, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("marking node %s queued=%t: %w", node, on, err)
+		return fmt.Errorf("updating node %s: %w", node, err)
 	}
 	return nil
 }
 
-// unmarkAll removes the queued mark from every node of the run, even after Ctrl-C or a
-// timeout, so that no node stays less preferred than it should.
-func (d *Drainer) unmarkAll(ctx context.Context, nodes []string) error {
+// release takes the queued mark and the run's annotation off every node of the run, even
+// after Ctrl-C or a timeout, so that no node stays less preferred than it should. A node
+// another run has claimed since keeps that run's annotation.
+func (d *Drainer) release(ctx context.Context, nodes []string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var errs []error
 	for _, n := range nodes {
-		if err := d.markQueued(ctx, n, false); err != nil {
+		err := d.updateNode(ctx, n, func(n *corev1.Node) bool {
+			_, queued := WithQueuedTaint(n.Spec.Taints, false)
+			l := Leftover{QueuedTaint: queued, RunAnnotation: d.run != "" && n.Annotations[RunAnnotation] == d.run}
+			l.Apply(n)
+			return !l.Empty()
+		})
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -20,25 +20,19 @@ import (
 const RoomInterval = 10 * time.Second
 
 // Unplaceable returns the pods of node (namespace/name) whose replacement would fit on no
-// other node of snap as it is now, each with the planner's explanation. It is the
-// planner's scheduling simulation of draining node alone, the other cordoned nodes
-// counted out; snap is not changed.
+// other node of snap as it is now, each with the planner's explanation: the planner's
+// scheduling simulation of draining node alone with the drain's rules (the pods
+// --pod-selector leaves out stay), the other cordoned nodes counted out, whatever else
+// keeps the node. snap is not changed.
 func Unplaceable(snap *snapshot.Snapshot, now time.Time, node string, f Filter) (map[string]string, error) {
-	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: []string{node}}, plan.Options{
-		Force: f.Force, DeleteEmptyDirData: f.DeleteEmptyDirData,
-	})
+	reasons, err := plan.Unplaceable(snap, now, node, f)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
-	for _, b := range p.Blocked {
-		if b.Node != node {
-			continue
-		}
-		for _, r := range b.Reasons {
-			if r.Type == plan.NoRoom && r.Kind == snapshot.KindPod {
-				out[r.Namespace+"/"+r.Name] = r.Message
-			}
+	for _, r := range reasons {
+		if r.Type == plan.NoRoom && r.Kind == snapshot.KindPod {
+			out[r.Namespace+"/"+r.Name] = r.Message
 		}
 	}
 	return out, nil

@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -34,8 +36,9 @@ func TestUnplaceable(t *testing.T) {
 		d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: "node-1"}
 	}
 	tests := map[string]struct {
-		build func(c *snapshottest.Cluster)
-		want  []string
+		build  func(c *snapshottest.Cluster)
+		filter Filter
+		want   []string
 	}{
 		"another node has room": {
 			build: func(c *snapshottest.Cluster) {
@@ -56,6 +59,25 @@ func TestUnplaceable(t *testing.T) {
 			},
 			want: []string{"shop/cache-rs-0"},
 		},
+		// A budget that keeps another pod for now does not hide it either.
+		"pinned beside a pod its budget keeps": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("shop", "db", map[string]string{"app": "db"}, []string{"node-1"})
+				c.PDB("shop", "db", map[string]string{"app": "db"}, snapshottest.MinAvailable(intstr.FromInt32(1)))
+				c.Deployment("shop", "cache", map[string]string{"app": "cache"}, []string{"node-1"}, pinned)
+			},
+			want: []string{"shop/cache-rs-0"},
+		},
+		// The pods --pod-selector leaves out stay on the node: a bare one, which the drain
+		// would refuse, no longer hides that the selected pods fit nowhere.
+		"--pod-selector's pods that fit nowhere": {
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("shop", "web", map[string]string{"app": "web"}, []string{"node-1"}, pinned)
+				c.Pod("ops", "debug", map[string]string{"app": "debug"}, "node-1")
+			},
+			filter: Filter{PodSelector: labels.SelectorFromSet(labels.Set{"app": "web"})},
+			want:   []string{"shop/web-rs-0"},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -66,7 +88,7 @@ func TestUnplaceable(t *testing.T) {
 			tc.build(c)
 			cordon(c, "node-1") // the node being drained
 			before := c.Snapshot.Nodes[1].DeepCopy()
-			got, err := Unplaceable(c.Snapshot, t0, "node-1", Filter{})
+			got, err := Unplaceable(c.Snapshot, t0, "node-1", tc.filter)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -94,12 +94,53 @@ func ChooseSlot(leases []coordinationv1.Lease, observed map[string]time.Time, si
 	return free[0], nil, true
 }
 
-// observation is a slot Lease's resourceVersion and when this process first saw it, on
-// its own clock, and the Lease's duration.
+// LeaseObserver times Leases on its own clock: a Lease expires its duration after the
+// observer first saw it at its current resourceVersion, never by its renewTime, which is
+// the holder's clock. The drain slots and the operator's judgement of a drain run both
+// count so.
+type LeaseObserver struct {
+	mu   sync.Mutex
+	seen map[string]observation
+}
+
+// observation is a Lease's resourceVersion and when the observer first saw it, and the
+// Lease's duration.
 type observation struct {
 	resourceVersion string
 	at              time.Time
 	duration        time.Duration
+}
+
+// Seen records the Lease as seen at now, unless it was seen before at the same
+// resourceVersion, and returns when it was first seen so.
+func (o *LeaseObserver) Seen(l *coordinationv1.Lease, now time.Time) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.seen == nil {
+		o.seen = map[string]observation{}
+	}
+	key := l.Namespace + "/" + l.Name
+	ob, ok := o.seen[key]
+	if !ok || ob.resourceVersion != l.ResourceVersion {
+		ob = observation{resourceVersion: l.ResourceVersion, at: now, duration: time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second}
+		o.seen[key] = ob
+	}
+	return ob.at
+}
+
+// Expiry is when the Lease expires as this observer counts, and whether it has been seen.
+func (o *LeaseObserver) Expiry(namespace, name string) (time.Time, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ob, ok := o.seen[namespace+"/"+name]
+	return ob.at.Add(ob.duration), ok
+}
+
+// Forget drops what was seen of a Lease that is gone, so that the observer does not grow.
+func (o *LeaseObserver) Forget(namespace, name string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.seen, namespace+"/"+name)
 }
 
 // Semaphore is a counting semaphore of Size slots shared by every holdfast drain of the
@@ -115,8 +156,7 @@ type Semaphore struct {
 	Duration   time.Duration
 	Clock      clock.WithTicker
 
-	mu   sync.Mutex
-	seen map[string]observation
+	observer LeaseObserver
 }
 
 // Slot is one taken slot of a Semaphore.
@@ -229,13 +269,11 @@ func (s *Semaphore) watch(ctx context.Context) (<-chan watch.Event, func()) {
 // untilExpiry is how long until the first of the holders' slots expires, on this
 // process's clock, as ChooseSlot counts it; 0 when none is known.
 func (s *Semaphore) untilExpiry(holders []Holder) time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	now := s.Clock.Now()
 	var first time.Duration
 	for _, h := range holders {
-		if o, ok := s.seen[h.Slot]; ok {
-			if d := o.at.Add(o.duration).Sub(now); first == 0 || d < first {
+		if expiry, ok := s.observer.Expiry(s.Namespace, h.Slot); ok {
+			if d := expiry.Sub(now); first == 0 || d < first {
 				first = d
 			}
 		}
@@ -246,19 +284,9 @@ func (s *Semaphore) untilExpiry(holders []Holder) time.Duration {
 // observe records when each Lease was first seen at its resourceVersion, and returns
 // those times by Lease name.
 func (s *Semaphore) observe(leases []coordinationv1.Lease, now time.Time) map[string]time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.seen == nil {
-		s.seen = map[string]observation{}
-	}
 	out := make(map[string]time.Time, len(leases))
-	for _, l := range leases {
-		o, ok := s.seen[l.Name]
-		if !ok || o.resourceVersion != l.ResourceVersion {
-			o = observation{resourceVersion: l.ResourceVersion, at: now, duration: time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second}
-			s.seen[l.Name] = o
-		}
-		out[l.Name] = o.at
+	for i := range leases {
+		out[leases[i].Name] = s.observer.Seen(&leases[i], now)
 	}
 	return out
 }

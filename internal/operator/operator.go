@@ -36,8 +36,10 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/clusterdisruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/controller/collectors"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
+	"github.com/holdfast-dev/holdfast/internal/controller/drainleftovers"
 	"github.com/holdfast-dev/holdfast/internal/controller/nodecompanion"
 	"github.com/holdfast-dev/holdfast/internal/controller/rebalance"
+	"github.com/holdfast-dev/holdfast/internal/drain"
 )
 
 const (
@@ -108,6 +110,7 @@ func controllers() []controller {
 		{name: disruptionpolicy.Name, setup: disruptionpolicy.SetupWithManager},
 		{name: clusterdisruptionpolicy.Name, setup: clusterdisruptionpolicy.SetupWithManager},
 		{name: rebalance.Name, setup: rebalance.SetupWithManager},
+		{name: drainleftovers.Name, setup: drainleftovers.SetupWithManager},
 	}
 }
 
@@ -191,8 +194,12 @@ func cacheOptions() (cache.Options, error) {
 				Label:     labels.NewSelector().Add(*companions),
 				Transform: strip,
 			},
-			// Only the nodes' Leases, which say when a kubelet was last heard of.
-			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{corev1.NamespaceNodeLease: {}}},
+			// The nodes' Leases, which say when a kubelet was last heard of, and the drain
+			// runs', wherever their slot namespace is.
+			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{
+				corev1.NamespaceNodeLease: {},
+				cache.AllNamespaces:       {LabelSelector: labels.SelectorFromSet(labels.Set{drain.RunLabel: "true"})},
+			}},
 			&corev1.Node{}: {
 				Transform: func(obj any) (any, error) {
 					if node, ok := obj.(*corev1.Node); ok {

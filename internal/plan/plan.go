@@ -46,12 +46,11 @@ type Options struct {
 	// drained nodes stay cordoned for the rest of the plan, as `holdfast drain` leaves
 	// them, so every later wave has less room.
 	Uncordon bool
-	// Force lets pods with no controller be evicted (kubectl drain --force); they are
-	// lost, not re-placed. Without it such a pod blocks its node.
-	Force bool
-	// DeleteEmptyDirData lets pods with emptyDir volumes be evicted; without it such a pod
-	// blocks its node, as in kubectl drain.
-	DeleteEmptyDirData bool
+	// DrainFilter is kubectl drain's rules and flags, as the drain applies them: pods with
+	// no controller need Force (they are lost, not re-placed), pods with emptyDir volumes
+	// DeleteEmptyDirData, DaemonSet pods IgnoreDaemonSets; a pod refused blocks its node,
+	// and the pods PodSelector leaves out stay where they are, counted as on any node.
+	availability.DrainFilter
 }
 
 // Plan is the answer to "how can these nodes be drained".
@@ -141,6 +140,9 @@ const (
 	// EmptyDirData: the pod's emptyDir data would be lost; refused without
 	// --delete-emptydir-data.
 	EmptyDirData = ReasonType(availability.RuleEmptyDirData)
+	// DaemonSetPod: a DaemonSet's pod, which kubectl and holdfast drain refuse to leave
+	// without --ignore-daemonsets.
+	DaemonSetPod = ReasonType(availability.RuleDaemonSetPod)
 	// UnhealthyPod: the pod is not ready and its budget, with the default
 	// unhealthyPodEvictionPolicy IfHealthyBudget, is not healthy enough to let it go.
 	UnhealthyPod = ReasonType(availability.ReasonUnhealthyPod)
@@ -215,6 +217,28 @@ func DrainWaves(snap *snapshot.Snapshot, now time.Time, targets Targets, opts Op
 	c := newCluster(m)
 	c.strategies = singleReplicaStrategies(m, snap)
 	return c.drainWaves(names, opts), nil
+}
+
+// Unplaceable explains, for the drain of node name alone in snap at time now with the drain's
+// rules f, each pod whose replacement would fit on no other node (NoRoom, or
+// CompanionPending for a companion). Unlike a plan, it looks past whatever else keeps
+// the node (a budget that allows nothing for now, a pod refused): a drain asks it before
+// each eviction, and such a reason must not hide that another pod's replacement would
+// stay Pending. It never changes snap.
+func Unplaceable(snap *snapshot.Snapshot, now time.Time, name string, f availability.DrainFilter) ([]Reason, error) {
+	m := availability.Build(snap, now)
+	if _, err := resolve(m, Targets{Names: []string{name}}); err != nil {
+		return nil, err
+	}
+	c := newCluster(m)
+	c.strategies = singleReplicaStrategies(m, snap)
+	target := []*node{c.nodes[c.index[name]]}
+	target[0].queued = true
+	c.filter(target, f)
+	opts := Options{DrainFilter: f}
+	c.order(target, opts)
+	_, failed := c.evict(target, opts)
+	return c.roomReasons(failed, 0), nil
 }
 
 // resolve turns targets into node names in the model's order, without repeats.

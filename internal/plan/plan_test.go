@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
@@ -177,7 +178,7 @@ func TestBlockers(t *testing.T) {
 					d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 				})
 			},
-			opts: plan.Options{Force: true, DeleteEmptyDirData: true},
+			opts: plan.Options{DrainFilter: availability.DrainFilter{Force: true, DeleteEmptyDirData: true}},
 		},
 		"no room for an evicted pod": {
 			build: func(c *snapshottest.Cluster) {
@@ -202,11 +203,40 @@ func TestBlockers(t *testing.T) {
 			},
 			want: []plan.Reason{{Type: plan.CompanionPending, Kind: "Pod", Namespace: "ops", Name: "backup-n1-rs-0"}},
 		},
-		"DaemonSet pods stay and block nothing": {
+		"DaemonSet pods stay and block nothing with --ignore-daemonsets": {
 			build: func(c *snapshottest.Cluster) {
 				c.DaemonSet("ops", "agent", app("agent"), []string{"n1", "n2", "n3"})
 				c.PDB("ops", "agent", app("agent"), snapshottest.MinAvailable(intstr.FromInt32(3)))
 			},
+			opts: plan.Options{DrainFilter: availability.DrainFilter{IgnoreDaemonSets: true}},
+		},
+		"DaemonSet pod without --ignore-daemonsets": {
+			build: func(c *snapshottest.Cluster) {
+				c.DaemonSet("ops", "agent", app("agent"), []string{"n1", "n2", "n3"})
+			},
+			want: []plan.Reason{{Type: plan.DaemonSetPod, Kind: "Pod", Namespace: "ops", Name: "agent-0", Permanent: true}},
+		},
+		"orphaned DaemonSet pod without --force": {
+			build: func(c *snapshottest.Cluster) {
+				c.DaemonSet("ops", "agent", app("agent"), []string{"n1", "n2", "n3"})
+				c.Snapshot.DaemonSets = nil
+			},
+			opts: plan.Options{DrainFilter: availability.DrainFilter{IgnoreDaemonSets: true}},
+			want: []plan.Reason{{Type: plan.NoController, Kind: "Pod", Namespace: "ops", Name: "agent-0", Permanent: true}},
+		},
+		"orphaned DaemonSet pod with --force": {
+			build: func(c *snapshottest.Cluster) {
+				c.DaemonSet("ops", "agent", app("agent"), []string{"n1", "n2", "n3"})
+				c.Snapshot.DaemonSets = nil
+			},
+			opts: plan.Options{DrainFilter: availability.DrainFilter{Force: true}},
+		},
+		"pods --pod-selector leaves out block nothing": {
+			build: func(c *snapshottest.Cluster) {
+				c.Pod("ops", "debug", app("debug"), "n1")
+				c.DaemonSet("ops", "agent", app("agent"), []string{"n1", "n2", "n3"})
+			},
+			opts: plan.Options{DrainFilter: availability.DrainFilter{PodSelector: labels.SelectorFromSet(app("web"))}},
 		},
 	}
 	for name, tc := range tests {

@@ -291,7 +291,7 @@ func TestNeverMutates(t *testing.T) {
 	c.Pod("ops", "debug", app("debug"), "node-2")
 	c.Deployment("shop", "web", app("web"), []string{"node-3", "node-4", ""}, antiAffinity(corev1.LabelHostname, "web"), spread(corev1.LabelTopologyZone, "web", false))
 	before := deepCopy(c.Snapshot)
-	mustPlan(t, c.Snapshot, plan.Targets{All: true}, plan.Options{MaxConcurrent: 7, Force: true})
+	mustPlan(t, c.Snapshot, plan.Targets{All: true}, plan.Options{MaxConcurrent: 7, DrainFilter: availability.DrainFilter{Force: true}})
 	mustPlan(t, c.Snapshot, plan.Targets{All: true}, plan.Options{Uncordon: true})
 	mustFail(t, c.Snapshot, plan.FailureOptions{Zones: true})
 	if !reflect.DeepEqual(before, c.Snapshot) {
@@ -355,7 +355,7 @@ spec:
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	p := mustPlan(t, s, plan.Targets{Names: []string{"n1"}}, plan.Options{})
+	p := mustPlan(t, s, plan.Targets{Names: []string{"n1"}}, plan.Options{DrainFilter: availability.DrainFilter{IgnoreDaemonSets: true}})
 	want := []plan.Blocker{{Node: "n1", Reasons: []plan.Reason{{Type: plan.NoRoom, Kind: "Deployment", Namespace: "shop", Name: "web",
 		Message: "its replacement fits on no other node: 0/3 nodes are available: 1 cordoned or being drained, 2 with too many pods"}}}}
 	if diff := cmp.Diff(want, p.Blocked); diff != "" {

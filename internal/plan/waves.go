@@ -25,6 +25,7 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 		n.queued = true
 		targets = append(targets, n)
 	}
+	c.filter(targets, opts.DrainFilter)
 	blocked := map[*node][]Reason{}
 	var remaining []*node
 	for _, n := range targets {
@@ -442,6 +443,21 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 	return w
 }
 
+// filter applies the drain's rules to the target nodes' pods: those it leaves stay where
+// they are (skip), the others are evicted or refuse the node; an orphaned DaemonSet pod
+// that --force lets go is lost like a pod with no controller.
+func (c *cluster) filter(targets []*node, f availability.DrainFilter) {
+	for _, n := range targets {
+		for _, p := range n.pods {
+			v := f.Classify(p.asPod(), c.m.DaemonSetExists)
+			p.skip = v.Verdict == availability.DrainSkip
+			if v.Verdict == availability.DrainEvict && v.Rule == availability.RuleNoController {
+				p.bare = true
+			}
+		}
+	}
+}
+
 // staticReasons lists what stops the node's drain before any wave: the Eviction API's
 // answer for each pod as the snapshot stands, and pods the drain refuses to evict.
 func (c *cluster) staticReasons(n *node, opts Options) []Reason {
@@ -458,8 +474,7 @@ func (c *cluster) staticReasons(n *node, opts Options) []Reason {
 			continue
 		}
 		ref := p.object()
-		filter := availability.DrainFilter{Force: opts.Force, DeleteEmptyDirData: opts.DeleteEmptyDirData}
-		for _, refusal := range filter.Refusals(p.asPod()) {
+		for _, refusal := range opts.Refusals(p.asPod(), c.m.DaemonSetExists) {
 			add(Reason{Type: ReasonType(refusal.Rule), Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Permanent: true,
 				Message: refusal.Reason})
 		}

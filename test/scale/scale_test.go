@@ -230,7 +230,7 @@ func TestScale(t *testing.T) {
 	selector := corev1.LabelTopologyZone + "=zone-a," + batchLabel + "=holdfast"
 	budgets := view.watchBudgets(ctx, sampleEvery)
 	c0 := ctr.read()
-	drainArgs := []string{"drain", "--selector", selector, "--max-concurrent", fmt.Sprint(drainConcurrency), "--timeout", "30m"}
+	drainArgs := []string{"drain", "--selector", selector, "--ignore-daemonsets", "--max-concurrent", fmt.Sprint(drainConcurrency), "--timeout", "30m"}
 	res, err := runMeasured(ctx, holdfastBin(), append(drainArgs, "--kubeconfig", ctr.Kubeconfig)...)
 	if err != nil || res.exitCode != 0 {
 		t.Errorf("holdfast drain: exit %d, %v\n%s", res.exitCode, err, tail(res.stderr))

@@ -518,8 +518,9 @@ func TestWaveByWaveFollowsTheDryRun(t *testing.T) {
 }
 
 // kubectl's rules and the Eviction API's 500: a pod with no controller needs --force, a
-// pod with emptyDir data needs --delete-emptydir-data, and a pod under two budgets is
-// stopped with both budgets named. The drain evicts everything else and exits 3.
+// pod with emptyDir data needs --delete-emptydir-data; as with kubectl, either stops the
+// node before any eviction, and the drain exits 3. With the flags, a pod under two
+// budgets is stopped with both budgets named.
 func TestPodsThatNeedAFlagOrABudgetFix(t *testing.T) {
 	f := framework.New(t)
 	node := f.AddNode("rules-1", "zone-a", map[string]string{"pool": "rules"})
@@ -551,16 +552,16 @@ func TestPodsThatNeedAFlagOrABudgetFix(t *testing.T) {
 	for _, want := range []string{
 		f.Namespace + "/bare: no controller would recreate the pod (use --force)",
 		`emptyDir volume "scratch" would lose its data (use --delete-emptydir-data)`,
-		"covered by 2 PodDisruptionBudgets (" + f.Namespace + "/twice-a, " + f.Namespace + "/twice-b) and the Eviction API refuses to evict such pods",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output does not say %q", want)
 		}
 	}
-	for _, name := range []string{"bare"} {
-		if _, err := f.Clientset.CoreV1().Pods(f.Namespace).Get(f.Ctx, name, metav1.GetOptions{}); err != nil {
-			t.Errorf("pod %s is gone without --force: %v", name, err)
-		}
+	if strings.Contains(out, "evicting") {
+		t.Errorf("a refused node had a pod evicted")
+	}
+	if _, err := f.Clientset.CoreV1().Pods(f.Namespace).Get(f.Ctx, "bare", metav1.GetOptions{}); err != nil {
+		t.Errorf("pod bare is gone without --force: %v", err)
 	}
 
 	// With the flags, the bare pod and the emptyDir pod go; the pod under two budgets
@@ -843,6 +844,45 @@ func TestLastNodeKeepsPodsThatFitNowhere(t *testing.T) {
 	for n := range nodes {
 		if !strings.Contains(out, n+"  NOT drained") {
 			t.Errorf("the summary does not report %s not drained", n)
+		}
+	}
+}
+
+// --pod-selector narrows what the drain evicts, not what it checks: a selected pod whose
+// replacement fits nowhere (web, pinned to its node) is kept, its budget unspent, as it
+// is without the selector. The pod the selector leaves out (a bare one, which kubectl
+// never lists) neither blocks the node nor hides that the selected pod has no room.
+func TestPodSelectorKeepsPodsThatFitNowhere(t *testing.T) {
+	f := framework.New(t)
+	node := f.AddNode("selected-1", "zone-a", nil).Name
+	uncordonAtEnd(f, node)
+	web := f.Deployment("web", 1)
+	web.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node}
+	f.Create(web)
+	f.WaitReady(web)
+	f.Create(barePod(f, "bystander", map[string]string{"app": "other"}, node, nil))
+	target := podsOf(t, f, web)[0]
+
+	ctx, interrupt := context.WithCancel(f.Ctx)
+	defer interrupt()
+	r := holdfast(ctx, f, "drain", node, "--pod-selector", "app=web", "--slot-namespace", f.Namespace, "--timeout", "2m")
+	f.Eventually(2*time.Minute, "the drain to keep web's pod, or to end", func(context.Context) (bool, error) {
+		select {
+		case <-r.done:
+			return true, nil
+		default:
+		}
+		return strings.Contains(r.errOut.String(), "no room: its replacement fits on no other node"), nil
+	})
+	interrupt()
+	r.wait(t, time.Minute)
+	t.Logf("exit %d:\n%s", r.code, r.output())
+	if r.code != cli.ExitIncomplete {
+		t.Errorf("exit code %d, want %d", r.code, cli.ExitIncomplete)
+	}
+	for _, name := range []string{target.Name, "bystander"} {
+		if p, err := f.Clientset.CoreV1().Pods(f.Namespace).Get(f.Ctx, name, metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil {
+			t.Errorf("pod %s was evicted (err %v); want it kept on %s", name, err, node)
 		}
 	}
 }

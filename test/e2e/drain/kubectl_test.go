@@ -4,6 +4,7 @@ package drain_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,8 +28,10 @@ import (
 
 // A runbook's drain step written for kubectl drain (testdata/runbook-drain.sh: kubectl's
 // flags --ignore-daemonsets --delete-emptydir-data --force --grace-period --timeout
-// --pod-selector) runs unchanged with holdfast, only the command it is given differs, and
-// ends as it does with kubectl: exit 0, the node cordoned, the application's pods gone
+// --pod-selector, its global flags -v --warnings-as-errors --match-server-version, and a
+// grep of its lines node/N cordoned, evicting pod, pod/P evicted, node/N drained) runs
+// unchanged with holdfast, only the command it is given differs, and ends as it does with
+// kubectl: exit 0, the node cordoned, the application's pods gone
 // (a Deployment's under a budget that first refuses, a bare pod with an emptyDir), the
 // DaemonSet's pod and the pod --pod-selector leaves out still there. With holdfast the
 // node also says so: DrainInProgress True while the budget blocks, Drained True after,
@@ -239,5 +242,118 @@ func deletePods(f *framework.Framework) {
 	})
 	if err != nil {
 		f.T.Errorf("waiting for the test's pods to be gone: %v", err)
+	}
+}
+
+// kubectl drain judges all of a node's pods before it evicts any (GetPodsForDeletion): a
+// pod that needs a flag (a bare pod without --force, a DaemonSet's without
+// --ignore-daemonsets) leaves the node cordoned and whole, so that `drain N || uncordon N`
+// never leaves it half emptied, and the other nodes of the same command are drained all
+// the same. holdfast does as kubectl does, the same command lines given to each; with
+// the flags, the node then drains and the DaemonSet's pod stays.
+func TestRefusedNodeIsLeftWhole(t *testing.T) {
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hf := holdfastBinary(t)
+	t.Run("kubectl", func(t *testing.T) { refusedNode(t, kubectl, "refuse-k") })
+	t.Run("holdfast", func(t *testing.T) { refusedNode(t, hf, "refuse-h") })
+}
+
+func refusedNode(t *testing.T, command, prefix string) {
+	f := framework.New(t)
+	t.Cleanup(func() { deletePods(f) })
+	pool := map[string]string{"pool": f.Namespace}
+	var nodes []string
+	for i, zone := range []string{"zone-a", "zone-b", "zone-c"} {
+		nodes = append(nodes, f.AddNode(fmt.Sprintf("%s-%d", prefix, i+1), zone, pool).Name)
+	}
+	uncordonAtEnd(f, nodes...)
+	web := f.Deployment("web", 2)
+	web.Spec.Template.Spec.NodeSelector = pool
+	framework.HostnameAntiAffinity(web)
+	f.Create(web)
+	f.WaitReady(web)
+	webOn := map[string]corev1.Pod{}
+	for _, p := range podsOf(t, f, web) {
+		webOn[p.Spec.NodeName] = p
+	}
+	var refused, drained string
+	for _, n := range nodes {
+		if _, ok := webOn[n]; ok && refused == "" {
+			refused = n
+		} else if ok {
+			drained = n
+		}
+	}
+	f.Create(barePod(f, "scratch", map[string]string{"app": "scratch"}, refused, nil))
+	agent := f.Deployment("agent", 1) // for its metadata and template
+	agent.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: refused}
+	f.Create(&appsv1.DaemonSet{ObjectMeta: agent.ObjectMeta, Spec: appsv1.DaemonSetSpec{Selector: agent.Spec.Selector, Template: agent.Spec.Template}})
+	f.Eventually(2*time.Minute, "the bare pod and the DaemonSet's pod Ready on "+refused, func(ctx context.Context) (bool, error) {
+		pods, err := podsOn(ctx, f, refused)
+		if err != nil || len(pods) != 3 { // web, scratch, agent
+			return false, err
+		}
+		return !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return !framework.PodReady(&p) }), nil
+	})
+
+	drain := func(args ...string) (int, string) {
+		args = append([]string{"--kubeconfig", f.Kubeconfig, "drain"}, args...)
+		if filepath.Base(command) == "holdfast" {
+			args = append(args, "--slot-namespace", f.Namespace)
+		}
+		out, err := exec.CommandContext(f.Ctx, command, args...).CombinedOutput()
+		t.Logf("%s %s:\n%s", filepath.Base(command), strings.Join(args[2:], " "), out)
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	code, out := drain(refused, drained, "--timeout=2m")
+	if code == 0 {
+		t.Errorf("exit code 0 with a node refused")
+	}
+	for _, want := range []string{"scratch", "--force", "--ignore-daemonsets", "node/" + drained + " drained", `unable to drain node "` + refused + `"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output does not name %q", want)
+		}
+	}
+	for _, n := range []string{refused, drained} {
+		node, err := f.Clientset.CoreV1().Nodes().Get(f.Ctx, n, metav1.GetOptions{})
+		if err != nil || !node.Spec.Unschedulable {
+			t.Errorf("node %s not cordoned (err %v)", n, err)
+		}
+	}
+	kept := webOn[refused]
+	if p, err := f.Clientset.CoreV1().Pods(f.Namespace).Get(f.Ctx, kept.Name, metav1.GetOptions{}); err != nil || p.UID != kept.UID || p.DeletionTimestamp != nil {
+		t.Errorf("pod %s on the refused node %s was evicted (err %v)", kept.Name, refused, err)
+	}
+	if empty, err := f.NodeDrained(f.Ctx, drained); err != nil || !empty {
+		t.Errorf("node %s, drained by the same command, still runs pods of the test (err %v)", drained, err)
+	}
+
+	// With the flags, and room for web's pod again, the node drains; the DaemonSet's pod
+	// stays.
+	f.Uncordon(drained)
+	if code, _ := drain(refused, "--force", "--ignore-daemonsets", "--timeout=2m"); code != 0 {
+		t.Errorf("exit code %d with the flags, want 0", code)
+	}
+	pods, err := podsOn(f.Ctx, f, refused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil {
+			left = append(left, p.Labels["app"])
+		}
+	}
+	if !slices.Equal(left, []string{"agent"}) {
+		t.Errorf("pods left on %s (app): %v, want only the DaemonSet's", refused, left)
 	}
 }
