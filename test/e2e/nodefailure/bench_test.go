@@ -317,8 +317,11 @@ func report(t *testing.T, figures []Figure) {
 			f.Met = &met
 		}
 		secs := "never (not within the phase)"
-		if f.Seconds != nil {
+		switch {
+		case f.Seconds != nil:
 			secs = fmt.Sprintf("%.1f s", *f.Seconds)
+		case f.Met != nil && f.Target == 0:
+			secs = map[bool]string{true: "yes", false: "no"}[*f.Met]
 		}
 		line := fmt.Sprintf("FIGURE %-70s %s", f.Name, secs)
 		if f.Target > 0 {
