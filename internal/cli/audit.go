@@ -96,10 +96,7 @@ not be read, 2 findings at or above --fail-on.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
+			ctx := contextOf(cmd)
 			return o.Run(ctx)
 		},
 	}

@@ -210,10 +210,7 @@ again to resume.`,
 			if err := o.Complete(); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
+			ctx := contextOf(cmd)
 			return o.Run(ctx)
 		},
 	}

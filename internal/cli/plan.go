@@ -182,10 +182,7 @@ unreachable), 2 some node is blocked.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
+			ctx := contextOf(cmd)
 			return o.Run(ctx)
 		},
 	}
@@ -398,10 +395,7 @@ failure would.`,
 				return fmt.Errorf("--start-up must not be negative, got %s", o.Startup)
 			}
 			o.Domains = args
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
+			ctx := contextOf(cmd)
 			return o.Run(ctx)
 		},
 	}

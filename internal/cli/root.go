@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -130,4 +131,13 @@ func Execute(streams genericiooptions.IOStreams) int {
 	}
 	fmt.Fprintln(streams.ErrOut, "holdfast:", err)
 	return ExitError
+}
+
+// contextOf is the command's context, or a background one for a command run without
+// (cobra's Execute, as tests call it).
+func contextOf(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
 }

@@ -55,10 +55,7 @@ Needs nodes get and update and nodes/status patch (the ClusterRole holdfast-drai
 			if err := o.Complete(); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
+			ctx := contextOf(cmd)
 			return o.Run(ctx)
 		},
 	}
