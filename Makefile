@@ -59,7 +59,8 @@ fuzz: ## A short fuzz run of the manifest loader (FUZZTIME=20s).
 image: ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast ./cmd/holdfast
 	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast --tag $(IMAGE_REPO):$(GIT_VERSION) \
-		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --out ../../$(BIN)/holdfast-image.tar
+		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --license ../../LICENSE --license ../../NOTICE \
+		--out ../../$(BIN)/holdfast-image.tar
 
 .PHONY: image-check
 image-check: image ## Check the image holds a static, non-root holdfast entrypoint.

@@ -60,3 +60,5 @@ role=$(awk '/^---$/ { n++ } n >= 2' config/rbac/role.yaml)
 	{{- end }}
 	EOF
 } >charts/holdfast/templates/clusterrole.yaml
+# NOTICE carries the notices of the Apache-2.0 modules the binary links.
+hack/notice.sh

@@ -157,16 +157,12 @@ func apply(f *framework.Framework, rendered []byte, args ...string) {
 	}
 }
 
-// helmTemplate renders the chart into the test's namespace with helm.
+// helmTemplate renders the packaged chart into the test's namespace with helm.
 func helmTemplate(f *framework.Framework, args ...string) []byte {
 	f.T.Helper()
-	cmd := exec.CommandContext(f.Ctx, "go", append([]string{"tool", "-modfile=" + filepath.Join(repo, "hack", "tools", "go.mod"),
-		"helm", "template", "holdfast", filepath.Join(repo, "charts", "holdfast"), "--namespace", f.Namespace}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	rendered, err := cmd.Output()
+	rendered, err := f.Helm(f.Ctx, append([]string{"template", "holdfast", f.Chart(), "--namespace", f.Namespace}, args...)...)
 	if err != nil {
-		f.T.Fatalf("helm template: %v\n%s", err, stderr.String())
+		f.T.Fatal(err)
 	}
 	return rendered
 }
