@@ -35,7 +35,8 @@ var packaged struct {
 
 // Chart is the chart as a release publishes it: the archive HOLDFAST_CHART names (make
 // release's dist/holdfast-VERSION.tgz), or else the source packaged once by the
-// release's own step, hack/chart.sh, which lints it strictly first.
+// release's own step, hack/chart.sh, which lints it strictly first, as the release the
+// VERSION file names.
 func (f *Framework) Chart() string {
 	f.T.Helper()
 	if chart := os.Getenv("HOLDFAST_CHART"); chart != "" {
@@ -48,7 +49,13 @@ func (f *Framework) Chart() string {
 	packaged.once.Do(func() {
 		// The testbed's folder, removed with the testbed.
 		dir := filepath.Join(f.Dir, "chart")
-		cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "chart.sh"), dir, "0.0.0-e2e", "v0.0.0-e2e")
+		version, err := os.ReadFile(filepath.Join(RepoRoot(), "VERSION"))
+		if err != nil {
+			packaged.err = err
+			return
+		}
+		release := strings.TrimSpace(string(version))
+		cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "chart.sh"), dir, strings.TrimPrefix(release, "v"), release)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
