@@ -254,7 +254,7 @@ func render(w io.Writer, start, end time.Time, series map[string][]sample, marks
 			Name: name, Colour: palette[i%len(palette)], Points: strings.Join(pts, " "),
 			Summary: summary,
 			Y:       base - rowHeight/2 + 10, Base: base, Desired: y(ss[len(ss)-1].desired),
-			Ticks:   valueTicks(maxV, y),
+			Ticks: valueTicks(maxV, y),
 		})
 	}
 	var mv []markView
