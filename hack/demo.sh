@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # demo.sh walks through the articles' scenarios on a local testbed (6 nodes, 3 zones):
 # the audit of manifests and of live state, a NodeCompanion keeping one guard pod per
-# storage node, kubectl drains held to one node at a time, replicas piled onto one node,
-# a single replica surged through a drain by a DisruptionPolicy, the piled replicas
-# spread again by the rebalance controller, and a worker's crash answered in seconds. `make demo` builds
+# storage node (the operator installed by its Helm chart), kubectl drains held to one node
+# at a time, replicas piled onto one node, a single replica surged through a drain by a
+# DisruptionPolicy, the piled replicas spread again by the rebalance controller, and a
+# worker's crash answered in seconds. `make demo` builds
 # what it needs first; DEMO_KEEP=1 leaves the testbed running, DEMO_DIR moves it, and
 # HOLDFAST / HOLDFAST_TESTBED point at other builds of the two binaries.
 set -euo pipefail
@@ -12,6 +13,7 @@ dir=${DEMO_DIR:-/tmp/holdfast-demo}
 holdfast=${HOLDFAST:-$PWD/bin/holdfast}
 testbed=${HOLDFAST_TESTBED:-$PWD/bin/testbed}
 kubectl=$("$testbed" build --src hack/testbed)/kubectl
+helm=(go tool -modfile=hack/tools/go.mod helm)
 export KUBECONFIG=$dir/kubeconfig
 
 logs=$dir-logs
@@ -73,10 +75,16 @@ say "the nodes are back, and nothing moves the replicas: one node's loss takes a
 step "5. Audit the live cluster"
 run "$holdfast" audit -A --fail-on error || say "exit code $?: errors found"
 
-step "6. Article 000: a NodeCompanion puts a guard next to every storage agent"
-run "$kubectl" apply --server-side -f config/crd/bases
+step "6. Install the operator with its Helm chart; a NodeCompanion puts a guard next to every storage agent"
+say "the chart as a release packages it (hack/chart.sh), installed as on a real cluster: CRDs, RBAC, ServiceAccount, Deployment"
+chart=$(hack/chart.sh "$logs" "$(sed 's/^v//' VERSION)" "$(cat VERSION)" 2>/dev/null)
+run "${helm[@]}" install holdfast "$chart" --namespace holdfast-system --create-namespace --set replicas=0 --set leaderElection=false --wait >/dev/null
+run "${helm[@]}" list --namespace holdfast-system
 wait_for "the NodeCompanion CRD" "$kubectl" get nodecompanions -A
-"$holdfast" operator --kubeconfig "$KUBECONFIG" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 >"$logs/operator.log" 2>&1 &
+operator_sa=system:serviceaccount:holdfast-system:holdfast-operator
+say "kwok's nodes run no containers, so the chart's Deployment is at 0 replicas and the operator runs on this"
+say "machine instead, as $operator_sa: with exactly the permissions the chart grants its pod"
+"$holdfast" operator --kubeconfig "$KUBECONFIG" --as "$operator_sa" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 >"$logs/operator.log" 2>&1 &
 operator_pid=$!
 run "$kubectl" apply -f hack/demo/companion.yaml
 wait_for "six Ready companions" bash -c "[[ \$('$kubectl' -n storage get nodecompanion storage-guard -o jsonpath='{.status.ready}') == 6 ]]"

@@ -59,6 +59,7 @@ hack/chart.sh "$dist" "$chart_version" "$GIT_VERSION"
 
 hack/krew-manifest.sh "$GIT_VERSION" "$dist" >"$dist/plugins/holdfast.yaml"
 
-(cd "$dist" && sha256sum -- *.tar.gz *.tgz plugins/holdfast.yaml >SHA256SUMS)
+# By the names the GitHub release gives them, so that `sha256sum -c` works on a download.
+(cd "$dist" && { sha256sum -- *.tar.gz *.tgz; (cd plugins && sha256sum -- holdfast.yaml); } >SHA256SUMS)
 echo "release: $GIT_VERSION (chart $chart_version) in $dist in $((SECONDS - start)) s:"
 (cd "$dist" && cat SHA256SUMS)

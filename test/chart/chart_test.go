@@ -400,3 +400,34 @@ func keys(objs map[string]*unstructured.Unstructured) []string {
 	}
 	return ks
 }
+
+// The README's values table names every value the schema accepts.
+func TestReadmeListsValues(t *testing.T) {
+	var schema struct {
+		Properties map[string]struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"properties"`
+	}
+	data, err := os.ReadFile(filepath.Join(chartDir, "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(chartDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, p := range schema.Properties {
+		names := []string{key}
+		for sub := range p.Properties {
+			names = append(names, key+"."+sub)
+		}
+		for _, name := range names {
+			if !bytes.Contains(readme, []byte("| `"+name)) && !bytes.Contains(readme, []byte("/ `"+name)) && !bytes.Contains(readme, []byte("`"+name+"`")) {
+				t.Errorf("charts/holdfast/README.md does not describe %s", name)
+			}
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,4 +163,41 @@ func createAndRead(f *framework.Framework, c client.Client, p *holdfastv1alpha1.
 		f.T.Fatal(err)
 	}
 	return &got
+}
+
+// CRDs that holdfast install or kustomize made are refused by helm install until they
+// are labelled and annotated for the release, as docs/install.md says ("Moving the CRDs
+// to Helm"); then the release owns them.
+func TestAdoptCRDs(t *testing.T) {
+	f := framework.New(t)
+	kubectl, err := framework.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.CommandContext(f.Ctx, kubectl, append([]string{"--kubeconfig", f.Kubeconfig}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+		}
+	}
+	run("apply", "--server-side", "--force-conflicts", "-k", filepath.Join(framework.RepoRoot(), "config", "crd"))
+	release := "holdfast"
+	t.Cleanup(func() { _, _ = f.Helm(context.Background(), "uninstall", release, "--namespace", f.Namespace) })
+	install := func() error {
+		_, err := f.Helm(f.Ctx, "upgrade", "--install", release, f.Chart(), "--namespace", f.Namespace, "--set", "replicas=1", "--wait", "--timeout", "2m")
+		return err
+	}
+	if err := install(); err == nil || !strings.Contains(err.Error(), "cannot be imported into the current release") {
+		t.Fatalf("helm install over CRDs it did not make: %v, want a refusal to import them", err)
+	}
+	for _, crd := range []string{"disruptionpolicies", "clusterdisruptionpolicies", "nodecompanions"} {
+		run("label", "crd", crd+".holdfast.dev", "app.kubernetes.io/managed-by=Helm", "--overwrite")
+		run("annotate", "crd", crd+".holdfast.dev", "--overwrite", "meta.helm.sh/release-name="+release, "meta.helm.sh/release-namespace="+f.Namespace)
+	}
+	if err := install(); err != nil {
+		t.Fatalf("helm install after handing the CRDs to the release: %v", err)
+	}
+	if got := getCRD(f).GetAnnotations()["helm.sh/resource-policy"]; got != "keep" {
+		t.Errorf("the adopted CRD's helm.sh/resource-policy is %q, want keep", got)
+	}
 }
