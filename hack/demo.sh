@@ -78,8 +78,7 @@ run "$holdfast" audit -A --fail-on error || say "exit code $?: errors found"
 step "6. Install the operator with its Helm chart; a NodeCompanion puts a guard next to every storage agent"
 say "the chart as a release packages it (hack/chart.sh), installed as on a real cluster: CRDs, RBAC, ServiceAccount, Deployment"
 chart=$(hack/chart.sh "$logs" "$(sed 's/^v//' VERSION)" "$(cat VERSION)" 2>/dev/null)
-run "${helm[@]}" install holdfast "$chart" --namespace holdfast-system --create-namespace --set replicas=0 --set leaderElection=false --wait >/dev/null
-run "${helm[@]}" list --namespace holdfast-system
+run "${helm[@]}" install holdfast "$chart" --namespace holdfast-system --create-namespace --set replicas=0 --set leaderElection=false --wait
 wait_for "the NodeCompanion CRD" "$kubectl" get nodecompanions -A
 operator_sa=system:serviceaccount:holdfast-system:holdfast-operator
 say "kwok's nodes run no containers, so the chart's Deployment is at 0 replicas and the operator runs on this"

@@ -295,7 +295,7 @@ listed below.</p>
 <polyline fill="none" stroke="{{.Colour}}" stroke-width="2" points="{{.Points}}"/></g>
 {{end}}<g class="axis"><line x1="{{.Left}}" x2="{{.Right}}" y1="{{.Axis}}" y2="{{.Axis}}" stroke="#999"/>
 {{range .TimeTicks}}<line x1="{{.At}}" x2="{{.At}}" y1="{{$.Axis}}" y2="{{$.AxisTick}}" stroke="#999"/><text class="tick" x="{{.At}}" y="{{$.Axis}}" dy="16" text-anchor="middle">{{.Label}}</text>{{end}}
-<text x="{{.Left}}" dx="-6" y="{{.Axis}}" dy="16" text-anchor="end">m:ss</text></g>
+<text class="tick" x="{{.Left}}" dx="-24" y="{{.Axis}}" dy="16" text-anchor="end">m:ss</text></g>
 </svg>
 <h2>Steps</h2>
 <ol style="list-style: none; padding: 0">{{range .Marks}}<li>{{.At}} — {{.Text}}</li>{{end}}</ol>

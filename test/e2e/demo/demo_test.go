@@ -30,7 +30,7 @@ var narration = []struct{ step, pattern string }{
 	{"2", `is up with 6 nodes in 3 zones`},
 	{"4", `(?m)^api-\S+ +1/1 +Running .* node-1 `},
 	{"5", `HF008  3 of the 3 running pods of Deployment api are on node node-1`},
-	{"6", `(?m)^holdfast\s+holdfast-system\s+1\s.*\sdeployed\s+holdfast-\d+\.\d+\.\d+\s`},
+	{"6", `(?m)^STATUS: deployed$`},
 	{"6", `the operator runs on this\n.*machine instead, as system:serviceaccount:holdfast-system:holdfast-operator`},
 	{"6", `(?m)^storage-guard +N/A +1 +1 `},
 	{"7", `drained and holding the budget: node-[56] since`},
