@@ -36,6 +36,7 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 			remaining = append(remaining, n)
 		}
 	}
+	remaining = c.unplaceable(remaining, opts, blocked)
 	// The bound counts the pods each node holds now, before any wave re-places others
 	// onto it, and only the nodes the plan drains in the end: a node found blocked on
 	// the way needs no wave.
@@ -68,6 +69,25 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 	}
 	plan.LowerBound = c.lowerBound(drained, start, opts)
 	return plan
+}
+
+// unplaceable blocks, before any wave, the nodes with a pod whose replacement fits on no
+// other node even with every other node still up (a one-per-node companion, without
+// Uncordon), and returns the others. Left among the others, each would be planned as if it
+// would drain: its budgets, such as a companion's allowing one eviction in the whole
+// cluster, would spread the nodes that do drain over as many waves as it has nodes, and
+// replacements would go to it last, as to a node still queued.
+func (c *cluster) unplaceable(nodes []*node, opts Options, blocked map[*node][]Reason) []*node {
+	return slices.DeleteFunc(nodes, func(n *node) bool {
+		undo, failed := c.evict([]*node{n}, opts)
+		undo.revert()
+		if len(failed) == 0 {
+			return false
+		}
+		blocked[n] = c.roomReasons(failed, 0)
+		n.queued = false
+		return true
+	})
 }
 
 // demand is how many ready pods of one budget a node would lose.
@@ -183,7 +203,8 @@ func (c *cluster) admit(ds []demand, used map[int]int32, alone map[int]bool) {
 // conflicts, computed on the cluster as it is now. Nodes are coloured in the order of a
 // maximum cardinality search over shared budgets (next, the node sharing budgets with the
 // most nodes already coloured): for conflicts that form a chordal graph, as interval-like
-// placements do, first-fit in that order uses the fewest colours possible.
+// placements do, first-fit in that order uses the fewest colours possible. Then, for the
+// others, the colouring is improved by recolouring in reverse (see recolourings).
 func (c *cluster) order(nodes []*node, opts Options) []*node {
 	ds := make([][]demand, len(c.nodes))
 	holders := map[int][]*node{}
@@ -227,24 +248,47 @@ func (c *cluster) order(nodes []*node, opts Options) []*node {
 			}
 		}
 	}
-	c.classes = nil
-	for _, n := range order {
-		for k := 0; ; k++ {
-			if k == len(c.classes) {
-				c.classes = append(c.classes, &class{used: map[int]int32{}, alone: map[int]bool{}})
-			}
-			cl := c.classes[k]
-			if (opts.MaxConcurrent > 0 && len(cl.nodes) == opts.MaxConcurrent) || !c.fitsBudgets(ds[n.idx], cl.used, cl.alone) {
-				continue
-			}
-			c.admit(ds[n.idx], cl.used, cl.alone)
-			cl.nodes = append(cl.nodes, n)
+	c.classes = c.firstFit(order, ds, opts)
+	// Culberson's iterated greedy: first-fit over the classes taken in reverse never
+	// needs more colours than the classes it starts from, and often fewer.
+	for range recolourings {
+		var again []*node
+		for _, cl := range slices.Backward(c.classes) {
+			again = append(again, cl.nodes...)
+		}
+		if classes := c.firstFit(again, ds, opts); len(classes) <= len(c.classes) {
+			c.classes = classes
+		}
+	}
+	for k, cl := range c.classes {
+		for _, n := range cl.nodes {
 			n.class = k
-			break
 		}
 	}
 	slices.SortStableFunc(order, func(a, b *node) int { return cmp.Compare(a.class, b.class) })
 	return order
+}
+
+// recolourings is how many times order recolours the nodes: at 1,000 nodes of 30 pods,
+// each under a budget allowing one disruption, the colours come down from 52 to 43 in 20
+// rounds, slower after.
+const recolourings = 20
+
+// firstFit colours the nodes in order: each takes the first class its demands fit.
+func (c *cluster) firstFit(order []*node, ds [][]demand, opts Options) []*class {
+	var classes []*class
+	for _, n := range order {
+		k := slices.IndexFunc(classes, func(cl *class) bool {
+			return (opts.MaxConcurrent == 0 || len(cl.nodes) < opts.MaxConcurrent) && c.fitsBudgets(ds[n.idx], cl.used, cl.alone)
+		})
+		if k < 0 {
+			k = len(classes)
+			classes = append(classes, &class{used: map[int]int32{}, alone: map[int]bool{}})
+		}
+		c.admit(ds[n.idx], classes[k].used, classes[k].alone)
+		classes[k].nodes = append(classes[k].nodes, n)
+	}
+	return classes
 }
 
 // class is one colour of the planned order: nodes expected to drain in one wave, and
