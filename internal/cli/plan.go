@@ -320,6 +320,9 @@ func (o *PlanDrainOptions) printTable(p *plan.Plan) error {
 			summary += fmt.Sprintf("; %d more need as many", lb.BudgetsAtBound-1)
 		}
 		summary += ")"
+	case lb.Conflicting > 0:
+		summary += fmt.Sprintf(" (%s of which no two can share a wave: each pair holds more pods of a budget than it lets go at once)",
+			count(lb.Conflicting, "node"))
 	case o.MaxConcurrent > 0 && lb.Waves > 1:
 		summary += fmt.Sprintf(" (at most %s at a time)", count(o.MaxConcurrent, "node"))
 	}

@@ -593,10 +593,11 @@ func (c *cluster) boundStart(nodes []*node) boundInputs {
 	return in
 }
 
-// lowerBound computes the fewest waves the nodes need: ceil(nodes/MaxConcurrent), and
-// for each budget allowing a disruptions: one wave for each node holding more than a of
-// its ready pods (such a node shares its wave with no other node of the budget), plus
-// ceil(p/a) for the p pods on the other nodes.
+// lowerBound computes the fewest waves the nodes need: ceil(nodes/MaxConcurrent); for
+// each budget allowing a disruptions: one wave for each node holding more than a of its
+// ready pods (such a node shares its wave with no other node of the budget), plus
+// ceil(p/a) for the p pods on the other nodes; and the size of a set of nodes of which no
+// two can share a wave (see conflicting).
 func (c *cluster) lowerBound(nodes []*node, in boundInputs, opts Options) LowerBound {
 	if len(nodes) == 0 {
 		return LowerBound{}
@@ -642,10 +643,56 @@ func (c *cluster) lowerBound(nodes []*node, in boundInputs, opts Options) LowerB
 		}
 		bounds = append(bounds, bb)
 	}
+	if k := conflicting(nodes, in); k > lb.Waves {
+		lb.Waves, lb.Conflicting, bounds = k, k, nil
+	}
 	slices.SortFunc(bounds, func(a, b BudgetBound) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
 	})
 	lb.BudgetsAtBound = len(bounds)
 	lb.Budgets = bounds[:min(len(bounds), maxBoundBudgets)]
 	return lb
+}
+
+// conflictSeeds is how many nodes, the most loaded, conflicting grows a set from.
+const conflictSeeds = 8
+
+// conflicting returns the size of a set of nodes no two of which can share a wave: each
+// pair holds, together, more pods of some budget than it allows at once. Every such
+// node needs a wave of its own, so the set's size is a lower bound; it exceeds the
+// budgets' own when each node spends several budgets (four budgets allowing one
+// disruption, nodes holding three of them: any two share two, and each goes alone,
+// where each budget alone asks for only as many waves as nodes holding it). The set is
+// grown greedily from each of the most loaded nodes, over the nodes by load: the
+// largest such set is hard to find, and any one found is a bound.
+func conflicting(nodes []*node, in boundInputs) int {
+	pods := make(map[*node]map[int]int32, len(nodes))
+	for _, n := range nodes {
+		m := make(map[int]int32, len(in.demands[n]))
+		for _, d := range in.demands[n] {
+			m[d.budget] = d.pods
+		}
+		pods[n] = m
+	}
+	conflict := func(u, v *node) bool {
+		for _, d := range in.demands[u] {
+			if p, ok := pods[v][d.budget]; ok && in.allowed[d.budget] > 0 && d.pods+p > in.allowed[d.budget] {
+				return true
+			}
+		}
+		return false
+	}
+	byLoad := slices.Clone(nodes)
+	slices.SortStableFunc(byLoad, func(a, b *node) int { return cmp.Compare(len(in.demands[b]), len(in.demands[a])) })
+	best := 0
+	for _, seed := range byLoad[:min(conflictSeeds, len(byLoad))] {
+		set := []*node{seed}
+		for _, n := range byLoad {
+			if n != seed && !slices.ContainsFunc(set, func(m *node) bool { return !conflict(n, m) }) {
+				set = append(set, n)
+			}
+		}
+		best = max(best, len(set))
+	}
+	return best
 }
