@@ -170,3 +170,33 @@ func TestWavesUnplaceableNodesCostNoWaves(t *testing.T) {
 			len(all.Waves), all.LowerBound.Waves, len(all.Blocked), len(zoneA.Waves), zoneA.LowerBound.Waves)
 	}
 }
+
+// Nodes holding three of four services, each under a budget allowing one disruption:
+// every budget is on six nodes, but any two nodes share two services, so each of the
+// eight needs a wave of its own, and the bound says so.
+func TestLowerBoundNodesThatConflictPairwise(t *testing.T) {
+	var names []string
+	for i := range 8 {
+		names = append(names, fmt.Sprintf("node-%d", i))
+	}
+	c := cluster(names...)
+	for s := range 4 {
+		app := fmt.Sprintf("svc-%d", s+1)
+		var on []string
+		for i, n := range names {
+			// Node i lacks service i%4.
+			if i%4 != s {
+				on = append(on, n)
+			}
+		}
+		c.Deployment("ns", app, map[string]string{"app": app}, on)
+		c.PDB("ns", app, map[string]string{"app": app}, snapshottest.MaxUnavailable(intstr.FromInt32(1)))
+	}
+	p, err := plan.DrainWaves(c.Snapshot, now, plan.Targets{All: true}, plan.Options{Uncordon: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.LowerBound.Waves != 8 || p.LowerBound.Conflicting != 8 || len(p.Waves) != 8 {
+		t.Errorf("%d waves, lower bound %+v; want 8 waves and a bound of 8 conflicting nodes", len(p.Waves), p.LowerBound)
+	}
+}
