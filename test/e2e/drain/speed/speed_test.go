@@ -118,10 +118,15 @@ func TestRollingDrainSpeed(t *testing.T) {
 		plannedTook.Round(100*time.Millisecond), plannedEvictions, plannedTook.Seconds()/kubectlTook.Seconds())
 	t.Logf("holdfast drain (planner's order, %d slots, no barrier between waves): %s (%d evictions), %.2f of kubectl's time",
 		concurrency, oneWaveTook.Round(100*time.Millisecond), oneWaveEvictions, oneWaveTook.Seconds()/kubectlTook.Seconds())
-	// The budgets' limit: each wave of the bound waits for its replacements to start.
-	limit := time.Duration(p.LowerBound.Waves) * podReadyDelay
-	t.Logf("budgets' limit (lower bound %d waves x %s pod start): %s; the planner's waves in turn %.2f of it, holdfast drain %.2f",
-		p.LowerBound.Waves, podReadyDelay, limit, plannedTook.Seconds()/limit.Seconds(), oneWaveTook.Seconds()/limit.Seconds())
+	// The limits: waves one after the other take at least the plan's lower bound in
+	// waves, each waiting for its replacements to start; without barriers, a drain takes
+	// at least what the budgets allow, each service's replicas one at a time, each
+	// replacement starting before the next eviction.
+	wavesLimit := time.Duration(p.LowerBound.Waves) * podReadyDelay
+	budgetsLimit := time.Duration(replicas) * podReadyDelay
+	t.Logf("limits: the plan's lower bound %d waves x %s pod start = %s (the planner's waves in turn: %.2f of it); budgets' limit %d replicas one at a time x %s = %s (holdfast drain: %.2f of it)",
+		p.LowerBound.Waves, podReadyDelay, wavesLimit, plannedTook.Seconds()/wavesLimit.Seconds(),
+		replicas, podReadyDelay, budgetsLimit, oneWaveTook.Seconds()/budgetsLimit.Seconds())
 	t.Logf("%d budget samples, lowest: %s", samples, budgets.Lowest())
 	if len(violations) > 0 {
 		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
