@@ -242,7 +242,7 @@ func Unplaceable(snap *snapshot.Snapshot, now time.Time, name string, f availabi
 	c.filter(target, f)
 	opts := Options{DrainFilter: f}
 	c.order(target, opts)
-	_, failed := c.evict(target, opts)
+	_, failed := c.evict(target, opts, nil)
 	return c.roomReasons(failed, 0), nil
 }
 

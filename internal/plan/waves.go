@@ -78,8 +78,11 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 // cluster, would spread the nodes that do drain over as many waves as it has nodes, and
 // replacements would go to it last, as to a node still queued.
 func (c *cluster) unplaceable(nodes []*node, opts Options, blocked map[*node][]Reason) []*node {
+	// One placer serves every try: each node is cordoned only for its own, and the placer
+	// checks that as it goes.
+	pl := c.newPlacer()
 	return slices.DeleteFunc(nodes, func(n *node) bool {
-		undo, failed := c.evict([]*node{n}, opts)
+		undo, failed := c.evict([]*node{n}, opts, pl)
 		undo.revert()
 		if len(failed) == 0 {
 			return false
@@ -147,7 +150,7 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 		wave = append(wave, n)
 	}
 	for len(wave) > 0 {
-		undo, failed := c.evict(wave, opts)
+		undo, failed := c.evict(wave, opts, nil)
 		if len(failed) == 0 {
 			return wave, undo.moves
 		}
@@ -250,8 +253,13 @@ func (c *cluster) order(nodes []*node, opts Options) []*node {
 	}
 	c.classes = c.firstFit(order, ds, opts)
 	// Culberson's iterated greedy: first-fit over the classes taken in reverse never
-	// needs more colours than the classes it starts from, and often fewer.
+	// needs more colours than the classes it starts from, and often fewer. Not below
+	// what the budgets alone ask for, though.
+	least := c.lowerBound(nodes, c.boundStart(nodes), opts).Waves
 	for range recolourings {
+		if len(c.classes) <= least {
+			break
+		}
 		var again []*node
 		for _, cl := range slices.Backward(c.classes) {
 			again = append(again, cl.nodes...)
@@ -341,8 +349,9 @@ type undoLog struct {
 
 // evict drains the wave's nodes in the simulation: their pods are taken off and placed
 // elsewhere. With Uncordon, pods that fit nowhere during the wave wait for its nodes to
-// come back. It returns the pods that fit nowhere.
-func (c *cluster) evict(wave []*node, opts Options) (*undoLog, []failure) {
+// come back. It returns the pods that fit nowhere. pl places the pods, or, when nil, a
+// placer made for the wave.
+func (c *cluster) evict(wave []*node, opts Options, pl *placer) (*undoLog, []failure) {
 	u := &undoLog{c: c, nodes: wave}
 	var evicted []*pod
 	var from []*node
@@ -369,7 +378,9 @@ func (c *cluster) evict(wave []*node, opts Options) (*undoLog, []failure) {
 		}
 	}
 	var failed []failure
-	pl := c.newPlacer()
+	if pl == nil {
+		pl = c.newPlacer()
+	}
 	var waiting []int
 	for i, p := range evicted {
 		if ok, why := pl.place(p); !ok {
