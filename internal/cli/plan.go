@@ -160,7 +160,8 @@ an evicted pod, or a one-per-node companion that would stay Pending.
 
 The lower bound is the fewest waves any order could reach for the nodes the plan
 drains (blocked nodes are not counted): a budget allowing a disruptions with pods on n
-nodes needs at least ceil(n/a) waves, more when a node holds several of its pods.
+nodes needs at least ceil(n/a) waves, more when a node holds several of its pods, and
+nodes no two of which can share a wave need one each (docs/planning.md).
 
 Exit codes: 0 every node is in a wave, 1 error (bad flags, unreadable input, cluster
 unreachable), 2 some node is blocked.`,
@@ -320,6 +321,9 @@ func (o *PlanDrainOptions) printTable(p *plan.Plan) error {
 			summary += fmt.Sprintf("; %d more need as many", lb.BudgetsAtBound-1)
 		}
 		summary += ")"
+	case lb.Conflicting > 0:
+		summary += fmt.Sprintf(" (%s of which no two can share a wave: each pair holds more pods of a budget than it lets go at once)",
+			count(lb.Conflicting, "node"))
 	case o.MaxConcurrent > 0 && lb.Waves > 1:
 		summary += fmt.Sprintf(" (at most %s at a time)", count(o.MaxConcurrent, "node"))
 	}

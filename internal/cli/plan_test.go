@@ -348,3 +348,23 @@ spec:
 		t.Errorf("an unknown node: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestPlanDrainConflictingBound: a bound set by nodes no two of which can share a wave
+// says so, where a budget's would name the budget.
+func TestPlanDrainConflictingBound(t *testing.T) {
+	var waves []plan.Wave
+	for i := range 8 {
+		waves = append(waves, plan.Wave{Nodes: []string{fmt.Sprintf("node-%d", i)}})
+	}
+	p := &plan.Plan{Waves: waves, LowerBound: plan.LowerBound{Waves: 8, Conflicting: 8}}
+	var out bytes.Buffer
+	o := &PlanDrainOptions{planInput: planInput{IOStreams: genericiooptions.IOStreams{Out: &out}}}
+	if err := o.printTable(p); err != nil {
+		t.Fatal(err)
+	}
+	want := "8 nodes in 8 waves. Lower bound: 8 waves (8 nodes of which no two can share a\nwave: each pair holds more pods of a budget than it lets go at once).\n"
+	if got := out.String(); !strings.HasSuffix(got, want) {
+		t.Errorf("table ends:\n%s\nwant it to end:\n%s", got[max(0, len(got)-len(want)-40):], want)
+	}
+	checkWidth(t, out.String())
+}

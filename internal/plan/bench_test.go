@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
@@ -57,5 +58,25 @@ func benchmarkRollingDrain(b *testing.B, s *snapshot.Snapshot) {
 	}
 	b.ReportMetric(float64(len(p.Waves)), "waves")
 	b.ReportMetric(float64(p.LowerBound.Waves), "lower-bound")
+	b.ReportMetric(float64(len(p.Blocked)), "blocked")
+}
+
+// BenchmarkBenchScalePlan plans `holdfast plan drain --all` on the cluster make
+// bench-scale builds (1,000 nodes, about 30,000 pods, see benchScaleShape) and reports
+// the waves against the lower bound and their ratio.
+func BenchmarkBenchScalePlan(b *testing.B) {
+	s := benchScaleShape(1000).Snapshot
+	var p *plan.Plan
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		opts := plan.Options{DrainFilter: availability.DrainFilter{IgnoreDaemonSets: true}}
+		if p, err = plan.DrainWaves(s, now, plan.Targets{All: true}, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(p.Waves)), "waves")
+	b.ReportMetric(float64(p.LowerBound.Waves), "lower-bound")
+	b.ReportMetric(float64(len(p.Waves))/float64(p.LowerBound.Waves), "waves/bound")
 	b.ReportMetric(float64(len(p.Blocked)), "blocked")
 }

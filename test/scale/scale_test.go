@@ -179,7 +179,8 @@ func TestScale(t *testing.T) {
 			why[reason.Type]++
 		}
 	}
-	r.add("plan drain --all: waves", fmt.Sprintf("%d waves, lower bound %d; %d nodes blocked (reasons: %v)", len(p.Waves), p.LowerBound.Waves, len(p.Blocked), why),
+	r.add("plan drain --all: waves", fmt.Sprintf("%d waves, lower bound %d (%.2f of it); %d nodes blocked (reasons: %v)",
+		len(p.Waves), p.LowerBound.Waves, float64(len(p.Waves))/float64(max(1, p.LowerBound.Waves)), len(p.Blocked), why),
 		"holdfast plan drain --all -o json")
 
 	// Churn: rolling restarts of a tenth of the Deployments and nodes cordoned and

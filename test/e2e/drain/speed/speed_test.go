@@ -26,8 +26,11 @@ import (
 
 // The issue's scenario: 12 nodes in 3 zones, pods Ready 5 s after they are scheduled.
 func TestMain(m *testing.M) {
-	framework.Main(m, framework.Options{Nodes: 12, Zones: 3, PodReadyDelay: 5 * time.Second})
+	framework.Main(m, framework.Options{Nodes: 12, Zones: 3, PodReadyDelay: podReadyDelay})
 }
+
+// podReadyDelay is how long every pod takes to become Ready once scheduled.
+const podReadyDelay = 5 * time.Second
 
 const (
 	deployments = 4
@@ -92,7 +95,8 @@ func TestRollingDrainSpeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	plannedTook, plannedEvictions := holdfastDrain(t, f, drain.WavesOf(p), start)
-	t.Logf("plan: %d waves (lower bound %d), %d blocked", len(p.Waves), p.LowerBound.Waves, len(p.Blocked))
+	t.Logf("plan: %d waves (lower bound %d, %.2f of it), %d blocked", len(p.Waves), p.LowerBound.Waves,
+		float64(len(p.Waves))/float64(p.LowerBound.Waves), len(p.Blocked))
 	settle()
 
 	// As `holdfast drain` runs: the planner's order in one wave, each node starting as soon
@@ -114,6 +118,15 @@ func TestRollingDrainSpeed(t *testing.T) {
 		plannedTook.Round(100*time.Millisecond), plannedEvictions, plannedTook.Seconds()/kubectlTook.Seconds())
 	t.Logf("holdfast drain (planner's order, %d slots, no barrier between waves): %s (%d evictions), %.2f of kubectl's time",
 		concurrency, oneWaveTook.Round(100*time.Millisecond), oneWaveEvictions, oneWaveTook.Seconds()/kubectlTook.Seconds())
+	// The limits: waves one after the other take at least the plan's lower bound in
+	// waves, each waiting for its replacements to start; without barriers, a drain takes
+	// at least what the budgets allow, each service's replicas one at a time, each
+	// replacement starting before the next eviction.
+	wavesLimit := time.Duration(p.LowerBound.Waves) * podReadyDelay
+	budgetsLimit := time.Duration(replicas) * podReadyDelay
+	t.Logf("limits: the plan's lower bound %d waves x %s pod start = %s (the planner's waves in turn: %.2f of it); budgets' limit %d replicas one at a time x %s = %s (holdfast drain: %.2f of it)",
+		p.LowerBound.Waves, podReadyDelay, wavesLimit, plannedTook.Seconds()/wavesLimit.Seconds(),
+		replicas, podReadyDelay, budgetsLimit, oneWaveTook.Seconds()/budgetsLimit.Seconds())
 	t.Logf("%d budget samples, lowest: %s", samples, budgets.Lowest())
 	if len(violations) > 0 {
 		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
