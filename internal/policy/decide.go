@@ -279,7 +279,7 @@ func Decide(o Observed) Decision {
 	}
 	for i := range o.Budgets {
 		b := &o.Budgets[i]
-		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && !wanted[b.Name] && !ownedByUnreadable(b, o.Unreadable) {
+		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && OwnBudget(b) && !wanted[b.Name] && !ownedByUnreadable(b, o.Unreadable) {
 			d.Delete = append(d.Delete, b)
 		}
 	}

@@ -19,7 +19,8 @@ import (
 // informer's first list), on every resync and on any event of a budget whose policy is
 // gone, and can only remove what a gone policy left.
 type Sweep struct {
-	// Delete are the budgets labelled with a policy that is not in the namespace.
+	// Delete are holdfast's budgets (OwnBudget) labelled with a policy that is not in the
+	// namespace.
 	Delete []*policyv1.PodDisruptionBudget
 	// Scales end the surges no policy selects any more.
 	Scales []Scale
@@ -35,7 +36,7 @@ func SweepNamespace(policies []holdfastv1alpha1.DisruptionPolicy, budgets []poli
 	}
 	var s Sweep
 	for i := range budgets {
-		if by := availability.ManagedBy(&budgets[i]); by != "" && !exists[by] {
+		if by := availability.ManagedBy(&budgets[i]); by != "" && !exists[by] && OwnBudget(&budgets[i]) {
 			s.Delete = append(s.Delete, &budgets[i])
 		}
 	}

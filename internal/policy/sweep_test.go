@@ -27,6 +27,16 @@ func TestSweepNamespace(t *testing.T) {
 	})
 	deleting.DeletionTimestamp = ptr.To(metav1.NewTime(now))
 	held := *budget("gone", other, maxUnavailable(intstr.FromInt32(0)), nil)
+	// Issue 30 item 10: a user's budgets with holdfast's labels copied, but not made by
+	// holdfast (no owner, or not the owner its name is made from).
+	copied := userBudget("copied", map[string]string{"app": "x"})
+	copied.Labels = held.Labels
+	unowned := *held.DeepCopy()
+	unowned.Name, unowned.OwnerReferences = "mine-too", nil
+	misnamed := *held.DeepCopy()
+	misnamed.Name = "mine-three"
+	unlabelled := *budget("gone", web, maxUnavailable(intstr.FromInt32(1)), nil)
+	delete(unlabelled.Labels, managedByLabel)
 	tests := map[string]struct {
 		policies []holdfastv1alpha1.DisruptionPolicy
 		budgets  []policyv1.PodDisruptionBudget
@@ -47,6 +57,10 @@ func TestSweepNamespace(t *testing.T) {
 			surging: []Workload{withAutoscaler(surged(single, "1"), 2, 2, "1/1")},
 			delete:  []string{"holdfast-deploy-other", "holdfast-deploy-single"},
 			scales:  []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", FromMin: 2, FromMax: 2, Min: 1, Max: 1}}},
+		},
+		"a budget with a gone policy's label is deleted only with holdfast's managed-by label and its workload as owner": {
+			budgets: []policyv1.PodDisruptionBudget{held, copied, unowned, misnamed, unlabelled},
+			delete:  []string{"holdfast-deploy-other"},
 		},
 		"a surge another policy still selects goes on": {
 			policies: []holdfastv1alpha1.DisruptionPolicy{kept},
