@@ -31,6 +31,10 @@ const (
 	// the node of the pod. Protect puts it on the pods themselves, not on the template,
 	// since changing the template would roll the pods.
 	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
+	// DoNotDisruptByAnnotation marks a pod's do-not-disrupt as Protect's, with the name
+	// of the policy that put it there: holdfast removes only the annotation it wrote,
+	// once the pod's workload is no longer Protected by that policy.
+	DoNotDisruptByAnnotation = "holdfast.dev/do-not-disrupt-by"
 	// HandOffAnnotation is set on a single-replica Deployment under Surge when holdfast
 	// surges it ahead of Karpenter's consolidation of its node, as "NODE START" (RFC
 	// 3339): the surge ends at a deadline counted from then (or from the new pod's

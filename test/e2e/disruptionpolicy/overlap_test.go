@@ -118,3 +118,38 @@ func TestPolicyDeletedWhileOperatorDownIsSwept(t *testing.T) {
 			lo == 1 && hi == 1 && original == "" && single == nil && several == nil, err
 	})
 }
+
+// Issue 30 item 9: a Deployment deleted in the middle of a surge and made again (a
+// selector change, a reinstall) is not surging, but its autoscaler keeps the bounds the
+// surge raised, and its mark; the sweep restores them. The operator is down meanwhile,
+// so that it cannot restore them from a cache that still holds the old Deployment.
+func TestAutoscalerOfRecreatedDeploymentRestored(t *testing.T) {
+	e := setup(t)
+	stop := e.StartOperator()
+	e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	d := e.deployment("single", "single", 1)
+	bounds := e.autoscaler("single")
+	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	pod := e.onlyPod(d)
+	e.Cordon(pod.Spec.NodeName)
+	e.Eventually(settle, "the surge to start, the autoscaler raised", func(context.Context) (bool, error) {
+		lo, hi, original := bounds()
+		return lo == 2 && hi == 2 && original == "1/1", nil
+	})
+
+	stop()
+	if err := e.c.Delete(e.Ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually(settle, "the Deployment gone", func(ctx context.Context) (bool, error) {
+		err := e.c.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	e.Uncordon(pod.Spec.NodeName)
+	e.deployment("single", "single", 1)
+	e.StartOperator()
+	e.Eventually(settle, "the autoscaler restored to 1-1, its mark gone", func(context.Context) (bool, error) {
+		lo, hi, original := bounds()
+		return lo == 1 && hi == 1 && original == "", nil
+	})
+}
