@@ -299,11 +299,11 @@ type RebalanceSpec struct {
 
 	// Cooldown is the least time between two moves of one workload, long enough for a
 	// replacement to start and for anyone watching to see what happened; the annotation
-	// holdfast.dev/rebalance-cooldown overrides it.
+	// holdfast.dev/rebalance-cooldown overrides it. At least 10s (MinRebalanceCooldown).
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="cooldown must be a non-negative duration such as 30s or 5m"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('10s')",message="cooldown must be a duration of at least 10s, such as 30s or 5m"
 	// +optional
 	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
 }
