@@ -128,10 +128,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	if r.windows, err = newInvalidWindowsGauge(ctrlmetrics.Registry); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, func(o client.Object) []string {
-		spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
-		return []string{string(spec.SingleReplica), string(spec.Surge)}
-	}); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, drainStrategies); err != nil {
 		return fmt.Errorf("indexing DisruptionPolicies by strategy: %w", err)
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1.Deployment{}, surgingIndex, func(o client.Object) []string {
@@ -164,8 +161,9 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		// A node that may be lost, or is back, wakes the policies of its pods' namespaces.
 		WatchesRawSource(source.Channel(r.nodes.events, inNamespace))
 	if r.karpenter {
-		// A node Karpenter starts to consider for consolidation may be handed over.
-		b = b.Watches(nodeClaim(), handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(consolidatableChanged()))
+		// A node Karpenter starts to consider for consolidation may be handed over: it
+		// wakes the policies of the namespaces of its pods.
+		b = b.Watches(nodeClaim(), handler.EnqueueRequestsFromMapFunc(r.claimPolicies), builder.WithPredicates(consolidatableChanged()))
 	}
 	return b.Complete(r)
 }
@@ -775,6 +773,12 @@ func (r *reconciler) drainingPolicies(ctx context.Context, _ client.Object) []re
 		out = append(out, requests(list.Items)...)
 	}
 	return out
+}
+
+// drainStrategies are the values of drainIndex for a policy.
+func drainStrategies(o client.Object) []string {
+	spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
+	return []string{string(spec.SingleReplica), string(spec.Surge)}
 }
 
 func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request {
