@@ -202,7 +202,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	d := policy.Decide(obs)
 
 	for _, b := range d.Apply {
-		if err := apply.Budget(ctx, r.client, b); err != nil {
+		if err := apply.Budget(ctx, r.client, r.live, b); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -152,4 +153,38 @@ func TestAutoscalerOfRecreatedDeploymentRestored(t *testing.T) {
 		lo, hi, original := bounds()
 		return lo == 1 && hi == 1 && original == "", nil
 	})
+}
+
+// userFieldOwner writes as someone other than the operator, which runs in the test's
+// process and would otherwise share its field manager.
+var userFieldOwner = client.FieldOwner("kubectl-annotate")
+
+// Issue 30 item 11: a change of the policy rewrites its budgets without the keys others
+// put on them.
+func TestBudgetChangeKeepsOthersKeys(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy("web", nil)
+	e.deployment("web", "web", 3)
+	e.waitBudget(deploy, "web", "maxUnavailable 1", func(b *policyv1.PodDisruptionBudget) bool {
+		return b.Spec.MaxUnavailable != nil && b.Spec.MaxUnavailable.IntValue() == 1
+	})
+	theirs := []byte(`{"metadata":{"labels":{"team":"web"},"annotations":{"example.com/note":"keep"}}}`)
+	b := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: disruptionBudget("web")}}
+	if err := e.c.Patch(e.Ctx, b, client.RawPatch(types.MergePatchType, theirs), userFieldOwner); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Patch(e.Ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"maxUnavailable":2}}`))); err != nil {
+		t.Fatal(err)
+	}
+	e.waitBudget(deploy, "web", "maxUnavailable 2", func(b *policyv1.PodDisruptionBudget) bool {
+		return b.Spec.MaxUnavailable != nil && b.Spec.MaxUnavailable.IntValue() == 2
+	})
+	got, err := e.budget(e.Ctx, deploy, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels["team"] != "web" || got.Annotations["example.com/note"] != "keep" {
+		t.Errorf("the user's label and annotation were dropped: labels %v, annotations %v", got.Labels, got.Annotations)
+	}
 }
