@@ -82,7 +82,9 @@ func TestDefaultsAreConfigDefault(t *testing.T) {
 	}
 	want := map[string]any{}
 	for _, u := range objs {
-		if u.GetKind() != "Namespace" { // helm installs into --namespace instead
+		// Helm installs into --namespace instead of making holdfast-system; the drain
+		// slots' namespace the chart makes as config/rbac does.
+		if u.GetKind() != "Namespace" || u.GetName() != "holdfast-system" {
 			want[u.GetKind()+"/"+u.GetName()] = specOf(u)
 		}
 	}
@@ -115,6 +117,10 @@ func TestSchema(t *testing.T) {
 		// Strict values: a misspelt key is refused rather than silently ignored.
 		"an unknown value":            {args: []string{"--set", "replica=3"}, refused: "additional properties 'replica' not allowed"},
 		"an unknown monitoring value": {args: []string{"--set", "monitoring.enable=true"}, refused: "at '/monitoring': additional properties 'enable'"},
+		// Issue 30 item 12: the drain slots' Role next to the leader Lease would let
+		// whoever drains take the operator's leadership.
+		"drain slots in the release's namespace":  {args: []string{"--namespace", "holdfast-system", "--set", "drainerRole.slotNamespace=holdfast-system"}, refused: "must not be the release's namespace"},
+		"drain slots in a namespace of their own": {args: []string{"--namespace", "holdfast-system", "--set", "drainerRole.slotNamespace=drains"}},
 		// A parent chart's global values reach every subchart.
 		"global values": {args: []string{"--set", "global.team=platform"}},
 	} {
