@@ -266,6 +266,15 @@ func TestDecide(t *testing.T) {
 			budgets: []policyv1.PodDisruptionBudget{*budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil), *budget("other", agent, maxUnavailable(intstr.FromInt32(1)), nil)},
 			want:    result{Delete: []string{"holdfast-deploy-web"}},
 		},
+		// Issue 30 item 10: the policy's label alone does not make a budget holdfast's.
+		"a user's budget with the policy's labels copied is not deleted": {
+			policy: policy("p", time.Hour, nil),
+			budgets: func() []policyv1.PodDisruptionBudget {
+				copied := userBudget("copied", map[string]string{"app": "x"})
+				copied.Labels = map[string]string{holdfastv1alpha1.PolicyLabel: "p", managedByLabel: managedByValue}
+				return []policyv1.PodDisruptionBudget{copied}
+			}(),
+		},
 		"single replica under Skip: no budget, a warning": {
 			policy: policy("p", time.Hour, nil),
 			work:   []Workload{single},
