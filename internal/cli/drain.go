@@ -33,10 +33,10 @@ const ExitIncomplete = 3
 
 var errTimeout = errors.New("--timeout reached")
 
-// DefaultSlotNamespace holds the drain slot Leases: holdfast's own namespace, so that
-// whoever drains needs no write access next to the control plane's leader Leases in
-// kube-system.
-const DefaultSlotNamespace = "holdfast-system"
+// DefaultSlotNamespace holds the drain slot and run Leases: a namespace of their own, so
+// that whoever drains needs no write access next to a leader Lease, neither the control
+// plane's in kube-system nor the operator's in holdfast-system (config/rbac, the chart).
+const DefaultSlotNamespace = "holdfast-drain"
 
 // MaxConcurrentLimit bounds --max-concurrent of drain and plan drain: each slot is a Lease
 // read on every poll, and a plan's arithmetic stays far from overflow. A thousand nodes
@@ -101,7 +101,7 @@ func newDrainCommand(o *DrainOptions) *cobra.Command {
 so that every PodDisruptionBudget holds.
 
 Safe to start on every node at once: each node's drain takes one of --max-concurrent
-slots, Leases named holdfast-drain-slot-N in --slot-namespace (holdfast-system, which
+slots, Leases named holdfast-drain-slot-N in --slot-namespace (holdfast-drain, which
 holdfast install and the chart create; a drain creates it if missing and allowed to)
 shared by every holdfast drain of the cluster, and the others wait their turn. A slot is
 renewed every 10s while its drain runs; a drain that cannot renew it within 20s stops
@@ -175,10 +175,11 @@ A 409 Conflict from the Eviction API is not taken as the pod gone: the pod is re
 again, and only a pod not found, or replaced by another of the same name, has left.
 
 Needs what the ClusterRole holdfast-drainer and the Role holdfast-drainer in
-holdfast-system grant (config/rbac, or the chart with drainerRole.create): nodes get,
-list, watch, patch, update; nodes/status patch; events create, patch; pods get, list,
-watch; pods/eviction create; workloads, budgets, autoscalers, priority classes,
-namespaces and holdfast's own kinds read; leases in --slot-namespace.
+holdfast-drain grant (config/rbac, or the chart with drainerRole.create): nodes get,
+list, watch, patch; pods get, list, watch; pods/eviction create; workloads, budgets,
+autoscalers, priority classes, namespaces and holdfast's own kinds read; leases in
+--slot-namespace. Optional: nodes/status patch and events create, patch, for the
+node's drain conditions and Events; without them the drain ends with a warning.
 
 Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
 an API call failed (unreachable, not allowed); 3 a node is not drained: a pod needs a

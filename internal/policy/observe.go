@@ -48,11 +48,21 @@ func AttachAutoscalers(hpas []autoscalingv2.HorizontalPodAutoscaler, ws []*Workl
 		}
 		for _, w := range ws {
 			if w.Kind == holdfastv1alpha1.KindDeployment && w.Name == h.Spec.ScaleTargetRef.Name {
-				w.Autoscaler = &Autoscaler{Name: h.Name, Min: Replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
-					Original: h.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}
+				a := AutoscalerOf(h)
+				w.Autoscaler = &a
 			}
 		}
 	}
+}
+
+// AutoscalerOf reduces a HorizontalPodAutoscaler to its bounds and surge mark.
+func AutoscalerOf(h *autoscalingv2.HorizontalPodAutoscaler) Autoscaler {
+	a := Autoscaler{Name: h.Name, Min: Replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
+		Original: h.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}
+	if h.Spec.ScaleTargetRef.Kind == holdfastv1alpha1.KindDeployment {
+		a.Deployment = h.Spec.ScaleTargetRef.Name
+	}
+	return a
 }
 
 // Replicas defaults an unset spec.replicas to 1, as the apiserver does.

@@ -81,7 +81,7 @@ func TestAttachAutoscalers(t *testing.T) {
 		hpa("web", holdfastv1alpha1.KindDeployment, "web", "1/3"),
 		hpa("db", holdfastv1alpha1.KindStatefulSet, "db", ""),
 	}, []*Workload{web, db, api})
-	if diff := cmp.Diff(&Autoscaler{Name: "web", Min: 1, Max: 4, Original: "1/3"}, web.Autoscaler); diff != "" {
+	if diff := cmp.Diff(&Autoscaler{Name: "web", Min: 1, Max: 4, Original: "1/3", Deployment: "web"}, web.Autoscaler); diff != "" {
 		t.Errorf("web's autoscaler (-want +got):\n%s", diff)
 	}
 	if db.Autoscaler != nil || api.Autoscaler != nil {

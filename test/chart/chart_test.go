@@ -82,7 +82,9 @@ func TestDefaultsAreConfigDefault(t *testing.T) {
 	}
 	want := map[string]any{}
 	for _, u := range objs {
-		if u.GetKind() != "Namespace" { // helm installs into --namespace instead
+		// Helm installs into --namespace instead of making holdfast-system; the drain
+		// slots' namespace the chart makes as config/rbac does.
+		if u.GetKind() != "Namespace" || u.GetName() != "holdfast-system" {
 			want[u.GetKind()+"/"+u.GetName()] = specOf(u)
 		}
 	}
@@ -118,6 +120,10 @@ func TestSchema(t *testing.T) {
 		"an extra argument that is not a flag": {args: []string{"--set", "extraArgs[0]=debug"}, refused: "/extraArgs/0"},
 		"a volume mount without a path":        {args: []string{"--set", "volumeMounts[0].name=ca"}, refused: "/volumeMounts/0"},
 		"an unknown crds value":                {args: []string{"--set", "crds.keep=false"}, refused: "additional properties 'keep'"},
+		// The drain slots' Role next to the leader Lease would let
+		// whoever drains take the operator's leadership.
+		"drain slots in the release's namespace":  {args: []string{"--namespace", "holdfast-system", "--set", "drainerRole.slotNamespace=holdfast-system"}, refused: "must not be the release's namespace"},
+		"drain slots in a namespace of their own": {args: []string{"--namespace", "holdfast-system", "--set", "drainerRole.slotNamespace=drains"}},
 		// A parent chart's global values reach every subchart.
 		"global values": {args: []string{"--set", "global.team=platform"}},
 	} {

@@ -128,10 +128,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 	if r.windows, err = newInvalidWindowsGauge(ctrlmetrics.Registry); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, func(o client.Object) []string {
-		spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
-		return []string{string(spec.SingleReplica), string(spec.Surge)}
-	}); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, drainStrategies); err != nil {
 		return fmt.Errorf("indexing DisruptionPolicies by strategy: %w", err)
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1.Deployment{}, surgingIndex, func(o client.Object) []string {
@@ -157,12 +154,16 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		// surges are swept by the request of a name that is not found.
 		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(labelledPolicy), builder.WithPredicates(seenOrResynced(managedBudget))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(sweepRequest), builder.WithPredicates(seenOrResynced(surgingDeployment))).
+		// An autoscaler a surge raised outlives its Deployment when that is deleted (and
+		// made again): any event of a marked autoscaler sweeps its namespace.
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(sweepRequest), builder.WithPredicates(predicate.NewPredicateFuncs(markedAutoscaler))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged())).
 		// A node that may be lost, or is back, wakes the policies of its pods' namespaces.
 		WatchesRawSource(source.Channel(r.nodes.events, inNamespace))
 	if r.karpenter {
-		// A node Karpenter starts to consider for consolidation may be handed over.
-		b = b.Watches(nodeClaim(), handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(consolidatableChanged()))
+		// A node Karpenter starts to consider for consolidation may be handed over: it
+		// wakes the policies of the namespaces of its pods.
+		b = b.Watches(nodeClaim(), handler.EnqueueRequestsFromMapFunc(r.claimPolicies), builder.WithPredicates(consolidatableChanged()))
 	}
 	return b.Complete(r)
 }
@@ -201,7 +202,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	d := policy.Decide(obs)
 
 	for _, b := range d.Apply {
-		if err := apply.Budget(ctx, r.client, b); err != nil {
+		if err := apply.Budget(ctx, r.client, r.live, b); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -229,7 +230,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		logger.Info("Scaled", "deployment", klog.KRef(p.Namespace, s.Name), "replicas", s.Replicas, "surging", s.Original != nil)
 	}
 	for _, a := range d.PodAnnotations {
-		if err := r.annotatePod(ctx, p.Namespace, a); err != nil {
+		if err := r.annotatePod(ctx, p.Namespace, p.Name, a); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -293,10 +294,10 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 		return obs, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
 	}
 	obs.Budgets = budgets.Items
-	if len(obs.Workloads) > 0 {
-		if obs.PodLabels, err = r.podLabels(ctx, p.Namespace); err != nil {
-			return obs, err
-		}
+	// Read even when nothing is selected: a workload no longer selected may still
+	// carry the policy's do-not-disrupt.
+	if obs.PodLabels, obs.Marked, err = r.podMeta(ctx, p.Namespace); err != nil {
+		return obs, err
 	}
 	if obs.Surging, err = r.surging(ctx, p.Namespace); err != nil {
 		return obs, err
@@ -333,24 +334,29 @@ func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionP
 	return obs, r.gatherClaims(ctx, &obs)
 }
 
-// podLabels reads the labels of the namespace's live pods, on which Decide finds
+// podMeta reads the labels of the namespace's live pods, on which Decide finds
 // overlapping budgets: a pod carries labels its template does not (pod-template-hash,
-// statefulset.kubernetes.io/pod-name) that a user's budget may select. Metadata only,
-// from the apiserver, since the shared cache holds only companion pods.
-func (r *reconciler) podLabels(ctx context.Context, namespace string) ([]map[string]string, error) {
+// statefulset.kubernetes.io/pod-name) that a user's budget may select; and which pods
+// carry a Protect's do-not-disrupt, by policy. Metadata only, from the apiserver, since
+// the shared cache holds only companion pods.
+func (r *reconciler) podMeta(ctx context.Context, namespace string) ([]map[string]string, map[string]string, error) {
 	pods := &metav1.PartialObjectMetadataList{}
 	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
 	if err := r.live.List(ctx, pods, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("listing pods of namespace %s: %w", namespace, err)
+		return nil, nil, fmt.Errorf("listing pods of namespace %s: %w", namespace, err)
 	}
 	out := make([]map[string]string, 0, len(pods.Items))
+	marked := map[string]string{}
 	for i := range pods.Items {
 		// The Eviction API asks no budget about a pod being deleted.
 		if pods.Items[i].DeletionTimestamp == nil {
 			out = append(out, pods.Items[i].Labels)
 		}
+		if by := pods.Items[i].Annotations[holdfastv1alpha1.DoNotDisruptByAnnotation]; by != "" {
+			marked[pods.Items[i].Name] = by
+		}
 	}
-	return out, nil
+	return out, marked, nil
 }
 
 // scaleWorkloads reads the objects of one scale target that sel selects, and each one's
@@ -626,14 +632,15 @@ func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s po
 	return nil
 }
 
-// annotatePod sets or removes karpenter.sh/do-not-disrupt on a pod, not on its template:
-// a template change would roll the very pod it protects.
-func (r *reconciler) annotatePod(ctx context.Context, namespace string, a policy.PodAnnotation) error {
-	var v any
+// annotatePod sets karpenter.sh/do-not-disrupt on a pod with the mark that says the
+// policy put it there, or removes both. On the pod, not on its template: a template
+// change would roll the very pod it protects.
+func (r *reconciler) annotatePod(ctx context.Context, namespace, policyName string, a policy.PodAnnotation) error {
+	annotations := map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: nil, holdfastv1alpha1.DoNotDisruptByAnnotation: nil}
 	if a.DoNotDisrupt {
-		v = "true"
+		annotations = map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: "true", holdfastv1alpha1.DoNotDisruptByAnnotation: policyName}
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: v}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
 		return fmt.Errorf("encoding the annotation of pod %s: %w", klog.KRef(namespace, a.Pod), err)
 	}
@@ -667,13 +674,41 @@ func (r *reconciler) sweep(ctx context.Context, namespace string) error {
 	if err := r.client.List(ctx, budgets, ns, client.HasLabels{holdfastv1alpha1.PolicyLabel}); err != nil {
 		return fmt.Errorf("listing managed PodDisruptionBudgets: %w", err)
 	}
-	sw := policy.SweepNamespace(policies.Items, budgets.Items, surging)
+	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
+	if err := r.client.List(ctx, hpas, ns); err != nil {
+		return fmt.Errorf("listing HorizontalPodAutoscalers: %w", err)
+	}
+	var marked []policy.Autoscaler
+	targets := map[string]string{}
+	for i := range hpas.Items {
+		if markedAutoscaler(&hpas.Items[i]) {
+			a := policy.AutoscalerOf(&hpas.Items[i])
+			marked, targets[a.Name] = append(marked, a), a.Deployment
+		}
+	}
+	_, pods, err := r.podMeta(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	sw := policy.SweepNamespace(policies.Items, budgets.Items, surging, marked, pods)
 	logger := log.FromContext(ctx)
 	for _, s := range sw.Scales {
 		if err := r.scale(ctx, namespace, s); err != nil {
 			return err
 		}
 		logger.Info("Ended a surge no policy selects", "deployment", klog.KRef(namespace, s.Name), "replicas", s.Replicas)
+	}
+	for i, b := range sw.Autoscalers {
+		if err := r.restoreStranded(ctx, namespace, targets[b.Name], &sw.Autoscalers[i]); err != nil {
+			return err
+		}
+		logger.Info("Restored an autoscaler no surge holds", "horizontalPodAutoscaler", klog.KRef(namespace, b.Name), "min", b.Min, "max", b.Max)
+	}
+	for _, a := range sw.PodAnnotations {
+		if err := r.annotatePod(ctx, namespace, "", a); err != nil {
+			return err
+		}
+		logger.Info("Removed the do-not-disrupt of a deleted policy", "pod", klog.KRef(namespace, a.Pod))
 	}
 	for _, b := range sw.Delete {
 		if err := r.deleteBudget(ctx, b); err != nil {
@@ -682,6 +717,25 @@ func (r *reconciler) sweep(ctx context.Context, namespace string) error {
 		logger.Info("Deleted the budget of a deleted policy", "budget", klog.KObj(b), "policy", b.Labels[holdfastv1alpha1.PolicyLabel])
 	}
 	return nil
+}
+
+// restoreStranded restores the bounds of an autoscaler that the sweep found raised with
+// no surge of its Deployment, once the apiserver confirms the Deployment is not marked:
+// the Deployment cache may be behind a surge that has just marked it and raised the
+// autoscaler.
+func (r *reconciler) restoreStranded(ctx context.Context, namespace, deployment string, b *policy.AutoscalerBounds) error {
+	if deployment != "" {
+		d := &metav1.PartialObjectMetadata{}
+		d.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+		err := r.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: deployment}, d)
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("reading Deployment %s before restoring its autoscaler: %w", klog.KRef(namespace, deployment), err)
+		}
+		if err == nil && surgingDeployment(d) {
+			return nil
+		}
+	}
+	return r.setBounds(ctx, namespace, b)
 }
 
 // deleteBudget deletes the budget as the cache saw it. The resourceVersion precondition
@@ -721,6 +775,12 @@ func (r *reconciler) drainingPolicies(ctx context.Context, _ client.Object) []re
 	return out
 }
 
+// drainStrategies are the values of drainIndex for a policy.
+func drainStrategies(o client.Object) []string {
+	spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
+	return []string{string(spec.SingleReplica), string(spec.Surge)}
+}
+
 func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request {
 	reqs := make([]reconcile.Request, 0, len(policies))
 	for i := range policies {
@@ -746,6 +806,11 @@ func sweepRequest(_ context.Context, obj client.Object) []reconcile.Request {
 
 func managedBudget(obj client.Object) bool {
 	return obj.GetLabels()[holdfastv1alpha1.PolicyLabel] != ""
+}
+
+func markedAutoscaler(obj client.Object) bool {
+	_, ok := obj.GetAnnotations()[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]
+	return ok
 }
 
 func surgingDeployment(obj client.Object) bool {

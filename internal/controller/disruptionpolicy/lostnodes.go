@@ -35,6 +35,21 @@ const healthTick = time.Second
 // podNodeField is the pods' field selector the API server serves for spec.nodeName.
 const podNodeField = "spec.nodeName"
 
+// namespacesOnNode returns the namespaces with pods on node, found by the apiserver's
+// own index of pods by node, as metadata.
+func namespacesOnNode(ctx context.Context, live client.Reader, node string) (map[string]bool, error) {
+	pods := &metav1.PartialObjectMetadataList{}
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := live.List(ctx, pods, client.MatchingFields{podNodeField: node}); err != nil {
+		return nil, fmt.Errorf("listing the pods of node %s: %w", node, err)
+	}
+	namespaces := map[string]bool{}
+	for i := range pods.Items {
+		namespaces[pods.Items[i].Namespace] = true
+	}
+	return namespaces, nil
+}
+
 // nodeWatcher keeps the health of every node (policy.NodeHealth) from the cached Nodes
 // and node Leases, and wakes the policies of the namespaces whose pods run on a node
 // that becomes a suspect or stops being one. No event announces a Lease that is not
@@ -208,14 +223,9 @@ func fence(ctx context.Context, c client.Client, n *corev1.Node, proof string, n
 
 // wake sends one event for each namespace with pods on node.
 func (w *nodeWatcher) wake(ctx context.Context, node string) error {
-	pods := &metav1.PartialObjectMetadataList{}
-	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := w.live.List(ctx, pods, client.MatchingFields{podNodeField: node}); err != nil {
-		return fmt.Errorf("listing the pods of node %s: %w", node, err)
-	}
-	namespaces := map[string]bool{}
-	for i := range pods.Items {
-		namespaces[pods.Items[i].Namespace] = true
+	namespaces, err := namespacesOnNode(ctx, w.live, node)
+	if err != nil {
+		return err
 	}
 	for ns := range maps.Keys(namespaces) {
 		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}

@@ -187,6 +187,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventInvalidSettings, "Rebalance", "%s", err.Error())
 		return ctrl.Result{}, nil
 	}
+	if target.Raised != "" {
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventCooldownRaised, "Rebalance", "%s", target.note(target.Raised))
+	}
 
 	snap, err := r.gather(ctx, obj)
 	if err != nil {

@@ -32,6 +32,7 @@ const (
 	EventRebalanced      = "Rebalanced"
 	EventRebalanceHeld   = "RebalanceHeld"
 	EventInvalidSettings = "InvalidRebalanceSettings"
+	EventCooldownRaised  = "RebalanceCooldownRaised"
 )
 
 // target is the rebalancing a workload opted into.
@@ -39,6 +40,9 @@ type target struct {
 	plan.RebalanceTarget
 	// By names what opted the workload in, for the Events: its annotation or its policy.
 	By string
+	// Raised says the cooldown asked for was below MinRebalanceCooldown and was raised
+	// to it; "" when it was not.
+	Raised string
 }
 
 // note adds to a decision's message what opted the workload in, so that an Event on a
@@ -108,6 +112,11 @@ func targetOf(ref availability.WorkloadRef, labels, annotations map[string]strin
 		}
 		t.Cooldown = d
 	}
+	if t.Cooldown < holdfastv1alpha1.MinRebalanceCooldown {
+		t.Raised = fmt.Sprintf("the cooldown %s (%s) is below the least holdfast applies: %s is used instead",
+			t.Cooldown, cooldownSource(annotations), holdfastv1alpha1.MinRebalanceCooldown)
+		t.Cooldown = holdfastv1alpha1.MinRebalanceCooldown
+	}
 	// A record that does not parse is treated as no record: at worst one move comes
 	// early, and the next move writes a good one.
 	if at, pod, found := strings.Cut(annotations[holdfastv1alpha1.LastRebalanceAnnotation], " "); found {
@@ -116,6 +125,14 @@ func targetOf(ref availability.WorkloadRef, labels, annotations map[string]strin
 		}
 	}
 	return t, true, nil
+}
+
+// cooldownSource names where a workload's cooldown comes from.
+func cooldownSource(annotations map[string]string) string {
+	if _, set := annotations[holdfastv1alpha1.RebalanceCooldownAnnotation]; set {
+		return "annotation " + holdfastv1alpha1.RebalanceCooldownAnnotation
+	}
+	return "its policy's spec.rebalance.cooldown"
 }
 
 // lastRebalance renders the record of a move for LastRebalanceAnnotation. The time keeps

@@ -108,6 +108,17 @@ func TestTargetOf(t *testing.T) {
 			want:        settings(byAnnotation, nil),
 			optedIn:     true,
 		},
+		// Issue 30 item 13: anyone who may annotate a workload could make its pods move
+		// back to back.
+		"a cooldown below the least is raised, and says so": {
+			annotations: map[string]string{holdfastv1alpha1.RebalanceAnnotation: "true", holdfastv1alpha1.RebalanceCooldownAnnotation: "0s"},
+			want: func() target {
+				t := settings(byAnnotation, func(t *plan.RebalanceTarget) { t.Cooldown = 10 * time.Second })
+				t.Raised = "the cooldown 0s (annotation holdfast.dev/rebalance-cooldown) is below the least holdfast applies: 10s is used instead"
+				return t
+			}(),
+			optedIn: true,
+		},
 		"settings without the opt-in annotation": {
 			annotations: map[string]string{holdfastv1alpha1.RebalanceCooldownAnnotation: "30s"},
 		},

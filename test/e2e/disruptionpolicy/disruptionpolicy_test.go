@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -320,6 +321,59 @@ func TestProtectBlocksThenEscapes(t *testing.T) {
 		return pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 1 && pdb.Annotations[holdfastv1alpha1.BlockedSinceAnnotation] == ""
 	})
 	e.waitState(p, deploy, "db", holdfastv1alpha1.WorkloadProtected)
+}
+
+// Issue 30 item 7: Protect's do-not-disrupt goes whenever its workload is no longer
+// Protected (scaled to two, the policy switched to Skip, the policy deleted), or
+// Karpenter would never consolidate or drift its node again; a user's own stays.
+func TestProtectAnnotationGoesWithProtect(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	protect := func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect
+	}
+	p := e.policy("db", protect)
+	d := e.deployment("db", "db", 1)
+	mine := e.deployment("mine", "db", 1, func(d *appsv1.Deployment) {
+		d.Spec.Template.Annotations = map[string]string{holdfastv1alpha1.DoNotDisruptAnnotation: "true"}
+	})
+	annotated := func(want bool, what string) {
+		t.Helper()
+		e.Eventually(settle, what, func(ctx context.Context) (bool, error) {
+			pods, err := e.livePods(ctx, d)
+			ok := len(pods) > 0
+			for _, pod := range pods {
+				ok = ok && (pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true") == want
+			}
+			return ok, err
+		})
+	}
+	annotated(true, "do-not-disrupt on the single pod")
+	if by := e.onlyPod(d).Annotations[holdfastv1alpha1.DoNotDisruptByAnnotation]; by != p.Name {
+		t.Errorf("do-not-disrupt marked %q, want the policy's name %q", by, p.Name)
+	}
+
+	e.scale(d, 2)
+	annotated(false, "do-not-disrupt off both pods of the workload scaled to two")
+	e.scale(d, 1)
+	annotated(true, "do-not-disrupt back on the single pod")
+
+	if err := e.c.Patch(e.Ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"singleReplica":"Skip"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	annotated(false, "do-not-disrupt off once the policy skips single replicas")
+	if err := e.c.Patch(e.Ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"singleReplica":"Protect"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	annotated(true, "do-not-disrupt back under Protect")
+
+	if err := e.c.Delete(e.Ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	annotated(false, "do-not-disrupt off once the policy is deleted")
+	if e.onlyPod(mine).Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] != "true" {
+		t.Error("the do-not-disrupt of the user's own template was removed")
+	}
 }
 
 // The control for the Surge test: the same drain of a single replica without a surge

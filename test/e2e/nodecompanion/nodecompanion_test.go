@@ -486,3 +486,55 @@ func TestValidation(t *testing.T) {
 		})
 	}
 }
+
+// userFieldOwner writes as someone other than the operator, which runs in the test's
+// process and would otherwise share its field manager.
+var userFieldOwner = client.FieldOwner("kubectl-annotate")
+
+// Issue 30 item 11: holdfast's writes of the companion Deployment and budget keep the
+// keys others own: a user's annotation on each, the deployment controller's revision.
+func TestWritesKeepOthersKeys(t *testing.T) {
+	e := setup(t)
+	e.startOperator()
+	e.daemonSet("storage", nil)
+	nc := e.companionFor("storage", nil)
+	e.waitCovered(nc, e.Nodes, 5)
+
+	key := types.NamespacedName{Namespace: nc.Namespace, Name: nc.Name}
+	note := []byte(`{"metadata":{"annotations":{"example.com/note":"keep"}}}`)
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &policyv1.PodDisruptionBudget{}} {
+		obj.SetNamespace(key.Namespace)
+		obj.SetName(key.Name)
+		if err := e.c.Patch(e.Ctx, obj, client.RawPatch(types.MergePatchType, note), userFieldOwner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A new template and a new maxUnavailable: holdfast rewrites both objects.
+	if err := e.c.Patch(e.Ctx, nc, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"maxUnavailable":2}}`))); err != nil {
+		t.Fatal(err)
+	}
+	bump(t, e, nc, "v2")
+	e.waitRolledOut(nc, "v2")
+	e.Eventually(settle, "the budget at maxUnavailable 2", func(ctx context.Context) (bool, error) {
+		b := &policyv1.PodDisruptionBudget{}
+		err := e.c.Get(ctx, key, b)
+		return err == nil && b.Spec.MaxUnavailable != nil && b.Spec.MaxUnavailable.IntValue() == 2, err
+	})
+	d := &appsv1.Deployment{}
+	if err := e.c.Get(e.Ctx, key, d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Annotations["example.com/note"] != "keep" {
+		t.Errorf("the user's annotation on the companion Deployment was dropped: %v", d.Annotations)
+	}
+	if d.Annotations["deployment.kubernetes.io/revision"] == "" {
+		t.Errorf("the deployment controller's revision on the companion Deployment was dropped: %v", d.Annotations)
+	}
+	b := &policyv1.PodDisruptionBudget{}
+	if err := e.c.Get(e.Ctx, key, b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Annotations["example.com/note"] != "keep" {
+		t.Errorf("the user's annotation on the companion budget was dropped: %v", b.Annotations)
+	}
+}
