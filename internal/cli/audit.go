@@ -56,7 +56,7 @@ type AuditOptions struct {
 
 // NewAuditCommand returns `holdfast audit`.
 func NewAuditCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
-	o := &AuditOptions{IOStreams: streams, configFlags: flags, Now: time.Now, output: newOutputFlags("table", "sarif")}
+	o := &AuditOptions{IOStreams: streams, configFlags: flags, Now: time.Now, output: newOutputFlags("table", "compact", "sarif")}
 	cmd := &cobra.Command{
 		Use:   "audit [-f PATH...]",
 		Short: "Find what drains, upgrades and node loss would break",
@@ -79,10 +79,18 @@ holdfast.dev/audit-ignore-reason (why, for the next reader), or everywhere with
 --show-suppressed lists them with their reasons, JSON and YAML list them under
 "suppressed", and SARIF marks them with suppressions.
 
+Files that are not Kubernetes objects (a Helm values.yaml, a kustomization, a dashboard's
+JSON) and kinds holdfast does not know (custom resources) are skipped with a note on
+stderr; a document meant as an object but broken is an error. Objects of API versions
+Kubernetes removed (apps/v1beta1) are audited as their current version, with a warning.
+
+-o compact prints one line per finding, file:line: severity rule: message, as linters do.
+
 Exit codes: 0 nothing at or above --fail-on, 1 the audit could not run or some input could
-not be read, 2 findings at or above --fail-on.`,
+not be read, 2 findings at or above --fail-on (also when some input could not be read).`,
 		Example: `  holdfast audit -A
   holdfast audit -f manifests/ -o sarif > holdfast.sarif
+  holdfast audit -f deploy/ -o compact --fail-on warning
   helm template my-chart | holdfast audit -f - --fail-on warning
   holdfast audit -f examples/ --ignore HF012
   holdfast audit -o jsonpath='{.findings[*].rule}'
@@ -162,13 +170,13 @@ type audited struct {
 }
 
 // auditResult is everything an audit found, over all its snapshots. A file that several
-// alternatives share (a nodes file) is audited with each: its findings and budgets are
-// kept once.
+// alternatives share (a nodes file) is audited with each: its findings, budgets, warnings
+// and notes are kept once.
 type auditResult struct {
 	parts                []audited
 	findings, suppressed []audit.Finding
 	budgets              []locatedBudget
-	problems, warnings   []string
+	input                audit.Input
 	seen                 map[string]bool
 }
 
@@ -179,7 +187,7 @@ type locatedBudget struct {
 }
 
 // add adds one snapshot's audit, leaving out what an earlier snapshot gave.
-func (r *auditResult) add(model *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin, kept, suppressed []audit.Finding, warnings []string) {
+func (r *auditResult) add(model *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin, kept, suppressed []audit.Finding, warnings, skipped []snapshot.Problem) {
 	if r.seen == nil {
 		r.seen = map[string]bool{}
 	}
@@ -202,8 +210,13 @@ func (r *auditResult) add(model *availability.Model, origins map[snapshot.Object
 		}
 	}
 	for _, w := range warnings {
-		if first("warning " + w) {
-			r.warnings = append(r.warnings, w)
+		if first("warning " + w.Error()) {
+			r.input.Warnings = append(r.input.Warnings, w)
+		}
+	}
+	for _, n := range skipped {
+		if first("skipped " + n.Error()) {
+			r.input.Skipped = append(r.input.Skipped, n)
 		}
 	}
 }
@@ -219,35 +232,55 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var res auditResult
-	for _, p := range problems {
-		res.problems = append(res.problems, p.Error())
-		fmt.Fprintln(o.ErrOut, "holdfast: skipped:", p.Error())
-	}
+	res := auditResult{input: audit.Input{Problems: problems}}
 	for _, v := range views {
 		snap := v.snap
-		var warnings []string
-		for _, w := range snap.Warnings {
-			warnings = append(warnings, w.Error())
-		}
 		model := availability.Build(snap, o.Now())
 		findings := audit.Merge(audit.Run(model, snap.Origins), audit.RunOwn(snap, v.outcomes, snap.Origins))
 		kept, suppressed, suppressWarnings := audit.Suppress(findings, snap, o.Ignore)
-		res.add(model, snap.Origins, kept, suppressed, append(warnings, suppressWarnings...))
+		var warnings []snapshot.Problem
+		for _, w := range suppressWarnings {
+			warnings = append(warnings, snapshot.Problem{Err: errors.New(w)})
+		}
+		res.add(model, snap.Origins, kept, suppressed, append(slices.Clone(snap.Warnings), warnings...), snap.Skipped)
 	}
-	for _, w := range res.warnings {
-		fmt.Fprintln(o.ErrOut, "holdfast: warning:", w)
+	for _, group := range []struct {
+		label    string
+		problems []snapshot.Problem
+	}{{"note", res.input.Skipped}, {"error", res.input.Problems}, {"warning", res.input.Warnings}} {
+		for _, p := range group.problems {
+			fmt.Fprintf(o.ErrOut, "holdfast: %s: %s\n", group.label, inputText(p))
+		}
 	}
 	if err := o.print(&res); err != nil {
 		return err
 	}
-	if len(problems) > 0 {
-		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("%d piece(s) of input could not be read; the rest was audited", len(problems))}
-	}
+	// Findings come first: a pipeline that fails on them must see them, whatever else
+	// went wrong.
 	if worst, ok := audit.Max(res.findings); ok && worst >= o.failOn {
-		return &ExitCodeError{Code: ExitFindings}
+		return &ExitCodeError{Code: ExitFindings, Err: unread(problems)}
+	}
+	if err := unread(problems); err != nil {
+		return &ExitCodeError{Code: ExitError, Err: err}
 	}
 	return nil
+}
+
+// unread is the error that some input could not be read, or nil.
+func unread(problems []snapshot.Problem) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d piece(s) of input could not be read; the rest was audited", len(problems))
+}
+
+// inputText is a problem as printed: without a file when it has none (a suppression
+// naming an unknown rule).
+func inputText(p snapshot.Problem) string {
+	if p.File == "" {
+		return p.Detail()
+	}
+	return p.Error()
 }
 
 // view is a snapshot as the operator will make it, with the budgets its policies keep,
@@ -291,15 +324,47 @@ func (o *AuditOptions) print(res *auditResult) error {
 		for _, b := range res.budgets {
 			r.AddBudget(b.Budget, b.origin)
 		}
-		r.Suppressed, r.Problems, r.Warnings = res.suppressed, res.problems, res.warnings
+		r.Suppressed = res.suppressed
+		r.Problems, r.Warnings, r.Skipped = texts(res.input.Problems), texts(res.input.Warnings), texts(res.input.Skipped)
 		return printValue(o.printer, r, o.Out)
 	}
-	if o.output.format == "sarif" {
+	switch o.output.format {
+	case "sarif":
 		enc := json.NewEncoder(o.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(audit.SARIF(append(slices.Clone(res.findings), res.suppressed...), Version))
+		return enc.Encode(audit.SARIF(append(slices.Clone(res.findings), res.suppressed...), Version, res.input))
+	case "compact":
+		return printCompact(o.Out, res.findings)
 	}
 	return o.printTable(res)
+}
+
+func texts(problems []snapshot.Problem) []string {
+	var out []string
+	for _, p := range problems {
+		out = append(out, inputText(p))
+	}
+	return out
+}
+
+// printCompact prints one line per finding, as linters do, so that CI logs and editors
+// link each to its place: file:line: severity rule: message (object). A live object,
+// which has no file, is named in the file's place.
+func printCompact(out io.Writer, findings []audit.Finding) error {
+	w := &errWriter{w: out}
+	findings = slices.Clone(findings)
+	slices.SortStableFunc(findings, func(a, b audit.Finding) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	for _, f := range findings {
+		ref := snapshot.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}
+		line := fmt.Sprintf("%s: %s %s: %s", ref, f.Severity, f.Rule, f.Message)
+		if f.File != "" {
+			line = fmt.Sprintf("%s: %s %s: %s (%s)", snapshot.Origin{File: f.File, Line: max(1, f.Line)}, f.Severity, f.Rule, f.Message, ref)
+		}
+		w.println(line)
+	}
+	return w.err
 }
 
 // ANSI colours per severity, used only on a terminal.

@@ -440,7 +440,7 @@ func TestAuditSharedFileWarnedOnce(t *testing.T) {
 // from a pull request. The input is refused, naming where, and the exit code is 1.
 func TestAuditAliasBomb(t *testing.T) {
 	stdout, stderr, code := runAudit(t, string(snapshottest.AliasBomb(7)), "audit", "-f", "-")
-	want := "holdfast: skipped: -:5: Pod/default/p: the file expands past 8 times its size here (YAML aliases?); none of it is read\n"
+	want := "holdfast: error: -:5: Pod/default/p: the file expands past 8 times its size here (YAML aliases?); none of it is read\n"
 	if code != ExitError || stderr != want {
 		t.Errorf("exit %d (want %d), stderr:\n%s\nwant:\n%s\nstdout:\n%s", code, ExitError, stderr, want, stdout)
 	}

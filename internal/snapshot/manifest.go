@@ -64,18 +64,23 @@ type Problem struct {
 
 // Error renders the problem as file:line: object: field: cause.
 func (p Problem) Error() string {
-	var b strings.Builder
-	b.WriteString(p.File)
+	where := p.File
 	if p.Line > 0 {
-		b.WriteString(":" + strconv.Itoa(p.Line))
+		where += ":" + strconv.Itoa(p.Line)
 	}
+	return where + ": " + p.Detail()
+}
+
+// Detail renders the problem without its file and line: object: field: cause.
+func (p Problem) Detail() string {
+	var b strings.Builder
 	if p.Object != "" {
-		b.WriteString(": " + p.Object)
+		b.WriteString(p.Object + ": ")
 	}
 	if p.Field != "" {
-		b.WriteString(": field " + p.Field)
+		b.WriteString("field " + p.Field + ": ")
 	}
-	b.WriteString(": " + p.Err.Error())
+	b.WriteString(p.Err.Error())
 	return b.String()
 }
 
@@ -152,6 +157,7 @@ type fileResult struct {
 	objects  []decoded
 	problems []Problem
 	warnings []Problem
+	skipped  []Problem
 }
 
 // decoded is one object read from a file, with the function that adds it to a snapshot.
@@ -178,6 +184,7 @@ func merge(results []fileResult) (*Snapshot, []Problem) {
 	for _, r := range results {
 		problems = append(problems, r.problems...)
 		s.Warnings = append(s.Warnings, r.warnings...)
+		s.Skipped = append(s.Skipped, r.skipped...)
 		for _, o := range r.objects {
 			if first, dup := s.Origins[o.ref]; dup {
 				problems = append(problems, Problem{File: o.origin.File, Line: o.origin.Line, Object: o.ref.String(),
@@ -298,6 +305,10 @@ func newParser(opts ManifestOptions, size int) *parser {
 }
 
 func (l *parser) problem(p Problem) { l.result.problems = append(l.result.problems, p) }
+
+func (l *parser) warn(p Problem) { l.result.warnings = append(l.result.warnings, p) }
+
+func (l *parser) skip(p Problem) { l.result.skipped = append(l.result.skipped, p) }
 
 func parseFile(job fileJob, opts ManifestOptions) fileResult {
 	data, err := job.data()
@@ -433,8 +444,8 @@ func (l *parser) loadWhole(file string, d document) {
 	if n == nil || n.Kind == 0 || (n.Kind == yamlv3.ScalarNode && n.ShortTag() == "!!null") {
 		return
 	}
-	if n.Kind != yamlv3.MappingNode {
-		l.problem(Problem{File: file, Line: d.line, Err: errors.New("document is not an object with apiVersion and kind")})
+	if foreign := notKubernetes(file, n); foreign != nil {
+		l.skip(Problem{File: file, Line: contentLine(d), Err: foreign})
 		return
 	}
 	if isList(n) {
@@ -501,7 +512,7 @@ func (l *parser) loadBlockList(file string, d document) bool {
 	if yamlv3.Unmarshal(head, &root) != nil || !isList(resolve(lookup(&root, nil))) {
 		return false
 	}
-	objects, problems, warnings, budget := len(l.result.objects), len(l.result.problems), len(l.result.warnings), l.budget
+	objects, problems, warnings, skipped, budget := len(l.result.objects), len(l.result.problems), len(l.result.warnings), len(l.result.skipped), l.budget
 	for _, item := range items {
 		if l.refused != nil {
 			return true
@@ -513,6 +524,7 @@ func (l *parser) loadBlockList(file string, d document) bool {
 			l.result.objects = slices.Delete(l.result.objects, objects, len(l.result.objects))
 			l.result.problems = slices.Delete(l.result.problems, problems, len(l.result.problems))
 			l.result.warnings = slices.Delete(l.result.warnings, warnings, len(l.result.warnings))
+			l.result.skipped = slices.Delete(l.result.skipped, skipped, len(l.result.skipped))
 			l.budget = budget
 			return false
 		}
@@ -624,16 +636,6 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		return
 	}
 	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
-	decode, known := decoders[gvk]
-	if !known {
-		// A kind of a built-in group that client-go does not know is a typo ("Deploymnet"),
-		// not a custom resource: say so rather than skip it silently.
-		if scheme.Scheme.IsVersionRegistered(gvk.GroupVersion()) && !scheme.Scheme.Recognizes(gvk) {
-			p.Err = fmt.Errorf("unknown kind %q in %s", kind, apiVersion)
-			l.problem(p)
-		}
-		return
-	}
 	ref := ObjectRef{Kind: kind, Name: scalarAt(n, "metadata", "name")}
 	if namespaced[kind] {
 		ref.Namespace = scalarAt(n, "metadata", "namespace")
@@ -642,6 +644,28 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		}
 	}
 	p.Object = ref.String()
+	if removed := removedAPI(gvk); removed != nil {
+		l.warn(Problem{File: file, Line: line, Object: p.Object, Err: removed})
+	}
+	decode, known := decoders[gvk]
+	if !known {
+		switch {
+		case !knownGroup(gvk.Group):
+			if ref.Name == "" {
+				p.Object = "" // a kustomization has no name
+			}
+			p.Err = unknownKind(gvk)
+			l.skip(p)
+		case gvk.Group == holdfastv1alpha1.GroupVersion.Group ||
+			scheme.Scheme.IsVersionRegistered(gvk.GroupVersion()) && !scheme.Scheme.Recognizes(gvk):
+			// A kind of a known group that holdfast or client-go does not know is a
+			// typo ("Deploymnet"), not a custom resource.
+			p.Err = fmt.Errorf("unknown kind %q in %s", kind, apiVersion)
+			l.problem(p)
+		}
+		// Other built-in kinds (Service, ConfigMap) change no disruption: not read.
+		return
+	}
 	if ref.Name == "" {
 		p.Err = errors.New("object has no metadata.name")
 		l.problem(p)
@@ -666,7 +690,7 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		if u.suggestion != "" {
 			w.Err = fmt.Errorf("unknown field, ignored; did you mean %s?", u.suggestion)
 		}
-		l.result.warnings = append(l.result.warnings, w)
+		l.warn(w)
 	}
 	if err != nil {
 		var typeErr *json.UnmarshalTypeError

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// writeTree writes files (path: content) under a new folder and returns it.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for path, content := range files {
+		full := filepath.Join(dir, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// mixedRepo is a deployment repository as CI checks it out: manifests beside a Helm
+// values file, a kustomization, a dashboard and a custom resource.
+var mixedRepo = map[string]string{
+	"web.yaml":           singleReplica,
+	"values.yaml":        "replicaCount: 1\nimage:\n  repository: web\n",
+	"kustomization.yaml": "resources:\n- web.yaml\n",
+	"dashboard.json":     `{"title": "web", "panels": []}`,
+	"rollout.yaml":       "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: web, namespace: shop}\n",
+}
+
+// TestAuditMixedFolder is the CI pipeline of issue 32: files that are not Kubernetes
+// objects made the audit exit 1, which hid the findings' exit 2. They are notes now.
+func TestAuditMixedFolder(t *testing.T) {
+	dir := writeTree(t, mixedRepo)
+	_, stderr, code := runAudit(t, "", "audit", "-f", dir)
+	if code != ExitFindings {
+		t.Errorf("exit %d, want %d (the single-replica drain deadlock); stderr:\n%s", code, ExitFindings, stderr)
+	}
+	want := []string{
+		"holdfast: note: " + filepath.Join(dir, "dashboard.json") + ":1: not a Kubernetes object (no kind or metadata), skipped",
+		"holdfast: note: " + filepath.Join(dir, "kustomization.yaml") + ":1: a kustomization, skipped: audit what it builds with -k DIR",
+		"holdfast: note: " + filepath.Join(dir, "rollout.yaml") + ":1: Rollout/web: kind Rollout of argoproj.io/v1alpha1 is a custom resource holdfast does not know, skipped: the pods it makes are not audited",
+		"holdfast: note: " + filepath.Join(dir, "values.yaml") + ":1: not a Kubernetes object (no kind or metadata), skipped",
+	}
+	if diff := cmp.Diff(want, strings.Split(strings.TrimSpace(stderr), "\n")); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+}
+
+// TestAuditBrokenManifestStillFails checks that a manifest meant as an object but broken
+// stays an error naming its file and line; with findings elsewhere, the exit is theirs.
+func TestAuditBrokenManifestStillFails(t *testing.T) {
+	broken := map[string]string{"broken.yaml": "kind: Deployment\nmetadata: {name: api}\n"}
+	_, stderr, code := runAudit(t, "", "audit", "-f", writeTree(t, broken))
+	if code != ExitError || !strings.Contains(stderr, "broken.yaml:1: object has no apiVersion or no kind") {
+		t.Errorf("alone: exit %d, want %d; stderr:\n%s", code, ExitError, stderr)
+	}
+	broken["web.yaml"] = singleReplica
+	_, stderr, code = runAudit(t, "", "audit", "-f", writeTree(t, broken))
+	if code != ExitFindings || !strings.Contains(stderr, "broken.yaml:1: object has no apiVersion or no kind") {
+		t.Errorf("beside findings: exit %d, want %d; stderr:\n%s", code, ExitFindings, stderr)
+	}
+}
+
+// TestAuditCompact prints one line per finding, file:line first, as linters do.
+func TestAuditCompact(t *testing.T) {
+	stdout, _, code := runAudit(t, singleReplica, "audit", "-f", "-", "-o", "compact")
+	want := "-:1: warning HF013: Deployment web runs a single replica and declares no strategy for disruptions: " +
+		"every drain, upgrade or autoscaler consolidation of its node takes it down until the replacement is ready. (Deployment/shop/web)\n" +
+		"-:24: error HF001: PodDisruptionBudget web (minAvailable 1) requires 1 of its 1 pod to stay healthy, so it allows no eviction " +
+		"even when every pod is ready: every drain, upgrade or autoscaler consolidation of a node running Deployment web blocks forever. (PodDisruptionBudget/shop/web)\n"
+	if diff := cmp.Diff(want, stdout); diff != "" || code != ExitFindings {
+		t.Errorf("exit %d, want %d; output (-want +got):\n%s", code, ExitFindings, diff)
+	}
+}
