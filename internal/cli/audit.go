@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,6 +45,7 @@ type AuditOptions struct {
 	// name is holdfast's name as invoked ("kubectl holdfast" as the kubectl plugin).
 	name        string
 	output      *outputFlags
+	table       tableFlags
 	printer     printers.ResourcePrinter
 	configFlags *genericclioptions.ConfigFlags
 	cluster     cluster
@@ -56,7 +56,8 @@ type AuditOptions struct {
 
 // NewAuditCommand returns `holdfast audit`.
 func NewAuditCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
-	o := &AuditOptions{IOStreams: streams, configFlags: flags, Now: time.Now, output: newOutputFlags("table", "compact", "sarif")}
+	o := &AuditOptions{IOStreams: streams, configFlags: flags, Now: time.Now, output: newOutputFlags("table", wide, "compact", "sarif"),
+		table: newTableFlags(budgetColumns(false, false))}
 	cmd := &cobra.Command{
 		Use:   "audit [-f PATH...]",
 		Short: "Find what drains, upgrades and node loss would break",
@@ -116,6 +117,7 @@ not be read, 2 findings at or above --fail-on (also when some input could not be
 	f.StringSliceVar(&o.Ignore, "ignore", nil, "accept every finding of these rules (IDs or names; repeat or separate with commas)")
 	f.BoolVar(&o.ShowSuppressed, "show-suppressed", false, "list the suppressed findings and why, after the others")
 	o.output.addFlags(cmd)
+	o.table.addFlags(cmd)
 	registerAuditCompletions(cmd)
 	return cmd
 }
@@ -146,6 +148,10 @@ func (o *AuditOptions) Complete() error {
 func (o *AuditOptions) Validate() error {
 	var err error
 	if o.printer, err = o.output.printer(); err != nil {
+		return err
+	}
+	o.table.wide = o.output.format == wide
+	if err := o.table.validate(); err != nil {
 		return err
 	}
 	if o.failOn, err = audit.ParseSeverity(o.FailOn); err != nil {
@@ -482,7 +488,7 @@ func (o *AuditOptions) printTable(res *auditResult) error {
 	}
 	if len(res.budgets) > 0 {
 		w.println("")
-		if err := printBudgets(w, res.budgets, len(res.parts) > 1); err != nil {
+		if err := o.table.print(w, budgetTable(res.budgets, len(res.parts) > 1)); err != nil {
 			return err
 		}
 	}
@@ -524,38 +530,37 @@ func (o *AuditOptions) printFinding(w *errWriter, f audit.Finding, ref snapshot.
 	}
 }
 
-// printBudgets prints holdfast's computation of every budget; with alternatives, the
-// file of each.
-func printBudgets(w *errWriter, budgets []locatedBudget, files bool) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	// Only then: the column says which budgets a DisruptionPolicy will keep.
+// budgetColumns are the columns of the budgets' table: who manages a budget shows when
+// a DisruptionPolicy keeps one, its file with alternatives; -o wide shows both.
+func budgetColumns(managed, files bool) []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		column("Budget", false), column("Expected", false), column("Desired", false), column("Healthy", false),
+		column("Allowed", false), column("Managed By", !managed), column("File", !files),
+	}
+}
+
+// budgetTable is holdfast's computation of every budget; with alternatives, the file of
+// each.
+func budgetTable(budgets []locatedBudget, files bool) *metav1.Table {
 	managed := slices.ContainsFunc(budgets, func(b locatedBudget) bool { return b.Policy() != "" })
-	header := "BUDGET\tEXPECTED\tDESIRED\tHEALTHY\tALLOWED"
-	if managed {
-		header += "\tMANAGED BY"
-	}
-	if files {
-		header += "\tFILE"
-	}
-	fmt.Fprintln(tw, header)
+	table := &metav1.Table{ColumnDefinitions: budgetColumns(managed, files)}
 	for _, b := range budgets {
 		allowed := fmt.Sprint(b.Status.DisruptionsAllowed)
 		if b.SyncError != "" {
 			allowed = "0 (sync fails)"
 		}
-		row := fmt.Sprintf("%s/%s\t%d\t%d\t%d\t%s", b.Namespace, b.Name, b.Status.ExpectedPods, b.Status.DesiredHealthy, b.Status.CurrentHealthy, allowed)
-		if managed {
-			row += "\t"
-			if b.Policy() != "" {
-				row += "DisruptionPolicy " + b.Policy()
-			}
+		managedBy, file := "", ""
+		if b.Policy() != "" {
+			managedBy = "DisruptionPolicy " + b.Policy()
 		}
-		if files {
-			row += "\t" + b.origin.File
+		if b.origin.File != "" {
+			file = b.origin.String()
 		}
-		fmt.Fprintln(tw, row)
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{
+			b.Namespace + "/" + b.Name, b.Status.ExpectedPods, b.Status.DesiredHealthy, b.Status.CurrentHealthy, allowed, managedBy, file,
+		}})
 	}
-	return tw.Flush()
+	return table
 }
 
 func count(n int, noun string) string {

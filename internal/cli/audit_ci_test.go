@@ -80,3 +80,37 @@ func TestAuditCompact(t *testing.T) {
 		t.Errorf("exit %d, want %d; output (-want +got):\n%s", code, ExitFindings, diff)
 	}
 }
+
+// TestAuditBudgetTableFlags prints the budgets' table as kubectl prints tables: -o wide
+// adds who manages each budget and its file, --no-headers drops the header, --sort-by
+// orders the rows by a column, named as in the header or as a field.
+func TestAuditBudgetTableFlags(t *testing.T) {
+	second := strings.NewReplacer("name: web", "name: api", "app: web", "app: api", "replicas: 1", "replicas: 3").Replace(singleReplica)
+	input := singleReplica + "---\n" + second
+	budgets := func(stdout string) string {
+		_, table, _ := strings.Cut(stdout, "matters.\n\n")
+		return table
+	}
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"default": {want: "BUDGET     EXPECTED   DESIRED   HEALTHY   ALLOWED\nshop/api   3          1         3         2\nshop/web   1          1         1         0\n"},
+		"wide": {args: []string{"-o", "wide"}, want: "BUDGET     EXPECTED   DESIRED   HEALTHY   ALLOWED   MANAGED BY   FILE\n" +
+			"shop/api   3          1         3         2                      -:58\nshop/web   1          1         1         0                      -:24\n"},
+		"no headers, sorted by a header": {args: []string{"--no-headers", "--sort-by", "allowed"}, want: "shop/web   1     1     1     0\nshop/api   3     1     3     2\n"},
+		"sorted by a field, as numbers":  {args: []string{"--sort-by", "{.expected}"}, want: "BUDGET     EXPECTED   DESIRED   HEALTHY   ALLOWED\nshop/web   1          1         1         0\nshop/api   3          1         3         2\n"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr, code := runAudit(t, input, append([]string{"audit", "-f", "-"}, tc.args...)...)
+			if diff := cmp.Diff(tc.want, budgets(stdout)); diff != "" || code != ExitFindings {
+				t.Errorf("exit %d (stderr %q), budgets (-want +got):\n%s", code, stderr, diff)
+			}
+		})
+	}
+	_, stderr, code := runAudit(t, input, "audit", "-f", "-", "--sort-by", "color")
+	if code != ExitError || !strings.Contains(stderr, `--sort-by "color" names no column: use one of Budget, Expected`) {
+		t.Errorf("unknown column: exit %d, stderr %q", code, stderr)
+	}
+}

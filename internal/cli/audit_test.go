@@ -125,8 +125,8 @@ func TestAuditTable(t *testing.T) {
 1 error, 1 warning, 0 info in 1 object; 1 budget computed from manifests.
 Run holdfast audit --explain RULE for why a rule matters.
 
-BUDGET    EXPECTED  DESIRED  HEALTHY  ALLOWED
-shop/web  1         1        1        0
+BUDGET     EXPECTED   DESIRED   HEALTHY   ALLOWED
+shop/web   1          1         1         0
 `
 	if diff := cmp.Diff(want, stdout); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
