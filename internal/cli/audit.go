@@ -30,7 +30,9 @@ const tableWidth = 80
 
 // AuditOptions holds the flags and collaborators of `holdfast audit`.
 type AuditOptions struct {
-	Filenames      []string
+	Filenames []string
+	// Kustomization is a folder whose kustomization is built and audited, as kubectl -k.
+	Kustomization  string
 	AllNamespaces  bool
 	FailOn         string
 	Explain        string
@@ -93,6 +95,8 @@ not be read, 2 findings at or above --fail-on (also when some input could not be
   holdfast audit -f manifests/ -o sarif > holdfast.sarif
   holdfast audit -f deploy/ -o compact --fail-on warning
   helm template my-chart | holdfast audit -f - --fail-on warning
+  holdfast audit -k overlays/prod -o compact
+  holdfast audit -f https://example.com/app.yaml
   holdfast audit -f examples/ --ignore HF012
   holdfast audit -o jsonpath='{.findings[*].rule}'
   holdfast audit --explain HF001`,
@@ -110,7 +114,8 @@ not be read, 2 findings at or above --fail-on (also when some input could not be
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "manifest files or folders (read recursively) to audit instead of the cluster; - reads stdin")
+	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "manifest files, folders (read recursively) or http(s) URLs to audit instead of the cluster; - reads stdin")
+	f.StringVarP(&o.Kustomization, "kustomize", "k", "", "audit what the kustomization in this folder builds, as kubectl apply -k would apply it")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "audit every namespace of the cluster")
 	f.StringVar(&o.FailOn, "fail-on", "error", "exit 2 when a finding has this severity or higher: error, warning or info")
 	f.StringVar(&o.Explain, "explain", "", "print why a rule (e.g. HF001) matters, and exit")
@@ -134,7 +139,7 @@ func (o *AuditOptions) Complete() error {
 		o.namespace = metav1.NamespaceAll
 		return nil
 	}
-	if o.namespace == "" && len(o.Filenames) == 0 && o.Explain == "" {
+	if o.namespace == "" && !o.manifests() && o.Explain == "" {
 		ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
 		if err != nil {
 			return fmt.Errorf("reading the namespace of the kube context: %w", err)
@@ -143,6 +148,9 @@ func (o *AuditOptions) Complete() error {
 	}
 	return nil
 }
+
+// manifests reports whether the audit reads manifests rather than the cluster.
+func (o *AuditOptions) manifests() bool { return len(o.Filenames) > 0 || o.Kustomization != "" }
 
 // Validate checks the flags.
 func (o *AuditOptions) Validate() error {
@@ -162,8 +170,11 @@ func (o *AuditOptions) Validate() error {
 			return fmt.Errorf("unknown rule %q: rules are HF001 to HF%03d", id, len(audit.Rules()))
 		}
 	}
-	if o.AllNamespaces && len(o.Filenames) > 0 {
-		return errors.New("-A applies to a cluster; manifests given with -f are read whatever their namespace")
+	if o.AllNamespaces && o.manifests() {
+		return errors.New("-A applies to a cluster; manifests given with -f or -k are read whatever their namespace")
+	}
+	if len(o.Filenames) > 0 && o.Kustomization != "" {
+		return errors.New("-f and -k cannot be given together: audit the kustomization with -k, or the files with -f")
 	}
 	return nil
 }
@@ -299,8 +310,12 @@ type view struct {
 // load reads the cluster, or the manifests as one snapshot or as alternatives, each as
 // the operator will make it.
 func (o *AuditOptions) load(ctx context.Context) ([]view, []snapshot.Problem, error) {
-	if len(o.Filenames) > 0 {
-		snaps, problems, redefs := snapshot.LoadAlternatives(o.Filenames, snapshot.ManifestOptions{DefaultNamespace: o.namespace, Stdin: o.In})
+	if o.manifests() {
+		paths, opts := o.Filenames, snapshot.ManifestOptions{DefaultNamespace: o.namespace, Stdin: o.In}
+		if o.Kustomization != "" {
+			paths, opts.Kustomize = []string{o.Kustomization}, true
+		}
+		snaps, problems, redefs := snapshot.LoadAlternatives(paths, opts)
 		for _, r := range redefs {
 			fmt.Fprintf(o.ErrOut, "holdfast: %s and %s both define %s: audited apart, as alternatives\n", r.First, r.Again, r.Ref)
 		}
@@ -323,7 +338,7 @@ func (o *AuditOptions) load(ctx context.Context) ([]view, []snapshot.Problem, er
 func (o *AuditOptions) print(res *auditResult) error {
 	if o.printer != nil {
 		source := snapshot.SourceLive
-		if len(o.Filenames) > 0 {
+		if o.manifests() {
 			source = snapshot.SourceManifests
 		}
 		r := audit.NewReport(source, res.findings)

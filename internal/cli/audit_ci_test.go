@@ -114,3 +114,17 @@ func TestAuditBudgetTableFlags(t *testing.T) {
 		t.Errorf("unknown column: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestAuditKustomization audits what a kustomization builds, as kubectl apply -k applies
+// it; -k and -f together are refused.
+func TestAuditKustomization(t *testing.T) {
+	dir := writeTree(t, mixedRepo)
+	stdout, stderr, code := runAudit(t, "", "audit", "-k", dir, "-o", "compact")
+	if code != ExitFindings || stderr != "" || !strings.Contains(stdout, dir+":28: error HF001: PodDisruptionBudget web") {
+		t.Errorf("exit %d, want %d; stderr %q; stdout:\n%s", code, ExitFindings, stderr, stdout)
+	}
+	_, stderr, code = runAudit(t, "", "audit", "-k", dir, "-f", dir)
+	if code != ExitError || !strings.Contains(stderr, "-f and -k cannot be given together") {
+		t.Errorf("-k with -f: exit %d, stderr %q", code, stderr)
+	}
+}

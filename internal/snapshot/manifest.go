@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -50,6 +51,9 @@ type ManifestOptions struct {
 	Stdin io.Reader
 	// MaxFileSize bounds each file in bytes; zero means DefaultMaxFileSize.
 	MaxFileSize int64
+	// Kustomize takes each path for a folder with a kustomization, and reads what
+	// kustomize builds from it, as kubectl -k does. Lines count in the built output.
+	Kustomize bool
 }
 
 // Problem is one piece of input that could not be read. Loading goes on past it, so one
@@ -88,7 +92,7 @@ func (p Problem) Detail() string {
 func (p Problem) Unwrap() error { return p.Err }
 
 // LoadManifests reads every path (a file, a folder read recursively for .yaml, .yml and
-// .json files, or "-" for stdin) into one Snapshot. It returns the objects it could read
+// .json files, an http(s) URL, or "-" for stdin) into one Snapshot. It returns the objects it could read
 // together with one Problem for each piece of input it could not. Files are parsed in
 // parallel, but objects and problems keep the order of the paths and files.
 func LoadManifests(paths []string, opts ManifestOptions) (*Snapshot, []Problem) {
@@ -227,6 +231,12 @@ func listFiles(path string, opts ManifestOptions) []fileJob {
 			return []fileJob{{name: path, err: errors.New("no standard input to read")}}
 		}
 		return []fileJob{{name: path, read: func() ([]byte, error) { return readLimited(opts.Stdin, opts.MaxFileSize) }}}
+	}
+	switch {
+	case opts.Kustomize:
+		return []fileJob{{name: path, read: func() ([]byte, error) { return kustomize(filesys.MakeFsOnDisk(), path) }}}
+	case isURL(path):
+		return []fileJob{{name: path, read: func() ([]byte, error) { return fetch(path, opts.MaxFileSize) }}}
 	}
 	info, err := os.Stat(path)
 	if err != nil {
