@@ -261,14 +261,7 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 		}
 		res.add(model, snap.Origins, kept, suppressed, append(slices.Clone(snap.Warnings), warnings...), snap.Skipped)
 	}
-	for _, group := range []struct {
-		label    string
-		problems []snapshot.Problem
-	}{{"note", res.input.Skipped}, {"error", res.input.Problems}, {"warning", res.input.Warnings}} {
-		for _, p := range group.problems {
-			fmt.Fprintf(o.ErrOut, "holdfast: %s: %s\n", group.label, inputText(p))
-		}
-	}
+	reportInput(o.ErrOut, res.input)
 	if err := o.print(&res); err != nil {
 		return err
 	}
@@ -289,6 +282,19 @@ func unread(problems []snapshot.Problem) error {
 		return nil
 	}
 	return fmt.Errorf("%d piece(s) of input could not be read; the rest was audited", len(problems))
+}
+
+// reportInput prints on w, for people, what of the input was skipped, could not be read,
+// or was read with a warning.
+func reportInput(w io.Writer, in audit.Input) {
+	for _, group := range []struct {
+		label    string
+		problems []snapshot.Problem
+	}{{"note", in.Skipped}, {"error", in.Problems}, {"warning", in.Warnings}} {
+		for _, p := range group.problems {
+			fmt.Fprintf(w, "holdfast: %s: %s\n", group.label, inputText(p))
+		}
+	}
 }
 
 // inputText is a problem as printed: without a file when it has none (a suppression

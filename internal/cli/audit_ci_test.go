@@ -128,3 +128,12 @@ func TestAuditKustomization(t *testing.T) {
 		t.Errorf("-k with -f: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestPlanMixedFolder: plan reads input as audit does, with the same notes.
+func TestPlanMixedFolder(t *testing.T) {
+	dir := writeTree(t, mixedRepo)
+	_, stderr, code := runAudit(t, "", "plan", "drain", "--all", "-f", dir, "-f", example003+"nodes.yaml")
+	if code == ExitError || !strings.Contains(stderr, "holdfast: note: "+filepath.Join(dir, "values.yaml")+":1: not a Kubernetes object") {
+		t.Errorf("exit %d; stderr:\n%s", code, stderr)
+	}
+}
