@@ -116,6 +116,7 @@ not be read, 2 findings at or above --fail-on (also when some input could not be
 	f := cmd.Flags()
 	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "manifest files, folders (read recursively) or http(s) URLs to audit instead of the cluster; - reads stdin")
 	f.StringVarP(&o.Kustomization, "kustomize", "k", "", "audit what the kustomization in this folder builds, as kubectl apply -k would apply it")
+	_ = cmd.MarkFlagDirname("kustomize")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "audit every namespace of the cluster")
 	f.StringVar(&o.FailOn, "fail-on", "error", "exit 2 when a finding has this severity or higher: error, warning or info")
 	f.StringVar(&o.Explain, "explain", "", "print why a rule (e.g. HF001) matters, and exit")
