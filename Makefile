@@ -52,8 +52,9 @@ test-monitoring: ## The alert rules, evaluated by Prometheus's rule engine (hack
 	cd hack/monitoring && $(GO) test -count=1 ./...
 
 .PHONY: fuzz
-fuzz: ## A short fuzz run of the manifest loader (FUZZTIME=20s).
+fuzz: ## A short fuzz run of the manifest loader and of -k's kustomize build, FUZZTIME each (FUZZTIME=20s).
 	$(GO) test -run '^$$' -fuzz FuzzLoadManifests -fuzztime $(FUZZTIME) ./internal/snapshot/
+	$(GO) test -run '^$$' -fuzz FuzzKustomize -fuzztime $(FUZZTIME) ./internal/snapshot/
 
 .PHONY: image
 image: ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.

@@ -63,8 +63,10 @@ type DrainOptions struct {
 	SlotNamespace      string
 	WaveByWave         bool
 	EvictUnplaceable   bool
-	// Output is "" for text for people, or "json" for one JSON object per event.
+	// Output is "" for text for people, "wide" for text with the tables' every column,
+	// or "json" for one JSON object per event.
 	Output string
+	table  tableFlags
 
 	// kubectl drain's flags, with kubectl's meaning where holdfast's allows.
 	PodSelector string
@@ -234,7 +236,9 @@ again to resume.`,
 	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, "leave DaemonSet pods on the node, which the DaemonSet would put back; without it a node with one is refused, nothing evicted (as kubectl)")
 	f.BoolVar(&o.DisableEviction, "disable-eviction", false, "refused: kubectl deletes pods with it, bypassing every PodDisruptionBudget; holdfast drain only evicts")
 	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "accepted for kubectl's scripts, and changes nothing: holdfast reads pods from one watch, not from paged lists")
-	f.StringVarP(&o.Output, "output", "o", "", "json: one JSON object per event on standard output, for pipelines (see README); default: text for people")
+	f.StringVarP(&o.Output, "output", "o", "", "json: one JSON object per event on standard output, for pipelines (see README); wide: the text with more columns; default: text for people")
+	o.table = newTableFlags(dryRunColumns, summaryColumns)
+	o.table.addFlags(cmd)
 	f.StringVar(&o.SlotNamespace, "slot-namespace", DefaultSlotNamespace, "namespace of the drain slot Leases, shared by every holdfast drain of the cluster")
 	// The old name, for scripts written against it; its default was kube-system.
 	f.StringVar(&o.SlotNamespace, "coordination-namespace", DefaultSlotNamespace, "")
@@ -278,9 +282,13 @@ func (o *DrainOptions) Validate() error {
 		return fmt.Errorf("--dry-run must be none, client or server, not %q", o.DryRun)
 	}
 	switch o.Output {
-	case "", "json":
+	case "", wide, "json":
 	default:
-		return fmt.Errorf("-o %q: drain prints text, or with -o json one JSON object per event", o.Output)
+		return fmt.Errorf("-o %q: drain prints text (-o wide with more columns), or with -o json one JSON object per event", o.Output)
+	}
+	o.table.wide = o.Output == wide
+	if err := o.table.validate(); err != nil {
+		return err
 	}
 	if o.Output == "json" && o.DryRun != DryRunNone {
 		return errors.New("-o json streams a drain's events; for the plan of a dry run as JSON, use holdfast plan drain -o json")

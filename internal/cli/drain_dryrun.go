@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -33,7 +32,7 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 	var evicted []*corev1.Pod
 	for i, wave := range p.Waves {
 		w.println(fmt.Sprintf("Wave %d: %s", i+1, strings.Join(wave.Nodes, ", ")))
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		table := &metav1.Table{ColumnDefinitions: dryRunColumns}
 		left := map[*availability.Budget]int32{}
 		surged := map[availability.WorkloadRef]bool{}
 		for _, c := range wave.Capacity {
@@ -44,7 +43,6 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 			if !ok {
 				return fmt.Errorf("node %s is not in the cluster", name)
 			}
-			fmt.Fprintf(tw, "  %s\t\t\n", name)
 			for _, m := range node.Members {
 				if m.Pod == nil || m.Terminating {
 					continue
@@ -56,10 +54,14 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 				case "evict":
 					evicted = append(evicted, m.Pod)
 				}
-				fmt.Fprintf(tw, "    %s\t%s/%s\t%s\n", step, m.Namespace, m.Name, why)
+				workload := ""
+				if m.Workload != nil {
+					workload = m.Workload.Kind + "/" + m.Workload.Name
+				}
+				table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{name, m.Namespace + "/" + m.Name, step, why, workload}})
 			}
 		}
-		if err := tw.Flush(); err != nil {
+		if err := o.table.print(w, table); err != nil {
 			return err
 		}
 		for _, c := range wave.Capacity {
@@ -127,6 +129,11 @@ func (o *DrainOptions) serverDryRun(ctx context.Context, w *errWriter, pods []*c
 		}
 	}
 	return refused, w.err
+}
+
+// dryRunColumns are those of a wave's table: what becomes of each pod.
+var dryRunColumns = []metav1.TableColumnDefinition{
+	column("Node", false), column("Pod", false), column("Action", false), column("Reason", false), column("Workload", true),
 }
 
 // preview says what the drain would do with one pod, spending its budget in left: the

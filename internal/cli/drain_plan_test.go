@@ -291,11 +291,11 @@ func TestDrainDryRunSurge(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Wave 1: node-1",
-		"surge  shop/checkout-rs-0  DisruptionPolicy defaults scales Deployment checkout up first: the budget lets the eviction through once the new pod is Ready",
+		"shop/checkout-rs-0|surge|DisruptionPolicy defaults scales Deployment checkout up first: the budget lets the eviction through once the new pod is Ready",
 		"Deployment shop/checkout keeps 1 of 1 ready (1 on these nodes), surged",
 		"every node would drain",
 	} {
-		if !strings.Contains(out.String(), want) {
+		if !says(out.String(), want) {
 			t.Errorf("the dry run does not say %q:\n%s", want, out.String())
 		}
 	}

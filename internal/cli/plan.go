@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/predict"
@@ -84,9 +85,7 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 	if len(in.Filenames) > 0 {
 		var read *snapshot.Snapshot
 		read, problems = snapshot.LoadManifests(in.Filenames, snapshot.ManifestOptions{DefaultNamespace: in.namespace, Stdin: in.In})
-		for _, w := range read.Warnings {
-			fmt.Fprintln(in.ErrOut, "holdfast: warning:", w.Error())
-		}
+		reportInput(in.ErrOut, audit.Input{Problems: problems, Warnings: read.Warnings, Skipped: read.Skipped})
 		snap, _ = predict.Operator(read, in.Now())
 	} else {
 		if err := in.cluster.connect(in.configFlags); err != nil {
@@ -96,9 +95,6 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 		if snap, _, err = in.cluster.load(ctx, metav1.NamespaceAll, in.Now()); err != nil {
 			return nil, 0, err
 		}
-	}
-	for _, p := range problems {
-		fmt.Fprintln(in.ErrOut, "holdfast: skipped:", p.Error())
 	}
 	if len(snap.Nodes) == 0 {
 		return nil, 0, errors.New("no Node in the input: add a nodes file with -f, e.g. the output of kubectl get nodes -o yaml")

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -106,6 +107,16 @@ func (r *run) wait(t *testing.T, timeout time.Duration) {
 }
 
 func (r *run) output() string { return r.out.String() + r.errOut.String() }
+
+// hasRow reports whether a table in out has a row with these cells one after the other,
+// as kubectl's table printer separates them.
+func hasRow(out string, cells ...string) bool {
+	quoted := make([]string, len(cells))
+	for i, c := range cells {
+		quoted[i] = regexp.QuoteMeta(c)
+	}
+	return regexp.MustCompile(`(?m)(^|\s)` + strings.Join(quoted, `\s{3,}`) + `(\s|$)`).MatchString(out)
+}
 
 // interruptOnceSaid runs holdfast, interrupts it as Ctrl-C does once its progress says
 // said, and checks that it then ends with exit code 3.
@@ -293,7 +304,7 @@ func TestRefusedRetriedTimedOutAndResumed(t *testing.T) {
 	if still, err := f.Clientset.CoreV1().Pods(f.Namespace).Get(f.Ctx, target.Name, metav1.GetOptions{}); err != nil || still.UID != target.UID || still.DeletionTimestamp != nil {
 		t.Errorf("pod %s: %v; want it still running on %s", target.Name, err, target.Spec.NodeName)
 	}
-	if !strings.Contains(first.out.String(), target.Spec.NodeName+"  NOT drained") {
+	if !hasRow(first.out.String(), target.Spec.NodeName, "NOT drained, cordoned") {
 		t.Errorf("the first run does not report %s not drained", target.Spec.NodeName)
 	}
 	assertSlotsFree(t, f)
@@ -890,7 +901,7 @@ func TestLastNodeKeepsPodsThatFitNowhere(t *testing.T) {
 		t.Errorf("%d pods of web on nodes %v; want 3, all on the last node", len(pods), nodes)
 	}
 	for n := range nodes {
-		if !strings.Contains(out, n+"  NOT drained") {
+		if !hasRow(out, n, "NOT drained, cordoned") {
 			t.Errorf("the summary does not report %s not drained", n)
 		}
 	}
