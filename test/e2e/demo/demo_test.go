@@ -26,7 +26,7 @@ var narration = []struct{ step, pattern string }{
 	{"1", `002-scheduler-packing: bad.yaml [1-9]\d* findings, fixed.yaml 0`},
 	{"1", `003-single-replica-budget: bad.yaml [1-9]\d* findings, fixed.yaml 0`},
 	{"1", `004-upgrade-mass-drain: bad.yaml [1-9]\d* findings, fixed.yaml 0`},
-	{"1", `exit code 2 : the drain deadlock of article 003 fails CI`},
+	{"1", `exit code 2 : the single-replica drain deadlock fails CI`},
 	{"2", `is up with 6 nodes in 3 zones`},
 	{"4", `(?m)^api-\S+ +1/1 +Running .* node-1 `},
 	{"5", `HF008  3 of the 3 running pods of Deployment api are on node node-1`},

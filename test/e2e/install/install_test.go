@@ -67,7 +67,7 @@ func TestInstall(t *testing.T) {
 	}
 }
 
-// The kustomization applies as documented in the README.
+// The kustomization applies as docs/install.md documents it.
 func TestKustomization(t *testing.T) {
 	f := framework.New(t)
 	kubectl, err := framework.Kubectl()
