@@ -185,7 +185,7 @@ type DisruptionPolicySpec struct {
 	// object's budget takes its pod selector from the scale's status.selector and its
 	// size from the scale's spec.replicas; holdfast never scales them (singleReplica:
 	// Surge skips them as it does StatefulSets, surge: WhenBlocked leaves them alone).
-	// The operator needs RBAC to list these kinds and get their scale: see the README.
+	// The operator needs RBAC to list these kinds and get their scale: see docs/disruptionpolicy.md.
 	// +kubebuilder:validation:MaxItems=10
 	// +listType=map
 	// +listMapKey=apiVersion

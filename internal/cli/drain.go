@@ -170,7 +170,7 @@ Drained (or DrainStopped) go on the node: kubectl describe node shows them.
 
 -o json writes one JSON object per event on standard output instead of the text (slot
 taken, cordoned, evicting, refused with the budget and its numbers, evicted, gone,
-drained, released, timeout or interrupted, and a last line of type result); the README
+drained, released, timeout or interrupted, and a last line of type result); docs/drain.md
 lists the types and fields.
 
 A 409 Conflict from the Eviction API is not taken as the pod gone: the pod is read

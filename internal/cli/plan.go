@@ -144,7 +144,7 @@ later waves have less room; --uncordon plans a rolling upgrade instead, where ea
 comes back empty after its wave.
 
 A workload with several replicas and no budget is planned as if a budget kept one of
-them ready, so that no wave empties it (article 004's loop of drains); holdfast drain's
+them ready, so that no wave empties it (a loop that drains every node at once); holdfast drain's
 pacing keeps the same promise.
 
 Each wave lists the workloads it hurts most with their ready replicas against those asked

@@ -416,7 +416,7 @@ func (r *reconciler) scaleWorkloads(ctx context.Context, namespace string, t hol
 // forbidden says which permission on a scale target the operator lacks and where to
 // grant it.
 func forbidden(t holdfastv1alpha1.ScaleTarget, verb, resource string) string {
-	return fmt.Sprintf("the operator may not %s %s (%s %s): grant get, list and watch on the resource and get on its scale subresource (Helm value scaleTargets, or the ClusterRole in the README)", verb, resource, t.APIVersion, t.Kind)
+	return fmt.Sprintf("the operator may not %s %s (%s %s): grant get, list and watch on the resource and get on its scale subresource (Helm value scaleTargets, or the ClusterRole in docs/disruptionpolicy.md)", verb, resource, t.APIVersion, t.Kind)
 }
 
 // surging lists the namespace's Deployments in the middle of a surge, from the index.
