@@ -225,7 +225,7 @@ type Candidate struct {
 
 // CandidateOf reads a pod as the Eviction API does.
 func CandidateOf(pod *corev1.Pod) Candidate {
-	return Candidate{Phase: pod.Status.Phase, Ready: podReady(pod), Terminating: pod.DeletionTimestamp != nil}
+	return Candidate{Phase: pod.Status.Phase, Ready: PodReady(pod), Terminating: pod.DeletionTimestamp != nil}
 }
 
 // Reason says why an eviction is allowed or refused. The values are stable: they appear

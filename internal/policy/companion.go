@@ -148,13 +148,13 @@ func DecideCompanion(o CompanionObserved) CompanionDecision {
 		if pod.DeletionTimestamp != nil {
 			continue
 		}
-		if podReady(pod) {
+		if availability.PodReady(pod) {
 			ready++
 		}
 		if pod.Spec.NodeName == "" {
 			continue
 		}
-		if s := nodes[pod.Spec.NodeName]; s != nil && (s.companion == nil || podReady(pod)) {
+		if s := nodes[pod.Spec.NodeName]; s != nil && (s.companion == nil || availability.PodReady(pod)) {
 			s.companion = pod
 		}
 		if nc.Spec.Guard != nil && nc.Spec.Guard.Enabled && pod.Labels[holdfastv1alpha1.GuardLabel] == holdfastv1alpha1.GuardHold {
@@ -180,7 +180,7 @@ func DecideCompanion(o CompanionObserved) CompanionDecision {
 		}
 		desired = append(desired, name)
 		switch {
-		case s.companion != nil && podReady(s.companion):
+		case s.companion != nil && availability.PodReady(s.companion):
 			covered++
 		case wasDrained:
 			missing = append(missing, gap(oldMissing, name, GapDrained,
@@ -329,15 +329,6 @@ func setConditions(st *holdfastv1alpha1.NodeCompanionStatus, nc *holdfastv1alpha
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
 	return requeue
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // EvictedFrom returns the node a pod was evicted from through the Eviction API, and when.
