@@ -84,8 +84,8 @@ func TestPolicyDeletedWhileOperatorDownIsSwept(t *testing.T) {
 	d := e.deployment("single", "single", 1)
 	e.deployment("several", "single", 3)
 	bounds := e.autoscaler("single")
-	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
-	e.waitBudget(deploy, "several", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "several", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	pod := e.onlyPod(d)
 	e.Cordon(pod.Spec.NodeName)
 	e.Eventually(settle, "the surge to start, the autoscaler raised", func(context.Context) (bool, error) {
