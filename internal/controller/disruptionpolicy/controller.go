@@ -20,7 +20,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -43,6 +42,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/apply"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
+	"github.com/holdfast-dev/holdfast/internal/controller/prologue"
 	"github.com/holdfast-dev/holdfast/internal/controller/summary"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
@@ -168,27 +168,18 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	p := &holdfastv1alpha1.DisruptionPolicy{}
-	if err := r.client.Get(ctx, req.NamespacedName, p); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.metrics.forget(req.NamespacedName)
-			r.invalid.Forget(req.NamespacedName)
-			r.windows.forget(req.NamespacedName)
-			r.patches.Forget(req.NamespacedName)
-			return ctrl.Result{}, r.sweep(ctx, req.Namespace)
-		}
-		return ctrl.Result{}, fmt.Errorf("getting DisruptionPolicy %s: %w", req.NamespacedName, err)
+	// A policy being deleted is left alone (someone else's finalizer holds it); its
+	// budgets go once it is gone.
+	gone := func() error {
+		r.metrics.forget(req.NamespacedName)
+		r.windows.forget(req.NamespacedName)
+		return r.sweep(ctx, req.Namespace)
 	}
-	if p.DeletionTimestamp != nil {
-		// Someone else's finalizer holds it; its budgets go once it is gone.
-		return ctrl.Result{}, nil
+	invalid := func(ctx context.Context) error { return r.invalidSpec(ctx, p) }
+	pro := prologue.Prologue{Kind: "DisruptionPolicy", Client: r.client, Patches: &r.patches, Invalid: r.invalid}
+	if done, res, err := pro.Get(ctx, req, p, invalid, gone); done {
+		return res, err
 	}
-	if r.patches.Behind(req.NamespacedName, p.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
-	}
-	if len(p.Spec.DecodeErrors) > 0 {
-		return ctrl.Result{}, r.invalidSpec(ctx, p)
-	}
-	r.invalid.Forget(req.NamespacedName)
 
 	obs, err := policy.Observe(ctx, (*observer)(r), p, r.clock.Now())
 	if err != nil {
