@@ -336,8 +336,15 @@ func covered(b *availability.Budget) int32 {
 	return n
 }
 
+// verdict is the eviction oracle's answer for a ready pod of b, on which the rules about
+// one budget's refusals switch.
+func verdict(b *availability.Budget) availability.Reason {
+	c := b.Count()
+	return c.Verdict().Reason
+}
+
 func budgetNeverAllows(_ *availability.Model, b *availability.Budget) *Result {
-	if b.SyncError != "" || len(b.Members) == 0 || !availability.NeverAllows(b.Status.ExpectedPods, b.Status.DesiredHealthy) || b.Policy() != "" {
+	if r := verdict(b); len(b.Members) == 0 || r != availability.ReasonBudgetNeverAllows && r != availability.ReasonSingleReplicaBudget {
 		return nil
 	}
 	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s (%s) requires %d of its %s to stay healthy, so it allows no eviction even when every pod is ready: every drain, upgrade or autoscaler consolidation of a node running %s blocks forever.",
@@ -636,8 +643,12 @@ func autoscalerNotes(f availability.TemplateFacts) string {
 
 func budgetAboveHPAMinimum(_ *availability.Model, b *availability.Budget) *Result {
 	minAvailable := b.PDB.Spec.MinAvailable
-	if minAvailable == nil || availability.NeverAllows(b.Status.ExpectedPods, b.Status.DesiredHealthy) || b.SyncError != "" {
+	if minAvailable == nil {
 		return nil
+	}
+	switch verdict(b) {
+	case availability.ReasonBudgetNeverAllows, availability.ReasonSingleReplicaBudget, availability.ReasonPolicyHeld, availability.ReasonBudgetUncomputable:
+		return nil // the budget blocks at every size: reported as that
 	}
 	var atMinimum int32
 	var hpa *availability.Workload
@@ -686,8 +697,7 @@ func criticalDaemonSetUnprotected(_ *availability.Model, w *availability.Workloa
 }
 
 func budgetBlockedNow(_ *availability.Model, b *availability.Budget) *Result {
-	if b.SyncError != "" || len(b.Members) == 0 || b.Status.ExpectedPods <= 0 || b.Status.DisruptionsAllowed > 0 ||
-		availability.NeverAllows(b.Status.ExpectedPods, b.Status.DesiredHealthy) {
+	if len(b.Members) == 0 || b.Status.ExpectedPods <= 0 || verdict(b) != availability.ReasonBudgetExhausted {
 		return nil
 	}
 	var unready []string

@@ -33,7 +33,10 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 	for i, wave := range p.Waves {
 		w.println(fmt.Sprintf("Wave %d: %s", i+1, strings.Join(wave.Nodes, ", ")))
 		table := &metav1.Table{ColumnDefinitions: dryRunColumns}
-		left := map[*availability.Budget]int32{}
+		left := map[snapshot.ObjectRef]*allowance{}
+		for _, a := range wave.Allowances {
+			left[a.Budget] = &allowance{allows: a.Allows, left: a.Allows}
+		}
 		surged := map[availability.WorkloadRef]bool{}
 		for _, c := range wave.Capacity {
 			surged[availability.WorkloadRef{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}] = c.Surged
@@ -136,11 +139,15 @@ var dryRunColumns = []metav1.TableColumnDefinition{
 	column("Node", false), column("Pod", false), column("Action", false), column("Reason", false), column("Workload", true),
 }
 
+// allowance is a budget's plan.Allowance in a wave, and what is left of it.
+type allowance struct{ allows, left int32 }
+
 // preview says what the drain would do with one pod, spending its budget in left: the
-// eviction oracle's answer for the pod as the snapshot stands, then each budget's
-// disruptions shared by the pods of the wave. surged is whether the plan counts on the
-// pod's DisruptionPolicy surging its workload in this wave.
-func preview(model *availability.Model, filter drain.Filter, m *availability.Member, left map[*availability.Budget]int32, surged bool) (step, why string) {
+// eviction oracle's answer for the pod as the snapshot stands, then what the plan's wave
+// lets each budget evict at once (plan.Allowance), shared by the pods of the wave.
+// surged is whether the plan counts on the pod's DisruptionPolicy surging its workload
+// in this wave.
+func preview(model *availability.Model, filter drain.Filter, m *availability.Member, left map[snapshot.ObjectRef]*allowance, surged bool) (step, why string) {
 	c := filter.Classify(m.Pod, model.DaemonSetExists)
 	switch c.Verdict {
 	case drain.Skip:
@@ -158,17 +165,28 @@ func preview(model *availability.Model, filter drain.Filter, m *availability.Mem
 		return "blocked", ev.Message
 	case !ev.Allowed:
 		return "wait", ev.Message
-	case ev.Reason != availability.ReasonDisruptionAllowed:
-		// No budget, or a pod the budget lets go without spending a disruption.
+	}
+	var budget snapshot.ObjectRef
+	switch {
+	case ev.Reason == availability.ReasonDisruptionAllowed:
+		budget = snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: m.Budgets[0].Namespace, Name: m.Budgets[0].Name}
+	case ev.Reason == availability.ReasonNoBudget && m.Workload != nil:
+		budget = snapshot.ObjectRef{Kind: m.Workload.Kind, Namespace: m.Workload.Namespace, Name: m.Workload.Name}
+	}
+	a := left[budget]
+	switch {
+	case a == nil:
+		// No budget the wave counts, or a pod the budget lets go without spending a
+		// disruption.
 		return "evict", ev.Message
+	case a.left > 0 && budget.Kind == snapshot.KindPodDisruptionBudget:
+		a.left--
+		return "evict", fmt.Sprintf("budget %s allows %d, %d left in this wave", budget.Name, a.allows, a.left)
+	case a.left > 0:
+		a.left--
+		return "evict", fmt.Sprintf("no budget covers %s %s: the drain keeps one of its pods ready, %d more may go in this wave", budget.Kind, budget.Name, a.left)
+	case budget.Kind == snapshot.KindPodDisruptionBudget:
+		return "wait", fmt.Sprintf("budget %s has nothing left in this wave: evicted once an earlier replacement is Ready", budget.Name)
 	}
-	b := m.Budgets[0]
-	if _, seen := left[b]; !seen {
-		left[b] = b.Status.DisruptionsAllowed
-	}
-	if left[b] > 0 {
-		left[b]--
-		return "evict", fmt.Sprintf("budget %s allows %d, %d left in this wave", b.Name, b.Status.DisruptionsAllowed, left[b])
-	}
-	return "wait", fmt.Sprintf("budget %s has nothing left in this wave: evicted once an earlier replacement is Ready", b.Name)
+	return "wait", fmt.Sprintf("no budget covers %s %s and the drain keeps one of its pods ready: evicted once an earlier replacement is Ready", budget.Kind, budget.Name)
 }

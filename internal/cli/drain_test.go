@@ -29,6 +29,7 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/drain"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
 
@@ -235,6 +236,30 @@ func says(out, want string) bool {
 
 // columnGap separates the cells of a table row.
 var columnGap = regexp.MustCompile(`\s{2,}`)
+
+// The dry run spends the plan's count of each budget (plan.Allowance): a workload with
+// two ready pods and no budget keeps one ready, as the plan counts it, so the second pod
+// on the node waits rather than going with the first.
+func TestDrainDryRunCountsAsThePlan(t *testing.T) {
+	c := snapshottest.New()
+	for _, n := range []string{"node-1", "node-2"} {
+		c.Node(n, "zone-a")
+	}
+	c.Deployment("shop", "api", map[string]string{"app": "api"}, []string{"node-1", "node-1"})
+	code, out, err := runDrain(t, fake.NewClientset(objectsOf(c)...), "node-1", "--dry-run")
+	if err != nil || code != ExitOK {
+		t.Errorf("exit code %d, error %v, want 0", code, err)
+	}
+	for _, want := range []string{
+		"shop/api-rs-0|evict|no budget covers Deployment api: the drain keeps one of its pods ready, 0 more may go in this wave",
+		"shop/api-rs-1|wait|no budget covers Deployment api and the drain keeps one of its pods ready",
+		"Deployment shop/api keeps 1 of 2 ready (2 on these nodes)",
+	} {
+		if !says(out, want) {
+			t.Errorf("the dry run does not say %q:\n%s", want, out)
+		}
+	}
+}
 
 // The dry run, and the order of the nodes behind the drain, count only the pods
 // --pod-selector names: a node that only the other pods would keep (a bare pod, a budget
@@ -473,7 +498,7 @@ func TestDrainPreviewUnreadyPods(t *testing.T) {
 			if !ok {
 				t.Fatal("no pod web-rs-0")
 			}
-			step, why := preview(m, drain.Filter{}, p, map[*availability.Budget]int32{}, false)
+			step, why := preview(m, drain.Filter{}, p, map[snapshot.ObjectRef]*allowance{}, false)
 			if step != tc.want {
 				t.Errorf("preview = %s (%s), want %s", step, why, tc.want)
 			}

@@ -76,6 +76,17 @@ type Wave struct {
 	Capacity []Capacity `json:"capacity"`
 	// Moves says where each evicted pod's replacement goes, in eviction order.
 	Moves []Move `json:"moves,omitempty"`
+	// Allowances are what each budget the wave draws on lets it evict at once.
+	Allowances []Allowance `json:"allowances,omitempty"`
+}
+
+// Allowance is what one budget lets a wave evict before replacements are Ready: the one
+// count of a wave's budgets, which Capacity, the drain's dry run and its pacing follow.
+// Budget is a PodDisruptionBudget or, for a workload with several ready pods and none,
+// the workload itself, of which a drain keeps one pod ready.
+type Allowance struct {
+	Budget snapshot.ObjectRef `json:"budget"`
+	Allows int32              `json:"allows"`
 }
 
 // Move is one evicted pod and the node its replacement lands on. To is empty for a pod

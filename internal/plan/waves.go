@@ -477,6 +477,7 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 			budget[p.wl] = c.budgetOf(p)
 		}
 	}
+	allows := map[int]int32{}
 	for wl, lost := range evicted {
 		wk := c.m.Workloads[wl]
 		surged := c.surges(budget[wl])
@@ -485,7 +486,8 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 			lost = 0
 		case b >= 0:
 			// The budget lets only this many go before replacements are Ready.
-			lost = min(lost, max(0, c.allowed(b)))
+			allows[b] = max(0, c.allowed(b))
+			lost = min(lost, allows[b])
 		}
 		w.Capacity = append(w.Capacity, Capacity{Kind: wk.Kind, Namespace: wk.Namespace, Name: wk.Name,
 			Desired: wk.Desired, Ready: c.ready[wl] - lost, Evicted: evicted[wl], Surged: surged})
@@ -495,6 +497,10 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 		return cmp.Or(cmp.Compare(int64(a.Ready)*int64(b.Desired), int64(b.Ready)*int64(a.Desired)),
 			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
+	for b, n := range allows {
+		w.Allowances = append(w.Allowances, Allowance{Budget: c.budgetRef(b), Allows: n})
+	}
+	slices.SortFunc(w.Allowances, func(a, b Allowance) int { return cmp.Compare(a.Budget.String(), b.Budget.String()) })
 	return w
 }
 

@@ -145,19 +145,7 @@ func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, []corev1.Nod
 	for i := range leases.Items {
 		byNode[leases.Items[i].Name] = &leases.Items[i]
 	}
-	now := w.clock.Now()
-	h := policy.NodeHealth{Zones: map[string]int{}}
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		s, suspect := policy.SuspectOf(n, byNode[n.Name], now)
-		h.Zones[s.Zone]++
-		if suspect {
-			if h.Suspects == nil {
-				h.Suspects = map[string]policy.Suspect{}
-			}
-			h.Suspects[n.Name] = s
-		}
-	}
+	h := policy.HealthOf(nodes.Items, byNode, w.clock.Now())
 	return h, nodes.Items, nil
 }
 
@@ -236,24 +224,4 @@ func (w *nodeWatcher) wake(ctx context.Context, node string) error {
 		}
 	}
 	return nil
-}
-
-// lostPodLabels reads the labels of namespace's pods on the suspect nodes, from
-// the API server (the cache holds no pods): the workloads they belong to need their
-// pods read.
-func lostPodLabels(ctx context.Context, live client.Reader, namespace string, h policy.NodeHealth) ([]map[string]string, error) {
-	var out []map[string]string
-	for node := range h.Suspects {
-		pods := &metav1.PartialObjectMetadataList{}
-		pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-		if err := live.List(ctx, pods, client.InNamespace(namespace), client.MatchingFields{podNodeField: node}); err != nil {
-			return nil, fmt.Errorf("listing the pods of node %s in namespace %s: %w", node, namespace, err)
-		}
-		// Pods being deleted too: a StatefulSet's pod stays so on a dead node until it
-		// is fenced.
-		for i := range pods.Items {
-			out = append(out, pods.Items[i].Labels)
-		}
-	}
-	return out, nil
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/apply"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
+	"github.com/holdfast-dev/holdfast/internal/controller/prologue"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
@@ -120,27 +121,17 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	nc := &holdfastv1alpha1.NodeCompanion{}
-	if err := r.client.Get(ctx, req.NamespacedName, nc); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.evictions.replace(req.NamespacedName, nil, nil)
-			r.metrics.forget(req.NamespacedName)
-			r.invalid.Forget(req.NamespacedName)
-			r.patches.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("getting NodeCompanion %s: %w", req.NamespacedName, err)
+	// The owned objects go with it through owner references.
+	gone := func() error {
+		r.evictions.replace(req.NamespacedName, nil, nil)
+		r.metrics.forget(req.NamespacedName)
+		return nil
 	}
-	if nc.DeletionTimestamp != nil {
-		// The owned objects go with it through owner references.
-		return ctrl.Result{}, nil
+	invalid := func(ctx context.Context) error { return r.invalidSpec(ctx, nc) }
+	pro := prologue.Prologue{Kind: "NodeCompanion", Client: r.client, Patches: &r.patches, Invalid: r.invalid}
+	if done, res, err := pro.Get(ctx, req, nc, invalid, gone); done {
+		return res, err
 	}
-	if r.patches.Behind(req.NamespacedName, nc.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
-	}
-	if len(nc.Spec.DecodeErrors) > 0 {
-		return ctrl.Result{}, r.invalidSpec(ctx, nc)
-	}
-	r.invalid.Forget(req.NamespacedName)
 
 	obs, err := r.gather(ctx, nc)
 	if err != nil {

@@ -85,8 +85,8 @@ func TestPolicyDeletedWhileOperatorDownIsSwept(t *testing.T) {
 	d := e.deployment("single", "single", 1)
 	e.deployment("several", "single", 3)
 	bounds := e.autoscaler("single")
-	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
-	e.waitBudget(deploy, "several", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "several", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	pod := e.onlyPod(d)
 	e.Cordon(pod.Spec.NodeName)
 	e.Eventually(settle, "the surge to start, the autoscaler raised", func(context.Context) (bool, error) {
@@ -130,7 +130,7 @@ func TestAutoscalerOfRecreatedDeploymentRestored(t *testing.T) {
 	e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	d := e.deployment("single", "single", 1)
 	bounds := e.autoscaler("single")
-	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	pod := e.onlyPod(d)
 	e.Cordon(pod.Spec.NodeName)
 	e.Eventually(settle, "the surge to start, the autoscaler raised", func(context.Context) (bool, error) {
@@ -166,7 +166,7 @@ func TestBudgetChangeKeepsOthersKeys(t *testing.T) {
 	e.StartOperator()
 	p := e.policy("web", nil)
 	e.deployment("web", "web", 3)
-	e.waitBudget(deploy, "web", "maxUnavailable 1", func(b *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "web", "maxUnavailable 1", func(b *policyv1.PodDisruptionBudget) bool {
 		return b.Spec.MaxUnavailable != nil && b.Spec.MaxUnavailable.IntValue() == 1
 	})
 	theirs := []byte(`{"metadata":{"labels":{"team":"web"},"annotations":{"example.com/note":"keep"}}}`)
@@ -177,7 +177,7 @@ func TestBudgetChangeKeepsOthersKeys(t *testing.T) {
 	if err := e.c.Patch(e.Ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"maxUnavailable":2}}`))); err != nil {
 		t.Fatal(err)
 	}
-	e.waitBudget(deploy, "web", "maxUnavailable 2", func(b *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "web", "maxUnavailable 2", func(b *policyv1.PodDisruptionBudget) bool {
 		return b.Spec.MaxUnavailable != nil && b.Spec.MaxUnavailable.IntValue() == 2
 	})
 	got, err := e.budget(e.Ctx, deploy, "web")

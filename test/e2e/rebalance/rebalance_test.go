@@ -205,10 +205,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	f := framework.New(t)
-	e := &env{Framework: f, c: f.HoldfastClient()}
-	// The operator starts only once every kind it watches is served.
-	e.InstallCRDs(e.c, &holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})
-	return e
+	return &env{Framework: f, c: f.Holdfast(&holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})}
 }
 
 // pileUp creates a workload of 3 replicas (a Deployment or a StatefulSet) and reproduces

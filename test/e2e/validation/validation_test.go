@@ -33,9 +33,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	f := framework.New(t)
-	e := &env{Framework: f, c: f.HoldfastClient()}
-	f.InstallCRDs(e.c, &holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{}, &holdfastv1alpha1.ClusterDisruptionPolicyList{})
-	return e
+	return &env{Framework: f, c: f.Holdfast(&holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{}, &holdfastv1alpha1.ClusterDisruptionPolicyList{})}
 }
 
 // object builds an unstructured holdfast object, so that a test can send values the Go
