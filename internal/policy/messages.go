@@ -173,3 +173,14 @@ func msgFencing(lost int32, fenced, waiting []string) string {
 	}
 	return fmt.Sprintf("%d pods on lost nodes; %s", lost, strings.Join(parts, "; "))
 }
+
+func msgZonesIdle(allowed, replicas int32) string {
+	return fmt.Sprintf("no zone is being disrupted: %d of %d pods may be disrupted at once, in any zone", allowed, replicas)
+}
+
+func msgZoneActive(zone string, limit, size int32, open bool) string {
+	if !open {
+		return fmt.Sprintf("zone %s is being disrupted, but another zone has a pod not Ready: every zone is held until it is back", zone)
+	}
+	return fmt.Sprintf("zone %s is being disrupted: %d of its %d pods may be disrupted at once; every other zone is held", zone, limit, size)
+}
