@@ -188,6 +188,8 @@ type Decision struct {
 	// Apply are the budgets to create or update, in this order: zone-aware budgets that
 	// tighten come first and those that loosen last (see zones.go).
 	Apply []*policyv1.PodDisruptionBudget
+	// Loosen is how many writes at the end of Apply let more disruptions through.
+	Loosen int
 	// PodZones are the holdfast.dev/zone labels to set on pods of zone-aware workloads.
 	PodZones []PodZone
 	// Delete are this policy's budgets that no workload wants any more.
@@ -295,7 +297,7 @@ func Decide(o Observed) Decision {
 	}
 	// Zone-aware budgets tighten before anything else is written and loosen after; the
 	// reconciler deletes last.
-	d.Apply = slices.Concat(tighten, d.Apply, loosen)
+	d.Apply, d.Loosen = slices.Concat(tighten, d.Apply, loosen), len(loosen)
 	for i := range o.Budgets {
 		b := &o.Budgets[i]
 		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && !wanted[b.Name] && !ownedByUnreadable(b, o.Unreadable) {

@@ -180,7 +180,7 @@ func msgZonesIdle(allowed, replicas int32) string {
 
 func msgZoneActive(zone string, limit, size int32, open bool) string {
 	if !open {
-		return fmt.Sprintf("zone %s is being disrupted, but another zone has a pod not Ready: every zone is held until it is back", zone)
+		return fmt.Sprintf("zone %s is being disrupted, but another zone has a pod not Ready, or more pods are missing than this zone lost: every zone is held until they are back", zone)
 	}
 	return fmt.Sprintf("zone %s is being disrupted: %d of its %d pods may be disrupted at once; every other zone is held", zone, limit, size)
 }

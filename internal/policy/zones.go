@@ -79,8 +79,10 @@ func (c zoneCount) disturbed(now time.Time) bool {
 // ZoneView is what a zone-aware workload's pods and budgets say: the pods per zone, the
 // zone being disrupted, and the labels its pods lack. Plan and audit read it too.
 type ZoneView struct {
-	counts  map[string]zoneCount
-	unzoned int32
+	counts map[string]zoneCount
+	// missing counts the pods of the workload's size not running in a known zone:
+	// evicted and not back, or not scheduled yet.
+	missing int32
 	// Active is the zone being disrupted, "" when none is.
 	Active string
 	// size is the active zone's size: the recorded one, or its pods when more.
@@ -97,7 +99,7 @@ func (v ZoneView) Zones() []string { return slices.Sorted(maps.Keys(v.counts)) }
 // ViewZones reads w's pods (o.Pods) and the budgets it has, and chooses the zone being
 // disrupted: the one already chosen while it is not whole again (a pod not Ready or
 // Ready for less than the settle time, a node being drained, pods missing from its
-// size, pods not scheduled yet), else a disturbed zone (a pod not Ready first, then by
+// size or from the workload's), else a disturbed zone (a pod not Ready first, then by
 // name), else none.
 func ViewZones(o Observed, w *Workload) ZoneView {
 	za := o.Policy.Spec.ZoneAware
@@ -114,7 +116,6 @@ func ViewZones(o Observed, w *Workload) ZoneView {
 			zone = node.Labels[key]
 		}
 		if zone == "" {
-			v.unzoned++
 			continue
 		}
 		if pod.Zone != zone {
@@ -135,8 +136,13 @@ func ViewZones(o Observed, w *Workload) ZoneView {
 			v.next = c.settlesAt
 		}
 	}
+	v.missing = w.Replicas
+	for _, c := range v.counts {
+		v.missing -= c.pods
+	}
+	v.missing = max(0, v.missing)
 	active, size := recordedZone(o, w)
-	if c := v.counts[active]; active != "" && (c.disturbed(o.Now) || c.pods < size || v.unzoned > 0) {
+	if c := v.counts[active]; active != "" && (c.disturbed(o.Now) || c.pods < size || v.missing > 0) {
 		v.Active, v.size = active, max(size, c.pods)
 		return v
 	}
@@ -182,14 +188,16 @@ func (v ZoneView) limit(za *holdfastv1alpha1.ZoneAwareSpec) int32 {
 	return min(int32(n), v.size)
 }
 
-// othersUnavailable says a zone other than the active one has a pod not Ready.
-func (v ZoneView) othersUnavailable() bool {
+// open says the active zone may be disrupted: no other zone has a pod not Ready, and
+// no more pods are missing than the active zone lost. Pods evicted under the budget of
+// no zone disrupted, and not back, may be any zone's.
+func (v ZoneView) open() bool {
 	for z, c := range v.counts {
 		if z != v.Active && c.unavailable > 0 {
-			return true
+			return false
 		}
 	}
-	return false
+	return v.missing <= v.size-v.counts[v.Active].pods
 }
 
 // zonable says w's budget v is the policy's own, for zone-aware budgets to replace:
@@ -235,7 +243,7 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 		want = append(want, b)
 		out.budget, out.message = b.Name, msgZonesIdle(idleMaxUnavailable, w.Replicas)
 	} else {
-		open := !v.othersUnavailable()
+		open := v.open()
 		for _, z := range v.Zones() {
 			b := zoneBudget(base, zoneBudgetName(w, zoneSuffix(z)), metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{z}})
 			b.Labels[holdfastv1alpha1.ZoneLabel] = z

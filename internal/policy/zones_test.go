@@ -188,6 +188,13 @@ func TestZoneChoice(t *testing.T) {
 			limit: intstr.FromInt32(3), settle: &metav1.Duration{Duration: 5 * time.Minute}, mod: func(z *zoned) { z.pod("db-8").Since = now.Add(-time.Minute) },
 			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "min=0 *3", unzoned: "max=0"},
 		},
+		"a pod evicted before a zone was chosen: every zone held until it is back": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) {
+				z.cordon("c-0")
+				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-1" })
+			},
+			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "max=0 *3", unzoned: "max=0"},
+		},
 		"a Karpenter taint disturbs the zone": {
 			limit: intstr.FromInt32(2), mod: func(z *zoned) {
 				z.o.Nodes["b-1"].Spec.Taints = []corev1.Taint{{Key: "karpenter.sh/disrupted", Effect: corev1.TaintEffectNoSchedule}}
