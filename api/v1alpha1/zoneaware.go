@@ -16,6 +16,11 @@ const (
 	// is the zone's size until the zone is whole again, so that pods evicted and not yet
 	// back do not shrink the budget's floor.
 	ZoneActiveAnnotation = "holdfast.dev/zone-active"
+	// ZoneSizesAnnotation is set on a zone-aware workload's budget while no zone is
+	// disrupted, as "zone=pods,...": how many pods each zone held when none was missing.
+	// A pod evicted under that budget is gone before holdfast sees it; the zone that is
+	// short of its size is the one that lost it, and is chosen.
+	ZoneSizesAnnotation = "holdfast.dev/zone-sizes"
 	// DefaultZoneTopologyKey is the node label whose values are zones.
 	DefaultZoneTopologyKey = "topology.kubernetes.io/zone"
 )

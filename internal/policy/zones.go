@@ -80,6 +80,8 @@ func (c zoneCount) disturbed(now time.Time) bool {
 // zone being disrupted, and the labels its pods lack. Plan and audit read it too.
 type ZoneView struct {
 	counts map[string]zoneCount
+	// sizes are the zones' sizes recorded on the workload's budget (ZoneSizesAnnotation).
+	sizes map[string]int32
 	// missing counts the pods of the workload's size not running in a known zone:
 	// evicted and not back, or not scheduled yet.
 	missing int32
@@ -99,8 +101,8 @@ func (v ZoneView) Zones() []string { return slices.Sorted(maps.Keys(v.counts)) }
 // ViewZones reads w's pods (o.Pods) and the budgets it has, and chooses the zone being
 // disrupted: the one already chosen while it is not whole again (a pod not Ready or
 // Ready for less than the settle time, a node being drained, pods missing from its
-// size or from the workload's), else a disturbed zone (a pod not Ready first, then by
-// name), else none.
+// size or from the workload's), else a disturbed zone (one short of pods first: a pod
+// not Ready, or fewer than its recorded size; then by name), else none.
 func ViewZones(o Observed, w *Workload) ZoneView {
 	za := o.Policy.Spec.ZoneAware
 	key := cmp.Or(za.TopologyKey, holdfastv1alpha1.DefaultZoneTopologyKey)
@@ -141,6 +143,7 @@ func ViewZones(o Observed, w *Workload) ZoneView {
 		v.missing -= c.pods
 	}
 	v.missing = max(0, v.missing)
+	v.sizes = recordedSizes(o, w)
 	active, size := recordedZone(o, w)
 	if c := v.counts[active]; active != "" && (c.disturbed(o.Now) || c.pods < size || v.missing > 0) {
 		v.Active, v.size = active, max(size, c.pods)
@@ -148,13 +151,50 @@ func ViewZones(o Observed, w *Workload) ZoneView {
 	}
 	var best string
 	for _, z := range v.Zones() {
-		c := v.counts[z]
-		if c.disturbed(o.Now) && (best == "" || c.unavailable > 0 && v.counts[best].unavailable == 0) {
+		if (v.short(z) || v.counts[z].disturbed(o.Now)) && (best == "" || v.short(z) && !v.short(best)) {
 			best = z
 		}
 	}
-	v.Active, v.size = best, v.counts[best].pods
+	v.Active, v.size = best, max(v.counts[best].pods, v.sizes[best])
 	return v
+}
+
+// short says zone z has a pod not Ready, or fewer pods than its recorded size.
+func (v ZoneView) short(z string) bool {
+	return v.counts[z].unavailable > 0 || v.counts[z].pods < v.sizes[z]
+}
+
+// recordedSizes reads ZoneSizesAnnotation from w's budget.
+func recordedSizes(o Observed, w *Workload) map[string]int32 {
+	out := map[string]int32{}
+	b := existingBudget(o.Budgets, BudgetName(w.Kind, w.Name))
+	if b == nil || b.Labels[holdfastv1alpha1.PolicyLabel] != o.Policy.Name {
+		return out
+	}
+	for _, kv := range strings.Split(b.Annotations[holdfastv1alpha1.ZoneSizesAnnotation], ",") {
+		z, n, _ := strings.Cut(kv, "=")
+		if size, err := strconv.ParseInt(n, 10, 32); err == nil && z != "" {
+			out[z] = int32(size)
+		}
+	}
+	return out
+}
+
+// sizesAnnotation is ZoneSizesAnnotation's value: the zones' pods when none is missing,
+// else what was recorded.
+func (v ZoneView) sizesAnnotation() string {
+	sizes := v.sizes
+	if v.missing == 0 {
+		sizes = map[string]int32{}
+		for z, c := range v.counts {
+			sizes[z] = c.pods
+		}
+	}
+	parts := make([]string, 0, len(sizes))
+	for _, z := range slices.Sorted(maps.Keys(sizes)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", z, sizes[z]))
+	}
+	return strings.Join(parts, ",")
 }
 
 // recordedZone is the zone whose budget of w says it is being disrupted, and the size
@@ -240,6 +280,9 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 	if v.Active == "" {
 		b := base.DeepCopy()
 		b.Spec.MinAvailable, b.Spec.MaxUnavailable = nil, ptr.To(intstr.FromInt32(idleMaxUnavailable))
+		if a := v.sizesAnnotation(); a != "" {
+			b.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
+		}
 		want = append(want, b)
 		out.budget, out.message = b.Name, msgZonesIdle(idleMaxUnavailable, w.Replicas)
 	} else {

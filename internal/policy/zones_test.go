@@ -195,6 +195,17 @@ func TestZoneChoice(t *testing.T) {
 			},
 			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "max=0 *3", unzoned: "max=0"},
 		},
+		"a pod evicted under the recorded sizes: its zone is chosen, and open": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) {
+				z.apply(Decide(z.o))
+				if got := z.o.Budgets[0].Annotations[holdfastv1alpha1.ZoneSizesAnnotation]; got != "a=3,b=3,c=3" {
+					t.Errorf("sizes recorded %q, want a=3,b=3,c=3", got)
+				}
+				z.cordon("c-0")
+				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-1" })
+			},
+			want: map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", unzoned: "max=0"},
+		},
 		"a Karpenter taint disturbs the zone": {
 			limit: intstr.FromInt32(2), mod: func(z *zoned) {
 				z.o.Nodes["b-1"].Spec.Taints = []corev1.Taint{{Key: "karpenter.sh/disrupted", Effect: corev1.TaintEffectNoSchedule}}
