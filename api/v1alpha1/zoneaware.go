@@ -17,9 +17,10 @@ const (
 	// back do not shrink the budget's floor.
 	ZoneActiveAnnotation = "holdfast.dev/zone-active"
 	// ZoneSizesAnnotation is set on a zone-aware workload's budget while no zone is
-	// disrupted, as "zone=pods,...": how many pods each zone held when none was missing.
-	// A pod evicted under that budget is gone before holdfast sees it; the zone that is
-	// short of its size is the one that lost it, and is chosen.
+	// disrupted, and on its budget of unlabelled pods while one is, as "zone=pods,...":
+	// how many pods each zone held when none was missing. A pod evicted under the
+	// workload's budget is gone before holdfast sees it; the zone that is short of its
+	// size is the one that lost it, and is chosen.
 	ZoneSizesAnnotation = "holdfast.dev/zone-sizes"
 	// DefaultZoneTopologyKey is the node label whose values are zones.
 	DefaultZoneTopologyKey = "topology.kubernetes.io/zone"

@@ -145,7 +145,12 @@ func ViewZones(o Observed, w *Workload) ZoneView {
 	v.missing = max(0, v.missing)
 	v.sizes = recordedSizes(o, w)
 	active, size := recordedZone(o, w)
-	if c := v.counts[active]; active != "" && (c.disturbed(o.Now) || c.pods < size || v.missing > 0) {
+	c := v.counts[active]
+	size = max(size, v.sizes[active])
+	// A zone chosen that has lost nothing yet gives way to one that has: a pod evicted
+	// under the budget of no zone disrupted, or failed, while the choice was made.
+	shortElsewhere := slices.ContainsFunc(v.Zones(), func(z string) bool { return z != active && v.short(z) })
+	if active != "" && (c.unavailable > 0 || c.pods < size || !shortElsewhere && (c.disturbed(o.Now) || v.missing > 0)) {
 		v.Active, v.size = active, max(size, c.pods)
 		return v
 	}
@@ -168,6 +173,9 @@ func (v ZoneView) short(z string) bool {
 func recordedSizes(o Observed, w *Workload) map[string]int32 {
 	out := map[string]int32{}
 	b := existingBudget(o.Budgets, BudgetName(w.Kind, w.Name))
+	if b == nil {
+		b = existingBudget(o.Budgets, zoneBudgetName(w, "unzoned"))
+	}
 	if b == nil || b.Labels[holdfastv1alpha1.PolicyLabel] != o.Policy.Name {
 		return out
 	}
@@ -302,7 +310,11 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 			}
 			want = append(want, b)
 		}
-		want = append(want, zoneBudget(base, zoneBudgetName(w, "unzoned"), metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpDoesNotExist}))
+		u := zoneBudget(base, zoneBudgetName(w, "unzoned"), metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpDoesNotExist})
+		if a := v.sizesAnnotation(); a != "" {
+			u.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
+		}
+		want = append(want, u)
 		out.message = msgZoneActive(v.Active, v.limit(p.Spec.ZoneAware), v.size, open)
 	}
 	for _, b := range want {
