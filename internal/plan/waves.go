@@ -110,6 +110,8 @@ func (c *cluster) demandsOf(n *node) []demand {
 func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked map[*node][]Reason) ([]*node, []moved) {
 	used := map[int]int32{}
 	alone := map[int]bool{}
+	// zones are the zone each zone-aware budget's pods leave from in this wave.
+	zones := map[int]string{}
 	var wave []*node
 	for _, n := range remaining {
 		if opts.MaxConcurrent > 0 && len(wave) == opts.MaxConcurrent {
@@ -120,10 +122,10 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 			blocked[n] = rs
 			continue
 		}
-		if !c.fitsBudgets(ds, used, alone) {
+		if !c.fitsBudgets(n, ds, used, alone, zones) {
 			continue
 		}
-		c.admit(ds, used, alone)
+		c.admit(n, ds, used, alone, zones)
 		wave = append(wave, n)
 	}
 	for len(wave) > 0 {
@@ -151,13 +153,21 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 	return nil, nil
 }
 
-// fitsBudgets reports whether a node's demands fit the budgets next to the wave's.
-func (c *cluster) fitsBudgets(ds []demand, used map[int]int32, alone map[int]bool) bool {
+// fitsBudgets reports whether a node's demands fit the budgets next to the wave's. A
+// zone-aware budget's pods leave from one zone per wave, up to that zone's limit.
+func (c *cluster) fitsBudgets(n *node, ds []demand, used map[int]int32, alone map[int]bool, zones map[int]string) bool {
 	for _, d := range ds {
 		if alone[d.budget] {
 			return false
 		}
-		if used[d.budget]+d.pods <= c.allowed(d.budget) {
+		allowed := c.allowed(d.budget)
+		if zone, ok := c.zoneOf(d.budget, n); ok {
+			if z, taken := zones[d.budget]; taken && z != zone {
+				return false
+			}
+			allowed = c.zoneAllowed(d.budget, zone)
+		}
+		if used[d.budget]+d.pods <= allowed {
 			continue
 		}
 		// More pods than the budget allows at once: only as the wave's one node with pods
@@ -170,8 +180,11 @@ func (c *cluster) fitsBudgets(ds []demand, used map[int]int32, alone map[int]boo
 }
 
 // admit adds a node's demands to a wave's.
-func (c *cluster) admit(ds []demand, used map[int]int32, alone map[int]bool) {
+func (c *cluster) admit(n *node, ds []demand, used map[int]int32, alone map[int]bool, zones map[int]string) {
 	for _, d := range ds {
+		if zone, ok := c.zoneOf(d.budget, n); ok {
+			zones[d.budget] = zone
+		}
 		used[d.budget] += d.pods
 		if d.pods > c.allowed(d.budget) {
 			alone[d.budget] = true
@@ -231,13 +244,13 @@ func (c *cluster) order(nodes []*node, opts Options) []*node {
 	for _, n := range order {
 		for k := 0; ; k++ {
 			if k == len(c.classes) {
-				c.classes = append(c.classes, &class{used: map[int]int32{}, alone: map[int]bool{}})
+				c.classes = append(c.classes, &class{used: map[int]int32{}, alone: map[int]bool{}, zones: map[int]string{}})
 			}
 			cl := c.classes[k]
-			if (opts.MaxConcurrent > 0 && len(cl.nodes) == opts.MaxConcurrent) || !c.fitsBudgets(ds[n.idx], cl.used, cl.alone) {
+			if (opts.MaxConcurrent > 0 && len(cl.nodes) == opts.MaxConcurrent) || !c.fitsBudgets(n, ds[n.idx], cl.used, cl.alone, cl.zones) {
 				continue
 			}
-			c.admit(ds[n.idx], cl.used, cl.alone)
+			c.admit(n, ds[n.idx], cl.used, cl.alone, cl.zones)
 			cl.nodes = append(cl.nodes, n)
 			n.class = k
 			break
@@ -253,6 +266,8 @@ type class struct {
 	nodes []*node
 	used  map[int]int32
 	alone map[int]bool
+	// zones are the zone each zone-aware budget's pods leave from.
+	zones map[int]string
 	// cursor is where the placer looks first among nodes.
 	cursor int
 }

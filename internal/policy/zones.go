@@ -105,7 +105,7 @@ func (v ZoneView) Zones() []string { return slices.Sorted(maps.Keys(v.counts)) }
 // not Ready, or fewer than its recorded size; then by name), else none.
 func ViewZones(o Observed, w *Workload) ZoneView {
 	za := o.Policy.Spec.ZoneAware
-	key := cmp.Or(za.TopologyKey, holdfastv1alpha1.DefaultZoneTopologyKey)
+	key := ZoneTopologyKey(za)
 	settle := defaultSettle
 	if za.SettleTime != nil {
 		settle = za.SettleTime.Duration
@@ -171,14 +171,19 @@ func (v ZoneView) short(z string) bool {
 
 // recordedSizes reads ZoneSizesAnnotation from w's budget.
 func recordedSizes(o Observed, w *Workload) map[string]int32 {
-	out := map[string]int32{}
 	b := existingBudget(o.Budgets, BudgetName(w.Kind, w.Name))
 	if b == nil {
 		b = existingBudget(o.Budgets, zoneBudgetName(w, "unzoned"))
 	}
 	if b == nil || b.Labels[holdfastv1alpha1.PolicyLabel] != o.Policy.Name {
-		return out
+		return map[string]int32{}
 	}
+	return ZoneSizes(b)
+}
+
+// ZoneSizes reads a budget's ZoneSizesAnnotation: each zone's pods; empty without it.
+func ZoneSizes(b *policyv1.PodDisruptionBudget) map[string]int32 {
+	out := map[string]int32{}
 	for _, kv := range strings.Split(b.Annotations[holdfastv1alpha1.ZoneSizesAnnotation], ",") {
 		z, n, _ := strings.Cut(kv, "=")
 		if size, err := strconv.ParseInt(n, 10, 32); err == nil && z != "" {
@@ -228,12 +233,20 @@ func ownedBy(b *policyv1.PodDisruptionBudget, w *Workload) bool {
 }
 
 // limit is how many of the active zone's pods may be disrupted.
-func (v ZoneView) limit(za *holdfastv1alpha1.ZoneAwareSpec) int32 {
-	n, err := intstr.GetScaledValueFromIntOrPercent(&za.MaxUnavailable, int(v.size), true)
+func (v ZoneView) limit(za *holdfastv1alpha1.ZoneAwareSpec) int32 { return ZoneLimit(za, v.size) }
+
+// ZoneLimit is how many pods of a zone of size pods za lets be disrupted at once.
+func ZoneLimit(za *holdfastv1alpha1.ZoneAwareSpec, size int32) int32 {
+	n, err := intstr.GetScaledValueFromIntOrPercent(&za.MaxUnavailable, int(size), true)
 	if err != nil || n < 1 {
 		return 1 // the schema refuses such values; one stored before it never blocks
 	}
-	return min(int32(n), v.size)
+	return min(int32(n), size)
+}
+
+// ZoneTopologyKey is the node label whose values are za's zones.
+func ZoneTopologyKey(za *holdfastv1alpha1.ZoneAwareSpec) string {
+	return cmp.Or(za.TopologyKey, holdfastv1alpha1.DefaultZoneTopologyKey)
 }
 
 // open says the active zone may be disrupted: no other zone has a pod not Ready, and
