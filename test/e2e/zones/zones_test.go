@@ -6,9 +6,12 @@
 package zones
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,11 +22,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/cli"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
+	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
@@ -48,7 +54,14 @@ type env struct {
 	zoneOf map[string]string
 }
 
-func setup(t *testing.T, startOperator func(f *framework.Framework)) *env {
+// onePerNode keeps db's pods on different nodes: 9 pods on 9 nodes, one each.
+func onePerNode(sts *appsv1.StatefulSet) {
+	sts.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{LabelSelector: sts.Spec.Selector, TopologyKey: corev1.LabelHostname}},
+	}}
+}
+
+func setup(t *testing.T, startOperator func(f *framework.Framework), mods ...func(*appsv1.StatefulSet)) *env {
 	t.Helper()
 	f := framework.New(t)
 	e := &env{Framework: f, c: f.HoldfastClient(), zoneOf: map[string]string{}}
@@ -82,9 +95,9 @@ func setup(t *testing.T, startOperator func(f *framework.Framework)) *env {
 	e.sts = e.StatefulSet("db", 9)
 	e.sts.Labels["tier"] = "quorum"
 	e.sts.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
-	e.sts.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{LabelSelector: e.sts.Spec.Selector, TopologyKey: corev1.LabelHostname}},
-	}}
+	for _, mod := range mods {
+		mod(e.sts)
+	}
 	e.Create(e.sts)
 	e.WaitReady(e.sts)
 	startOperator(f)
@@ -289,7 +302,7 @@ func (e *env) drain(node string, out chan<- evicted) error {
 // script of `kubectl drain` would, goes zone by zone, 3 pods at a time, and no sample
 // sees pods unavailable in two zones.
 func TestDrainZoneByZone(t *testing.T) {
-	e := setup(t, func(f *framework.Framework) { f.StartOperator() })
+	e := setup(t, func(f *framework.Framework) { f.StartOperator() }, onePerNode)
 	watch := e.watchZones()
 	nodes := slices.Sorted(func(yield func(string) bool) {
 		for n := range e.zoneOf {
@@ -350,7 +363,7 @@ func TestDrainZoneByZone(t *testing.T) {
 // second. Once a zone is chosen, evictions in another zone are refused and those in the
 // zone go through.
 func TestTwoDisruptorsRace(t *testing.T) {
-	e := setup(t, func(f *framework.Framework) { f.StartOperator() })
+	e := setup(t, func(f *framework.Framework) { f.StartOperator() }, onePerNode)
 	const rounds = 3
 	for round := range rounds {
 		a, err := e.podOn(e.Ctx, e.nodesOf("zone-a")[round])
@@ -422,7 +435,7 @@ func TestOperatorStoppedMidTransition(t *testing.T) {
 	var op *framework.OperatorProcess
 	e := setup(t, func(f *framework.Framework) {
 		op = f.StartOperatorProcess(disruptionpolicy.FailpointEnv + "=" + disruptionpolicy.FailBeforeLoosening)
-	})
+	}, onePerNode)
 	node := e.nodesOf("zone-a")[0]
 	e.Cordon(node)
 	if code := op.WaitExit(settle); code != disruptionpolicy.FailpointExitCode {
@@ -460,5 +473,43 @@ func TestOperatorStoppedMidTransition(t *testing.T) {
 	b, _ := e.podOn(e.Ctx, e.nodesOf("zone-b")[0])
 	if err := e.Evict(e.Ctx, b); !apierrors.IsTooManyRequests(err) {
 		t.Fatalf("evicting %s of zone b after the restart: %v, want 429", b.Name, err)
+	}
+}
+
+// holdfast plan drain predicts the operator: the nodes of zones a and b drain in one
+// wave per zone, where the workload's budget alone (one pod at a time while no zone is
+// disrupted) would take a wave per node. (Zone c stays: with every node drained and kept
+// cordoned, the last pods would have nowhere to go.)
+func TestPlanDrainZoneByZone(t *testing.T) {
+	e := setup(t, func(f *framework.Framework) { f.StartOperator() })
+	pods, err := e.pods(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perNode := map[string]int{}
+	var targets []string
+	for _, p := range pods {
+		perNode[p.Spec.NodeName]++
+	}
+	for _, zone := range []string{"zone-a", "zone-b"} {
+		targets = append(targets, e.nodesOf(zone)...)
+	}
+	var out, errOut bytes.Buffer
+	cmd := cli.NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	cmd.SetArgs(append([]string{"--kubeconfig", e.Kubeconfig, "plan", "drain", "-o", "json"}, targets...))
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("holdfast plan drain: %v\n%s", err, errOut.String())
+	}
+	var r struct {
+		Waves   [][]string     `json:"waves"`
+		Blocked []plan.Blocker `json:"blocked"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("holdfast plan drain -o json printed something else: %v\n%s", err, out.String())
+	}
+	t.Logf("pods per node %v; waves %v; blocked %v", perNode, r.Waves, r.Blocked)
+	want := [][]string{e.nodesOf("zone-a"), e.nodesOf("zone-b")}
+	if !slices.EqualFunc(r.Waves, want, slices.Equal) || len(r.Blocked) > 0 {
+		t.Errorf("waves %v (blocked %v), want one per zone: %v", r.Waves, r.Blocked, want)
 	}
 }
