@@ -12,6 +12,7 @@ import (
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -29,12 +30,12 @@ import (
 //     no disruption left and is refused.
 //   - zone Z disrupted: one budget per zone, selecting the pods by the holdfast.dev/zone
 //     label holdfast puts on them: Z's at minAvailable (its size less the per-zone
-//     limit), every other zone's at maxUnavailable 0, and one at maxUnavailable 0 over
-//     the pods not labelled yet. Z's budget is held at 0 too while another zone has a
+//     limit), every other zone's at maxUnavailable 0; the workload's budget stays, at
+//     maxUnavailable 0 over the pods not labelled yet. Z's budget is held at 0 too while another zone has a
 //     pod not Ready: a failure there and a disruption in Z would be two zones down.
 //
 // Writes that tighten (every create, and updates that allow less) go before those that
-// loosen (updates that allow more), and deletions come last. A create that lands while
+// loosen (updates that allow more or change a selector), and deletions come last. A create that lands while
 // the other shape's budgets still exist covers pods twice, and the Eviction API refuses
 // every eviction of a pod under two budgets: an operator that stops between two writes
 // leaves budgets that refuse at least what both ends refuse.
@@ -172,9 +173,6 @@ func (v ZoneView) short(z string) bool {
 // recordedSizes reads ZoneSizesAnnotation from w's budget.
 func recordedSizes(o Observed, w *Workload) map[string]int32 {
 	b := existingBudget(o.Budgets, BudgetName(w.Kind, w.Name))
-	if b == nil {
-		b = existingBudget(o.Budgets, zoneBudgetName(w, "unzoned"))
-	}
 	if b == nil || b.Labels[holdfastv1alpha1.PolicyLabel] != o.Policy.Name {
 		return map[string]int32{}
 	}
@@ -323,7 +321,10 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 			}
 			want = append(want, b)
 		}
-		u := zoneBudget(base, zoneBudgetName(w, "unzoned"), metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpDoesNotExist})
+		// The workload's budget stays, narrowed to the pods not labelled yet: deleted,
+		// an eviction in flight under it would fail on the missing budget (404), which
+		// kubectl drain takes for the pod gone, rather than be refused.
+		u := zoneBudget(base, base.Name, metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpDoesNotExist})
 		if a := v.sizesAnnotation(); a != "" {
 			u.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
 		}
@@ -365,11 +366,13 @@ func allowance(b *policyv1.PodDisruptionBudget) int64 {
 	return size // any other shape is the user's or older: assume it allows everything
 }
 
-// loosens says writing want over cur lets more disruptions through. A budget that does
-// not exist yet never does: it covers pods that no budget covered, or that another
-// budget covers too, whose evictions the Eviction API then refuses.
+// loosens says writing want over cur lets more disruptions through: it allows more,
+// or its selector changes (pods it stops covering may be left to a budget that allows
+// more). A budget that does not exist yet never does: it covers pods that no budget
+// covered, or that another budget covers too, whose evictions the Eviction API then
+// refuses.
 func loosens(cur, want *policyv1.PodDisruptionBudget) bool {
-	return cur != nil && allowance(want) > allowance(cur)
+	return cur != nil && (allowance(want) > allowance(cur) || !equality.Semantic.DeepEqual(cur.Spec.Selector, want.Spec.Selector))
 }
 
 // zoneBudgetName is the name of one of w's zone-aware budgets, within the 253

@@ -101,7 +101,6 @@ const (
 	zoneA      = "holdfast-sts-db-a"
 	zoneB      = "holdfast-sts-db-b"
 	zoneC      = "holdfast-sts-db-c"
-	unzoned    = "holdfast-sts-db-unzoned"
 )
 
 // The life of a zone-aware workload through a drain of zone a, a failure in zone b, and
@@ -127,20 +126,20 @@ func TestZoneTransitions(t *testing.T) {
 	step("idle", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, nil)
 
 	z.cordon("a-0")
-	held := map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", unzoned: "max=0"}
-	// Every create tightens (it covers pods twice until the idle budget goes), and the
-	// idle budget, whose deletion loosens, goes last.
-	step("a-0 cordoned: zone a chosen", held, []string{zoneA, zoneB, zoneC, unzoned}, []string{idleBudget})
+	held := map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"}
+	// Every create tightens (it covers pods twice until the idle budget is narrowed),
+	// and the idle budget, narrowed to the pods not labelled, goes last.
+	step("a-0 cordoned: zone a chosen", held, []string{zoneA, zoneB, zoneC, idleBudget}, nil)
 
 	// a-0's pod evicted, its replacement not scheduled yet: the zone keeps its size.
 	pods := z.o.Pods["StatefulSet/db"]
 	z.o.Pods["StatefulSet/db"] = append(slices.Clone(pods[1:]), Pod{Name: "db-0", Since: now})
 	z.cordon("b-0") // a drain of zone b queues
-	step("a draining, b cordoned: a stays", held, []string{zoneA, zoneB, zoneC, unzoned}, nil)
+	step("a draining, b cordoned: a stays", held, []string{zoneA, zoneB, zoneC, idleBudget}, nil)
 
 	z.pod("db-4").Ready = false
-	step("a pod of zone b fails: a held too", map[string]string{zoneA: "max=0 *3", zoneB: "max=0", zoneC: "max=0", unzoned: "max=0"},
-		[]string{zoneA, zoneB, zoneC, unzoned}, nil)
+	step("a pod of zone b fails: a held too", map[string]string{zoneA: "max=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
+		[]string{zoneA, zoneB, zoneC, idleBudget}, nil)
 
 	z.pod("db-4").Ready = true
 	z.pod("db-4").Since = now
@@ -148,20 +147,20 @@ func TestZoneTransitions(t *testing.T) {
 	z.o.Pods["StatefulSet/db"] = append(slices.Clone(pods[:1]), z.o.Pods["StatefulSet/db"][:8]...)
 	z.pod("db-0").Since = now.Add(-10 * time.Second)
 	// Zone a opens again last.
-	d := step("a whole but not settled: a stays open", held, []string{zoneB, zoneC, unzoned, zoneA}, nil)
+	d := step("a whole but not settled: a stays open", held, []string{zoneB, zoneC, idleBudget, zoneA}, nil)
 	if d.RequeueAfter != 20*time.Second {
 		t.Errorf("requeue after %v, want 20s: when zone a settles", d.RequeueAfter)
 	}
 
 	z.o.Now = now.Add(time.Minute)
 	// Zone a is tightened before zone b is opened.
-	step("a settled, b cordoned: b chosen", map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", unzoned: "max=0"},
-		[]string{zoneA, zoneC, unzoned, zoneB}, nil)
+	step("a settled, b cordoned: b chosen", map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", idleBudget: "max=0"},
+		[]string{zoneA, zoneC, idleBudget, zoneB}, nil)
 
 	z.o.Nodes["b-0"].Spec.Unschedulable = false
 	z.o.Now = now.Add(time.Hour)
 	// The idle budget is created before the zones' go.
-	step("b settled: idle again", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, []string{zoneA, zoneB, zoneC, unzoned})
+	step("b settled: idle again", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, []string{zoneA, zoneB, zoneC})
 }
 
 func TestZoneChoice(t *testing.T) {
@@ -174,26 +173,26 @@ func TestZoneChoice(t *testing.T) {
 	}{
 		"percentage of the zone, rounded up": {
 			limit: intstr.FromString("34%"), mod: func(z *zoned) { z.cordon("c-2") },
-			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "min=1 *3", unzoned: "max=0"},
+			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "min=1 *3", idleBudget: "max=0"},
 		},
 		"a zone with a pod not Ready wins over a cordoned one": {
 			limit: intstr.FromInt32(1), mod: func(z *zoned) { z.cordon("a-1"); z.pod("db-5").Ready = false },
-			want: map[string]string{zoneA: "max=0", zoneB: "min=2 *3", zoneC: "max=0", unzoned: "max=0"},
+			want: map[string]string{zoneA: "max=0", zoneB: "min=2 *3", zoneC: "max=0", idleBudget: "max=0"},
 		},
 		"two zones with pods not Ready: the first by name, held": {
 			limit: intstr.FromInt32(3), mod: func(z *zoned) { z.pod("db-7").Ready = false; z.pod("db-5").Ready = false },
-			want: map[string]string{zoneA: "max=0", zoneB: "max=0 *3", zoneC: "max=0", unzoned: "max=0"},
+			want: map[string]string{zoneA: "max=0", zoneB: "max=0 *3", zoneC: "max=0", idleBudget: "max=0"},
 		},
 		"a pod Ready for less than the settle time": {
 			limit: intstr.FromInt32(3), settle: &metav1.Duration{Duration: 5 * time.Minute}, mod: func(z *zoned) { z.pod("db-8").Since = now.Add(-time.Minute) },
-			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "min=0 *3", unzoned: "max=0"},
+			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "min=0 *3", idleBudget: "max=0"},
 		},
 		"a pod evicted before a zone was chosen: every zone held until it is back": {
 			limit: intstr.FromInt32(3), mod: func(z *zoned) {
 				z.cordon("c-0")
 				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-1" })
 			},
-			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "max=0 *3", unzoned: "max=0"},
+			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "max=0 *3", idleBudget: "max=0"},
 		},
 		"a pod evicted under the recorded sizes: its zone is chosen, and open": {
 			limit: intstr.FromInt32(3), mod: func(z *zoned) {
@@ -204,7 +203,7 @@ func TestZoneChoice(t *testing.T) {
 				z.cordon("c-0")
 				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-1" })
 			},
-			want: map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", unzoned: "max=0"},
+			want: map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
 		},
 		"a zone chosen that lost nothing gives way to one that lost a pod": {
 			limit: intstr.FromInt32(3), mod: func(z *zoned) {
@@ -214,13 +213,13 @@ func TestZoneChoice(t *testing.T) {
 				// evicted under the idle budget while zone a was being chosen
 				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-4" })
 			},
-			want: map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", unzoned: "max=0"},
+			want: map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", idleBudget: "max=0"},
 		},
 		"a Karpenter taint disturbs the zone": {
 			limit: intstr.FromInt32(2), mod: func(z *zoned) {
 				z.o.Nodes["b-1"].Spec.Taints = []corev1.Taint{{Key: "karpenter.sh/disrupted", Effect: corev1.TaintEffectNoSchedule}}
 			},
-			want: map[string]string{zoneA: "max=0", zoneB: "min=1 *3", zoneC: "max=0", unzoned: "max=0"},
+			want: map[string]string{zoneA: "max=0", zoneB: "min=1 *3", zoneC: "max=0", idleBudget: "max=0"},
 		},
 		"pods without the zone label get it": {
 			limit: intstr.FromInt32(3), mod: func(z *zoned) { z.pod("db-0").Zone = ""; z.pod("db-8").Zone = "old" },
