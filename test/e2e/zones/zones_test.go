@@ -110,10 +110,10 @@ func setup(t *testing.T, startOperator func(f *framework.Framework), mods ...fun
 }
 
 var (
-	idle    = policy.BudgetName(holdfastv1alpha1.KindStatefulSet, "db")
-	zoneA   = idle + "-zone-a"
-	zoneB   = idle + "-zone-b"
-	zoneC   = idle + "-zone-c"
+	idle  = policy.BudgetName(holdfastv1alpha1.KindStatefulSet, "db")
+	zoneA = idle + "-zone-a"
+	zoneB = idle + "-zone-b"
+	zoneC = idle + "-zone-c"
 )
 
 func (e *env) pods(ctx context.Context) ([]corev1.Pod, error) { return e.Pods(ctx, "app=db") }
