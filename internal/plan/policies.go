@@ -64,7 +64,7 @@ func (c *cluster) protectMessage(budget *availability.Budget) string {
 }
 
 // zoneRule is how the operator lets a zone-aware workload's pods go: from one zone at a
-// time, up to the zone's limit (see policy.ViewZones), once its budget of no zone
+// time, up to the zone's limit (as the operator decides, internal/policy/zones.go), once its budget of no zone
 // disrupted has let the first go.
 type zoneRule struct {
 	spec  *holdfastv1alpha1.ZoneAwareSpec

@@ -77,41 +77,41 @@ func (c zoneCount) disturbed(now time.Time) bool {
 	return c.unavailable > 0 || c.draining || c.settlesAt.After(now)
 }
 
-// ZoneView is what a zone-aware workload's pods and budgets say: the pods per zone, the
-// zone being disrupted, and the labels its pods lack. Plan and audit read it too.
-type ZoneView struct {
+// zoneView is what a zone-aware workload's pods and budgets say: the pods per zone, the
+// zone being disrupted, and the labels its pods lack.
+type zoneView struct {
 	counts map[string]zoneCount
 	// sizes are the zones' sizes recorded on the workload's budget (ZoneSizesAnnotation).
 	sizes map[string]int32
 	// missing counts the pods of the workload's size not running in a known zone:
 	// evicted and not back, or not scheduled yet.
 	missing int32
-	// Active is the zone being disrupted, "" when none is.
-	Active string
+	// active is the zone being disrupted, "" when none is.
+	active string
 	// size is the active zone's size: the recorded one, or its pods when more.
 	size int32
-	// Labels are the pods whose holdfast.dev/zone label is missing or wrong.
-	Labels []PodZone
+	// labels are the pods whose holdfast.dev/zone label is missing or wrong.
+	labels []PodZone
 	// next is the soonest a zone settles.
 	next time.Time
 }
 
-// Zones are the zones with pods of the workload, sorted.
-func (v ZoneView) Zones() []string { return slices.Sorted(maps.Keys(v.counts)) }
+// zones are the zones with pods of the workload, sorted.
+func (v zoneView) zones() []string { return slices.Sorted(maps.Keys(v.counts)) }
 
-// ViewZones reads w's pods (o.Pods) and the budgets it has, and chooses the zone being
+// viewZones reads w's pods (o.Pods) and the budgets it has, and chooses the zone being
 // disrupted: the one already chosen while it is not whole again (a pod not Ready or
 // Ready for less than the settle time, a node being drained, pods missing from its
 // size or from the workload's), else a disturbed zone (one short of pods first: a pod
 // not Ready, or fewer than its recorded size; then by name), else none.
-func ViewZones(o Observed, w *Workload) ZoneView {
+func viewZones(o Observed, w *Workload) zoneView {
 	za := o.Policy.Spec.ZoneAware
 	key := ZoneTopologyKey(za)
 	settle := defaultSettle
 	if za.SettleTime != nil {
 		settle = za.SettleTime.Duration
 	}
-	v := ZoneView{counts: map[string]zoneCount{}}
+	v := zoneView{counts: map[string]zoneCount{}}
 	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
 		node := o.Nodes[pod.Node]
 		zone := ""
@@ -122,7 +122,7 @@ func ViewZones(o Observed, w *Workload) ZoneView {
 			continue
 		}
 		if pod.Zone != zone {
-			v.Labels = append(v.Labels, PodZone{Pod: pod.Name, Zone: zone})
+			v.labels = append(v.labels, PodZone{Pod: pod.Name, Zone: zone})
 		}
 		c := v.counts[zone]
 		c.pods++
@@ -150,23 +150,23 @@ func ViewZones(o Observed, w *Workload) ZoneView {
 	size = max(size, v.sizes[active])
 	// A zone chosen that has lost nothing yet gives way to one that has: a pod evicted
 	// under the budget of no zone disrupted, or failed, while the choice was made.
-	shortElsewhere := slices.ContainsFunc(v.Zones(), func(z string) bool { return z != active && v.short(z) })
+	shortElsewhere := slices.ContainsFunc(v.zones(), func(z string) bool { return z != active && v.short(z) })
 	if active != "" && (c.unavailable > 0 || c.pods < size || !shortElsewhere && (c.disturbed(o.Now) || v.missing > 0)) {
-		v.Active, v.size = active, max(size, c.pods)
+		v.active, v.size = active, max(size, c.pods)
 		return v
 	}
 	var best string
-	for _, z := range v.Zones() {
+	for _, z := range v.zones() {
 		if (v.short(z) || v.counts[z].disturbed(o.Now)) && (best == "" || v.short(z) && !v.short(best)) {
 			best = z
 		}
 	}
-	v.Active, v.size = best, max(v.counts[best].pods, v.sizes[best])
+	v.active, v.size = best, max(v.counts[best].pods, v.sizes[best])
 	return v
 }
 
 // short says zone z has a pod not Ready, or fewer pods than its recorded size.
-func (v ZoneView) short(z string) bool {
+func (v zoneView) short(z string) bool {
 	return v.counts[z].unavailable > 0 || v.counts[z].pods < v.sizes[z]
 }
 
@@ -193,7 +193,7 @@ func ZoneSizes(b *policyv1.PodDisruptionBudget) map[string]int32 {
 
 // sizesAnnotation is ZoneSizesAnnotation's value: the zones' pods when none is missing,
 // else what was recorded.
-func (v ZoneView) sizesAnnotation() string {
+func (v zoneView) sizesAnnotation() string {
 	sizes := v.sizes
 	if v.missing == 0 {
 		sizes = map[string]int32{}
@@ -231,7 +231,7 @@ func ownedBy(b *policyv1.PodDisruptionBudget, w *Workload) bool {
 }
 
 // limit is how many of the active zone's pods may be disrupted.
-func (v ZoneView) limit(za *holdfastv1alpha1.ZoneAwareSpec) int32 { return ZoneLimit(za, v.size) }
+func (v zoneView) limit(za *holdfastv1alpha1.ZoneAwareSpec) int32 { return ZoneLimit(za, v.size) }
 
 // ZoneLimit is how many pods of a zone of size pods za lets be disrupted at once.
 func ZoneLimit(za *holdfastv1alpha1.ZoneAwareSpec, size int32) int32 {
@@ -250,13 +250,13 @@ func ZoneTopologyKey(za *holdfastv1alpha1.ZoneAwareSpec) string {
 // open says the active zone may be disrupted: no other zone has a pod not Ready, and
 // no more pods are missing than the active zone lost. Pods evicted under the budget of
 // no zone disrupted, and not back, may be any zone's.
-func (v ZoneView) open() bool {
+func (v zoneView) open() bool {
 	for z, c := range v.counts {
-		if z != v.Active && c.unavailable > 0 {
+		if z != v.active && c.unavailable > 0 {
 			return false
 		}
 	}
-	return v.missing <= v.size-v.counts[v.Active].pods
+	return v.missing <= v.size-v.counts[v.active].pods
 }
 
 // zonable says w's budget v is the policy's own, for zone-aware budgets to replace:
@@ -290,15 +290,16 @@ func (z zoneVerdict) budgets() []*policyv1.PodDisruptionBudget {
 // decideZones turns base, the budget the policy gives w, into w's zone-aware budgets.
 func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zoneVerdict {
 	p := o.Policy
-	v := ViewZones(o, w)
-	out := zoneVerdict{labels: v.Labels}
+	v := viewZones(o, w)
+	out := zoneVerdict{labels: v.labels}
 	if !v.next.IsZero() {
 		out.requeueAfter = v.next.Sub(o.Now)
 	}
 	var want []*policyv1.PodDisruptionBudget
-	if v.Active == "" {
+	if v.active == "" {
 		b := base.DeepCopy()
 		b.Spec.MinAvailable, b.Spec.MaxUnavailable = nil, ptr.To(intstr.FromInt32(idleMaxUnavailable))
+		b.Annotations = nil // a zone-aware budget is not paced: the settle time stands for it
 		if a := v.sizesAnnotation(); a != "" {
 			b.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
 		}
@@ -306,10 +307,10 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 		out.budget, out.message = b.Name, msgZonesIdle(idleMaxUnavailable, w.Replicas)
 	} else {
 		open := v.open()
-		for _, z := range v.Zones() {
+		for _, z := range v.zones() {
 			b := zoneBudget(base, zoneBudgetName(w, zoneSuffix(z)), metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{z}})
 			b.Labels[holdfastv1alpha1.ZoneLabel] = z
-			if z == v.Active {
+			if z == v.active {
 				b.Annotations = map[string]string{holdfastv1alpha1.ZoneActiveAnnotation: strconv.Itoa(int(v.size))}
 				if open {
 					// An integer minAvailable: the disruption controller counts it against
@@ -329,7 +330,7 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 			u.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
 		}
 		want = append(want, u)
-		out.message = msgZoneActive(v.Active, v.limit(p.Spec.ZoneAware), v.size, open)
+		out.message = msgZoneActive(v.active, v.limit(p.Spec.ZoneAware), v.size, open)
 	}
 	for _, b := range want {
 		if loosens(existingBudget(o.Budgets, b.Name), b) {
