@@ -63,9 +63,9 @@ func (c *cluster) protectMessage(budget *availability.Budget) string {
 		availability.BudgetSpec(budget.PDB), p.Name, p.Spec.EscapeAfter.Duration)
 }
 
-// zoneRule is how the operator lets a zone-aware workload's pods go: from one zone at a
-// time, up to the zone's limit (as the operator decides, internal/policy/zones.go), once its budget of no zone
-// disrupted has let the first go.
+// zoneRule is how the operator lets a zone-aware workload's pods go (see
+// internal/policy/zones.go): from one zone at a time, up to the zone's limit, once its
+// budget of no zone disrupted has let the first go.
 type zoneRule struct {
 	spec  *holdfastv1alpha1.ZoneAwareSpec
 	sizes map[string]int32
