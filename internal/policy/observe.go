@@ -85,6 +85,7 @@ func PodOf(pod *corev1.Pod) (Pod, bool) {
 		Ready:        ready,
 		Since:        since,
 		DoNotDisrupt: pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true",
+		Zone:         pod.Labels[holdfastv1alpha1.ZoneLabel],
 	}, true
 }
 
