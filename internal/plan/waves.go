@@ -515,7 +515,9 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 	for b, n := range allows {
 		w.Allowances = append(w.Allowances, Allowance{Budget: c.budgetRef(b), Allows: n})
 	}
-	slices.SortFunc(w.Allowances, func(a, b Allowance) int { return cmp.Compare(a.Budget.String(), b.Budget.String()) })
+	slices.SortFunc(w.Allowances, func(a, b Allowance) int {
+		return cmp.Or(cmp.Compare(a.Budget.Kind, b.Budget.Kind), cmp.Compare(a.Budget.Namespace, b.Budget.Namespace), cmp.Compare(a.Budget.Name, b.Budget.Name))
+	})
 	return w
 }
 
