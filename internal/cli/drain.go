@@ -190,7 +190,7 @@ again to resume.`,
 		Example: `  # Drain one node; progress on the terminal, a summary at the end.
   holdfast drain node-1
 
-  # Article 004's loop, made safe: every drain waits for its slot.
+  # A loop over every node, made safe: every drain waits for its slot.
   for node in $(kubectl get nodes -o name); do holdfast drain "${node#node/}" & done; wait
 
   # Two nodes of a pool at a time, giving up after ten minutes.
@@ -236,7 +236,7 @@ again to resume.`,
 	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, "leave DaemonSet pods on the node, which the DaemonSet would put back; without it a node with one is refused, nothing evicted (as kubectl)")
 	f.BoolVar(&o.DisableEviction, "disable-eviction", false, "refused: kubectl deletes pods with it, bypassing every PodDisruptionBudget; holdfast drain only evicts")
 	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "accepted for kubectl's scripts, and changes nothing: holdfast reads pods from one watch, not from paged lists")
-	f.StringVarP(&o.Output, "output", "o", "", "json: one JSON object per event on standard output, for pipelines (see README); wide: the text with more columns; default: text for people")
+	f.StringVarP(&o.Output, "output", "o", "", "json: one JSON object per event on standard output, for pipelines (see docs/drain.md); wide: the text with more columns; default: text for people")
 	o.table = newTableFlags(dryRunColumns, summaryColumns)
 	o.table.addFlags(cmd)
 	f.StringVar(&o.SlotNamespace, "slot-namespace", DefaultSlotNamespace, "namespace of the drain slot Leases, shared by every holdfast drain of the cluster")
