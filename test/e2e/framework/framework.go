@@ -40,6 +40,10 @@ type Options struct {
 	// Karpenter runs Karpenter's kwok provider against the testbed for the whole
 	// binary (see NodePool); the testbed then usually starts with no nodes.
 	Karpenter bool
+	// ClusterAutoscaler runs cluster-autoscaler's kwok provider against the testbed for
+	// the whole binary, with the node groups of hack/cluster-autoscaler; the testbed then
+	// usually starts with no nodes.
+	ClusterAutoscaler bool
 	// APIQPS raises the request rate of the control plane's controllers and kwok's
 	// workers (testbed up --api-qps), for testbeds of tens of thousands of pods.
 	APIQPS int
@@ -110,6 +114,14 @@ func run(m *testing.M, opts Options) int {
 	defer removeOperatorBinary()
 	if opts.Karpenter {
 		stop, err := startKarpenter(c)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		defer stop()
+	}
+	if opts.ClusterAutoscaler {
+		stop, err := startClusterAutoscaler(c)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
 			return 1
