@@ -98,6 +98,8 @@ type Pod struct {
 	// Since is when the pod's Ready condition last changed, or its creation when it has
 	// none yet.
 	Since time.Time
+	// Created tells the pod a surge added from the one it surged for.
+	Created time.Time
 }
 
 // Observed is everything Decide reads, gathered from one namespace.
@@ -121,6 +123,11 @@ type Observed struct {
 	// Claims are Karpenter's NodeClaims of those nodes, keyed by node name; nil without
 	// Karpenter.
 	Claims map[string]NodeClaim
+	// NodeGroups are those nodes that are in cluster-autoscaler's node groups, keyed by
+	// node name; nil without cluster-autoscaler.
+	NodeGroups map[string]NodeGroupMember
+	// Autoscalers is what holdfast knows of the autoscalers' configuration.
+	Autoscalers Autoscalers
 	// Surging are the namespace's Deployments that carry the surge annotation, selected
 	// or not: a surge whose policy went away must still end.
 	Surging []Workload

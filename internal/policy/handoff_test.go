@@ -42,7 +42,14 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	// A quarter of n1's CPU is requested.
 	quarter := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 	settled := func(since time.Time) map[string]NodeClaim {
-		return map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: since, ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second, Requested: quarter}}
+		return map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: since, ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second, Load: Load{Requested: quarter}}}
+	}
+	inGroup := func(l Load) map[string]NodeGroupMember {
+		return map[string]NodeGroupMember{"n1": {Group: "general", Load: l}}
+	}
+	withTaint := func(n *corev1.Node, key string, effect corev1.TaintEffect) *corev1.Node {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Effect: effect})
+		return n
 	}
 	floor := budget("p", single, minAvailable(intstr.FromInt32(1)), nil)
 	surging := func(msg string) []holdfastv1alpha1.WorkloadStatus {
@@ -51,14 +58,24 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	budgeted := func(msg string) []holdfastv1alpha1.WorkloadStatus {
 		return []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single", Message: msg}}
 	}
-	const ahead = "surged from 1 to 2 ahead of Karpenter's consolidation of node n1, which its budget blocked: once the new pod is Ready, Karpenter has the NodePool's consolidateAfter and 6m0s to disrupt the node, or it goes back to 1"
-	const failed = msgSurgeReady + "; Karpenter did not consolidate node n1 after holdfast surged ahead of it at 2026-11-22T11:58:00Z: no new hand-off of that node before 2026-11-22T12:13:00Z and until it settles anew"
+	aheadUntil := func(by, at string) string {
+		return "surged from 1 to 2 ahead of " + by + "'s scale-down of node n1, which its budget blocked: back to 1 at 2026-11-22T" + at + "Z unless " + by + " takes the node first"
+	}
+	// Before the new pod is Ready, the latest deadline: 10 minutes for its start-up, and
+	// consolidateAfter and 6 minutes.
+	ahead := aheadUntil("Karpenter", "12:16:00")
+	const failed = msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:58:00Z: no new hand-off of that node before 2026-11-22T12:13:00Z"
 	// The surge ahead of a node Consolidatable under a NodePool of consolidateAfter 30 s.
 	surgedAhead := result{
 		Apply:        []*policyv1.PodDisruptionBudget{floor},
-		Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z"}},
-		Workloads:    surging(ahead),
+		Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
+		Workloads:    surging(aheadUntil("Karpenter", "12:16:30")),
 		RequeueAfter: surgePoll,
+	}
+	againAhead := func(count string) result {
+		r := surgedAhead
+		r.Scales = []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z " + count}}
+		return r
 	}
 	tests := map[string]decideCase{
 		"a consolidatable node: surge ahead, with a deadline of consolidateAfter and a minute": {
@@ -78,7 +95,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			want: result{
 				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Workloads:    surging("surged from 1 to 2 ahead of Karpenter's consolidation of node n1, which its budget blocked: back to 1 at 2026-11-22T12:06:00Z unless Karpenter disrupts the node first"),
+				Workloads:    surging(aheadUntil("Karpenter", "12:06:00")),
 				RequeueAfter: surgePoll,
 			},
 		},
@@ -115,15 +132,88 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-2*time.Minute)))},
 			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(failed)},
 		},
-		"after the cooldown, a node that has not settled anew is not handed off again": {
+		"after the cooldown, the node is handed off again, counted": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
-			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-30*time.Minute)))},
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not consolidate node n1 after holdfast surged ahead of it at 2026-11-22T11:30:00Z: no new hand-off of that node before 2026-11-22T11:45:00Z and until it settles anew")},
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-16*time.Minute)))},
+			want: againAhead("2"),
 		},
-		"after the cooldown, a node settled anew is handed off again": {
+		"the back-off doubles: 30 minutes after the second hand-off": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-20*time.Minute))+" 2")},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 2 hand-offs, the last at 2026-11-22T11:40:00Z: no new hand-off of that node before 2026-11-22T12:10:00Z")},
+		},
+		"after the doubled back-off, a third hand-off": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-31*time.Minute))+" 2")},
+			want: againAhead("3"),
+		},
+		"three hand-offs declined: holdfast gives up on the node, restart or not": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
-			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-30*time.Minute)))},
-			want: surgedAhead,
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-48*time.Hour))+" 3")},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 3 hand-offs, the last at 2026-11-20T12:00:00Z: holdfast surges ahead of that node no more (a drain of it still surges)")},
+		},
+		"the deadline counts the new pod only: the old one's readiness flapping does not extend it": {
+			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true, Since: now.Add(-10 * time.Second), Created: now.Add(-time.Hour)}, pod("single-b", "n2", true, 7*time.Minute)}},
+			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
+		"the deadline is capped from the hand-off's start: a new pod that flaps does not keep the surge": {
+			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), {Name: "single-b", Node: "n2", Ready: true, Since: now.Add(-time.Minute), Created: now.Add(-17 * time.Minute)}}},
+			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-17*time.Minute))+" 1")},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
+		"cluster-autoscaler: a node of a node group under the threshold, surge ahead with its window": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{floor},
+				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
+				// 10 minutes for the new pod, then the recheck (5), unneeded time (10) and a minute.
+				Workloads:    surging(aheadUntil("cluster-autoscaler", "12:26:00")),
+				RequeueAfter: surgePoll,
+			},
+		},
+		"cluster-autoscaler: the threshold is the operator's: a quarter used is too much under 0.2": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
+			scalers: Autoscalers{Threshold: 0.2},
+			want:    result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady)},
+		},
+		"cluster-autoscaler: a blocker on the node, no surge and status says why": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			groups: inGroup(Load{Requested: quarter, Blocker: "node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled"}),
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler does not remove node n1 whatever its budget allows (node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled), so holdfast does not surge ahead of it")},
+		},
+		"cluster-autoscaler: its deletion-candidate taint accepts the hand-off, which holds past the deadline": {
+			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}),
+			nodes:   map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
+			pods:    map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
+			work:    []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{floor},
+				Workloads:    surging(aheadUntil("cluster-autoscaler", "11:55:30")),
+				RequeueAfter: surgePoll,
+			},
+		},
+		"cluster-autoscaler: without the taint the same hand-off is over": {
+			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}), nodes: nodes,
+			pods:    map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
+			work:    []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Workloads: budgeted(msgSurgeReady),
+			},
 		},
 		"a hand-off of another node does not hold this one back": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
@@ -133,7 +223,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"a node more than half used: Karpenter may not want it, no hand-off": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
 			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized",
-				Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2100m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}},
+				Load: Load{Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2100m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}},
 			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady)},
 		},
 		"a node not yet consolidatable: nothing to hand off": {
@@ -147,8 +237,8 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		},
 		"do-not-disrupt elsewhere on the node keeps Karpenter off whatever the budget: no surge, and status says why": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
-			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", Blocker: "pod shop/db-0 has karpenter.sh/do-not-disrupt"}},
-			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter does not consolidate node n1 whatever its budget allows (pod shop/db-0 has karpenter.sh/do-not-disrupt), so holdfast does not surge ahead of it")},
+			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", Load: Load{Blocker: "pod shop/db-0 has karpenter.sh/do-not-disrupt"}}},
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter does not remove node n1 whatever its budget allows (pod shop/db-0 has karpenter.sh/do-not-disrupt), so holdfast does not surge ahead of it")},
 		},
 		"Protect keeps blocking consolidation, and says so": {
 			policy: policy("p", time.Hour, protect), work: []Workload{single}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
