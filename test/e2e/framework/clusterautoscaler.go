@@ -5,24 +5,23 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // cluster-autoscaler's timings in the tests, short so that a scale-down takes a minute
-// or two. The operator under test is told the same (see ClusterAutoscalerOptions).
+// or two. The operators the tests start are told the same (Cluster.Autoscalers).
 const (
 	// CAUnneededTime is --scale-down-unneeded-time: how long a node stays underutilised
 	// before cluster-autoscaler removes it.
@@ -70,58 +69,20 @@ func startClusterAutoscaler(c *Cluster) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	logs := filepath.Join(c.Dir, "logs")
-	if err := os.MkdirAll(logs, 0o755); err != nil {
-		return nil, err
-	}
-	logFile, err := os.Create(filepath.Join(logs, "cluster-autoscaler.log"))
-	if err != nil {
-		return nil, err
-	}
 	cmd := exec.Command(filepath.Join(dir, "cluster-autoscaler"),
-		"--cloud-provider=kwok", "--namespace="+caNamespace, "--leader-elect=false",
+		"--kubeconfig="+c.Kubeconfig, "--cloud-provider=kwok", "--namespace="+caNamespace, "--leader-elect=false",
 		fmt.Sprintf("--address=127.0.0.1:%d", port),
 		"--scan-interval=5s", "--scale-down-unneeded-time="+CAUnneededTime.String(),
 		"--unremovable-node-recheck-timeout="+CARecheck.String(),
 		"--scale-down-delay-after-add=30s", "--scale-down-delay-after-delete=0s",
-		"--max-graceful-termination-sec=30", "--v=2")
+		"--max-graceful-termination-sec=30", "--enforce-node-group-min-size=true", "--v=2")
 	// The kwok provider reads the kubeconfig and its namespace from the environment.
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig, "POD_NAMESPACE="+caNamespace, "KWOK_PROVIDER_MODE=local")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting cluster-autoscaler: %w", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); logFile.Close() }()
-	stop = func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}
-	health := fmt.Sprintf("http://127.0.0.1:%d/health-check", port)
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-exited:
-			return false, fmt.Errorf("the cluster-autoscaler process exited (%v); see %s", err, logFile.Name())
-		default:
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, health, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
+	stop, err = startPeer(ctx, c, "cluster-autoscaler", cmd, fmt.Sprintf("http://127.0.0.1:%d/health-check", port))
 	if err != nil {
-		stop()
-		return nil, fmt.Errorf("waiting for cluster-autoscaler to be healthy: %w", err)
+		return nil, err
 	}
+	c.Autoscalers = policy.Autoscalers{NodeGroupLabel: CANodeGroupLabel, UnneededTime: CAUnneededTime, Recheck: CARecheck}
 	return stop, nil
 }
 

@@ -28,6 +28,8 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // Options shape the testbed of one test binary.
@@ -57,6 +59,9 @@ type Cluster struct {
 	Clientset  kubernetes.Interface
 	Client     client.Client
 	Nodes      []string // the nodes the testbed started with
+	// Autoscalers is what the operators the tests start are told of the node
+	// autoscalers: cluster-autoscaler's node group label and timings where it runs.
+	Autoscalers policy.Autoscalers
 }
 
 var shared *Cluster
