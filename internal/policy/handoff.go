@@ -178,7 +178,7 @@ func (h handOff) next() time.Time {
 // then may the autoscaler evict the other), but no later than handOffStartup and the
 // window after the surge began, however slowly the new pod starts or often it flaps.
 func (h handOff) deadline(o Observed, w *Workload, window time.Duration) time.Time {
-	latest := h.start.Add(handOffStartup + window)
+	latest := h.latest(window)
 	pods := o.Pods[WorkloadKey(w.Kind, w.Name)]
 	if len(pods) < 2 {
 		return latest
@@ -196,6 +196,10 @@ func (h handOff) deadline(o Observed, w *Workload, window time.Duration) time.Ti
 	}
 	return latest
 }
+
+// latest is when the hand-off ends at the latest, whatever its new pod or the
+// autoscaler's taints do.
+func (h handOff) latest(window time.Duration) time.Time { return h.start.Add(handOffStartup + window) }
 
 // handOffOf reads w's last hand-off; false when it has none, or one holdfast did not
 // write. A record without a count (an older holdfast's) is a first hand-off.
@@ -265,9 +269,8 @@ func accepted(n *corev1.Node) bool {
 }
 
 // handingOff returns the hand-off in progress of a surged w, its autoscaler and its
-// deadline: before the
-// deadline (or past it while the autoscaler has accepted the node), and while a pod of
-// w is still on the node. Once none is, the autoscaler has taken the node and the surge
+// deadline: before the deadline (or past it, up to its latest, while the autoscaler has
+// accepted the node), and while a pod of w is still on the node. Once none is, the autoscaler has taken the node and the surge
 // ends as any other, when the original number of pods is Ready.
 func handingOff(o Observed, w *Workload) (handOff, string, time.Time, bool) {
 	h, ok := handOffOf(w)
@@ -276,7 +279,7 @@ func handingOff(o Observed, w *Workload) (handOff, string, time.Time, bool) {
 	}
 	autoscaler, window := autoscalerOf(o, h.node)
 	deadline := h.deadline(o, w, window)
-	if !o.Now.Before(deadline) && !accepted(o.Nodes[h.node]) {
+	if !o.Now.Before(deadline) && !(accepted(o.Nodes[h.node]) && o.Now.Before(h.latest(window))) {
 		return handOff{}, "", time.Time{}, false
 	}
 	return h, autoscaler, deadline, true

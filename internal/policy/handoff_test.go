@@ -204,6 +204,19 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 				RequeueAfter: surgePoll,
 			},
 		},
+		"cluster-autoscaler: its taint holds the hand-off no later than its latest end": {
+			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}),
+			nodes:   map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
+			pods:    map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
+			// 10 minutes and the window (2.5) after it began.
+			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-13*time.Minute))+" 1")},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
 		"cluster-autoscaler: without the taint the same hand-off is over": {
 			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}), nodes: nodes,
 			pods:    map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
