@@ -112,8 +112,6 @@ func TestSchema(t *testing.T) {
 		"an unknown log level":                 {args: []string{"--set", "logLevel=verbose"}, refused: "/logLevel"},
 		"no requests a second":                 {args: []string{"--set", "kubeAPI.qps=0"}, refused: "/kubeAPI/qps"},
 		"a digest that is not one":             {args: []string{"--set", "image.digest=latest"}, refused: "/image/digest"},
-		"a utilisation threshold above 1":      {args: []string{"--set", "autoscalers.scaleDownUtilizationThreshold=1.5"}, refused: "/autoscalers/scaleDownUtilizationThreshold"},
-		"an unneeded time that is no duration": {args: []string{"--set", "autoscalers.clusterAutoscaler.unneededTime=ten"}, refused: "/autoscalers/clusterAutoscaler/unneededTime"},
 		// Strict values: a misspelt key is refused rather than silently ignored.
 		"an unknown value":            {args: []string{"--set", "replica=3"}, refused: "additional properties 'replica' not allowed"},
 		"an unknown monitoring value": {args: []string{"--set", "monitoring.enable=true"}, refused: "at '/monitoring': additional properties 'enable'"},
@@ -141,7 +139,6 @@ replicas: 1
 leaderElection: false
 logLevel: debug
 kubeAPI: {qps: 20, burst: 40}
-autoscalers: {scaleDownUtilizationThreshold: 0.4, clusterAutoscaler: {nodeGroupLabel: cloud.google.com/gke-nodepool, unneededTime: 5m, recheckTimeout: 2m}}
 serviceAccount: {create: false, name: platform-operator}
 podAnnotations: {example.com/team: platform}
 podLabels: {team: platform}
@@ -176,12 +173,11 @@ drainerRole: {create: false}
 		},
 		"serviceAccountName": "platform-operator",
 		"image":              "ghcr.io/holdfast-dev/holdfast@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-		"args": []any{"operator", "--leader-elect=false", "--metrics-bind-address=:8443", "--metrics-secure=false", "--health-probe-bind-address=:8081", "--log-level=debug", "--kube-api-qps=20", "--kube-api-burst=40",
-			"--scale-down-utilization-threshold=0.4", "--cluster-autoscaler-node-group-label=cloud.google.com/gke-nodepool", "--cluster-autoscaler-unneeded-time=5m", "--cluster-autoscaler-recheck-timeout=2m"},
-		"priorityClassName": nil,
-		"nodeSelector":      map[string]any{"kubernetes.io/os": "linux"},
-		"tolerations":       []any{map[string]any{"key": "dedicated", "operator": "Exists"}},
-		"affinity":          true,
+		"args":               []any{"operator", "--leader-elect=false", "--metrics-bind-address=:8443", "--metrics-secure=false", "--health-probe-bind-address=:8081", "--log-level=debug", "--kube-api-qps=20", "--kube-api-burst=40"},
+		"priorityClassName":  nil,
+		"nodeSelector":       map[string]any{"kubernetes.io/os": "linux"},
+		"tolerations":        []any{map[string]any{"key": "dedicated", "operator": "Exists"}},
+		"affinity":           true,
 		// GOMEMLIMIT follows the memory limit, whatever it is set to.
 		"env": []any{map[string]any{"name": "GOMEMLIMIT", "valueFrom": map[string]any{"resourceFieldRef": map[string]any{"resource": "limits.memory"}}}},
 	}
