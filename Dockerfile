@@ -1,5 +1,6 @@
 # holdfast's image for those with a Docker engine. Without one, `make image` builds the
-# same image (a static binary on an empty base, non-root) with hack/image, and
+# same image (a static binary on an empty base, non-root, its LICENSE and NOTICE under
+# /licenses) with hack/image, and
 # `make release` the multi-platform one.
 #   docker build --build-arg VERSION=$(git describe --tags --always --dirty) \
 #     --build-arg COMMIT=$(git rev-parse HEAD) --build-arg BUILD_DATE=... .
@@ -17,5 +18,6 @@ RUN CGO_ENABLED=0 go build -trimpath -o /holdfast \
 
 FROM scratch
 COPY --from=build /holdfast /holdfast
+COPY LICENSE NOTICE /licenses/
 USER 65532:65532
 ENTRYPOINT ["/holdfast"]

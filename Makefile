@@ -54,14 +54,16 @@ test-monitoring: ## The alert rules, evaluated by Prometheus's rule engine (hack
 	cd hack/monitoring && $(GO) test -count=1 ./...
 
 .PHONY: fuzz
-fuzz: ## A short fuzz run of the manifest loader (FUZZTIME=20s).
+fuzz: ## A short fuzz run of the manifest loader and of -k's kustomize build, FUZZTIME each (FUZZTIME=20s).
 	$(GO) test -run '^$$' -fuzz FuzzLoadManifests -fuzztime $(FUZZTIME) ./internal/snapshot/
+	$(GO) test -run '^$$' -fuzz FuzzKustomize -fuzztime $(FUZZTIME) ./internal/snapshot/
 
 .PHONY: image
 image: ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast ./cmd/holdfast
 	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast --tag $(IMAGE_REPO):$(GIT_VERSION) \
-		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --out ../../$(BIN)/holdfast-image.tar
+		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --license ../../LICENSE --license ../../NOTICE \
+		--out ../../$(BIN)/holdfast-image.tar
 
 .PHONY: image-check
 image-check: image ## Check the image holds a static, non-root holdfast entrypoint.
@@ -96,19 +98,24 @@ test-e2e: testbed-build karpenter-build cluster-autoscaler-build ## End-to-end t
 		-tags e2e -count=1 -p $(E2E_PARALLEL) -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 .PHONY: bench
-bench: ## The benchmarks behind the README's performance figures.
-	$(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/...
+bench: ## The benchmarks behind the README's performance figures: figures written to bin/bench-go-*.json, a missed target fails.
+	mkdir -p $(BIN) && HOLDFAST_BENCH_DIR=$(abspath $(BIN)) $(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/...
 
 SCALE ?= 1
 CHURN ?= 10m
 .PHONY: bench-scale
-bench-scale: testbed-build ## holdfast on a testbed of 1,000 nodes and 50,000 pods (SCALE=0.1 for a tenth, CHURN=10m): prints every figure with its command.
-	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_BIN=$(abspath $(BIN)/holdfast) HOLDFAST_SCALE=$(SCALE) HOLDFAST_CHURN=$(CHURN) \
+bench-scale: testbed-build ## holdfast on a testbed of 1,000 nodes and 50,000 pods (SCALE=0.1 for a tenth, CHURN=10m): prints every figure with its command, writes them to bin/bench-scale.json; a missed target fails.
+	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_BENCH_DIR=$(abspath $(BIN)) HOLDFAST_BIN=$(abspath $(BIN)/holdfast) HOLDFAST_SCALE=$(SCALE) HOLDFAST_CHURN=$(CHURN) \
 		$(GO) test -tags scale -count=1 -v -timeout 80m -run TestScale ./test/scale/
+
+.PHONY: bench-speed
+bench-speed: testbed-build ## kubectl drain against holdfast's on 12 nodes: figures written to bin/bench-speed.json; a missed target fails.
+	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_BENCH_DIR=$(abspath $(BIN)) \
+		$(GO) test -tags e2e -count=1 -v -timeout 20m ./test/e2e/drain/speed/
 
 .PHONY: bench-failure
 bench-failure: build testbed-build ## A node's crash, its proof, its return and a zone's crash, Kubernetes alone and with holdfast (about 20 minutes): figures printed and written to bin/bench-failure.json, the whole log to bin/bench-failure.log.
-	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_BENCH_FAILURE=1 HOLDFAST_BENCH_OUT=$(abspath $(BIN))/bench-failure.json \
+	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_BENCH_FAILURE=1 HOLDFAST_BENCH_DIR=$(abspath $(BIN)) \
 		$(GO) test -tags e2e -count=1 -v -timeout 40m -run TestBenchFailure ./test/e2e/nodefailure/ 2>&1 | tee $(BIN)/bench-failure.log | grep -E '^(=== RUN|--- |ok|FAIL)|_test.go:'
 
 .PHONY: lint

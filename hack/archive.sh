@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# archive.sh BINARY OUT packs the holdfast binary BINARY with the README and the LICENSE
-# into the gzipped tarball OUT: one archive of a release (hack/release.sh), which the krew
-# manifest unpacks by these names (hack/krew-manifest.sh). Names sorted, owners and times
+# archive.sh BINARY OUT packs the holdfast binary BINARY with the README, the LICENSE and
+# the NOTICE (hack/notice.sh) into the gzipped tarball OUT: one archive of a release
+# (hack/release.sh), which the krew manifest unpacks by these names
+# (hack/krew-manifest.sh). Names sorted, owners and times
 # fixed, gzip without a timestamp: the same inputs give the same bytes, and so the same
 # checksums. test/release checks it.
 set -euo pipefail
@@ -10,5 +11,5 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 cp "$bin" "$stage/holdfast"
-cp "$root/README.md" "$root/LICENSE" "$stage/"
+cp "$root/README.md" "$root/LICENSE" "$root/NOTICE" "$stage/"
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$stage" -cf - . | gzip -n -9 >"$out"

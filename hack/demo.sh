@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# demo.sh walks through the articles' scenarios on a local testbed (6 nodes, 3 zones):
+# demo.sh walks through the scenarios of examples/ on a local testbed (6 nodes, 3 zones):
 # the audit of manifests and of live state, a NodeCompanion keeping one guard pod per
-# storage node, kubectl drains held to one node at a time, replicas piled onto one node,
-# a single replica surged through a drain by a DisruptionPolicy, the piled replicas
-# spread again by the rebalance controller, and a worker's crash answered in seconds. `make demo` builds
+# storage node (the operator installed by its Helm chart), kubectl drains held to one node
+# at a time, replicas piled onto one node, a single replica surged through a drain by a
+# DisruptionPolicy, the piled replicas spread again by the rebalance controller, and a
+# worker's crash answered in seconds. `make demo` builds
 # what it needs first; DEMO_KEEP=1 leaves the testbed running, DEMO_DIR moves it, and
 # HOLDFAST / HOLDFAST_TESTBED point at other builds of the two binaries.
 set -euo pipefail
@@ -12,6 +13,7 @@ dir=${DEMO_DIR:-/tmp/holdfast-demo}
 holdfast=${HOLDFAST:-$PWD/bin/holdfast}
 testbed=${HOLDFAST_TESTBED:-$PWD/bin/testbed}
 kubectl=$("$testbed" build --src hack/testbed)/kubectl
+helm=(go tool -modfile=hack/tools/go.mod helm)
 export KUBECONFIG=$dir/kubeconfig
 
 logs=$dir-logs
@@ -41,13 +43,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step "1. Audit the articles' manifests, each bad one beside its fix"
+step "1. Audit the examples' manifests, each bad one beside its fix"
 for d in examples/*/; do
 	bad=$("$holdfast" audit -f "$d/bad.yaml" -o json | grep -c '"rule"' || true)
 	fixed=$("$holdfast" audit -f "$d/fixed.yaml" -o json | grep -c '"rule"' || true)
 	say "$(basename "$d"): bad.yaml $bad findings, fixed.yaml $fixed"
 done
-run "$holdfast" audit -f examples/003-single-replica-budget/bad.yaml --fail-on error -o json >/dev/null || say "exit code $? : the drain deadlock of article 003 fails CI"
+run "$holdfast" audit -f examples/003-single-replica-budget/bad.yaml --fail-on error -o json >/dev/null || say "exit code $? : the single-replica drain deadlock fails CI"
 
 step "2. Start a real control plane with 6 kwok nodes in 3 zones"
 "$testbed" down --dir "$dir" >/dev/null 2>&1 || true
@@ -62,7 +64,7 @@ step "3. Deploy the scenarios: a one-replica service under minAvailable 1, three
 run "$kubectl" apply -f hack/demo/scenarios.yaml
 wait_for "the scenarios' pods" "$kubectl" wait -A --for=condition=Ready pod --all --timeout=10s
 
-step "4. Article 002: three replicas created while only node-1 is schedulable pile onto it"
+step "4. Replicas packed on one node: three replicas created while only node-1 is schedulable pile onto it"
 run "$kubectl" cordon node-2 node-3 node-4 node-5 node-6
 run "$kubectl" apply -f hack/demo/concentrated.yaml
 wait_for "prod/api" "$kubectl" -n prod rollout status deploy/api --timeout=10s
@@ -73,10 +75,15 @@ say "the nodes are back, and nothing moves the replicas: one node's loss takes a
 step "5. Audit the live cluster"
 run "$holdfast" audit -A --fail-on error || say "exit code $?: errors found"
 
-step "6. Article 000: a NodeCompanion puts a guard next to every storage agent"
-run "$kubectl" apply --server-side -f config/crd/bases
+step "6. DaemonSet pods no budget protects: install the operator with its Helm chart; a NodeCompanion puts a guard next to every storage agent"
+say "the chart as a release packages it (hack/chart.sh), installed as on a real cluster: CRDs, RBAC, ServiceAccount, Deployment"
+chart=$(hack/chart.sh "$logs" "$(sed 's/^v//' VERSION)" "$(cat VERSION)" 2>/dev/null)
+run "${helm[@]}" install holdfast "$chart" --namespace holdfast-system --create-namespace --set replicas=0 --set leaderElection=false --wait
 wait_for "the NodeCompanion CRD" "$kubectl" get nodecompanions -A
-"$holdfast" operator --kubeconfig "$KUBECONFIG" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 >"$logs/operator.log" 2>&1 &
+operator_sa=system:serviceaccount:holdfast-system:holdfast-operator
+say "kwok's nodes run no containers, so the chart's Deployment is at 0 replicas and the operator runs on this"
+say "machine instead, as $operator_sa: with exactly the permissions the chart grants its pod"
+"$holdfast" operator --kubeconfig "$KUBECONFIG" --as "$operator_sa" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 >"$logs/operator.log" 2>&1 &
 operator_pid=$!
 run "$kubectl" apply -f hack/demo/companion.yaml
 wait_for "six Ready companions" bash -c "[[ \$('$kubectl' -n storage get nodecompanion storage-guard -o jsonpath='{.status.ready}') == 6 ]]"
@@ -94,7 +101,7 @@ say "kubectl drain node-5 exit $rc5, node-6 exit $rc6 (one of them is refused by
 grep -h 'Cannot evict\|drained' "$logs"/drain-node-*.log | sort -u | sed 's/^/   /' || true
 run "$kubectl" -n storage get nodecompanion storage-guard -o jsonpath='{range .status.drained[*]}drained and holding the budget: {.node} since {.since}{"\n"}{end}'
 
-step "8. Article 004's loop: holdfast drain (then uncordon) started on every node at the same moment"
+step "8. A loop draining every node at once: holdfast drain (then uncordon) started on every node at the same moment"
 say "each drain takes the one slot in turn; the one-replica service's budget is named instead of hanging"
 "$kubectl" delete nodecompanion -n storage storage-guard --wait=true >/dev/null
 "$kubectl" uncordon node-5 node-6 >/dev/null
@@ -111,7 +118,7 @@ for i in "${!pids[@]}"; do
 done
 run "$kubectl" -n prod get pods -o wide
 
-step "9. Articles 001 and 003 fixed: a DisruptionPolicy surges the one replica instead of blocking the drain"
+step "9. The single-replica drain deadlock fixed: a DisruptionPolicy surges the one replica instead of blocking the drain"
 say "the hand-written minAvailable 1 budget goes; one policy keeps a budget on every workload of prod"
 run "$kubectl" -n prod delete pdb mysvc
 run "$kubectl" apply -f hack/demo/policy.yaml
@@ -124,7 +131,7 @@ run "$kubectl" uncordon node-1
 wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}/{.status.readyReplicas}') == 1/1 ]]"
 say "mysvc ran a second replica, Ready on another node before the first went, and is back at $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') replica"
 
-step "10. Article 002 fixed: the operator spreads replicas piled onto one node"
+step "10. Replicas packed on one node, fixed: the operator spreads replicas piled onto one node"
 say "node-2 to node-6 are lost again while api rolls out: its three replicas pile onto node-1"
 run "$kubectl" cordon node-2 node-3 node-4 node-5 node-6
 run "$kubectl" -n prod rollout restart deploy/api
@@ -137,7 +144,7 @@ wait_for "prod/api on three nodes" bash -c "[[ \$('$kubectl' -n prod get pods -l
 run "$kubectl" -n prod get pods -l app=api -o wide
 run "$kubectl" -n prod get events --field-selector reason=Rebalanced -o custom-columns=REASON:.reason,OBJECT:.involvedObject.name,MESSAGE:.message
 
-step "11. The node crash that opens article 002: a worker dies, and the policy adds replicas for what it ran"
+step "11. A crashed node costing minutes: a worker dies, and the policy adds replicas for what it ran"
 node=$("$kubectl" -n prod get pods -l app=mysvc -o jsonpath='{.items[0].spec.nodeName}')
 say "$node stops: its kubelet renews nothing any more (testbed crash); Kubernetes alone replaces its pods after about 6 minutes"
 crashed=$SECONDS

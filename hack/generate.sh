@@ -12,8 +12,8 @@ controller_gen=(go tool -modfile=hack/tools/go.mod controller-gen)
 "${controller_gen[@]}" crd:generateEmbeddedObjectMeta=true rbac:roleName=holdfast-operator \
 	paths=./api/... paths=./internal/... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 # The Helm chart ships the same CRDs and ClusterRole; copies, so that verify catches drift.
-rm -f charts/holdfast/crds/*.yaml
-cp config/crd/bases/*.yaml charts/holdfast/crds/
+rm -f charts/holdfast/files/crds/*.yaml
+cp config/crd/bases/*.yaml charts/holdfast/files/crds/
 # The monitoring bundle's rule groups (the PrometheusRule's spec, its last key) and
 # dashboard: the chart wraps them in its own objects.
 mkdir -p charts/holdfast/files
@@ -60,3 +60,5 @@ role=$(awk '/^---$/ { n++ } n >= 2' config/rbac/role.yaml)
 	{{- end }}
 	EOF
 } >charts/holdfast/templates/clusterrole.yaml
+# NOTICE carries the notices of the Apache-2.0 modules the binary links.
+hack/notice.sh

@@ -41,5 +41,6 @@ for p in "${platforms[@]}"; do
     - {from: holdfast, to: .}
     - {from: README.md, to: .}
     - {from: LICENSE, to: .}
+    - {from: NOTICE, to: .}
 EOF_PLATFORM
 done

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # release.sh DIST builds everything a release publishes into DIST, and publishes nothing:
 #   holdfast_VERSION_OS_ARCH.tar.gz      static binaries for linux and darwin, amd64 and arm64,
-#                                        with the README and the LICENSE
+#                                        with the README, the LICENSE and the NOTICE
 #   holdfast-image_VERSION.oci.tar       the multi-platform image index (linux/amd64, linux/arm64)
-#                                        as an OCI layout archive, built without a Docker engine
-#   holdfast-CHARTVERSION.tgz            the Helm chart
+#                                        as an OCI layout archive, built without a Docker engine;
+#                                        the release pushes it to the registry, where its digest
+#                                        and signature identify it, and uploads no archive of it
+#   holdfast-CHARTVERSION.tgz            the Helm chart (hack/chart.sh)
 #   plugins/holdfast.yaml                the krew manifest, pointing at the archives by sha256
-#   SHA256SUMS                           the checksums of all of the above
+#   SHA256SUMS                           the checksums of the files a GitHub release uploads
 # `make release` runs it with GIT_VERSION, COMMIT, BUILD_DATE, LDFLAGS, IMAGE_REPO and
-# RELEASE (the VERSION file) exported. .github/workflows/release.yaml runs it on a tag and
-# then pushes the image and the chart.
+# RELEASE (the VERSION file) exported. .github/workflows/release.yaml runs it on a tag,
+# then pushes the image and the chart, signs them and uploads the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dist=${1:-dist}
 : "${GIT_VERSION:?}" "${COMMIT:?}" "${BUILD_DATE:?}" "${LDFLAGS:?}" "${IMAGE_REPO:?}" "${RELEASE:?}"
-tool=(go tool -modfile=hack/tools/go.mod)
 platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
 start=$SECONDS
 
@@ -48,16 +49,17 @@ done
 
 image=$dist/holdfast-image_${GIT_VERSION}.oci.tar
 (cd hack/image && go run . index --tag "$IMAGE_REPO:$GIT_VERSION" --version "$GIT_VERSION" --revision "$COMMIT" --created "$BUILD_DATE" \
+	--license "$OLDPWD/LICENSE" --license "$OLDPWD/NOTICE" \
 	--binary "linux/amd64=$stage/holdfast_${GIT_VERSION}_linux_amd64/holdfast" \
 	--binary "linux/arm64=$stage/holdfast_${GIT_VERSION}_linux_arm64/holdfast" \
 	--out "$OLDPWD/$image")
 (cd hack/image && go run . check --index "$OLDPWD/$image")
 
-"${tool[@]}" helm lint --strict charts/holdfast
-"${tool[@]}" helm package charts/holdfast --version "$chart_version" --app-version "$GIT_VERSION" --destination "$dist"
+hack/chart.sh "$dist" "$chart_version" "$GIT_VERSION"
 
 hack/krew-manifest.sh "$GIT_VERSION" "$dist" >"$dist/plugins/holdfast.yaml"
 
-(cd "$dist" && sha256sum -- *.tar.gz *.oci.tar *.tgz plugins/holdfast.yaml >SHA256SUMS)
+# By the names the GitHub release gives them, so that `sha256sum -c` works on a download.
+(cd "$dist" && { sha256sum -- *.tar.gz *.tgz; (cd plugins && sha256sum -- holdfast.yaml); } >SHA256SUMS)
 echo "release: $GIT_VERSION (chart $chart_version) in $dist in $((SECONDS - start)) s:"
 (cd "$dist" && cat SHA256SUMS)

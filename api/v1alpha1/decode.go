@@ -70,3 +70,12 @@ func (s *NodeCompanionSpec) UnmarshalJSON(data []byte) error {
 	s.DecodeErrors = bad
 	return err
 }
+
+// SpecDecodeErrors are the fields of the stored spec that could not be decoded.
+func (p *DisruptionPolicy) SpecDecodeErrors() []string { return p.Spec.DecodeErrors }
+
+// SpecDecodeErrors are the fields of the stored spec's template that could not be decoded.
+func (p *ClusterDisruptionPolicy) SpecDecodeErrors() []string { return p.Spec.Template.DecodeErrors }
+
+// SpecDecodeErrors are the fields of the stored spec that could not be decoded.
+func (nc *NodeCompanion) SpecDecodeErrors() []string { return nc.Spec.DecodeErrors }

@@ -31,6 +31,10 @@ const (
 	// the node of the pod. Protect puts it on the pods themselves, not on the template,
 	// since changing the template would roll the pods.
 	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
+	// DoNotDisruptByAnnotation marks a pod's do-not-disrupt as Protect's, with the name
+	// of the policy that put it there: holdfast removes only the annotation it wrote,
+	// once the pod's workload is no longer Protected by that policy.
+	DoNotDisruptByAnnotation = "holdfast.dev/do-not-disrupt-by"
 	// HandOffAnnotation is set on a single-replica Deployment under Surge when holdfast
 	// surges it ahead of a node autoscaler's scale-down of its node (Karpenter's
 	// consolidation, cluster-autoscaler's scale-down), as "NODE START COUNT" (START in RFC
@@ -183,7 +187,7 @@ type DisruptionPolicySpec struct {
 	// object's budget takes its pod selector from the scale's status.selector and its
 	// size from the scale's spec.replicas; holdfast never scales them (singleReplica:
 	// Surge skips them as it does StatefulSets, surge: WhenBlocked leaves them alone).
-	// The operator needs RBAC to list these kinds and get their scale: see the README.
+	// The operator needs RBAC to list these kinds and get their scale: see docs/disruptionpolicy.md.
 	// +kubebuilder:validation:MaxItems=10
 	// +listType=map
 	// +listMapKey=apiVersion
@@ -297,11 +301,11 @@ type RebalanceSpec struct {
 
 	// Cooldown is the least time between two moves of one workload, long enough for a
 	// replacement to start and for anyone watching to see what happened; the annotation
-	// holdfast.dev/rebalance-cooldown overrides it.
+	// holdfast.dev/rebalance-cooldown overrides it. At least 10s (MinRebalanceCooldown).
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="cooldown must be a non-negative duration such as 30s or 5m"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('10s')",message="cooldown must be a duration of at least 10s, such as 30s or 5m"
 	// +optional
 	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +20,9 @@ import (
 // metadata is recorded in each image's config as OCI labels.
 type metadata struct {
 	version, revision, created string
+	// licenses are the files put under /licenses beside the binary: the LICENSE and
+	// NOTICE its Apache-2.0 label and dependencies ask every copy to carry.
+	licenses multiFlag
 }
 
 func (m metadata) labels() map[string]string {
@@ -55,20 +60,11 @@ func image(spec string, meta metadata) (v1.Image, v1.Platform, error) {
 	if err := checkBinary(data, p.Architecture); err != nil {
 		return nil, v1.Platform{}, fmt.Errorf("%s: %w", bin, err)
 	}
-	var layerTar bytes.Buffer
-	tw := tar.NewWriter(&layerTar)
-	// A fixed time keeps the image digest reproducible.
-	hdr := &tar.Header{Name: binaryPath, Mode: 0o755, Size: int64(len(data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
-	if err := tw.WriteHeader(hdr); err != nil {
+	layerTar, err := layerOf(data, meta.licenses)
+	if err != nil {
 		return nil, v1.Platform{}, err
 	}
-	if _, err := tw.Write(data); err != nil {
-		return nil, v1.Platform{}, err
-	}
-	if err := tw.Close(); err != nil {
-		return nil, v1.Platform{}, err
-	}
-	layer, err := tarball.LayerFromReader(bytes.NewReader(layerTar.Bytes()))
+	layer, err := tarball.LayerFromReader(bytes.NewReader(layerTar))
 	if err != nil {
 		return nil, v1.Platform{}, err
 	}
@@ -92,6 +88,44 @@ func image(spec string, meta metadata) (v1.Image, v1.Platform, error) {
 	}
 	img, err = mutate.ConfigFile(img, cf)
 	return img, *p, err
+}
+
+// layerOf is the image's one layer: the binary, and the license files under
+// licensesDir.
+func layerOf(binary []byte, licenses []string) ([]byte, error) {
+	if len(licenses) == 0 {
+		return nil, errors.New("no --license given: the image must carry its LICENSE and NOTICE")
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	// A fixed time keeps the image digest reproducible.
+	epoch := time.Unix(0, 0)
+	write := func(name string, mode int64, data []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
+	}
+	if err := write(binaryPath, 0o755, binary); err != nil {
+		return nil, err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: licensesDir + "/", Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
+		return nil, err
+	}
+	for _, path := range licenses {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := write(licensesDir+"/"+filepath.Base(path), 0o644, data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // buildTarball writes one platform's image as a `docker load`-able tarball.

@@ -16,7 +16,8 @@ import (
 var machines = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
 
 // check verifies a single-platform tarball or every platform of an index archive: the
-// entrypoint is a static Linux binary of the image's architecture, run as non-root.
+// entrypoint is a static Linux binary of the image's architecture, run as non-root, and
+// the image carries its LICENSE and NOTICE.
 func check(path, index string) error {
 	switch {
 	case path != "" && index == "":
@@ -53,6 +54,11 @@ func checkImage(what string, img v1.Image) error {
 	}
 	if err := checkBinary(data, cf.Architecture); err != nil {
 		return fmt.Errorf("%s: /%s %w", what, binaryPath, err)
+	}
+	for _, name := range []string{"LICENSE", "NOTICE"} {
+		if data, err := readFile(img, licensesDir+"/"+name); err != nil || len(data) == 0 {
+			return fmt.Errorf("%s: no /%s/%s: %v", what, licensesDir, name, err)
+		}
 	}
 	fmt.Printf("%s: /%s is a static linux/%s binary of %d MiB, entrypoint %v, user %s, version %q\n", what, binaryPath, cf.Architecture,
 		len(data)>>20, cf.Config.Entrypoint, cf.Config.User, cf.Config.Labels["org.opencontainers.image.version"])

@@ -25,6 +25,9 @@ import (
 // binaryPath is where the image keeps holdfast; the Deployment runs it as the entrypoint.
 const binaryPath = "holdfast"
 
+// licensesDir holds the LICENSE and NOTICE in the image.
+const licensesDir = "licenses"
+
 // nonRoot is the distroless "nonroot" user: the operator Deployment sets runAsNonRoot.
 const nonRoot = "65532:65532"
 
@@ -42,6 +45,7 @@ func main() {
 		fs.StringVar(&meta.version, "version", "", "the version recorded in the image's labels")
 		fs.StringVar(&meta.revision, "revision", "", "the commit recorded in the image's labels")
 		fs.StringVar(&meta.created, "created", "", "the build time (RFC 3339) recorded in the image; empty keeps the epoch, for reproducible digests")
+		fs.Var(&meta.licenses, "license", "a file to put under /"+licensesDir+" (the LICENSE, the NOTICE), once per file")
 	}
 	var err error
 	switch os.Args[1] {

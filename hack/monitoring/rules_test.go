@@ -23,8 +23,11 @@ import (
 // rulesFile is the PrometheusRule that config/monitoring installs and the chart copies.
 const rulesFile = "../../config/monitoring/prometheusrule.yaml"
 
-// readmeFile holds the runbooks the alerts link.
-const readmeFile = "../../README.md"
+// runbooksFile holds the runbooks the alerts link, one section each.
+const runbooksFile = "../../docs/monitoring.md"
+
+// runbooksURL is where the alerts' runbook_url finds runbooksFile.
+const runbooksURL = "https://github.com/holdfast-dev/holdfast/blob/main/docs/monitoring.md#"
 
 // evalInterval is how often the test evaluates each rule, as a Prometheus would.
 const evalInterval = time.Minute
@@ -226,9 +229,9 @@ func TestAlerts(t *testing.T) {
 }
 
 // Every alert has a case that fires it and one that does not, a severity and a runbook
-// (a section of the README).
+// (a section of docs/monitoring.md).
 func TestEveryAlertTestedAndDocumented(t *testing.T) {
-	readme, err := os.ReadFile(readmeFile)
+	runbooks, err := os.ReadFile(runbooksFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,11 +250,11 @@ func TestEveryAlertTestedAndDocumented(t *testing.T) {
 		if r.Labels["severity"] == "" {
 			t.Errorf("%s has no severity label", name)
 		}
-		if !strings.HasPrefix(r.Annotations["runbook_url"], "https://github.com/holdfast-dev/holdfast#"+strings.ToLower(name)) {
-			t.Errorf("%s: runbook_url %q does not link its README section", name, r.Annotations["runbook_url"])
+		if r.Annotations["runbook_url"] != runbooksURL+strings.ToLower(name) {
+			t.Errorf("%s: runbook_url %q does not link its section of %s", name, r.Annotations["runbook_url"], runbooksFile)
 		}
-		if !strings.Contains(string(readme), "\n##### "+name+"\n") {
-			t.Errorf("%s has no runbook in %s (a heading ##### %s)", name, readmeFile, name)
+		if !strings.Contains(string(runbooks), "\n## "+name+"\n") {
+			t.Errorf("%s has no runbook in %s (a heading ## %s)", name, runbooksFile, name)
 		}
 		if r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
 			t.Errorf("%s needs a summary and a description", name)

@@ -147,3 +147,9 @@ func Max(findings []Finding) (Severity, bool) {
 	}
 	return s, true
 }
+
+// HelpURI is the rule's section of the rules reference, docs/audit-rules.md, which
+// TestRulesReference keeps in step with the catalogue.
+func (r Rule) HelpURI() string {
+	return informationURI + "/blob/main/docs/audit-rules.md#" + strings.ToLower(r.ID+"-"+r.Name)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
+	"github.com/holdfast-dev/holdfast/test/bench"
 )
 
 // measurePeak runs op with the garbage collector off, so that the heap it ends with
@@ -49,6 +50,8 @@ func BenchmarkModelAndAudit(b *testing.B) {
 			// Reported after the loop: b.Loop resets the metrics.
 			b.ReportMetric(float64(findings), "findings")
 			b.ReportMetric(peak, "peak-heap-MiB")
+			bench.Go(b, "go test -run '^$' -bench ModelAndAudit -benchmem -cpu 1 ./internal/audit/", "ms", 0,
+				bench.Of("peak heap", peak, "MiB"), bench.Of("findings", float64(findings), "findings"))
 		})
 	}
 }
@@ -75,6 +78,9 @@ func BenchmarkLoadYAMLAndAudit(b *testing.B) {
 		}
 		audit.Run(availability.Build(s, now), s.Origins)
 	}
+	// The target of the issue on plans that reach their bound: audit of this many
+	// workloads and budgets read from YAML under 1 s of CPU.
+	bench.Go(b, "go test -run '^$' -bench LoadYAMLAndAudit -benchmem -cpu 1 ./internal/audit/", "s", 1)
 }
 
 const benchManifest = `---

@@ -18,6 +18,9 @@ type Report struct {
 	// Warnings are things read but probably not as meant: unknown fields, suppressions
 	// naming unknown rules.
 	Warnings []string `json:"warnings,omitempty"`
+	// Skipped are the documents not audited, and why: files that are not Kubernetes
+	// objects, kustomizations, custom resources.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // BudgetReport is holdfast's own computation of one PodDisruptionBudget's status: the four

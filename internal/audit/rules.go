@@ -27,8 +27,8 @@ var rules = []Rule{
 		Rationale: `A PodDisruptionBudget whose floor equals the pods it covers can never allow an
 eviction: one replica with minAvailable 1 (or 50%, which rounds up to 1), minAvailable equal
 to replicas, minAvailable 100%, or maxUnavailable 0. kubectl drain, managed node upgrades and
-autoscalers call the Eviction API, get 429 forever, and the node never empties: the drain
-deadlock of article 003. Allow one pod to go (maxUnavailable: 1) and run enough replicas for
+autoscalers call the Eviction API, get 429 forever, and the node never empties: the
+single-replica drain deadlock. Allow one pod to go (maxUnavailable: 1) and run enough replicas for
 the service to survive that.`,
 		Budget: budgetNeverAllows,
 	},
@@ -36,8 +36,8 @@ the service to survive that.`,
 		ID: "HF002", Name: "no-budget", Severity: Warning,
 		Summary: "workload with several replicas and no PodDisruptionBudget",
 		Rationale: `Replicas only protect a service if they are not all evicted at once. Without a
-PodDisruptionBudget nothing stops a script draining every node in parallel (article 004's
-loop), a surge of autoscaler consolidations (article 001) or an upgrade from evicting every
+PodDisruptionBudget nothing stops a script draining every node in parallel (a loop
+over the nodes), a burst of autoscaler consolidations or an upgrade from evicting every
 replica together. A budget with maxUnavailable: 1 makes every voluntary disruption wait for
 the replacement before taking the next pod.`,
 		Workload: noBudget,
@@ -68,15 +68,16 @@ until one of the budgets is removed or narrowed.`,
 the scale of every covered pod's controller. DaemonSets have no scale subresource, and bare
 pods have no controller: the controller cannot compute the budget, sets disruptionsAllowed
 to 0 (with a SyncFailed condition for DaemonSets) and every eviction is refused. Only an
-integer minAvailable works for them, and it must follow the pod count (article 000).`,
+integer minAvailable works for them, and it must follow the pod count (holdfast's
+NodeCompanion and DisruptionPolicy keep it so).`,
 		Budget: budgetUncomputable,
 	},
 	{
 		ID: "HF006", Name: "no-spread", Severity: Warning,
 		Summary: "replicas with nothing spreading them across nodes",
 		Rationale: `The scheduler scores nodes; it does not promise to spread replicas. After a node
-is replaced, the new idle node scores best and every replica can land on it (article 002);
-its drain or crash then takes the whole service down. A topology spread constraint on
+is replaced, the new idle node scores best and every replica can land on it (replicas
+packed on one node); its drain or crash then takes the whole service down. A topology spread constraint on
 kubernetes.io/hostname with whenUnsatisfiable: DoNotSchedule (or required pod anti-affinity)
 keeps replicas on different nodes.`,
 		Workload: noSpread,
@@ -86,7 +87,7 @@ keeps replicas on different nodes.`,
 		Summary: "spread across nodes is only preferred",
 		Rationale: `preferredDuringSchedulingIgnoredDuringExecution anti-affinity and
 whenUnsatisfiable: ScheduleAnyway are scores the scheduler trades against resource balance:
-on a cluster with one idle node all replicas can still land together (article 002). Use
+on a cluster with one idle node all replicas can still land together on it. Use
 DoNotSchedule, or required anti-affinity when there are always more nodes than replicas.`,
 		Workload: preferredSpreadOnly,
 	},
@@ -94,9 +95,9 @@ DoNotSchedule, or required anti-affinity when there are always more nodes than r
 		ID: "HF008", Name: "concentrated-on-node", Severity: Warning, LiveOnly: true,
 		Summary: "more than half of the replicas run on one node",
 		Rationale: `Kubernetes never moves running pods to rebalance. After a node loss or a
-drain, replicas pile onto the remaining nodes and stay there (article 002); a node-by-node
-upgrade then loses most of the capacity at once (article 004: 2 of 3 replicas on one node
-means 2/3 lost). Spread constraints act only at scheduling: restart the rollout once the
+drain, replicas pile onto the remaining nodes and stay there; a node-by-node
+upgrade then loses most of the capacity at once (2 of 3 replicas on one node means 2/3
+lost). Spread constraints act only at scheduling: restart the rollout once the
 constraint is in place, or opt the workload into holdfast's rebalancing.`,
 		Workload: concentratedOnNode,
 	},
@@ -114,7 +115,7 @@ topology.kubernetes.io/zone, then restart the rollout to move existing pods.`,
 		Rationale: `With required pod anti-affinity on kubernetes.io/hostname, at most one replica
 runs per node. When replicas reach the number of eligible nodes, the extra pod a surging
 rollout creates (maxSurge > 0, and the default is 25%) has no node to go to: it stays
-Pending and the rollout hangs (article 000). Roll one node at a time instead: maxSurge 0,
+Pending and the rollout hangs. Roll one node at a time instead: maxSurge 0,
 maxUnavailable 1.`,
 		Workload: surgeWithOnePerNode,
 	},
@@ -123,22 +124,22 @@ maxUnavailable 1.`,
 		Summary: "container without a readiness probe",
 		Rationale: `Without a readiness probe a pod is Ready as soon as its containers start. During a
 drain or upgrade the budget counts the replacement as healthy before it can serve and lets
-the next pod go, and Services send it traffic too early (article 004: give Kubernetes
-insight into your pods).`,
+the next pod go, and Services send it traffic too early: a probe is how Kubernetes knows a pod
+serves.`,
 		Workload: noReadinessProbe,
 	},
 	{
 		ID: "HF012", Name: "no-liveness-probe", Severity: Info,
 		Summary: "container without a liveness probe",
 		Rationale: `Without a liveness probe a hung process is never restarted: the pod keeps
-running, and may keep counting as healthy in its budget, while serving errors (article 004).`,
+running, and may keep counting as healthy in its budget, while serving errors.`,
 		Workload: noLivenessProbe,
 	},
 	{
 		ID: "HF013", Name: "single-replica-no-strategy", Severity: Warning,
 		Summary: "single replica with no strategy for disruptions",
-		Rationale: `A single replica goes down on every drain, upgrade and autoscaler consolidation
-(article 001): the eviction kills it before the replacement is Ready. Either run two
+		Rationale: `A single replica goes down on every drain, upgrade and autoscaler consolidation:
+the eviction kills it before the replacement is Ready. Either run two
 replicas with a budget of maxUnavailable 1, or declare that it must not be disrupted
 (karpenter.sh/do-not-disrupt: "true" on the pod template, or a holdfast DisruptionPolicy),
 and plan its moves.`,
@@ -157,7 +158,7 @@ drains block exactly when the cluster is quiet enough to do maintenance.`,
 		Summary: "critical DaemonSet that drains may take down everywhere at once",
 		Rationale: `Managed drains run with --ignore-daemonsets: DaemonSet pods are not evicted
 through the Eviction API and no PodDisruptionBudget stops them going down on every drained
-node together (article 000). For a DaemonSet marked holdfast.dev/critical: "true", run a
+node together: DaemonSet pods no budget protects. For a DaemonSet marked holdfast.dev/critical: "true", run a
 holdfast NodeCompanion next to it: one pod per node, owned by a Deployment with a budget of
 maxUnavailable 1, so that drains take its nodes one at a time.`,
 		Workload: criticalDaemonSetUnprotected,
@@ -190,7 +191,7 @@ cannot be evaluated: such a window never opens (it fails closed, since a disrupt
 forbidden hour cannot be undone while a held drain resumes once the window is fixed). Outside
 the policy's other windows its budgets allow no voluntary disruption, so drains, upgrades and
 consolidation wait; the operator reports WindowOpen InvalidWindow, a Warning Event and
-holdfast_disruptionpolicy_invalid_windows (article 004's maintenance windows).`,
+holdfast_disruptionpolicy_invalid_windows.`,
 		Own: invalidWindow,
 	},
 	{
@@ -215,7 +216,7 @@ single-replica strategy, windows and pacing apply to nothing.`,
 		ID: "HF021", Name: "companion-daemonset-missing", Severity: Warning,
 		Summary: "NodeCompanion whose DaemonSet is missing",
 		Rationale: `A NodeCompanion runs one pod next to every pod of its DaemonSet and keeps its
-budget (article 000). When the DaemonSet it names does not exist (a typo, another namespace,
+budget, so that drains take its nodes one at a time. When the DaemonSet it names does not exist (a typo, another namespace,
 not applied yet), the operator cannot tell the eligible nodes: it leaves the companions as
 they are and reports TargetNotFound, so new nodes get none. From manifests the DaemonSet may
 simply be in a file not given: pass it too.`,
@@ -229,7 +230,7 @@ maxUnavailable. With neither (often a typo such as minAvaliable, which kubectl a
 server drop as an unknown field) the disruption controller expects no pod and writes
 disruptionsAllowed 0: the Eviction API refuses every eviction of the pods it selects, and
 every drain, upgrade or autoscaler consolidation of their nodes blocks forever, as with a
-budget that never allows (article 003). Set maxUnavailable: 1.`,
+budget that never allows (the single-replica drain deadlock). Set maxUnavailable: 1.`,
 		Budget: budgetWithoutFloor,
 	},
 	{
@@ -239,7 +240,7 @@ budget that never allows (article 003). Set maxUnavailable: 1.`,
 evicts its pods once their toleration of node.kubernetes.io/unreachable runs out: 300 s,
 which the API server gives every pod that sets none. A longer tolerationSeconds, or a
 toleration without one, keeps the pods bound to the dead node that much longer, or until
-it returns, and their replacements wait as long (the node crash that opens article 002).
+it returns, and their replacements wait as long: a crashed node then costs minutes, or more.
 Drop the toleration or shorten it; holdfast's DisruptionPolicy adds replicas for a lost
 node's pods after 30 s whatever they tolerate.`,
 		Workload: longUnreachableToleration,
@@ -335,8 +336,15 @@ func covered(b *availability.Budget) int32 {
 	return n
 }
 
+// verdict is the eviction oracle's answer for a ready pod of b, on which the rules about
+// one budget's refusals switch.
+func verdict(b *availability.Budget) availability.Reason {
+	c := b.Count()
+	return c.Verdict().Reason
+}
+
 func budgetNeverAllows(_ *availability.Model, b *availability.Budget) *Result {
-	if b.SyncError != "" || len(b.Members) == 0 || !availability.NeverAllows(b.Status.ExpectedPods, b.Status.DesiredHealthy) || b.Policy() != "" {
+	if r := verdict(b); len(b.Members) == 0 || r != availability.ReasonBudgetNeverAllows && r != availability.ReasonSingleReplicaBudget {
 		return nil
 	}
 	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s (%s) requires %d of its %s to stay healthy, so it allows no eviction even when every pod is ready: every drain, upgrade or autoscaler consolidation of a node running %s blocks forever.",
@@ -635,8 +643,12 @@ func autoscalerNotes(f availability.TemplateFacts) string {
 
 func budgetAboveHPAMinimum(_ *availability.Model, b *availability.Budget) *Result {
 	minAvailable := b.PDB.Spec.MinAvailable
-	if minAvailable == nil || availability.NeverAllows(b.Status.ExpectedPods, b.Status.DesiredHealthy) || b.SyncError != "" {
+	if minAvailable == nil {
 		return nil
+	}
+	switch verdict(b) {
+	case availability.ReasonBudgetNeverAllows, availability.ReasonSingleReplicaBudget, availability.ReasonPolicyHeld, availability.ReasonBudgetUncomputable:
+		return nil // the budget blocks at every size: reported as that
 	}
 	var atMinimum int32
 	var hpa *availability.Workload
@@ -685,8 +697,7 @@ func criticalDaemonSetUnprotected(_ *availability.Model, w *availability.Workloa
 }
 
 func budgetBlockedNow(_ *availability.Model, b *availability.Budget) *Result {
-	if b.SyncError != "" || len(b.Members) == 0 || b.Status.ExpectedPods <= 0 || b.Status.DisruptionsAllowed > 0 ||
-		availability.NeverAllows(b.Status.ExpectedPods, b.Status.DesiredHealthy) {
+	if len(b.Members) == 0 || b.Status.ExpectedPods <= 0 || verdict(b) != availability.ReasonBudgetExhausted {
 		return nil
 	}
 	var unready []string

@@ -384,6 +384,19 @@ func TestRules(t *testing.T) {
 			want: []string{"PodDisruptionBudget/ns/web"},
 		},
 		"HF016 passes with every pod ready": {rule: "HF016", build: healthy},
+		"HF016 passes a budget the Eviction API refuses as invalid, not as exhausted (the oracle's verdict)": {
+			rule: "HF016",
+			build: func(c *snapshottest.Cluster) {
+				c.Deployment("ns", "web", web, nodes3, spread)
+				c.PDB("ns", "web", web, snapshottest.MaxUnavailable(one), func(p *policyv1.PodDisruptionBudget) {
+					p.Status.DisruptedPods = map[string]metav1.Time{}
+					for i := range availability.MaxDisruptedPods + 1 {
+						p.Status.DisruptedPods[fmt.Sprintf("gone-%d", i)] = metav1.NewTime(now)
+					}
+				})
+				c.SetReady("ns", "web-rs-2", false)
+			},
+		},
 		"HF017 status behind the spec": {
 			rule: "HF017",
 			build: func(c *snapshottest.Cluster) {

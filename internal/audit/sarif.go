@@ -20,6 +20,8 @@ const (
 	// sarifStdin is the artifact URI of standard input: a relative reference, as SARIF
 	// asks of artifacts that have no file.
 	sarifStdin = "stdin"
+	// informationURI is holdfast's home; rules' help pages are under it.
+	informationURI = "https://github.com/holdfast-dev/holdfast"
 )
 
 // SARIFLog is a SARIF 2.1.0 log.
@@ -30,8 +32,22 @@ type SARIFLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	Results     []sarifResult     `json:"results"`
+}
+
+// sarifInvocation is the run itself: whether all the input was read, and a notification
+// for each piece of input not read, not audited, or read with a warning.
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications"`
+}
+
+type sarifNotification struct {
+	Level     string          `json:"level"`
+	Message   sarifText       `json:"message"`
+	Locations []sarifLocation `json:"locations,omitempty"`
 }
 
 type sarifTool struct {
@@ -54,6 +70,7 @@ type sarifRule struct {
 	Name                 string      `json:"name"`
 	ShortDescription     sarifText   `json:"shortDescription"`
 	FullDescription      sarifText   `json:"fullDescription"`
+	HelpURI              string      `json:"helpUri"`
 	DefaultConfiguration sarifConfig `json:"defaultConfiguration"`
 }
 
@@ -102,7 +119,7 @@ type sarifSuppression struct {
 
 type sarifLocation struct {
 	PhysicalLocation *sarifPhysical `json:"physicalLocation,omitempty"`
-	LogicalLocations []sarifLogical `json:"logicalLocations"`
+	LogicalLocations []sarifLogical `json:"logicalLocations,omitempty"`
 }
 
 type sarifPhysical struct {
@@ -131,9 +148,15 @@ func sarifLevel(s Severity) string {
 	return [...]string{"note", "warning", "error"}[s]
 }
 
+// Input is what an audit could not read, did not audit, or read with a warning; SARIF
+// lists it as the invocation's notifications.
+type Input struct {
+	Problems, Warnings, Skipped []snapshot.Problem
+}
+
 // SARIF renders findings as a SARIF 2.1.0 log; version is holdfast's.
-func SARIF(findings []Finding, version string) SARIFLog {
-	driver := sarifDriver{Name: "holdfast", InformationURI: "https://github.com/holdfast-dev/holdfast", Version: version}
+func SARIF(findings []Finding, version string, input Input) SARIFLog {
+	driver := sarifDriver{Name: "holdfast", InformationURI: informationURI, Version: version}
 	index := map[string]int{}
 	for i, r := range rules {
 		index[r.ID] = i
@@ -141,6 +164,7 @@ func SARIF(findings []Finding, version string) SARIFLog {
 			ID: r.ID, Name: r.Name,
 			ShortDescription:     sarifText{r.Summary},
 			FullDescription:      sarifText{r.Rationale},
+			HelpURI:              r.HelpURI(),
 			DefaultConfiguration: sarifConfig{sarifLevel(r.Severity)},
 		})
 	}
@@ -156,10 +180,7 @@ func SARIF(findings []Finding, version string) SARIFLog {
 			Properties: map[string]string{"fix": f.Fix},
 		}
 		if f.File != "" {
-			artifact := sarifArtifact{URI: filepath.ToSlash(f.File)}
-			if f.File == snapshot.StdinPath {
-				artifact.URI = sarifStdin
-			}
+			artifact := sarifArtifactOf(f.File)
 			line := max(1, f.Line)
 			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: artifact, Region: sarifRegion{StartLine: line}}
 			if f.Fix != "" {
@@ -182,7 +203,35 @@ func SARIF(findings []Finding, version string) SARIFLog {
 		}
 		results = append(results, res)
 	}
-	return SARIFLog{Version: sarifVersion, Schema: sarifSchema, Runs: []sarifRun{{Tool: sarifTool{Driver: driver}, Results: results}}}
+	run := sarifRun{Tool: sarifTool{Driver: driver}, Invocations: []sarifInvocation{input.invocation()}, Results: results}
+	return SARIFLog{Version: sarifVersion, Schema: sarifSchema, Runs: []sarifRun{run}}
+}
+
+// invocation is the run's one invocation: successful when every input was read.
+func (in Input) invocation() sarifInvocation {
+	inv := sarifInvocation{ExecutionSuccessful: len(in.Problems) == 0, ToolExecutionNotifications: []sarifNotification{}}
+	for _, group := range []struct {
+		level    string
+		problems []snapshot.Problem
+	}{{"error", in.Problems}, {"warning", in.Warnings}, {"note", in.Skipped}} {
+		for _, p := range group.problems {
+			n := sarifNotification{Level: group.level, Message: sarifText{p.Detail()}}
+			if p.File != "" {
+				n.Locations = []sarifLocation{{PhysicalLocation: &sarifPhysical{
+					ArtifactLocation: sarifArtifactOf(p.File), Region: sarifRegion{StartLine: max(1, p.Line)}}}}
+			}
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, n)
+		}
+	}
+	return inv
+}
+
+// sarifArtifactOf is a file's artifact location; standard input is "stdin".
+func sarifArtifactOf(file string) sarifArtifact {
+	if file == snapshot.StdinPath {
+		return sarifArtifact{URI: sarifStdin}
+	}
+	return sarifArtifact{URI: filepath.ToSlash(file)}
 }
 
 // fixSummary is a fix's first comment, which says what to change.

@@ -26,7 +26,7 @@ func TestSARIFStdin(t *testing.T) {
 		t.Fatal(problems)
 	}
 	kept, supp, _ := audit.Suppress(audit.Run(availability.Build(s, now), s.Origins), s, []string{"HF011"})
-	data, err := json.Marshal(audit.SARIF(append(kept, supp...), "v1.2.3"))
+	data, err := json.Marshal(audit.SARIF(append(kept, supp...), "v1.2.3", audit.Input{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,5 +105,70 @@ func TestSARIFStdin(t *testing.T) {
 	slices.SortFunc(got, func(a, b result) int { return strings.Compare(a.Rule, b.Rule) })
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
+	}
+}
+
+// TestSARIFInvocation checks that what the audit did not read or did not audit is in the
+// log, as the invocation's notifications, and that every rule has its help page.
+func TestSARIFInvocation(t *testing.T) {
+	input := "replicaCount: 1\n---\napiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: web}\n---\n" +
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: [\n"
+	s, problems := snapshot.LoadManifestBytes("mixed.yaml", []byte(input), snapshot.ManifestOptions{})
+	data, err := json.Marshal(audit.SARIF(nil, "v1.2.3", audit.Input{Problems: problems, Warnings: s.Warnings, Skipped: s.Skipped}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID      string `json:"id"`
+						HelpURI string `json:"helpUri"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Invocations []struct {
+				ExecutionSuccessful bool `json:"executionSuccessful"`
+				Notifications       []struct {
+					Level     string            `json:"level"`
+					Message   map[string]string `json:"message"`
+					Locations []struct {
+						PhysicalLocation struct {
+							ArtifactLocation map[string]string `json:"artifactLocation"`
+							Region           map[string]int    `json:"region"`
+						} `json:"physicalLocation"`
+					} `json:"locations"`
+				} `json:"toolExecutionNotifications"`
+			} `json:"invocations"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &log); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range log.Runs[0].Tool.Driver.Rules {
+		if !strings.HasPrefix(r.HelpURI, "https://") || !strings.Contains(r.HelpURI, "docs/audit-rules.md#"+strings.ToLower(r.ID)) {
+			t.Errorf("rule %s: helpUri %q, want its section of docs/audit-rules.md", r.ID, r.HelpURI)
+		}
+	}
+	if len(log.Runs[0].Invocations) != 1 {
+		t.Fatalf("%d invocations, want 1", len(log.Runs[0].Invocations))
+	}
+	inv := log.Runs[0].Invocations[0]
+	if inv.ExecutionSuccessful {
+		t.Error("executionSuccessful with a document that could not be read")
+	}
+	var got []string
+	for _, n := range inv.Notifications {
+		loc := n.Locations[0].PhysicalLocation
+		got = append(got, n.Level+" "+loc.ArtifactLocation["uri"]+":"+strconv.Itoa(loc.Region["startLine"])+" "+n.Message["text"])
+	}
+	want := []string{
+		"error mixed.yaml:9 yaml: line 9: did not find expected node content",
+		"note mixed.yaml:1 not a Kubernetes object (no kind or metadata), skipped",
+		"note mixed.yaml:3 Rollout/web: kind Rollout of argoproj.io/v1alpha1 is a custom resource holdfast does not know, skipped: the pods it makes are not audited",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("notifications (-want +got):\n%s", diff)
 	}
 }

@@ -357,7 +357,7 @@ func (m *Model) addMembers(s *snapshot.Snapshot) {
 			Workload:     w,
 			UnknownOwner: unknown,
 			Count:        1,
-			Ready:        pod.DeletionTimestamp == nil && podReady(pod),
+			Ready:        pod.DeletionTimestamp == nil && PodReady(pod),
 			Terminating:  pod.DeletionTimestamp != nil,
 			NodeName:     pod.Spec.NodeName,
 		})
@@ -396,13 +396,22 @@ func (m *Model) addMembers(s *snapshot.Snapshot) {
 	}
 }
 
-func podReady(pod *corev1.Pod) bool {
+// PodReady reports whether the pod's Ready condition is True: what the disruption
+// controller counts as healthy, and every part of holdfast with it.
+func PodReady(pod *corev1.Pod) bool {
+	ready, _ := Readiness(pod)
+	return ready
+}
+
+// Readiness returns whether the pod is Ready and since when: the Ready condition's last
+// transition, or the pod's creation before it has one.
+func Readiness(pod *corev1.Pod) (bool, time.Time) {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
+			return c.Status == corev1.ConditionTrue, c.LastTransitionTime.Time
 		}
 	}
-	return false
+	return false, pod.CreationTimestamp.Time
 }
 
 func (m *Model) addBudgets(s *snapshot.Snapshot) {

@@ -225,7 +225,7 @@ type Candidate struct {
 
 // CandidateOf reads a pod as the Eviction API does.
 func CandidateOf(pod *corev1.Pod) Candidate {
-	return Candidate{Phase: pod.Status.Phase, Ready: podReady(pod), Terminating: pod.DeletionTimestamp != nil}
+	return Candidate{Phase: pod.Status.Phase, Ready: PodReady(pod), Terminating: pod.DeletionTimestamp != nil}
 }
 
 // Reason says why an eviction is allowed or refused. The values are stable: they appear
@@ -334,6 +334,19 @@ func CanEvict(pod Candidate, budgets []Count) Eviction {
 				Message: fmt.Sprintf("the pod is not ready and PodDisruptionBudget %s has the %d healthy pods it needs without it", name, s.DesiredHealthy)}
 		}
 	}
+	if v := b.Verdict(); v.Reason != ReasonBudgetExhausted || pod.Ready || s.CurrentHealthy >= s.DesiredHealthy {
+		return v
+	}
+	return Eviction{Code: 429, Reason: ReasonUnhealthyPod, Budget: b,
+		Message: fmt.Sprintf("the pod is not ready and PodDisruptionBudget %s has %d of the %d healthy pods it needs: under unhealthyPodEvictionPolicy IfHealthyBudget the Eviction API refuses it (AlwaysAllow would let it go)", name, s.CurrentHealthy, s.DesiredHealthy)}
+}
+
+// Verdict is the budget's answer to the eviction of a ready pod it alone covers: what
+// every rule about one budget's refusals switches on, so that audit says what the
+// Eviction API does.
+func (b *Count) Verdict() Eviction {
+	s := b.Status
+	name := b.PDB.Namespace + "/" + b.PDB.Name
 	refuse := func(code int, r Reason, permanent bool, msg string) Eviction {
 		return Eviction{Code: code, Reason: r, Permanent: permanent, Budget: b, Message: msg}
 	}
@@ -355,8 +368,6 @@ func CanEvict(pod Candidate, budgets []Count) Eviction {
 		return refuse(429, ReasonSingleReplicaBudget, true, fmt.Sprintf("PodDisruptionBudget %s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: on a single replica every drain of its node waits forever; run 2 replicas or use maxUnavailable 1", name, BudgetSpec(b.PDB), s.DesiredHealthy, s.ExpectedPods))
 	case NeverAllows(s.ExpectedPods, s.DesiredHealthy):
 		return refuse(429, ReasonBudgetNeverAllows, true, fmt.Sprintf("PodDisruptionBudget %s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: scale the workload to at least %d replicas or relax the budget", name, BudgetSpec(b.PDB), s.DesiredHealthy, s.ExpectedPods, s.DesiredHealthy+1))
-	case !pod.Ready && s.CurrentHealthy < s.DesiredHealthy:
-		return refuse(429, ReasonUnhealthyPod, false, fmt.Sprintf("the pod is not ready and PodDisruptionBudget %s has %d of the %d healthy pods it needs: under unhealthyPodEvictionPolicy IfHealthyBudget the Eviction API refuses it (AlwaysAllow would let it go)", name, s.CurrentHealthy, s.DesiredHealthy))
 	}
 	return refuse(429, ReasonBudgetExhausted, false, ExhaustedMessage(b))
 }

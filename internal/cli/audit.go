@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,7 +30,9 @@ const tableWidth = 80
 
 // AuditOptions holds the flags and collaborators of `holdfast audit`.
 type AuditOptions struct {
-	Filenames      []string
+	Filenames []string
+	// Kustomization is a folder whose kustomization is built and audited, as kubectl -k.
+	Kustomization  string
 	AllNamespaces  bool
 	FailOn         string
 	Explain        string
@@ -46,6 +47,7 @@ type AuditOptions struct {
 	// name is holdfast's name as invoked ("kubectl holdfast" as the kubectl plugin).
 	name        string
 	output      *outputFlags
+	table       tableFlags
 	printer     printers.ResourcePrinter
 	configFlags *genericclioptions.ConfigFlags
 	cluster     cluster
@@ -56,7 +58,8 @@ type AuditOptions struct {
 
 // NewAuditCommand returns `holdfast audit`.
 func NewAuditCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
-	o := &AuditOptions{IOStreams: streams, configFlags: flags, Now: time.Now, output: newOutputFlags("table", "sarif")}
+	o := &AuditOptions{IOStreams: streams, configFlags: flags, Now: time.Now, output: newOutputFlags("table", wide, "compact", "sarif"),
+		table: newTableFlags(budgetColumns(false, false))}
 	cmd := &cobra.Command{
 		Use:   "audit [-f PATH...]",
 		Short: "Find what drains, upgrades and node loss would break",
@@ -79,11 +82,21 @@ holdfast.dev/audit-ignore-reason (why, for the next reader), or everywhere with
 --show-suppressed lists them with their reasons, JSON and YAML list them under
 "suppressed", and SARIF marks them with suppressions.
 
+Files that are not Kubernetes objects (a Helm values.yaml, a kustomization, a dashboard's
+JSON) and kinds holdfast does not know (custom resources) are skipped with a note on
+stderr; a document meant as an object but broken is an error. Objects of API versions
+Kubernetes removed (apps/v1beta1) are audited as their current version, with a warning.
+
+-o compact prints one line per finding, file:line: severity rule: message, as linters do.
+
 Exit codes: 0 nothing at or above --fail-on, 1 the audit could not run or some input could
-not be read, 2 findings at or above --fail-on.`,
+not be read, 2 findings at or above --fail-on (also when some input could not be read).`,
 		Example: `  holdfast audit -A
   holdfast audit -f manifests/ -o sarif > holdfast.sarif
+  holdfast audit -f deploy/ -o compact --fail-on warning
   helm template my-chart | holdfast audit -f - --fail-on warning
+  holdfast audit -k overlays/prod -o compact
+  holdfast audit -f https://example.com/app.yaml
   holdfast audit -f examples/ --ignore HF012
   holdfast audit -o jsonpath='{.findings[*].rule}'
   holdfast audit --explain HF001`,
@@ -101,13 +114,16 @@ not be read, 2 findings at or above --fail-on.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "manifest files or folders (read recursively) to audit instead of the cluster; - reads stdin")
+	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "manifest files, folders (read recursively) or http(s) URLs to audit instead of the cluster; - reads stdin")
+	f.StringVarP(&o.Kustomization, "kustomize", "k", "", "audit what the kustomization in this folder builds, as kubectl apply -k would apply it")
+	_ = cmd.MarkFlagDirname("kustomize")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "audit every namespace of the cluster")
 	f.StringVar(&o.FailOn, "fail-on", "error", "exit 2 when a finding has this severity or higher: error, warning or info")
 	f.StringVar(&o.Explain, "explain", "", "print why a rule (e.g. HF001) matters, and exit")
 	f.StringSliceVar(&o.Ignore, "ignore", nil, "accept every finding of these rules (IDs or names; repeat or separate with commas)")
 	f.BoolVar(&o.ShowSuppressed, "show-suppressed", false, "list the suppressed findings and why, after the others")
 	o.output.addFlags(cmd)
+	o.table.addFlags(cmd)
 	registerAuditCompletions(cmd)
 	return cmd
 }
@@ -124,7 +140,7 @@ func (o *AuditOptions) Complete() error {
 		o.namespace = metav1.NamespaceAll
 		return nil
 	}
-	if o.namespace == "" && len(o.Filenames) == 0 && o.Explain == "" {
+	if o.namespace == "" && !o.manifests() && o.Explain == "" {
 		ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
 		if err != nil {
 			return fmt.Errorf("reading the namespace of the kube context: %w", err)
@@ -134,10 +150,17 @@ func (o *AuditOptions) Complete() error {
 	return nil
 }
 
+// manifests reports whether the audit reads manifests rather than the cluster.
+func (o *AuditOptions) manifests() bool { return len(o.Filenames) > 0 || o.Kustomization != "" }
+
 // Validate checks the flags.
 func (o *AuditOptions) Validate() error {
 	var err error
 	if o.printer, err = o.output.printer(); err != nil {
+		return err
+	}
+	o.table.wide = o.output.format == wide
+	if err := o.table.validate(); err != nil {
 		return err
 	}
 	if o.failOn, err = audit.ParseSeverity(o.FailOn); err != nil {
@@ -148,8 +171,11 @@ func (o *AuditOptions) Validate() error {
 			return fmt.Errorf("unknown rule %q: rules are HF001 to HF%03d", id, len(audit.Rules()))
 		}
 	}
-	if o.AllNamespaces && len(o.Filenames) > 0 {
-		return errors.New("-A applies to a cluster; manifests given with -f are read whatever their namespace")
+	if o.AllNamespaces && o.manifests() {
+		return errors.New("-A applies to a cluster; manifests given with -f or -k are read whatever their namespace")
+	}
+	if len(o.Filenames) > 0 && o.Kustomization != "" {
+		return errors.New("-f and -k cannot be given together: audit the kustomization with -k, or the files with -f")
 	}
 	return nil
 }
@@ -162,13 +188,13 @@ type audited struct {
 }
 
 // auditResult is everything an audit found, over all its snapshots. A file that several
-// alternatives share (a nodes file) is audited with each: its findings and budgets are
-// kept once.
+// alternatives share (a nodes file) is audited with each: its findings, budgets, warnings
+// and notes are kept once.
 type auditResult struct {
 	parts                []audited
 	findings, suppressed []audit.Finding
 	budgets              []locatedBudget
-	problems, warnings   []string
+	input                audit.Input
 	seen                 map[string]bool
 }
 
@@ -179,7 +205,7 @@ type locatedBudget struct {
 }
 
 // add adds one snapshot's audit, leaving out what an earlier snapshot gave.
-func (r *auditResult) add(model *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin, kept, suppressed []audit.Finding, warnings []string) {
+func (r *auditResult) add(model *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin, kept, suppressed []audit.Finding, warnings, skipped []snapshot.Problem) {
 	if r.seen == nil {
 		r.seen = map[string]bool{}
 	}
@@ -202,8 +228,13 @@ func (r *auditResult) add(model *availability.Model, origins map[snapshot.Object
 		}
 	}
 	for _, w := range warnings {
-		if first("warning " + w) {
-			r.warnings = append(r.warnings, w)
+		if first("warning " + w.Error()) {
+			r.input.Warnings = append(r.input.Warnings, w)
+		}
+	}
+	for _, n := range skipped {
+		if first("skipped " + n.Error()) {
+			r.input.Skipped = append(r.input.Skipped, n)
 		}
 	}
 }
@@ -219,35 +250,61 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var res auditResult
-	for _, p := range problems {
-		res.problems = append(res.problems, p.Error())
-		fmt.Fprintln(o.ErrOut, "holdfast: skipped:", p.Error())
-	}
+	res := auditResult{input: audit.Input{Problems: problems}}
 	for _, v := range views {
 		snap := v.snap
-		var warnings []string
-		for _, w := range snap.Warnings {
-			warnings = append(warnings, w.Error())
-		}
 		model := availability.Build(snap, o.Now())
 		findings := audit.Merge(audit.Run(model, snap.Origins), audit.RunOwn(snap, v.outcomes, snap.Origins))
 		kept, suppressed, suppressWarnings := audit.Suppress(findings, snap, o.Ignore)
-		res.add(model, snap.Origins, kept, suppressed, append(warnings, suppressWarnings...))
+		var warnings []snapshot.Problem
+		for _, w := range suppressWarnings {
+			warnings = append(warnings, snapshot.Problem{Err: errors.New(w)})
+		}
+		res.add(model, snap.Origins, kept, suppressed, append(slices.Clone(snap.Warnings), warnings...), snap.Skipped)
 	}
-	for _, w := range res.warnings {
-		fmt.Fprintln(o.ErrOut, "holdfast: warning:", w)
-	}
+	reportInput(o.ErrOut, res.input)
 	if err := o.print(&res); err != nil {
 		return err
 	}
-	if len(problems) > 0 {
-		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("%d piece(s) of input could not be read; the rest was audited", len(problems))}
-	}
+	// Findings come first: a pipeline that fails on them must see them, whatever else
+	// went wrong.
 	if worst, ok := audit.Max(res.findings); ok && worst >= o.failOn {
-		return &ExitCodeError{Code: ExitFindings}
+		return &ExitCodeError{Code: ExitFindings, Err: unread(problems)}
+	}
+	if err := unread(problems); err != nil {
+		return &ExitCodeError{Code: ExitError, Err: err}
 	}
 	return nil
+}
+
+// unread is the error that some input could not be read, or nil.
+func unread(problems []snapshot.Problem) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d piece(s) of input could not be read; the rest was audited", len(problems))
+}
+
+// reportInput prints on w, for people, what of the input was skipped, could not be read,
+// or was read with a warning.
+func reportInput(w io.Writer, in audit.Input) {
+	for _, group := range []struct {
+		label    string
+		problems []snapshot.Problem
+	}{{"note", in.Skipped}, {"error", in.Problems}, {"warning", in.Warnings}} {
+		for _, p := range group.problems {
+			fmt.Fprintf(w, "holdfast: %s: %s\n", group.label, inputText(p))
+		}
+	}
+}
+
+// inputText is a problem as printed: without a file when it has none (a suppression
+// naming an unknown rule).
+func inputText(p snapshot.Problem) string {
+	if p.File == "" {
+		return p.Detail()
+	}
+	return p.Error()
 }
 
 // view is a snapshot as the operator will make it, with the budgets its policies keep,
@@ -260,8 +317,12 @@ type view struct {
 // load reads the cluster, or the manifests as one snapshot or as alternatives, each as
 // the operator will make it.
 func (o *AuditOptions) load(ctx context.Context) ([]view, []snapshot.Problem, error) {
-	if len(o.Filenames) > 0 {
-		snaps, problems, redefs := snapshot.LoadAlternatives(o.Filenames, snapshot.ManifestOptions{DefaultNamespace: o.namespace, Stdin: o.In})
+	if o.manifests() {
+		paths, opts := o.Filenames, snapshot.ManifestOptions{DefaultNamespace: o.namespace, Stdin: o.In}
+		if o.Kustomization != "" {
+			paths, opts.Kustomize = []string{o.Kustomization}, true
+		}
+		snaps, problems, redefs := snapshot.LoadAlternatives(paths, opts)
 		for _, r := range redefs {
 			fmt.Fprintf(o.ErrOut, "holdfast: %s and %s both define %s: audited apart, as alternatives\n", r.First, r.Again, r.Ref)
 		}
@@ -284,22 +345,54 @@ func (o *AuditOptions) load(ctx context.Context) ([]view, []snapshot.Problem, er
 func (o *AuditOptions) print(res *auditResult) error {
 	if o.printer != nil {
 		source := snapshot.SourceLive
-		if len(o.Filenames) > 0 {
+		if o.manifests() {
 			source = snapshot.SourceManifests
 		}
 		r := audit.NewReport(source, res.findings)
 		for _, b := range res.budgets {
 			r.AddBudget(b.Budget, b.origin)
 		}
-		r.Suppressed, r.Problems, r.Warnings = res.suppressed, res.problems, res.warnings
+		r.Suppressed = res.suppressed
+		r.Problems, r.Warnings, r.Skipped = texts(res.input.Problems), texts(res.input.Warnings), texts(res.input.Skipped)
 		return printValue(o.printer, r, o.Out)
 	}
-	if o.output.format == "sarif" {
+	switch o.output.format {
+	case "sarif":
 		enc := json.NewEncoder(o.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(audit.SARIF(append(slices.Clone(res.findings), res.suppressed...), Version))
+		return enc.Encode(audit.SARIF(append(slices.Clone(res.findings), res.suppressed...), Version, res.input))
+	case "compact":
+		return printCompact(o.Out, res.findings)
 	}
 	return o.printTable(res)
+}
+
+func texts(problems []snapshot.Problem) []string {
+	var out []string
+	for _, p := range problems {
+		out = append(out, inputText(p))
+	}
+	return out
+}
+
+// printCompact prints one line per finding, as linters do, so that CI logs and editors
+// link each to its place: file:line: severity rule: message (object). A live object,
+// which has no file, is named in the file's place.
+func printCompact(out io.Writer, findings []audit.Finding) error {
+	w := &errWriter{w: out}
+	findings = slices.Clone(findings)
+	slices.SortStableFunc(findings, func(a, b audit.Finding) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	for _, f := range findings {
+		ref := snapshot.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}
+		line := fmt.Sprintf("%s: %s %s: %s", ref, f.Severity, f.Rule, f.Message)
+		if f.File != "" {
+			line = fmt.Sprintf("%s: %s %s: %s (%s)", snapshot.Origin{File: f.File, Line: max(1, f.Line)}, f.Severity, f.Rule, f.Message, ref)
+		}
+		w.println(line)
+	}
+	return w.err
 }
 
 // ANSI colours per severity, used only on a terminal.
@@ -417,7 +510,7 @@ func (o *AuditOptions) printTable(res *auditResult) error {
 	}
 	if len(res.budgets) > 0 {
 		w.println("")
-		if err := printBudgets(w, res.budgets, len(res.parts) > 1); err != nil {
+		if err := o.table.print(w, budgetTable(res.budgets, len(res.parts) > 1)); err != nil {
 			return err
 		}
 	}
@@ -459,38 +552,37 @@ func (o *AuditOptions) printFinding(w *errWriter, f audit.Finding, ref snapshot.
 	}
 }
 
-// printBudgets prints holdfast's computation of every budget; with alternatives, the
-// file of each.
-func printBudgets(w *errWriter, budgets []locatedBudget, files bool) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	// Only then: the column says which budgets a DisruptionPolicy will keep.
+// budgetColumns are the columns of the budgets' table: who manages a budget shows when
+// a DisruptionPolicy keeps one, its file with alternatives; -o wide shows both.
+func budgetColumns(managed, files bool) []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		column("Budget", false), column("Expected", false), column("Desired", false), column("Healthy", false),
+		column("Allowed", false), column("Managed By", !managed), column("File", !files),
+	}
+}
+
+// budgetTable is holdfast's computation of every budget; with alternatives, the file of
+// each.
+func budgetTable(budgets []locatedBudget, files bool) *metav1.Table {
 	managed := slices.ContainsFunc(budgets, func(b locatedBudget) bool { return b.Policy() != "" })
-	header := "BUDGET\tEXPECTED\tDESIRED\tHEALTHY\tALLOWED"
-	if managed {
-		header += "\tMANAGED BY"
-	}
-	if files {
-		header += "\tFILE"
-	}
-	fmt.Fprintln(tw, header)
+	table := &metav1.Table{ColumnDefinitions: budgetColumns(managed, files)}
 	for _, b := range budgets {
 		allowed := fmt.Sprint(b.Status.DisruptionsAllowed)
 		if b.SyncError != "" {
 			allowed = "0 (sync fails)"
 		}
-		row := fmt.Sprintf("%s/%s\t%d\t%d\t%d\t%s", b.Namespace, b.Name, b.Status.ExpectedPods, b.Status.DesiredHealthy, b.Status.CurrentHealthy, allowed)
-		if managed {
-			row += "\t"
-			if b.Policy() != "" {
-				row += "DisruptionPolicy " + b.Policy()
-			}
+		managedBy, file := "", ""
+		if b.Policy() != "" {
+			managedBy = "DisruptionPolicy " + b.Policy()
 		}
-		if files {
-			row += "\t" + b.origin.File
+		if b.origin.File != "" {
+			file = b.origin.String()
 		}
-		fmt.Fprintln(tw, row)
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{
+			b.Namespace + "/" + b.Name, b.Status.ExpectedPods, b.Status.DesiredHealthy, b.Status.CurrentHealthy, allowed, managedBy, file,
+		}})
 	}
-	return tw.Flush()
+	return table
 }
 
 func count(n int, noun string) string {

@@ -125,8 +125,8 @@ func TestAuditTable(t *testing.T) {
 1 error, 1 warning, 0 info in 1 object; 1 budget computed from manifests.
 Run holdfast audit --explain RULE for why a rule matters.
 
-BUDGET    EXPECTED  DESIRED  HEALTHY  ALLOWED
-shop/web  1         1        1        0
+BUDGET     EXPECTED   DESIRED   HEALTHY   ALLOWED
+shop/web   1          1         1         0
 `
 	if diff := cmp.Diff(want, stdout); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
@@ -440,7 +440,7 @@ func TestAuditSharedFileWarnedOnce(t *testing.T) {
 // from a pull request. The input is refused, naming where, and the exit code is 1.
 func TestAuditAliasBomb(t *testing.T) {
 	stdout, stderr, code := runAudit(t, string(snapshottest.AliasBomb(7)), "audit", "-f", "-")
-	want := "holdfast: skipped: -:5: Pod/default/p: the file expands past 8 times its size here (YAML aliases?); none of it is read\n"
+	want := "holdfast: error: -:5: Pod/default/p: the file expands past 8 times its size here (YAML aliases?); none of it is read\n"
 	if code != ExitError || stderr != want {
 		t.Errorf("exit %d (want %d), stderr:\n%s\nwant:\n%s\nstdout:\n%s", code, ExitError, stderr, want, stdout)
 	}

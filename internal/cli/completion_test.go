@@ -52,7 +52,7 @@ current-context: lab-admin
 		args []string
 		want []string
 	}{
-		"audit -o":        {args: []string{"audit", "-o", ""}, want: append([]string{"table", "sarif"}, formats...)},
+		"audit -o":        {args: []string{"audit", "-o", ""}, want: append([]string{"table", "wide", "compact", "sarif"}, formats...)},
 		"plan failure -o": {args: []string{"plan", "failure", "-o", ""}, want: append([]string{"table"}, formats...)},
 		"version -o":      {args: []string{"version", "-o", ""}, want: append([]string{"text"}, formats...)},
 		"--fail-on":       {args: []string{"audit", "--fail-on", ""}, want: []string{"error", "warning", "info"}},

@@ -33,10 +33,10 @@ const ExitIncomplete = 3
 
 var errTimeout = errors.New("--timeout reached")
 
-// DefaultSlotNamespace holds the drain slot Leases: holdfast's own namespace, so that
-// whoever drains needs no write access next to the control plane's leader Leases in
-// kube-system.
-const DefaultSlotNamespace = "holdfast-system"
+// DefaultSlotNamespace holds the drain slot and run Leases: a namespace of their own, so
+// that whoever drains needs no write access next to a leader Lease, neither the control
+// plane's in kube-system nor the operator's in holdfast-system (config/rbac, the chart).
+const DefaultSlotNamespace = "holdfast-drain"
 
 // MaxConcurrentLimit bounds --max-concurrent of drain and plan drain: each slot is a Lease
 // read on every poll, and a plan's arithmetic stays far from overflow. A thousand nodes
@@ -63,8 +63,10 @@ type DrainOptions struct {
 	SlotNamespace      string
 	WaveByWave         bool
 	EvictUnplaceable   bool
-	// Output is "" for text for people, or "json" for one JSON object per event.
+	// Output is "" for text for people, "wide" for text with the tables' every column,
+	// or "json" for one JSON object per event.
 	Output string
+	table  tableFlags
 
 	// kubectl drain's flags, with kubectl's meaning where holdfast's allows.
 	PodSelector string
@@ -101,7 +103,7 @@ func newDrainCommand(o *DrainOptions) *cobra.Command {
 so that every PodDisruptionBudget holds.
 
 Safe to start on every node at once: each node's drain takes one of --max-concurrent
-slots, Leases named holdfast-drain-slot-N in --slot-namespace (holdfast-system, which
+slots, Leases named holdfast-drain-slot-N in --slot-namespace (holdfast-drain, which
 holdfast install and the chart create; a drain creates it if missing and allowed to)
 shared by every holdfast drain of the cluster, and the others wait their turn. A slot is
 renewed every 10s while its drain runs; a drain that cannot renew it within 20s stops
@@ -168,17 +170,18 @@ Drained (or DrainStopped) go on the node: kubectl describe node shows them.
 
 -o json writes one JSON object per event on standard output instead of the text (slot
 taken, cordoned, evicting, refused with the budget and its numbers, evicted, gone,
-drained, released, timeout or interrupted, and a last line of type result); the README
+drained, released, timeout or interrupted, and a last line of type result); docs/drain.md
 lists the types and fields.
 
 A 409 Conflict from the Eviction API is not taken as the pod gone: the pod is read
 again, and only a pod not found, or replaced by another of the same name, has left.
 
 Needs what the ClusterRole holdfast-drainer and the Role holdfast-drainer in
-holdfast-system grant (config/rbac, or the chart with drainerRole.create): nodes get,
-list, watch, patch, update; nodes/status patch; events create, patch; pods get, list,
-watch; pods/eviction create; workloads, budgets, autoscalers, priority classes,
-namespaces and holdfast's own kinds read; leases in --slot-namespace.
+holdfast-drain grant (config/rbac, or the chart with drainerRole.create): nodes get,
+list, watch, patch; pods get, list, watch; pods/eviction create; workloads, budgets,
+autoscalers, priority classes, namespaces and holdfast's own kinds read; leases in
+--slot-namespace. Optional: nodes/status patch and events create, patch, for the
+node's drain conditions and Events; without them the drain ends with a warning.
 
 Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
 an API call failed (unreachable, not allowed); 3 a node is not drained: a pod needs a
@@ -233,7 +236,9 @@ again to resume.`,
 	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, "leave DaemonSet pods on the node, which the DaemonSet would put back; without it a node with one is refused, nothing evicted (as kubectl)")
 	f.BoolVar(&o.DisableEviction, "disable-eviction", false, "refused: kubectl deletes pods with it, bypassing every PodDisruptionBudget; holdfast drain only evicts")
 	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "accepted for kubectl's scripts, and changes nothing: holdfast reads pods from one watch, not from paged lists")
-	f.StringVarP(&o.Output, "output", "o", "", "json: one JSON object per event on standard output, for pipelines (see README); default: text for people")
+	f.StringVarP(&o.Output, "output", "o", "", "json: one JSON object per event on standard output, for pipelines (see README); wide: the text with more columns; default: text for people")
+	o.table = newTableFlags(dryRunColumns, summaryColumns)
+	o.table.addFlags(cmd)
 	f.StringVar(&o.SlotNamespace, "slot-namespace", DefaultSlotNamespace, "namespace of the drain slot Leases, shared by every holdfast drain of the cluster")
 	// The old name, for scripts written against it; its default was kube-system.
 	f.StringVar(&o.SlotNamespace, "coordination-namespace", DefaultSlotNamespace, "")
@@ -277,9 +282,13 @@ func (o *DrainOptions) Validate() error {
 		return fmt.Errorf("--dry-run must be none, client or server, not %q", o.DryRun)
 	}
 	switch o.Output {
-	case "", "json":
+	case "", wide, "json":
 	default:
-		return fmt.Errorf("-o %q: drain prints text, or with -o json one JSON object per event", o.Output)
+		return fmt.Errorf("-o %q: drain prints text (-o wide with more columns), or with -o json one JSON object per event", o.Output)
+	}
+	o.table.wide = o.Output == wide
+	if err := o.table.validate(); err != nil {
+		return err
 	}
 	if o.Output == "json" && o.DryRun != DryRunNone {
 		return errors.New("-o json streams a drain's events; for the plan of a dry run as JSON, use holdfast plan drain -o json")

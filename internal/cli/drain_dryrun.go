@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -33,8 +32,11 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 	var evicted []*corev1.Pod
 	for i, wave := range p.Waves {
 		w.println(fmt.Sprintf("Wave %d: %s", i+1, strings.Join(wave.Nodes, ", ")))
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		left := map[*availability.Budget]int32{}
+		table := &metav1.Table{ColumnDefinitions: dryRunColumns}
+		left := map[snapshot.ObjectRef]*allowance{}
+		for _, a := range wave.Allowances {
+			left[a.Budget] = &allowance{allows: a.Allows, left: a.Allows}
+		}
 		surged := map[availability.WorkloadRef]bool{}
 		for _, c := range wave.Capacity {
 			surged[availability.WorkloadRef{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}] = c.Surged
@@ -44,7 +46,6 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 			if !ok {
 				return fmt.Errorf("node %s is not in the cluster", name)
 			}
-			fmt.Fprintf(tw, "  %s\t\t\n", name)
 			for _, m := range node.Members {
 				if m.Pod == nil || m.Terminating {
 					continue
@@ -56,10 +57,14 @@ func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *p
 				case "evict":
 					evicted = append(evicted, m.Pod)
 				}
-				fmt.Fprintf(tw, "    %s\t%s/%s\t%s\n", step, m.Namespace, m.Name, why)
+				workload := ""
+				if m.Workload != nil {
+					workload = m.Workload.Kind + "/" + m.Workload.Name
+				}
+				table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{name, m.Namespace + "/" + m.Name, step, why, workload}})
 			}
 		}
-		if err := tw.Flush(); err != nil {
+		if err := o.table.print(w, table); err != nil {
 			return err
 		}
 		for _, c := range wave.Capacity {
@@ -129,11 +134,20 @@ func (o *DrainOptions) serverDryRun(ctx context.Context, w *errWriter, pods []*c
 	return refused, w.err
 }
 
+// dryRunColumns are those of a wave's table: what becomes of each pod.
+var dryRunColumns = []metav1.TableColumnDefinition{
+	column("Node", false), column("Pod", false), column("Action", false), column("Reason", false), column("Workload", true),
+}
+
+// allowance is a budget's plan.Allowance in a wave, and what is left of it.
+type allowance struct{ allows, left int32 }
+
 // preview says what the drain would do with one pod, spending its budget in left: the
-// eviction oracle's answer for the pod as the snapshot stands, then each budget's
-// disruptions shared by the pods of the wave. surged is whether the plan counts on the
-// pod's DisruptionPolicy surging its workload in this wave.
-func preview(model *availability.Model, filter drain.Filter, m *availability.Member, left map[*availability.Budget]int32, surged bool) (step, why string) {
+// eviction oracle's answer for the pod as the snapshot stands, then what the plan's wave
+// lets each budget evict at once (plan.Allowance), shared by the pods of the wave.
+// surged is whether the plan counts on the pod's DisruptionPolicy surging its workload
+// in this wave.
+func preview(model *availability.Model, filter drain.Filter, m *availability.Member, left map[snapshot.ObjectRef]*allowance, surged bool) (step, why string) {
 	c := filter.Classify(m.Pod, model.DaemonSetExists)
 	switch c.Verdict {
 	case drain.Skip:
@@ -151,17 +165,28 @@ func preview(model *availability.Model, filter drain.Filter, m *availability.Mem
 		return "blocked", ev.Message
 	case !ev.Allowed:
 		return "wait", ev.Message
-	case ev.Reason != availability.ReasonDisruptionAllowed:
-		// No budget, or a pod the budget lets go without spending a disruption.
+	}
+	var budget snapshot.ObjectRef
+	switch {
+	case ev.Reason == availability.ReasonDisruptionAllowed:
+		budget = snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: m.Budgets[0].Namespace, Name: m.Budgets[0].Name}
+	case ev.Reason == availability.ReasonNoBudget && m.Workload != nil:
+		budget = snapshot.ObjectRef{Kind: m.Workload.Kind, Namespace: m.Workload.Namespace, Name: m.Workload.Name}
+	}
+	a := left[budget]
+	switch {
+	case a == nil:
+		// No budget the wave counts, or a pod the budget lets go without spending a
+		// disruption.
 		return "evict", ev.Message
+	case a.left > 0 && budget.Kind == snapshot.KindPodDisruptionBudget:
+		a.left--
+		return "evict", fmt.Sprintf("budget %s allows %d, %d left in this wave", budget.Name, a.allows, a.left)
+	case a.left > 0:
+		a.left--
+		return "evict", fmt.Sprintf("no budget covers %s %s: the drain keeps one of its pods ready, %d more may go in this wave", budget.Kind, budget.Name, a.left)
+	case budget.Kind == snapshot.KindPodDisruptionBudget:
+		return "wait", fmt.Sprintf("budget %s has nothing left in this wave: evicted once an earlier replacement is Ready", budget.Name)
 	}
-	b := m.Budgets[0]
-	if _, seen := left[b]; !seen {
-		left[b] = b.Status.DisruptionsAllowed
-	}
-	if left[b] > 0 {
-		left[b]--
-		return "evict", fmt.Sprintf("budget %s allows %d, %d left in this wave", b.Name, b.Status.DisruptionsAllowed, left[b])
-	}
-	return "wait", fmt.Sprintf("budget %s has nothing left in this wave: evicted once an earlier replacement is Ready", b.Name)
+	return "wait", fmt.Sprintf("no budget covers %s %s and the drain keeps one of its pods ready: evicted once an earlier replacement is Ready", budget.Kind, budget.Name)
 }

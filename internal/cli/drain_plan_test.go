@@ -116,10 +116,14 @@ func randomCluster(r *rand.Rand) *snapshot.Snapshot {
 	return c.Snapshot
 }
 
-// order is a drain's nodes: the waves, then the nodes it cannot drain.
+// order is a drain's nodes: the waves, then the nodes it cannot drain; and the ready pods
+// each Deployment loses at once in the first wave ("namespace/name"), its budget's count.
+// Only the first: the dry run lists the pods as the cluster stands, the plan's later waves
+// count the replacements its earlier waves placed.
 type order struct {
 	Waves   [][]string
 	Blocked []string
+	Lost    map[string]int32
 }
 
 // planDrainOrder runs holdfast plan drain -o json; true when a wave surges a workload.
@@ -145,6 +149,15 @@ func planDrainOrder(t *testing.T, cl cluster, nodes []string, maxConcurrent int)
 	got := order{Waves: r.Waves}
 	for _, b := range r.Blocked {
 		got.Blocked = append(got.Blocked, b.Node)
+	}
+	if len(r.Capacity) > 0 {
+		got.Lost = map[string]int32{}
+		for _, c := range r.Capacity[0] {
+			// Every pod of the test's clusters is Ready, as many as desired.
+			if c.Kind == snapshot.KindDeployment && c.Desired > c.Ready {
+				got.Lost[c.Namespace+"/"+c.Name] = c.Desired - c.Ready
+			}
+		}
 	}
 	surged := slices.ContainsFunc(r.Capacity, func(wave []plan.Capacity) bool {
 		return slices.ContainsFunc(wave, func(c plan.Capacity) bool { return c.Surged })
@@ -179,6 +192,14 @@ func dryRunOrder(t *testing.T, cl cluster, nodes []string, maxConcurrent int) or
 		if _, wave, ok := strings.Cut(line, "Wave "); ok && !strings.HasPrefix(line, " ") {
 			_, names, _ := strings.Cut(wave, ": ")
 			got.Waves = append(got.Waves, strings.Split(names, ", "))
+			if got.Lost == nil {
+				got.Lost = map[string]int32{}
+			}
+		}
+		// A Deployment's pod the first wave evicts: "node   namespace/name-rs-N   evict   why".
+		if fields := strings.Fields(line); len(got.Waves) == 1 && len(fields) > 2 && fields[2] == "evict" && strings.Contains(fields[1], "-rs-") {
+			workload, _, _ := strings.Cut(fields[1], "-rs-")
+			got.Lost[workload]++
 		}
 		if node, ok := strings.CutPrefix(line, "Cannot drain "); ok {
 			got.Blocked = append(got.Blocked, strings.TrimSuffix(node, ":"))
@@ -189,7 +210,8 @@ func dryRunOrder(t *testing.T, cl cluster, nodes []string, maxConcurrent int) or
 
 // TestDrainFollowsPlanDrain is the differential test of issue 33: on random clusters
 // under DisruptionPolicies, holdfast drain --dry-run prints the waves and the blocked
-// nodes holdfast plan drain does, and the drain takes the nodes in that order, wave for
+// nodes holdfast plan drain does, and evicts at once in each wave the pods the plan's
+// capacity counts (one count of each budget, unbudgeted workloads included), and the drain takes the nodes in that order, wave for
 // wave with --wave-by-wave, the blocked ones last. A single replica a policy surges is
 // drained in its wave, not held to the end as if its budget blocked it.
 func TestDrainFollowsPlanDrain(t *testing.T) {
@@ -259,7 +281,7 @@ func TestDrainWithoutHoldfastInstalled(t *testing.T) {
 		return true, nil, apierrors.NewNotFound(a.GetResource().GroupResource(), "")
 	})
 	planned, _ := planDrainOrder(t, cl, []string{"node-1", "node-2"}, 1)
-	if diff := cmp.Diff(order{Waves: [][]string{{"node-1"}, {"node-2"}}}, planned); diff != "" {
+	if diff := cmp.Diff(order{Waves: [][]string{{"node-1"}, {"node-2"}}, Lost: map[string]int32{"shop/web": 1}}, planned); diff != "" {
 		t.Errorf("plan drain (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(planned, dryRunOrder(t, cl, []string{"node-1", "node-2"}, 1)); diff != "" {
@@ -291,11 +313,11 @@ func TestDrainDryRunSurge(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Wave 1: node-1",
-		"surge  shop/checkout-rs-0  DisruptionPolicy defaults scales Deployment checkout up first: the budget lets the eviction through once the new pod is Ready",
+		"shop/checkout-rs-0|surge|DisruptionPolicy defaults scales Deployment checkout up first: the budget lets the eviction through once the new pod is Ready",
 		"Deployment shop/checkout keeps 1 of 1 ready (1 on these nodes), surged",
 		"every node would drain",
 	} {
-		if !strings.Contains(out.String(), want) {
+		if !says(out.String(), want) {
 			t.Errorf("the dry run does not say %q:\n%s", want, out.String())
 		}
 	}

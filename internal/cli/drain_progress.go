@@ -7,10 +7,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"golang.org/x/term"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/holdfast-dev/holdfast/internal/drain"
 )
@@ -172,12 +172,17 @@ func (p *progress) redraw() {
 	_, _ = io.WriteString(p.w, b.String())
 }
 
+// summaryColumns are those of the summary of a drain, a row per node.
+var summaryColumns = []metav1.TableColumnDefinition{
+	column("Node", false), column("Result", false), column("Evicted", false), column("Skipped", false),
+	column("Remaining", false), column("Stopped By", true),
+}
+
 // summary prints each node's outcome, and for nodes not drained what remains and how to
 // resume or give the node back.
 func (o *DrainOptions) summary(res drain.Result, took time.Duration, cause error) error {
 	w := &errWriter{w: o.Out}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tRESULT\tEVICTED\tSKIPPED\tREMAINING")
+	table := &metav1.Table{ColumnDefinitions: summaryColumns}
 	drained := 0
 	var cordoned []string
 	for _, n := range res.Nodes {
@@ -194,9 +199,13 @@ func (o *DrainOptions) summary(res drain.Result, took time.Duration, cause error
 			result = "NOT drained, cordoned"
 			cordoned = append(cordoned, n.Node)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", n.Node, result, n.Evicted, len(n.Skipped), len(n.Remaining))
+		stopped := ""
+		if n.Err != nil {
+			stopped = n.Err.Error()
+		}
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{n.Node, result, n.Evicted, len(n.Skipped), len(n.Remaining), stopped}})
 	}
-	if err := tw.Flush(); err != nil {
+	if err := o.table.print(w, table); err != nil {
 		return err
 	}
 	for _, n := range res.Nodes {

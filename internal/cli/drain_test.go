@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/drain"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
 
@@ -71,11 +73,11 @@ func TestDrainSummary(t *testing.T) {
 	if err := o.summary(res, 42*time.Second, fmt.Errorf("stopped: %w", errTimeout)); err != nil {
 		t.Fatal(err)
 	}
-	want := `NODE    RESULT                          EVICTED  SKIPPED  REMAINING
-node-1  drained                         3        1        0
-node-2  NOT drained, cordoned           1        0        1
-node-3  not started                     0        0        0
-node-4  NOT drained, refused, cordoned  0        0        1
+	want := `NODE     RESULT                           EVICTED   SKIPPED   REMAINING
+node-1   drained                          3         1         0
+node-2   NOT drained, cordoned            1         0         1
+node-3   not started                      0         0         0
+node-4   NOT drained, refused, cordoned   0         0         1
   node-2 shop/web-1: refused 4 time(s), last: blocked by PodDisruptionBudget shop/web (maxUnavailable 1): 2 of 3 healthy, needs 2, allows 0
   node-3: --timeout reached
   node-4 ops/debug: no controller would recreate the pod (use --force)
@@ -86,6 +88,26 @@ To give the nodes back as they are: holdfast uncordon node-2 node-4 (or kubectl 
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+	// -o wide adds why each node stopped; --no-headers and --sort-by as kubectl's.
+	out.Reset()
+	o.table = tableFlags{wide: true, noHeaders: true, sortBy: "remaining", columns: summaryColumns}
+	if err := o.summary(res, 42*time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	table, _, _ := strings.Cut(out.String(), "  node-2 shop/web-1")
+	var rows []string
+	for line := range strings.Lines(table) {
+		rows = append(rows, strings.Join(columnGap.Split(strings.TrimSpace(line), -1), "|"))
+	}
+	wantWide := []string{
+		"node-1|drained|3|1|0",
+		"node-3|not started|0|0|0|--timeout reached",
+		"node-2|NOT drained, cordoned|1|0|1|draining: --timeout reached",
+		"node-4|NOT drained, refused, cordoned|0|0|1",
+	}
+	if diff := cmp.Diff(wantWide, rows); diff != "" {
+		t.Errorf("wide summary (-want +got):\n%s", diff)
 	}
 }
 
@@ -181,9 +203,9 @@ func TestDrainDryRun(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		// Two pods of one budget on one node: the second waits, counted against the first.
-		"evict  shop/web-rs-0          budget web allows 1, 0 left in this wave",
-		"wait   shop/web-rs-1          budget web has nothing left in this wave",
-		"skip   kube-system/fluentd-0  managed by DaemonSet fluentd",
+		"shop/web-rs-0|evict|budget web allows 1, 0 left in this wave",
+		"shop/web-rs-1|wait|budget web has nothing left in this wave",
+		"kube-system/fluentd-0|skip|managed by DaemonSet fluentd",
 		"Deployment shop/web keeps 2 of 3 ready (2 on these nodes)",
 		// The plan's blockers, named.
 		"Cannot drain node-2:",
@@ -191,8 +213,50 @@ func TestDrainDryRun(t *testing.T) {
 		"Pod/shop/bare (NoController, until it changes)",
 		"1 node(s) cannot be drained",
 	} {
-		if !strings.Contains(got, want) {
+		if !says(got, want) {
 			t.Errorf("the dry run does not say %q:\n%s", want, got)
+		}
+	}
+}
+
+// says reports whether out has the text want, or when want is cells separated by "|",
+// a table row with these cells one after the other.
+func says(out, want string) bool {
+	cells := strings.Split(want, "|")
+	if len(cells) == 1 {
+		return strings.Contains(out, want)
+	}
+	for line := range strings.Lines(out) {
+		if strings.Contains(strings.Join(columnGap.Split(strings.TrimSpace(line), -1), "|"), want) {
+			return true
+		}
+	}
+	return false
+}
+
+// columnGap separates the cells of a table row.
+var columnGap = regexp.MustCompile(`\s{2,}`)
+
+// The dry run spends the plan's count of each budget (plan.Allowance): a workload with
+// two ready pods and no budget keeps one ready, as the plan counts it, so the second pod
+// on the node waits rather than going with the first.
+func TestDrainDryRunCountsAsThePlan(t *testing.T) {
+	c := snapshottest.New()
+	for _, n := range []string{"node-1", "node-2"} {
+		c.Node(n, "zone-a")
+	}
+	c.Deployment("shop", "api", map[string]string{"app": "api"}, []string{"node-1", "node-1"})
+	code, out, err := runDrain(t, fake.NewClientset(objectsOf(c)...), "node-1", "--dry-run")
+	if err != nil || code != ExitOK {
+		t.Errorf("exit code %d, error %v, want 0", code, err)
+	}
+	for _, want := range []string{
+		"shop/api-rs-0|evict|no budget covers Deployment api: the drain keeps one of its pods ready, 0 more may go in this wave",
+		"shop/api-rs-1|wait|no budget covers Deployment api and the drain keeps one of its pods ready",
+		"Deployment shop/api keeps 1 of 2 ready (2 on these nodes)",
+	} {
+		if !says(out, want) {
+			t.Errorf("the dry run does not say %q:\n%s", want, out)
 		}
 	}
 }
@@ -213,8 +277,8 @@ func TestDrainDryRunPodSelector(t *testing.T) {
 	if err != nil || code != ExitOK {
 		t.Errorf("exit code %d, error %v, want 0", code, err)
 	}
-	for _, want := range []string{"evict  shop/web-rs-0", "skip   shop/db-rs-0", "not matched by --pod-selector app=web", "every node would drain"} {
-		if !strings.Contains(out, want) {
+	for _, want := range []string{"shop/web-rs-0|evict", "shop/db-rs-0|skip", "not matched by --pod-selector app=web", "every node would drain"} {
+		if !says(out, want) {
 			t.Errorf("the dry run does not say %q:\n%s", want, out)
 		}
 	}
@@ -324,7 +388,7 @@ func TestDrainEvictionConflict(t *testing.T) {
 			afterConflict: func(*testing.T, *fake.Clientset, string, string) {},
 			wantCode:      ExitIncomplete,
 			wantOut: []string{
-				"node-1  NOT drained, cordoned",
+				"node-1|NOT drained, cordoned",
 				"the Eviction API answered 409 Conflict and the pod is still there",
 				"Stopped by --timeout; nothing more is evicted",
 			},
@@ -336,7 +400,7 @@ func TestDrainEvictionConflict(t *testing.T) {
 				}
 			},
 			wantCode: ExitOK,
-			wantOut:  []string{"node-1  drained", "Drained 1 of 1 node(s)"},
+			wantOut:  []string{"node-1|drained", "Drained 1 of 1 node(s)"},
 		},
 		"another pod took its name": {
 			afterConflict: func(t *testing.T, c *fake.Clientset, ns, name string) {
@@ -352,7 +416,7 @@ func TestDrainEvictionConflict(t *testing.T) {
 				}
 			},
 			wantCode: ExitOK,
-			wantOut:  []string{"node-1  drained"},
+			wantOut:  []string{"node-1|drained"},
 		},
 	}
 	for name, tc := range tests {
@@ -390,7 +454,7 @@ func TestDrainEvictionConflict(t *testing.T) {
 				t.Errorf("exit code %d, want %d\n%s%s", got, tc.wantCode, errOut.String(), out.String())
 			}
 			for _, want := range tc.wantOut {
-				if !strings.Contains(out.String(), want) {
+				if !says(out.String(), want) {
 					t.Errorf("the summary does not say %q:\n%s", want, out.String())
 				}
 			}
@@ -434,7 +498,7 @@ func TestDrainPreviewUnreadyPods(t *testing.T) {
 			if !ok {
 				t.Fatal("no pod web-rs-0")
 			}
-			step, why := preview(m, drain.Filter{}, p, map[*availability.Budget]int32{}, false)
+			step, why := preview(m, drain.Filter{}, p, map[snapshot.ObjectRef]*allowance{}, false)
 			if step != tc.want {
 				t.Errorf("preview = %s (%s), want %s", step, why, tc.want)
 			}
@@ -516,12 +580,12 @@ func TestDrainKubectlFlags(t *testing.T) {
 		},
 		"the runbook's line": {
 			args:      []string{"node-1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--grace-period=30", "--timeout=5m", "--skip-wait-for-delete-timeout=10", "--chunk-size=100"},
-			wantOut:   []string{"node-1  drained  2        1        0", "Drained 1 of 1 node(s)"},
+			wantOut:   []string{"node-1|drained|2|1|0", "Drained 1 of 1 node(s)"},
 			wantGrace: ptr.To[int64](30), wantEvicted: []string{"shop/db-0", "shop/web-0"},
 		},
 		"--pod-selector": {
 			args:        []string{"node-1", "--force", "--pod-selector=app=web"},
-			wantOut:     []string{"node-1  drained  1        2        0"},
+			wantOut:     []string{"node-1|drained|1|2|0"},
 			wantEvicted: []string{"shop/web-0"},
 		},
 		"--grace-period not given": {
@@ -530,7 +594,15 @@ func TestDrainKubectlFlags(t *testing.T) {
 		},
 		"--dry-run=client": {
 			args:    []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run=client"},
-			wantOut: []string{"evict  shop/web-0", "Dry run, nothing changed: every node would drain."},
+			wantOut: []string{"shop/web-0|evict", "Dry run, nothing changed: every node would drain."},
+		},
+		"--dry-run -o wide names each pod's workload": {
+			args:    []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run", "-o", "wide", "--sort-by", "action"},
+			wantOut: []string{"WORKLOAD", "shop/web-0|evict|no budget covers the pod", "kube-system/fluentd-0|skip|managed by DaemonSet fluentd|DaemonSet/fluentd"},
+		},
+		"--sort-by names a column": {
+			args:    []string{"node-1", "--dry-run", "--sort-by", "colour"},
+			wantErr: `--sort-by "colour" names no column: use one of Node, Pod, Action, Reason, Workload, Result`,
 		},
 		"--dry-run alone is client": {
 			args:    []string{"node-1", "--force", "--ignore-daemonsets", "--dry-run"},
@@ -559,7 +631,7 @@ func TestDrainKubectlFlags(t *testing.T) {
 		},
 		"-o yaml": {
 			args:    []string{"node-1", "-o", "yaml"},
-			wantErr: `-o "yaml": drain prints text, or with -o json one JSON object per event`,
+			wantErr: `-o "yaml": drain prints text (-o wide with more columns), or with -o json one JSON object per event`,
 		},
 	}
 	for name, tc := range tests {
@@ -589,7 +661,7 @@ func TestDrainKubectlFlags(t *testing.T) {
 				t.Errorf("exit code %d, want %d\n%s", code, tc.wantCode, out)
 			}
 			for _, want := range tc.wantOut {
-				if !strings.Contains(out, want) {
+				if !says(out, want) {
 					t.Errorf("output does not say %q:\n%s", want, out)
 				}
 			}

@@ -22,8 +22,8 @@ import (
 // (an upgrade) updates them and leaves other managers' fields alone.
 const installFieldManager = "holdfast-install"
 
-// installNamespace is where install puts the operator: its RBAC, leader election and the
-// drain slot Leases are written for it.
+// installNamespace is where install puts the operator: its RBAC and leader election are
+// written for it.
 const installNamespace = "holdfast-system"
 
 // InstallOptions holds the flags of `holdfast install`.
@@ -54,8 +54,10 @@ With --dry-run nothing is sent: the manifests are printed for review or for
 "kubectl apply --server-side -f -", as YAML documents, or with -o json (or jsonpath,
 go-template) as one v1 List. Running install again upgrades in place.
 
-The operator always goes into holdfast-system, the namespace its RBAC, leader election
-and the drain slot Leases are written for: -n naming another namespace is refused.`,
+The operator always goes into holdfast-system, the namespace its RBAC and leader election
+are written for: -n naming another namespace is refused. The drain slot Leases and the
+drainers' Role are in a namespace of their own, holdfast-drain, away from the operator's
+leader Lease.`,
 		Example: `  holdfast install
   holdfast install --dry-run | kubectl apply --server-side -f -
   holdfast install --dry-run -o json
@@ -77,7 +79,7 @@ and the drain slot Leases are written for: -n naming another namespace is refuse
 // Validate refuses flags install would otherwise ignore.
 func (o *InstallOptions) Validate(cmd *cobra.Command) error {
 	if ns := *o.configFlags.Namespace; cmd.Flags().Changed("namespace") && ns != installNamespace {
-		return fmt.Errorf("-n %s: install puts the operator in %s, the namespace its RBAC, leader election and drain Leases are written for", ns, installNamespace)
+		return fmt.Errorf("-n %s: install puts the operator in %s, the namespace its RBAC and leader election are written for", ns, installNamespace)
 	}
 	if cmd.Flags().Changed("output") && !o.DryRun {
 		return errors.New("-o prints the manifests of --dry-run: add --dry-run")

@@ -8,15 +8,20 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
+
+	"github.com/holdfast-dev/holdfast/config"
 )
 
 func TestInstallDryRun(t *testing.T) {
@@ -52,6 +57,7 @@ func TestInstallDryRun(t *testing.T) {
 	}
 	// The namespace comes first and the CRDs and RBAC before the operator that needs them.
 	want := []string{
+		"Namespace/holdfast-drain", // the drain slots'
 		"Namespace/holdfast-system",
 		"CustomResourceDefinition/*",
 		"ServiceAccount/holdfast-operator",
@@ -90,6 +96,41 @@ func TestInstallDryRun(t *testing.T) {
 // TestInstallFlags is the finding of issue 19: install --dry-run accepted -n and ignored
 // it. -n naming another namespace is refused, -o prints the manifests in kubectl's
 // formats, and -o without --dry-run is refused rather than ignored.
+// Issue 30 item 12: whoever drains gets nothing in the operator's namespace, where its
+// leader Lease is (a drain creates and deletes Leases of names it picks, which
+// resourceNames cannot restrict), and may patch nodes but not update them.
+func TestDrainerRolesKeepOffTheOperator(t *testing.T) {
+	objs, err := config.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var operatorNamespace, drainerNamespace string
+	var clusterRole rbacv1.ClusterRole
+	for _, u := range objs {
+		switch {
+		case u.GetKind() == "Deployment" && u.GetName() == "holdfast-operator":
+			operatorNamespace = u.GetNamespace()
+		case u.GetKind() == "Role" && u.GetName() == "holdfast-drainer":
+			drainerNamespace = u.GetNamespace()
+		case u.GetKind() == "ClusterRole" && u.GetName() == "holdfast-drainer":
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &clusterRole); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if operatorNamespace == "" || drainerNamespace == "" || operatorNamespace == drainerNamespace {
+		t.Errorf("the drainer's Role is in namespace %q, the operator in %q: they must be found, and apart", drainerNamespace, operatorNamespace)
+	}
+	if drainerNamespace != DefaultSlotNamespace {
+		t.Errorf("the drainer's Role is in %q, but holdfast drain's --slot-namespace defaults to %q", drainerNamespace, DefaultSlotNamespace)
+	}
+	for _, r := range clusterRole.Rules {
+		if slices.Contains(r.Resources, "nodes") && slices.Contains(r.Verbs, "update") {
+			t.Errorf("the drainer's ClusterRole grants update on nodes (%v): patch is all a drain writes", r.Verbs)
+		}
+	}
+}
+
 func TestInstallFlags(t *testing.T) {
 	tests := map[string]struct {
 		args   []string
@@ -110,7 +151,7 @@ func TestInstallFlags(t *testing.T) {
 				return json.Unmarshal([]byte(s), &list) == nil && list.Kind == "List" && len(list.Items) > 10
 			}},
 		"-o jsonpath": {args: []string{"install", "--dry-run", "-o", "jsonpath={.items[0].metadata.name}"}, code: ExitOK,
-			stdout: func(s string) bool { return s == "holdfast-system" }},
+			stdout: func(s string) bool { return s == "holdfast-drain" }},
 		"-o without --dry-run": {args: []string{"install", "-o", "json"}, code: ExitError, stderr: "-o prints the manifests of --dry-run: add --dry-run"},
 	}
 	for name, tc := range tests {

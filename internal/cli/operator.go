@@ -53,13 +53,13 @@ func NewOperatorCommand(flags *genericclioptions.ConfigFlags, streams genericioo
 
   NodeCompanion            one companion pod next to every pod of a DaemonSet, run as a
                            Deployment with a budget of one, so drains take its nodes one
-                           at a time (article 000)
+                           at a time: DaemonSet pods no budget can protect
   DisruptionPolicy         budgets for the workloads it selects that never deadlock,
                            single replicas surged or protected, maintenance windows and
-                           pacing (articles 001, 003, 004)
+                           pacing, a fast answer when a node dies
   ClusterDisruptionPolicy  a DisruptionPolicy copied into every namespace it selects
   rebalance                replicas piled onto one node or zone moved, one pod at a time
-                           and within budget, for the workloads opted in (article 002)
+                           and within budget, for the workloads opted in
 
 Several replicas may run: with leader election (the default) only the leader reconciles.
 SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,

@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/predict"
@@ -84,9 +85,7 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 	if len(in.Filenames) > 0 {
 		var read *snapshot.Snapshot
 		read, problems = snapshot.LoadManifests(in.Filenames, snapshot.ManifestOptions{DefaultNamespace: in.namespace, Stdin: in.In})
-		for _, w := range read.Warnings {
-			fmt.Fprintln(in.ErrOut, "holdfast: warning:", w.Error())
-		}
+		reportInput(in.ErrOut, audit.Input{Problems: problems, Warnings: read.Warnings, Skipped: read.Skipped})
 		snap, _ = predict.Operator(read, in.Now())
 	} else {
 		if err := in.cluster.connect(in.configFlags); err != nil {
@@ -96,9 +95,6 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 		if snap, _, err = in.cluster.load(ctx, metav1.NamespaceAll, in.Now()); err != nil {
 			return nil, 0, err
 		}
-	}
-	for _, p := range problems {
-		fmt.Fprintln(in.ErrOut, "holdfast: skipped:", p.Error())
 	}
 	if len(snap.Nodes) == 0 {
 		return nil, 0, errors.New("no Node in the input: add a nodes file with -f, e.g. the output of kubectl get nodes -o yaml")
@@ -148,7 +144,7 @@ later waves have less room; --uncordon plans a rolling upgrade instead, where ea
 comes back empty after its wave.
 
 A workload with several replicas and no budget is planned as if a budget kept one of
-them ready, so that no wave empties it (article 004's loop of drains); holdfast drain's
+them ready, so that no wave empties it (a loop that drains every node at once); holdfast drain's
 pacing keeps the same promise.
 
 Each wave lists the workloads it hurts most with their ready replicas against those asked
@@ -160,7 +156,8 @@ an evicted pod, or a one-per-node companion that would stay Pending.
 
 The lower bound is the fewest waves any order could reach for the nodes the plan
 drains (blocked nodes are not counted): a budget allowing a disruptions with pods on n
-nodes needs at least ceil(n/a) waves, more when a node holds several of its pods.
+nodes needs at least ceil(n/a) waves, more when a node holds several of its pods, and
+nodes no two of which can share a wave need one each (docs/planning.md).
 
 Exit codes: 0 every node is in a wave, 1 error (bad flags, unreadable input, cluster
 unreachable), 2 some node is blocked.`,
@@ -320,6 +317,9 @@ func (o *PlanDrainOptions) printTable(p *plan.Plan) error {
 			summary += fmt.Sprintf("; %d more need as many", lb.BudgetsAtBound-1)
 		}
 		summary += ")"
+	case lb.Conflicting > 0:
+		summary += fmt.Sprintf(" (%s of which no two can share a wave: each pair holds more pods of a budget than it lets go at once)",
+			count(lb.Conflicting, "node"))
 	case o.MaxConcurrent > 0 && lb.Waves > 1:
 		summary += fmt.Sprintf(" (at most %s at a time)", count(o.MaxConcurrent, "node"))
 	}

@@ -77,6 +77,8 @@ drains that explain every blocker, drains nodes without taking services down, an
 an operator that keeps disruption budgets and per-node companions right.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version, as kubectl plugins and most CLIs answer it; holdfast version says more.
+		Version: GetVersionInfo().Version,
 		// Execute writes the profile: a command's error skips cobra's post-run hooks.
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			if err := globals.checkServerVersion(flags); err != nil {
@@ -86,6 +88,7 @@ an operator that keeps disruption budgets and per-node companions right.`,
 		},
 		PersistentPostRunE: func(*cobra.Command, []string) error { return globals.warned() },
 	}
+	root.SetVersionTemplate("holdfast {{.Version}}\n")
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	flags.AddFlags(root.PersistentFlags())
@@ -97,7 +100,7 @@ an operator that keeps disruption budgets and per-node companions right.`,
 	// Their node arguments complete like plan drain's, from the cluster.
 	drain.ValidArgsFunction = completeNodeNames(flags)
 	uncordon.ValidArgsFunction = completeNodeNames(flags)
-	root.AddCommand(NewVersionCommand(streams))
+	root.AddCommand(NewVersionCommand(streams, flags))
 	root.AddCommand(NewAuditCommand(streams, flags))
 	root.AddCommand(NewOperatorCommand(flags, streams))
 	root.AddCommand(NewInstallCommand(streams, flags))

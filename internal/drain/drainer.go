@@ -583,6 +583,18 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 	default:
 		return true
 	}
+	asked, err := w.evict(ctx, p, key, paced)
+	if !asked || err != nil && ctx.Err() != nil {
+		// Not asked (no slot, or the workload's turn taken), or cut short by the drain's
+		// end, not refused: run returns why it ended.
+		return true
+	}
+	return w.answer(ctx, p, err, now)
+}
+
+// evict asks the Eviction API to evict the pod while the node holds its slot, taking the
+// workload's turn with the pacer when paced; asked is false when it did not ask.
+func (w *nodeWork) evict(ctx context.Context, p *podWork, key workloadKey, paced bool) (asked bool, err error) {
 	var (
 		baseline int
 		seq      uint64
@@ -590,20 +602,20 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 	if paced {
 		var ok bool
 		if baseline, seq, ok = w.d.pacer.begin(ctx, w.d.Client, key); !ok {
-			return true
+			return false, nil
 		}
 	}
 	if !w.slot.Held() {
 		if paced {
 			w.d.pacer.end(key, baseline, seq, "", false)
 		}
-		return true
+		return false, nil
 	}
 	if p.attempts == 0 {
 		// Retries are not announced: the refusal they follow is, once per change.
 		w.say(p, Evicting, "")
 	}
-	err := w.d.Client.CoreV1().Pods(p.pod.Namespace).EvictV1(ctx, &policyv1.Eviction{
+	err = w.d.Client.CoreV1().Pods(p.pod.Namespace).EvictV1(ctx, &policyv1.Eviction{
 		ObjectMeta: metav1.ObjectMeta{Name: p.pod.Name, Namespace: p.pod.Namespace},
 		// The UID precondition keeps a retry from evicting a new pod of the same name.
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.pod.UID}, GracePeriodSeconds: w.d.GracePeriod},
@@ -614,65 +626,61 @@ func (w *nodeWork) step(ctx context.Context, p *podWork) bool {
 			w.gates = append(w.gates, eviction{key, seq})
 		}
 	}
-	if err != nil && ctx.Err() != nil {
-		// Cut short by the drain's end, not refused: run returns why it ended.
-		return true
+	return true, err
+}
+
+// answer records what the Eviction API's answer (AnswerOf) means for the pod, reading
+// the pod or its budgets where the answer alone does not say; it reports whether the
+// pod still needs the drain to wait for it.
+func (w *nodeWork) answer(ctx context.Context, p *podWork, err error, now time.Time) bool {
+	retry := func(after time.Duration, why string) {
+		p.attempts++
+		p.state.RetryAt = now.Add(Backoff(p.attempts, after))
+		p.refused = why
 	}
-	switch {
-	case err == nil:
+	switch AnswerOf(err) {
+	case AnsEvicted:
 		p.state.Terminating = true
 		w.res.Evicted++
 		w.say(p, Evicted, "")
-	case apierrors.IsNotFound(err):
+	case AnsGone:
 		p.state.Gone = true
-	case apierrors.IsConflict(err):
-		// A failed UID precondition answers 409, but so does a pod that is still there:
-		// the API server's own retries on a budget's status conflicts ran out, or the
-		// pod changed under the request. Only the pod itself says which.
+	case AnsConflict:
 		gone, readErr := w.gone(ctx, p.pod)
 		if gone {
 			p.state.Gone = true
 			break
 		}
-		p.attempts++
-		p.state.RetryAt = now.Add(Backoff(p.attempts, 0))
-		p.refused = "the Eviction API answered 409 Conflict and the pod is still there: " + err.Error()
+		why := "the Eviction API answered 409 Conflict and the pod is still there: " + err.Error()
 		if readErr != nil {
-			p.refused = fmt.Sprintf("the Eviction API answered 409 Conflict and the pod could not be read again: %v", readErr)
+			why = fmt.Sprintf("the Eviction API answered 409 Conflict and the pod could not be read again: %v", readErr)
 		}
+		retry(0, why)
 		w.say(p, Blocked, p.refused)
-	case apierrors.IsTooManyRequests(err):
-		p.attempts++
-		retryAfter, _ := apierrors.SuggestsClientDelay(err)
-		wait := Backoff(p.attempts, time.Duration(retryAfter)*time.Second)
-		p.state.RetryAt = now.Add(wait)
+	case AnsBudget:
 		msg, never, budget := w.refusal(ctx, p.pod, err)
 		if never {
 			p.state.Stopped = msg
 			w.sayBudget(p, PodStopped, msg, budget)
 			return false
 		}
-		p.refused = msg
+		retryAfter, _ := apierrors.SuggestsClientDelay(err)
+		retry(time.Duration(retryAfter)*time.Second, msg)
 		w.sayBudget(p, Blocked, msg, budget)
-	case apierrors.IsInternalError(err):
-		pdbs, listErr := w.budgets(ctx, p.pod)
-		if listErr == nil && len(pdbs) > 1 {
+	case AnsInternal:
+		if pdbs, listErr := w.budgets(ctx, p.pod); listErr == nil && len(pdbs) > 1 {
 			p.state.Stopped = Overlapping(pdbs)
 			w.say(p, PodStopped, p.state.Stopped)
 			return false
 		}
-		p.attempts++
-		p.state.RetryAt = now.Add(Backoff(p.attempts, 0))
-		p.refused = err.Error()
+		retry(0, err.Error())
 		w.say(p, Blocked, p.refused)
-	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err):
+	case AnsNever:
 		p.state.Stopped = err.Error()
 		w.say(p, PodStopped, p.state.Stopped)
 		return false
 	default:
-		p.attempts++
-		p.state.RetryAt = now.Add(Backoff(p.attempts, 0))
-		p.refused = err.Error()
+		retry(0, err.Error())
 		w.say(p, Blocked, p.refused)
 	}
 	return true

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // desiredEvery is how long the pacer trusts the size a workload's controller wants while
@@ -251,11 +253,11 @@ func (p *pacer) readyPods(ctx context.Context, client kubernetes.Interface, key 
 		if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != key.uid || pod.DeletionTimestamp != nil || (evicted != "" && pod.UID == evicted) {
 			continue
 		}
+		if availability.PodReady(pod) {
+			ready++
+		}
 		for _, c := range pod.Status.Conditions {
-			switch {
-			case c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue:
-				ready++
-			case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable:
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 				unschedulable = c.Message
 			}
 		}

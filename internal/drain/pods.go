@@ -3,6 +3,8 @@ package drain
 import (
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
@@ -87,6 +89,47 @@ func Next(s PodState, now time.Time) Action {
 		return ActWaitPacing
 	}
 	return ActEvict
+}
+
+// Answer is what the Eviction API's answer to an eviction means for the pod.
+type Answer int
+
+const (
+	// AnsEvicted: the eviction was accepted; the pod is terminating.
+	AnsEvicted Answer = iota
+	// AnsGone: 404, the pod is deleted already.
+	AnsGone
+	// AnsConflict: 409, a failed UID precondition (the pod is gone) or a pod still there
+	// (the API server's retries on a budget's status conflicts ran out, or the pod
+	// changed under the request); only the pod itself says which.
+	AnsConflict
+	// AnsBudget: 429, a budget refused now; it says whether it ever will allow it.
+	AnsBudget
+	// AnsInternal: 500, which several budgets over the pod answer, as other faults do.
+	AnsInternal
+	// AnsNever: 403, 422 or 405, which no retry changes: the drain stops on the pod.
+	AnsNever
+	// AnsRetry: anything else, tried again after a backoff.
+	AnsRetry
+)
+
+// AnswerOf classifies the error an eviction returned (nil when it was accepted).
+func AnswerOf(err error) Answer {
+	switch {
+	case err == nil:
+		return AnsEvicted
+	case apierrors.IsNotFound(err):
+		return AnsGone
+	case apierrors.IsConflict(err):
+		return AnsConflict
+	case apierrors.IsTooManyRequests(err):
+		return AnsBudget
+	case apierrors.IsInternalError(err):
+		return AnsInternal
+	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err):
+		return AnsNever
+	}
+	return AnsRetry
 }
 
 // Backoff bounds the retries of a refused eviction.

@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -10,8 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -320,5 +323,24 @@ func TestPickNext(t *testing.T) {
 				t.Errorf("PickNext = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestAnswerOf: each answer of the Eviction API to its meaning for the pod.
+func TestAnswerOf(t *testing.T) {
+	gr := schema.GroupResource{Resource: "pods"}
+	for err, want := range map[error]Answer{
+		nil:                                     AnsEvicted,
+		apierrors.NewNotFound(gr, "web-0"):      AnsGone,
+		apierrors.NewConflict(gr, "web-0", nil): AnsConflict,
+		apierrors.NewTooManyRequests("budget", 0):                 AnsBudget,
+		apierrors.NewInternalError(errors.New("several budgets")): AnsInternal,
+		apierrors.NewForbidden(gr, "web-0", errors.New("no")):     AnsNever,
+		apierrors.NewMethodNotSupported(gr, "create"):             AnsNever,
+		apierrors.NewTimeoutError("slow", 1):                      AnsRetry,
+	} {
+		if got := AnswerOf(err); got != want {
+			t.Errorf("AnswerOf(%v) = %d, want %d", err, got, want)
+		}
 	}
 }

@@ -2,13 +2,17 @@ package drain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -51,16 +55,53 @@ func (d *Drainer) updateNode(ctx context.Context, node string, change func(*core
 	nodes := d.Client.CoreV1().Nodes()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := nodes.Get(ctx, node, metav1.GetOptions{})
-		if err != nil || !change(n) {
+		if err != nil {
 			return err
 		}
-		_, err = nodes.Update(ctx, n, metav1.UpdateOptions{})
-		return err
+		changed := n.DeepCopy()
+		if !change(changed) {
+			return nil
+		}
+		return patchNode(ctx, nodes, n, changed)
 	})
 	if err != nil {
 		return fmt.Errorf("updating node %s: %w", node, err)
 	}
 	return nil
+}
+
+// patchNode writes the difference from orig to changed as a patch, the drainer's only
+// write to nodes (its role grants patch, not update: an update could rewrite any field
+// of the node). The patch carries orig's resourceVersion, so that a node changed since it
+// was read fails it (409) and the change is made again on the node as it is.
+func patchNode(ctx context.Context, nodes typedcorev1.NodeInterface, orig, changed *corev1.Node) error {
+	from, err := json.Marshal(orig)
+	if err != nil {
+		return err
+	}
+	to, err := json.Marshal(changed)
+	if err != nil {
+		return err
+	}
+	patch, err := jsonpatch.CreateMergePatch(from, to)
+	if err != nil {
+		return err
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(patch, &fields); err != nil {
+		return err
+	}
+	meta, _ := fields["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		fields["metadata"] = meta
+	}
+	meta["resourceVersion"] = orig.ResourceVersion
+	if patch, err = json.Marshal(fields); err != nil {
+		return err
+	}
+	_, err = nodes.Patch(ctx, orig.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
 }
 
 // release takes the queued mark and the run's annotation off every node of the run, even

@@ -17,10 +17,11 @@ import (
 func Uncordon(ctx context.Context, client kubernetes.Interface, node string) (cordoned bool, left Leftover, err error) {
 	nodes := client.CoreV1().Nodes()
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := nodes.Get(ctx, node, metav1.GetOptions{})
+		orig, err := nodes.Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
+		n := orig.DeepCopy()
 		cordoned = n.Spec.Unschedulable
 		n.Spec.Unschedulable = false
 		left = Leftovers(n, false)
@@ -28,8 +29,7 @@ func Uncordon(ctx context.Context, client kubernetes.Interface, node string) (co
 			return nil
 		}
 		left.Apply(n)
-		_, err = nodes.Update(ctx, n, metav1.UpdateOptions{})
-		return err
+		return patchNode(ctx, nodes, orig, n)
 	})
 	if err != nil {
 		return false, Leftover{}, fmt.Errorf("uncordoning node %s: %w", node, err)

@@ -1,14 +1,17 @@
 package plan_test
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
+	"github.com/holdfast-dev/holdfast/test/bench"
 )
 
 // BenchmarkRollingDrain plans a rolling drain (drained nodes come back) of every node of
@@ -58,4 +61,34 @@ func benchmarkRollingDrain(b *testing.B, s *snapshot.Snapshot) {
 	b.ReportMetric(float64(len(p.Waves)), "waves")
 	b.ReportMetric(float64(p.LowerBound.Waves), "lower-bound")
 	b.ReportMetric(float64(len(p.Blocked)), "blocked")
+	bench.Go(b, "go test -run '^$' -bench RollingDrain -benchmem -cpu 1 ./internal/plan/", "s", 0,
+		bench.Of("waves / lower bound", float64(len(p.Waves))/float64(max(p.LowerBound.Waves, 1)), "x").AtMost(waveRatio).
+			With(fmt.Sprintf("%d waves, lower bound %d, %d nodes blocked", len(p.Waves), p.LowerBound.Waves, len(p.Blocked))))
+}
+
+// waveRatio is the most waves a plan may take per wave of its lower bound (the target of
+// the issue on plans that reach their bound).
+const waveRatio = 1.2
+
+// BenchmarkBenchScalePlan plans `holdfast plan drain --all` on the cluster make
+// bench-scale builds (1,000 nodes, about 30,000 pods, see benchScaleShape) and reports
+// the waves against the lower bound and their ratio.
+func BenchmarkBenchScalePlan(b *testing.B) {
+	s := benchScaleShape(1000).Snapshot
+	var p *plan.Plan
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		opts := plan.Options{DrainFilter: availability.DrainFilter{IgnoreDaemonSets: true}}
+		if p, err = plan.DrainWaves(s, now, plan.Targets{All: true}, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(p.Waves)), "waves")
+	b.ReportMetric(float64(p.LowerBound.Waves), "lower-bound")
+	b.ReportMetric(float64(len(p.Waves))/float64(p.LowerBound.Waves), "waves/bound")
+	b.ReportMetric(float64(len(p.Blocked)), "blocked")
+	bench.Go(b, "go test -run '^$' -bench BenchScalePlan -benchmem ./internal/plan/", "s", 0,
+		bench.Of("waves / lower bound", float64(len(p.Waves))/float64(max(p.LowerBound.Waves, 1)), "x").AtMost(waveRatio).
+			With(fmt.Sprintf("%d waves, lower bound %d, %d nodes blocked", len(p.Waves), p.LowerBound.Waves, len(p.Blocked))))
 }

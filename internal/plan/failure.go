@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/holdfast-dev/holdfast/internal/policy"
@@ -204,11 +203,9 @@ func startupOf(w *availability.Workload) time.Duration {
 		if m.Pod == nil {
 			continue
 		}
-		for _, cond := range m.Pod.Status.Conditions {
-			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-				if d := cond.LastTransitionTime.Sub(m.Pod.CreationTimestamp.Time); d > 0 && (best == 0 || d < best) {
-					best = d
-				}
+		if ready, since := availability.Readiness(m.Pod); ready {
+			if d := since.Sub(m.Pod.CreationTimestamp.Time); d > 0 && (best == 0 || d < best) {
+				best = d
 			}
 		}
 	}

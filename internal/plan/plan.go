@@ -76,6 +76,17 @@ type Wave struct {
 	Capacity []Capacity `json:"capacity"`
 	// Moves says where each evicted pod's replacement goes, in eviction order.
 	Moves []Move `json:"moves,omitempty"`
+	// Allowances are what each budget the wave draws on lets it evict at once.
+	Allowances []Allowance `json:"allowances,omitempty"`
+}
+
+// Allowance is what one budget lets a wave evict before replacements are Ready: the one
+// count of a wave's budgets, which Capacity, the drain's dry run and its pacing follow.
+// Budget is a PodDisruptionBudget or, for a workload with several ready pods and none,
+// the workload itself, of which a drain keeps one pod ready.
+type Allowance struct {
+	Budget snapshot.ObjectRef `json:"budget"`
+	Allows int32              `json:"allows"`
 }
 
 // Move is one evicted pod and the node its replacement lands on. To is empty for a pod
@@ -177,7 +188,8 @@ type Reason struct {
 // budgets as they are now impose it (a node the plan finds blocked is not counted): a
 // budget that allows a disruptions and has ready pods on n of them needs at least
 // ceil(n/a) waves, more when a node holds several of its pods (see BudgetBound);
-// MaxConcurrent c needs ceil(nodes/c). Pods moved by earlier waves
+// MaxConcurrent c needs ceil(nodes/c); nodes no two of which can share a wave need one
+// each. Pods moved by earlier waves
 // can make the best plan longer than the bound, never shorter.
 type LowerBound struct {
 	Waves int `json:"waves"`
@@ -185,6 +197,10 @@ type LowerBound struct {
 	// name; BudgetsAtBound counts them all.
 	Budgets        []BudgetBound `json:"budgets,omitempty"`
 	BudgetsAtBound int           `json:"budgetsAtBound"`
+	// Conflicting is set when a set of that many nodes, no two of which can share a wave
+	// (each pair holds more pods of some budget than it allows at once), imposes Waves,
+	// more than any budget alone.
+	Conflicting int `json:"conflicting,omitempty"`
 }
 
 // BudgetBound is the waves one budget imposes. Kind is PodDisruptionBudget, or the kind
@@ -237,7 +253,7 @@ func Unplaceable(snap *snapshot.Snapshot, now time.Time, name string, f availabi
 	c.filter(target, f)
 	opts := Options{DrainFilter: f}
 	c.order(target, opts)
-	_, failed := c.evict(target, opts)
+	_, failed := c.evict(target, opts, nil)
 	return c.roomReasons(failed, 0), nil
 }
 

@@ -1,10 +1,9 @@
 package plan
 
 import (
-	"fmt"
-
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
@@ -36,11 +35,11 @@ func (c *cluster) surges(b int) bool {
 	}
 	budget := c.m.Budgets[b]
 	p := c.strategies[budget]
-	if p == nil || p.Spec.SingleReplica != holdfastv1alpha1.SingleReplicaSurge {
+	if p == nil {
 		return false
 	}
 	for _, w := range budget.Workloads {
-		if w.Kind != snapshot.KindDeployment {
+		if !policy.Surges(p, w.Kind) {
 			return false
 		}
 	}
@@ -51,13 +50,8 @@ func (c *cluster) surges(b int) bool {
 // budget's policy does not protect.
 func (c *cluster) protectMessage(budget *availability.Budget) string {
 	p := c.strategies[budget]
-	if p == nil || p.Spec.SingleReplica != holdfastv1alpha1.SingleReplicaProtect {
+	if p == nil || !policy.Protects(p) {
 		return ""
 	}
-	if p.Spec.EscapeAfter == nil {
-		return fmt.Sprintf("%s: DisruptionPolicy %s protects its single replica and sets no escapeAfter, so the drain of its node waits until the pod is moved by hand",
-			availability.BudgetSpec(budget.PDB), p.Name)
-	}
-	return fmt.Sprintf("%s: DisruptionPolicy %s protects its single replica: the drain of its node waits escapeAfter (%s), then the budget lets the eviction through",
-		availability.BudgetSpec(budget.PDB), p.Name, p.Spec.EscapeAfter.Duration)
+	return policy.MsgProtectedDrain(p, availability.BudgetSpec(budget.PDB))
 }

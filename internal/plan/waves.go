@@ -36,6 +36,7 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 			remaining = append(remaining, n)
 		}
 	}
+	remaining = c.unplaceable(remaining, opts, blocked)
 	// The bound counts the pods each node holds now, before any wave re-places others
 	// onto it, and only the nodes the plan drains in the end: a node found blocked on
 	// the way needs no wave.
@@ -68,6 +69,28 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 	}
 	plan.LowerBound = c.lowerBound(drained, start, opts)
 	return plan
+}
+
+// unplaceable blocks, before any wave, the nodes with a pod whose replacement fits on no
+// other node even with every other node still up (a one-per-node companion, without
+// Uncordon), and returns the others. Left among the others, each would be planned as if it
+// would drain: its budgets, such as a companion's allowing one eviction in the whole
+// cluster, would spread the nodes that do drain over as many waves as it has nodes, and
+// replacements would go to it last, as to a node still queued.
+func (c *cluster) unplaceable(nodes []*node, opts Options, blocked map[*node][]Reason) []*node {
+	// One placer serves every try: each node is cordoned only for its own, and the placer
+	// checks that as it goes.
+	pl := c.newPlacer()
+	return slices.DeleteFunc(nodes, func(n *node) bool {
+		undo, failed := c.evict([]*node{n}, opts, pl)
+		undo.revert()
+		if len(failed) == 0 {
+			return false
+		}
+		blocked[n] = c.roomReasons(failed, 0)
+		n.queued = false
+		return true
+	})
 }
 
 // demand is how many ready pods of one budget a node would lose.
@@ -127,7 +150,7 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 		wave = append(wave, n)
 	}
 	for len(wave) > 0 {
-		undo, failed := c.evict(wave, opts)
+		undo, failed := c.evict(wave, opts, nil)
 		if len(failed) == 0 {
 			return wave, undo.moves
 		}
@@ -183,7 +206,8 @@ func (c *cluster) admit(ds []demand, used map[int]int32, alone map[int]bool) {
 // conflicts, computed on the cluster as it is now. Nodes are coloured in the order of a
 // maximum cardinality search over shared budgets (next, the node sharing budgets with the
 // most nodes already coloured): for conflicts that form a chordal graph, as interval-like
-// placements do, first-fit in that order uses the fewest colours possible.
+// placements do, first-fit in that order uses the fewest colours possible. Then, for the
+// others, the colouring is improved by recolouring in reverse (see recolourings).
 func (c *cluster) order(nodes []*node, opts Options) []*node {
 	ds := make([][]demand, len(c.nodes))
 	holders := map[int][]*node{}
@@ -227,24 +251,52 @@ func (c *cluster) order(nodes []*node, opts Options) []*node {
 			}
 		}
 	}
-	c.classes = nil
-	for _, n := range order {
-		for k := 0; ; k++ {
-			if k == len(c.classes) {
-				c.classes = append(c.classes, &class{used: map[int]int32{}, alone: map[int]bool{}})
-			}
-			cl := c.classes[k]
-			if (opts.MaxConcurrent > 0 && len(cl.nodes) == opts.MaxConcurrent) || !c.fitsBudgets(ds[n.idx], cl.used, cl.alone) {
-				continue
-			}
-			c.admit(ds[n.idx], cl.used, cl.alone)
-			cl.nodes = append(cl.nodes, n)
-			n.class = k
+	c.classes = c.firstFit(order, ds, opts)
+	// Culberson's iterated greedy: first-fit over the classes taken in reverse never
+	// needs more colours than the classes it starts from, and often fewer. Not below
+	// what the budgets alone ask for, though.
+	least := c.lowerBound(nodes, c.boundStart(nodes), opts).Waves
+	for range recolourings {
+		if len(c.classes) <= least {
 			break
+		}
+		var again []*node
+		for _, cl := range slices.Backward(c.classes) {
+			again = append(again, cl.nodes...)
+		}
+		if classes := c.firstFit(again, ds, opts); len(classes) <= len(c.classes) {
+			c.classes = classes
+		}
+	}
+	for k, cl := range c.classes {
+		for _, n := range cl.nodes {
+			n.class = k
 		}
 	}
 	slices.SortStableFunc(order, func(a, b *node) int { return cmp.Compare(a.class, b.class) })
 	return order
+}
+
+// recolourings is how many times order recolours the nodes: at 1,000 nodes of 30 pods,
+// each under a budget allowing one disruption, the colours come down from 52 to 43 in 20
+// rounds, slower after.
+const recolourings = 20
+
+// firstFit colours the nodes in order: each takes the first class its demands fit.
+func (c *cluster) firstFit(order []*node, ds [][]demand, opts Options) []*class {
+	var classes []*class
+	for _, n := range order {
+		k := slices.IndexFunc(classes, func(cl *class) bool {
+			return (opts.MaxConcurrent == 0 || len(cl.nodes) < opts.MaxConcurrent) && c.fitsBudgets(ds[n.idx], cl.used, cl.alone)
+		})
+		if k < 0 {
+			k = len(classes)
+			classes = append(classes, &class{used: map[int]int32{}, alone: map[int]bool{}})
+		}
+		c.admit(ds[n.idx], classes[k].used, classes[k].alone)
+		classes[k].nodes = append(classes[k].nodes, n)
+	}
+	return classes
 }
 
 // class is one colour of the planned order: nodes expected to drain in one wave, and
@@ -297,8 +349,9 @@ type undoLog struct {
 
 // evict drains the wave's nodes in the simulation: their pods are taken off and placed
 // elsewhere. With Uncordon, pods that fit nowhere during the wave wait for its nodes to
-// come back. It returns the pods that fit nowhere.
-func (c *cluster) evict(wave []*node, opts Options) (*undoLog, []failure) {
+// come back. It returns the pods that fit nowhere. pl places the pods, or, when nil, a
+// placer made for the wave.
+func (c *cluster) evict(wave []*node, opts Options, pl *placer) (*undoLog, []failure) {
 	u := &undoLog{c: c, nodes: wave}
 	var evicted []*pod
 	var from []*node
@@ -325,7 +378,9 @@ func (c *cluster) evict(wave []*node, opts Options) (*undoLog, []failure) {
 		}
 	}
 	var failed []failure
-	pl := c.newPlacer()
+	if pl == nil {
+		pl = c.newPlacer()
+	}
 	var waiting []int
 	for i, p := range evicted {
 		if ok, why := pl.place(p); !ok {
@@ -422,6 +477,7 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 			budget[p.wl] = c.budgetOf(p)
 		}
 	}
+	allows := map[int]int32{}
 	for wl, lost := range evicted {
 		wk := c.m.Workloads[wl]
 		surged := c.surges(budget[wl])
@@ -430,7 +486,8 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 			lost = 0
 		case b >= 0:
 			// The budget lets only this many go before replacements are Ready.
-			lost = min(lost, max(0, c.allowed(b)))
+			allows[b] = max(0, c.allowed(b))
+			lost = min(lost, allows[b])
 		}
 		w.Capacity = append(w.Capacity, Capacity{Kind: wk.Kind, Namespace: wk.Namespace, Name: wk.Name,
 			Desired: wk.Desired, Ready: c.ready[wl] - lost, Evicted: evicted[wl], Surged: surged})
@@ -440,6 +497,10 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 		return cmp.Or(cmp.Compare(int64(a.Ready)*int64(b.Desired), int64(b.Ready)*int64(a.Desired)),
 			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
+	for b, n := range allows {
+		w.Allowances = append(w.Allowances, Allowance{Budget: c.budgetRef(b), Allows: n})
+	}
+	slices.SortFunc(w.Allowances, func(a, b Allowance) int { return cmp.Compare(a.Budget.String(), b.Budget.String()) })
 	return w
 }
 
@@ -549,10 +610,11 @@ func (c *cluster) boundStart(nodes []*node) boundInputs {
 	return in
 }
 
-// lowerBound computes the fewest waves the nodes need: ceil(nodes/MaxConcurrent), and
-// for each budget allowing a disruptions: one wave for each node holding more than a of
-// its ready pods (such a node shares its wave with no other node of the budget), plus
-// ceil(p/a) for the p pods on the other nodes.
+// lowerBound computes the fewest waves the nodes need: ceil(nodes/MaxConcurrent); for
+// each budget allowing a disruptions: one wave for each node holding more than a of its
+// ready pods (such a node shares its wave with no other node of the budget), plus
+// ceil(p/a) for the p pods on the other nodes; and the size of a set of nodes of which no
+// two can share a wave (see conflicting).
 func (c *cluster) lowerBound(nodes []*node, in boundInputs, opts Options) LowerBound {
 	if len(nodes) == 0 {
 		return LowerBound{}
@@ -598,10 +660,56 @@ func (c *cluster) lowerBound(nodes []*node, in boundInputs, opts Options) LowerB
 		}
 		bounds = append(bounds, bb)
 	}
+	if k := conflicting(nodes, in); k > lb.Waves {
+		lb.Waves, lb.Conflicting, bounds = k, k, nil
+	}
 	slices.SortFunc(bounds, func(a, b BudgetBound) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
 	})
 	lb.BudgetsAtBound = len(bounds)
 	lb.Budgets = bounds[:min(len(bounds), maxBoundBudgets)]
 	return lb
+}
+
+// conflictSeeds is how many nodes, the most loaded, conflicting grows a set from.
+const conflictSeeds = 8
+
+// conflicting returns the size of a set of nodes no two of which can share a wave: each
+// pair holds, together, more pods of some budget than it allows at once. Every such
+// node needs a wave of its own, so the set's size is a lower bound; it exceeds the
+// budgets' own when each node spends several budgets (four budgets allowing one
+// disruption, nodes holding three of them: any two share two, and each goes alone,
+// where each budget alone asks for only as many waves as nodes holding it). The set is
+// grown greedily from each of the most loaded nodes, over the nodes by load: the
+// largest such set is hard to find, and any one found is a bound.
+func conflicting(nodes []*node, in boundInputs) int {
+	pods := make(map[*node]map[int]int32, len(nodes))
+	for _, n := range nodes {
+		m := make(map[int]int32, len(in.demands[n]))
+		for _, d := range in.demands[n] {
+			m[d.budget] = d.pods
+		}
+		pods[n] = m
+	}
+	conflict := func(u, v *node) bool {
+		for _, d := range in.demands[u] {
+			if p, ok := pods[v][d.budget]; ok && in.allowed[d.budget] > 0 && d.pods+p > in.allowed[d.budget] {
+				return true
+			}
+		}
+		return false
+	}
+	byLoad := slices.Clone(nodes)
+	slices.SortStableFunc(byLoad, func(a, b *node) int { return cmp.Compare(len(in.demands[b]), len(in.demands[a])) })
+	best := 0
+	for _, seed := range byLoad[:min(conflictSeeds, len(byLoad))] {
+		set := []*node{seed}
+		for _, n := range byLoad {
+			if n != seed && !slices.ContainsFunc(set, func(m *node) bool { return !conflict(n, m) }) {
+				set = append(set, n)
+			}
+		}
+		best = max(best, len(set))
+	}
+	return best
 }

@@ -113,6 +113,15 @@ func budgetFor(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, spec policyv1.
 	return b
 }
 
+// OwnBudget reports whether b is a budget holdfast made: labelled managed-by holdfast
+// and owned by the workload it is named after, as budgetFor makes it. A label alone is
+// not enough to delete a budget by: a user's budget may carry a copied policy label.
+func OwnBudget(b *policyv1.PodDisruptionBudget) bool {
+	return b.Labels[managedByLabel] == managedByValue && slices.ContainsFunc(b.OwnerReferences, func(ref metav1.OwnerReference) bool {
+		return BudgetName(ref.Kind, ref.Name) == b.Name
+	})
+}
+
 // ownedByUnreadable reports whether b belongs to an object of a scale target that could
 // not be read: absent from the observation, it is not known to be gone.
 func ownedByUnreadable(b *policyv1.PodDisruptionBudget, unreadable []Unreadable) bool {

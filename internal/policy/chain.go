@@ -172,6 +172,20 @@ func closedWindow(s *subject) (verdict, bool) {
 	return held(s.o.Policy, s.w, s.entry(), s.win.nextOpening), true
 }
 
+// Surges reports whether p surges a single replica of kind before the eviction that
+// drains its node: only a Deployment's, whose pods are interchangeable and whose scale is
+// holdfast's to raise (a StatefulSet's pod keeps its identity; a custom kind's
+// controller owns its scale).
+func Surges(p *holdfastv1alpha1.DisruptionPolicy, kind string) bool {
+	return p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && kind == holdfastv1alpha1.KindDeployment
+}
+
+// Protects reports whether p holds the drain of a single replica's node, until
+// escapeAfter when it sets one.
+func Protects(p *holdfastv1alpha1.DisruptionPolicy) bool {
+	return p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaProtect
+}
+
 // singleReplica applies the policy's single-replica strategy, paced.
 func singleReplica(s *subject) (verdict, bool) {
 	if s.replicas != 1 || s.w.Kind == holdfastv1alpha1.KindDaemonSet {
@@ -180,9 +194,9 @@ func singleReplica(s *subject) (verdict, bool) {
 	p, w, st := s.o.Policy, s.w, s.entry()
 	var v verdict
 	switch {
-	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaProtect:
+	case Protects(p):
 		v = protect(s.o, w, st)
-	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Kind == holdfastv1alpha1.KindDeployment:
+	case Surges(p, w.Kind):
 		v = surgeOrHandOff(s.o, w, st)
 	case p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Custom():
 		st.State, st.Message = holdfastv1alpha1.WorkloadSkipped, msgCustomNotSurged(w.Kind)

@@ -90,6 +90,71 @@ type nodeState struct {
 	companion *corev1.Pod // a non-terminating companion pod bound to the node
 }
 
+// nodeCase is one eligible node as the companion decision sees it.
+type nodeCase struct {
+	name  string
+	state *nodeState
+	// drained says its companion was evicted while it was cordoned, drainedAt when.
+	drained   bool
+	drainedAt time.Time
+	now       time.Time
+}
+
+// nodeVerdict is what one eligible node means: covered (no reason), missing its
+// companion (a gap's reason and message), or excluded from the count.
+type nodeVerdict struct {
+	excluded        bool
+	reason, message string
+	since           time.Time
+}
+
+// nodeStep decides a node, or passes it on to the next step.
+type nodeStep func(c *nodeCase) (nodeVerdict, bool)
+
+// nodeChain decides each eligible node: the first step that applies decides it; a node
+// none applies to has no companion yet.
+var nodeChain = []nodeStep{cordonedAway, covering, drainedHolds, companionNotReady}
+
+func (c *nodeCase) decide() nodeVerdict {
+	for _, step := range nodeChain {
+		if v, ok := step(c); ok {
+			return v
+		}
+	}
+	return nodeVerdict{reason: GapPending, message: msgNoCompanion, since: c.now}
+}
+
+// cordonedAway leaves out a cordoned node whose companion went away without a drain: the
+// scheduler never places a companion there, so it would hold the budget forever.
+func cordonedAway(c *nodeCase) (nodeVerdict, bool) {
+	if !c.state.node.Spec.Unschedulable || c.state.companion != nil || c.drained {
+		return nodeVerdict{}, false
+	}
+	return nodeVerdict{excluded: true, reason: GapCordoned, message: msgCordonedAway, since: c.now}, true
+}
+
+// covering counts a node whose companion is Ready.
+func covering(c *nodeCase) (nodeVerdict, bool) {
+	return nodeVerdict{}, c.state.companion != nil && availability.PodReady(c.state.companion)
+}
+
+// drainedHolds keeps a drained node, still cordoned, holding the budget: the protection
+// itself, one node at a time.
+func drainedHolds(c *nodeCase) (nodeVerdict, bool) {
+	if !c.drained {
+		return nodeVerdict{}, false
+	}
+	return nodeVerdict{reason: GapDrained, message: msgDrainedHolds(c.drainedAt), since: c.drainedAt}, true
+}
+
+// companionNotReady is a node whose companion is there but not Ready.
+func companionNotReady(c *nodeCase) (nodeVerdict, bool) {
+	if c.state.companion == nil {
+		return nodeVerdict{}, false
+	}
+	return nodeVerdict{reason: GapNotReady, message: msgCompanionNotReady(c.state.companion.Name), since: c.now}, true
+}
+
 // DecideCompanion computes the owned objects and the status of a NodeCompanion. It is pure: the
 // same CompanionObserved always gives the same CompanionDecision.
 //
@@ -120,76 +185,31 @@ func DecideCompanion(o CompanionObserved) CompanionDecision {
 		nodes[n.Name] = &nodeState{node: n}
 		eligibleNodes = append(eligibleNodes, n)
 	}
-	existing := map[string]bool{}
-	for i := range o.Nodes {
-		existing[o.Nodes[i].Name] = true
-	}
-
-	seen := maps.Clone(o.Evictions)
-	if seen == nil {
-		seen = map[string]time.Time{}
-	}
-	var ready int32
-	guarded := map[string]bool{}
-	for i := range o.Pods {
-		pod := &o.Pods[i]
-		if pod.Spec.NodeName != "" && !existing[pod.Spec.NodeName] {
-			// Terminating or not, no kubelet will ever confirm its end.
-			d.StalePods = append(d.StalePods, pod)
-			continue
-		}
-		if node, at, ok := EvictedFrom(pod); ok {
-			// Being evicted: it no longer covers its node, which is now drained.
-			if prev, dup := seen[node]; !dup || at.Before(prev) {
-				seen[node] = at
-			}
-			continue
-		}
-		if pod.DeletionTimestamp != nil {
-			continue
-		}
-		if podReady(pod) {
-			ready++
-		}
-		if pod.Spec.NodeName == "" {
-			continue
-		}
-		if s := nodes[pod.Spec.NodeName]; s != nil && (s.companion == nil || podReady(pod)) {
-			s.companion = pod
-		}
-		if nc.Spec.Guard != nil && nc.Spec.Guard.Enabled && pod.Labels[holdfastv1alpha1.GuardLabel] == holdfastv1alpha1.GuardHold {
-			guarded[pod.Spec.NodeName] = true
-		}
-	}
+	pods := readCompanionPods(o, nodes)
+	d.StalePods = pods.stale
+	ready, guarded, seen := pods.ready, pods.guarded, pods.evicted
 
 	var drained map[string]time.Time
 	d.OpenEvictions, drained = drainedNodes(slices.Concat(old.Drained, old.Evicted), seen, nodes)
 
-	oldMissing := gapsByNode(old.Missing)
-	oldExcluded := gapsByNode(old.Excluded)
+	oldMissing, oldExcluded := gapsByNode(old.Missing), gapsByNode(old.Excluded)
 	var desired []string
 	var missing, excluded []holdfastv1alpha1.NodeGap
 	var covered int32
 	for _, name := range slices.Sorted(maps.Keys(nodes)) {
-		s := nodes[name]
-		_, wasDrained := drained[name]
-		if s.node.Spec.Unschedulable && s.companion == nil && !wasDrained {
-			excluded = append(excluded, gap(oldExcluded, name, GapCordoned,
-				"cordoned and its companion went away without a drain: left out so that it does not hold the budget; uncordon it to get a companion back", o.Now))
+		c := &nodeCase{name: name, state: nodes[name], now: o.Now}
+		c.drainedAt, c.drained = drained[name]
+		v := c.decide()
+		switch {
+		case v.excluded:
+			excluded = append(excluded, gap(oldExcluded, name, v.reason, v.message, v.since))
 			continue
+		case v.reason == "":
+			covered++
+		default:
+			missing = append(missing, gap(oldMissing, name, v.reason, v.message, v.since))
 		}
 		desired = append(desired, name)
-		switch {
-		case s.companion != nil && podReady(s.companion):
-			covered++
-		case wasDrained:
-			missing = append(missing, gap(oldMissing, name, GapDrained,
-				fmt.Sprintf("drained and still cordoned: holds the disruption budget since %s; uncordon or delete the node to release it", drained[name].UTC().Format(time.RFC3339)), drained[name]))
-		case s.companion != nil:
-			missing = append(missing, gap(oldMissing, name, GapNotReady, "companion "+s.companion.Name+" is not Ready", o.Now))
-		default:
-			missing = append(missing, gap(oldMissing, name, GapPending, "no companion scheduled yet", o.Now))
-		}
 	}
 
 	st := holdfastv1alpha1.NodeCompanionStatus{
@@ -224,6 +244,60 @@ func DecideCompanion(o CompanionObserved) CompanionDecision {
 	d.RequeueAfter = setConditions(&st, nc, o.TargetMissing, missing, o.Now)
 	d.Status = st
 	return d
+}
+
+// companionPods is what a NodeCompanion's pods say: the nodes whose companion was evicted
+// and when (the evictions remembered included), the Ready companions, the nodes whose
+// guard holds, and the pods bound to nodes that no longer exist.
+type companionPods struct {
+	evicted map[string]time.Time
+	ready   int32
+	guarded map[string]bool
+	stale   []*corev1.Pod
+}
+
+// readCompanionPods reads o's pods, and gives each eligible node in nodes its companion.
+func readCompanionPods(o CompanionObserved, nodes map[string]*nodeState) companionPods {
+	existing := map[string]bool{}
+	for i := range o.Nodes {
+		existing[o.Nodes[i].Name] = true
+	}
+	seen := maps.Clone(o.Evictions)
+	if seen == nil {
+		seen = map[string]time.Time{}
+	}
+	out := companionPods{evicted: seen, guarded: map[string]bool{}}
+	for i := range o.Pods {
+		pod := &o.Pods[i]
+		if pod.Spec.NodeName != "" && !existing[pod.Spec.NodeName] {
+			// Terminating or not, no kubelet will ever confirm its end.
+			out.stale = append(out.stale, pod)
+			continue
+		}
+		if node, at, ok := EvictedFrom(pod); ok {
+			// Being evicted: it no longer covers its node, which is now drained.
+			if prev, dup := seen[node]; !dup || at.Before(prev) {
+				seen[node] = at
+			}
+			continue
+		}
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		if availability.PodReady(pod) {
+			out.ready++
+		}
+		if pod.Spec.NodeName == "" {
+			continue
+		}
+		if s := nodes[pod.Spec.NodeName]; s != nil && (s.companion == nil || availability.PodReady(pod)) {
+			s.companion = pod
+		}
+		if g := o.Companion.Spec.Guard; g != nil && g.Enabled && pod.Labels[holdfastv1alpha1.GuardLabel] == holdfastv1alpha1.GuardHold {
+			out.guarded[pod.Spec.NodeName] = true
+		}
+	}
+	return out
 }
 
 // drainedNodes merges the evictions remembered in status with those just seen. An
@@ -329,15 +403,6 @@ func setConditions(st *holdfastv1alpha1.NodeCompanionStatus, nc *holdfastv1alpha
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
 	return requeue
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // EvictedFrom returns the node a pod was evicted from through the Eviction API, and when.

@@ -87,6 +87,8 @@ type Autoscaler struct {
 	Min, Max int32
 	// Original is the SurgeOriginalBoundsAnnotation, "min/max", while surging.
 	Original string
+	// Deployment is the Deployment it scales; "" for another kind.
+	Deployment string
 }
 
 // Pod is one live (not terminating) pod of a workload whose pods Decide reads.
@@ -118,6 +120,9 @@ type Observed struct {
 	// are found besides the workloads' templates. From manifests, which hold no pods,
 	// every workload's template stands for its pods.
 	PodLabels []map[string]string
+	// Marked are the namespace's live pods whose do-not-disrupt a Protect put on: pod
+	// name to the policy (DoNotDisruptByAnnotation).
+	Marked map[string]string
 	// Nodes are the nodes of those pods.
 	Nodes map[string]*corev1.Node
 	// Claims are Karpenter's NodeClaims of those nodes, keyed by node name; nil without
@@ -182,7 +187,8 @@ type AutoscalerBounds struct {
 	Original string
 }
 
-// PodAnnotation sets or removes karpenter.sh/do-not-disrupt on a pod.
+// PodAnnotation sets or removes karpenter.sh/do-not-disrupt on a pod, with the mark
+// (DoNotDisruptByAnnotation) that says it is the policy's.
 type PodAnnotation struct {
 	Pod          string
 	DoNotDisrupt bool
@@ -265,6 +271,7 @@ func Decide(o Observed) Decision {
 		}
 	}
 	wanted := map[string]bool{}
+	protected := map[string]bool{}
 	var outs []holdfastv1alpha1.WorkloadStatus
 	var lostNodes []string
 	for _, w := range selected {
@@ -276,6 +283,11 @@ func Decide(o Observed) Decision {
 		v := decideWorkload(o, w, win, closed, siblings, f)
 		d.Scales = append(d.Scales, v.scales...)
 		d.PodAnnotations = append(d.PodAnnotations, v.annotations...)
+		if v.status.State == holdfastv1alpha1.WorkloadProtected {
+			for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
+				protected[pod.Name] = true
+			}
+		}
 		d.RequeueAfter = sooner(d.RequeueAfter, v.requeueAfter)
 		if v.budget != nil {
 			wanted[v.budget.Name] = true
@@ -286,10 +298,11 @@ func Decide(o Observed) Decision {
 	}
 	for i := range o.Budgets {
 		b := &o.Budgets[i]
-		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && !wanted[b.Name] && !ownedByUnreadable(b, o.Unreadable) {
+		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && OwnBudget(b) && !wanted[b.Name] && !ownedByUnreadable(b, o.Unreadable) {
 			d.Delete = append(d.Delete, b)
 		}
 	}
+	d.PodAnnotations = append(d.PodAnnotations, unmark(o.Marked, func(by string) bool { return by == p.Name }, protected)...)
 	if len(p.Spec.ScaleTargets) > 0 {
 		d.RequeueAfter = sooner(d.RequeueAfter, scaleTargetPoll)
 	}

@@ -266,6 +266,15 @@ func TestDecide(t *testing.T) {
 			budgets: []policyv1.PodDisruptionBudget{*budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil), *budget("other", agent, maxUnavailable(intstr.FromInt32(1)), nil)},
 			want:    result{Delete: []string{"holdfast-deploy-web"}},
 		},
+		// Issue 30 item 10: the policy's label alone does not make a budget holdfast's.
+		"a user's budget with the policy's labels copied is not deleted": {
+			policy: policy("p", time.Hour, nil),
+			budgets: func() []policyv1.PodDisruptionBudget {
+				copied := userBudget("copied", map[string]string{"app": "x"})
+				copied.Labels = map[string]string{holdfastv1alpha1.PolicyLabel: "p", managedByLabel: managedByValue}
+				return []policyv1.PodDisruptionBudget{copied}
+			}(),
+		},
 		"single replica under Skip: no budget, a warning": {
 			policy: policy("p", time.Hour, nil),
 			work:   []Workload{single},
@@ -408,8 +417,9 @@ func TestDecide(t *testing.T) {
 			work:   []Workload{db},
 			budgets: []policyv1.PodDisruptionBudget{*budget("p", db, minAvailable(intstr.FromInt32(1)),
 				map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T11:58:30.5Z"})},
-			pods:  map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n1", Ready: true, DoNotDisrupt: true}}},
-			nodes: cordoned,
+			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n1", Ready: true, DoNotDisrupt: true}}},
+			marked: map[string]string{"db-0": "p"},
+			nodes:  cordoned,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)),
 					map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T11:58:30.5Z"})},
@@ -418,6 +428,32 @@ func TestDecide(t *testing.T) {
 					Message: "the drain of node n1 was blocked for escapeAfter (1m0s): its budget now lets the eviction through"}},
 			},
 			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonSomeWithoutBudget},
+		},
+		// Issue 30 item 7: the annotation goes with Protect, whatever ends it, but only
+		// the policy's own: a user's (unmarked) and another policy's stay.
+		"protect's annotation removed once its workload has two replicas, or is not selected": {
+			policy: policy("p", time.Hour, protect(time.Minute)),
+			work:   []Workload{ready(workload(holdfastv1alpha1.KindStatefulSet, "db", 2), 2)},
+			pods: map[string][]Pod{"StatefulSet/db": {
+				{Name: "db-0", Node: "n1", Ready: true, DoNotDisrupt: true}, {Name: "db-1", Node: "n2", Ready: true, DoNotDisrupt: true}}},
+			marked: map[string]string{"db-0": "p", "gone-0": "p", "other-0": "q"},
+			want: result{
+				Apply:          []*policyv1.PodDisruptionBudget{budget("p", ready(workload(holdfastv1alpha1.KindStatefulSet, "db", 2), 2), maxUnavailable(intstr.FromInt32(1)), nil)},
+				PodAnnotations: []PodAnnotation{{Pod: "db-0", DoNotDisrupt: false}, {Pod: "gone-0", DoNotDisrupt: false}},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 2, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-sts-db",
+					Message: "1 of 2 pods may be disrupted at once"}},
+			},
+		},
+		"protect keeps its annotation while protecting": {
+			policy: policy("p", time.Hour, protect(time.Minute)),
+			work:   []Workload{db},
+			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n2", Ready: true, DoNotDisrupt: true}}},
+			marked: map[string]string{"db-0": "p"},
+			want: result{
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, minAvailable(intstr.FromInt32(1)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
+					Message: "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod"}},
+			},
 		},
 		"protect without escapeAfter blocks for good": {
 			policy: policy("p", time.Hour, protect(0)),
@@ -549,11 +585,13 @@ type decideCase struct {
 	pods    map[string][]Pod
 	// podLabels are the namespace's live pods' labels; nil for unknown.
 	podLabels []map[string]string
-	nodes     map[string]*corev1.Node
-	claims    map[string]NodeClaim
-	groups    map[string]NodeGroupMember
-	scalers   Autoscalers
-	surging   []Workload
+	// marked are the pods a Protect annotated, to the policy.
+	marked  map[string]string
+	nodes   map[string]*corev1.Node
+	claims  map[string]NodeClaim
+	groups  map[string]NodeGroupMember
+	scalers Autoscalers
+	surging []Workload
 	// unreadable are the scale targets gather could not read.
 	unreadable []Unreadable
 	health     NodeHealth
@@ -575,6 +613,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 				Budgets:     tc.budgets,
 				Pods:        tc.pods,
 				PodLabels:   tc.podLabels,
+				Marked:      tc.marked,
 				Nodes:       tc.nodes,
 				Claims:      tc.claims,
 				NodeGroups:  tc.groups,

@@ -1,14 +1,13 @@
 package policy
 
 import (
-	"time"
-
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // WorkloadOf reduces a Deployment, StatefulSet or DaemonSet to a Workload.
@@ -48,11 +47,21 @@ func AttachAutoscalers(hpas []autoscalingv2.HorizontalPodAutoscaler, ws []*Workl
 		}
 		for _, w := range ws {
 			if w.Kind == holdfastv1alpha1.KindDeployment && w.Name == h.Spec.ScaleTargetRef.Name {
-				w.Autoscaler = &Autoscaler{Name: h.Name, Min: Replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
-					Original: h.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}
+				a := AutoscalerOf(h)
+				w.Autoscaler = &a
 			}
 		}
 	}
+}
+
+// AutoscalerOf reduces a HorizontalPodAutoscaler to its bounds and surge mark.
+func AutoscalerOf(h *autoscalingv2.HorizontalPodAutoscaler) Autoscaler {
+	a := Autoscaler{Name: h.Name, Min: Replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
+		Original: h.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}
+	if h.Spec.ScaleTargetRef.Kind == holdfastv1alpha1.KindDeployment {
+		a.Deployment = h.Spec.ScaleTargetRef.Name
+	}
+	return a
 }
 
 // Replicas defaults an unset spec.replicas to 1, as the apiserver does.
@@ -69,7 +78,7 @@ func PodOf(pod *corev1.Pod) (Pod, bool) {
 	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return Pod{}, false
 	}
-	ready, since := readiness(pod)
+	ready, since := availability.Readiness(pod)
 	return Pod{
 		Name:         pod.Name,
 		Node:         pod.Spec.NodeName,
@@ -90,15 +99,4 @@ func StuckOf(pod *corev1.Pod, w *Workload, h NodeHealth) (Pod, bool) {
 		return Pod{}, false
 	}
 	return Pod{Name: pod.Name, Node: pod.Spec.NodeName}, true
-}
-
-// readiness returns whether the pod is Ready and since when: the Ready condition's
-// last transition, or the pod's creation before it has one.
-func readiness(p *corev1.Pod) (bool, time.Time) {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue, c.LastTransitionTime.Time
-		}
-	}
-	return false, p.CreationTimestamp.Time
 }

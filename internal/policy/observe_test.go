@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 func TestToWorkloadReadsReadinessAndRollouts(t *testing.T) {
@@ -54,12 +55,12 @@ func TestReadinessFallsBackToCreation(t *testing.T) {
 	created := time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)
 	changed := created.Add(time.Minute)
 	pending := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
-	if ready, since := readiness(pending); ready || !since.Equal(created) {
+	if ready, since := availability.Readiness(pending); ready || !since.Equal(created) {
 		t.Errorf("pending pod: %t since %s, want not Ready since its creation", ready, since)
 	}
 	running := pending.DeepCopy()
 	running.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(changed)}}
-	if ready, since := readiness(running); !ready || !since.Equal(changed) {
+	if ready, since := availability.Readiness(running); !ready || !since.Equal(changed) {
 		t.Errorf("running pod: %t since %s, want Ready since %s", ready, since, changed)
 	}
 }
@@ -81,7 +82,7 @@ func TestAttachAutoscalers(t *testing.T) {
 		hpa("web", holdfastv1alpha1.KindDeployment, "web", "1/3"),
 		hpa("db", holdfastv1alpha1.KindStatefulSet, "db", ""),
 	}, []*Workload{web, db, api})
-	if diff := cmp.Diff(&Autoscaler{Name: "web", Min: 1, Max: 4, Original: "1/3"}, web.Autoscaler); diff != "" {
+	if diff := cmp.Diff(&Autoscaler{Name: "web", Min: 1, Max: 4, Original: "1/3", Deployment: "web"}, web.Autoscaler); diff != "" {
 		t.Errorf("web's autoscaler (-want +got):\n%s", diff)
 	}
 	if db.Autoscaler != nil || api.Autoscaler != nil {

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -11,7 +13,8 @@ import (
 )
 
 // protect keeps minAvailable 1 and do-not-disrupt on the pod; once a drain of its node
-// has waited escapeAfter, it relaxes the budget and removes the annotation.
+// has waited escapeAfter, it relaxes the budget, and Decide removes the annotation as
+// from every pod that is no longer Protected (unmark).
 func protect(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus) verdict {
 	p := o.Policy
 	pods := o.Pods[WorkloadKey(w.Kind, w.Name)]
@@ -19,21 +22,21 @@ func protect(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus) verdic
 	drained := drainedNode(o, w)
 	if drained == "" {
 		st.State, st.Message = holdfastv1alpha1.WorkloadProtected, protectedMessage(o, w)
-		return verdict{status: st, budget: singleReplicaBudget(o, w, nil), annotations: annotatePods(pods, true)}
+		return verdict{status: st, budget: singleReplicaBudget(o, w, nil), annotations: annotatePods(pods)}
 	}
 	since := BlockedSince(existingBudget(o.Budgets, st.Budget), o.Now)
 	if p.Spec.EscapeAfter == nil {
 		st.State, st.Message = holdfastv1alpha1.WorkloadProtected, msgProtectBlocks(drained)
-		return verdict{status: st, budget: singleReplicaBudget(o, w, &since), annotations: annotatePods(pods, true)}
+		return verdict{status: st, budget: singleReplicaBudget(o, w, &since), annotations: annotatePods(pods)}
 	}
 	escapeAt := since.Add(p.Spec.EscapeAfter.Duration)
 	if o.Now.Before(escapeAt) {
 		st.State, st.Message = holdfastv1alpha1.WorkloadProtected, msgProtectBlocksUntil(drained, since, escapeAt)
-		return verdict{status: st, budget: singleReplicaBudget(o, w, &since), annotations: annotatePods(pods, true), requeueAfter: escapeAt.Sub(o.Now)}
+		return verdict{status: st, budget: singleReplicaBudget(o, w, &since), annotations: annotatePods(pods), requeueAfter: escapeAt.Sub(o.Now)}
 	}
 	st.State, st.Message = holdfastv1alpha1.WorkloadEscaped, msgEscaped(drained, p.Spec.EscapeAfter.Duration)
 	b := budgetFor(p, w, policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}, &since)
-	return verdict{status: st, budget: b, annotations: annotatePods(pods, false)}
+	return verdict{status: st, budget: b}
 }
 
 // BlockedSince is when a protected workload's budget b started holding a drain back, as
@@ -47,12 +50,28 @@ func BlockedSince(b *policyv1.PodDisruptionBudget, now time.Time) time.Time {
 	return now
 }
 
-// annotatePods are the changes that put do-not-disrupt on pods, or take it off.
-func annotatePods(pods []Pod, on bool) []PodAnnotation {
+// annotatePods are the changes that put do-not-disrupt on pods. A pod that has it
+// already, the user's or another policy's, is left as it is.
+func annotatePods(pods []Pod) []PodAnnotation {
 	var out []PodAnnotation
 	for _, pod := range pods {
-		if pod.DoNotDisrupt != on {
-			out = append(out, PodAnnotation{Pod: pod.Name, DoNotDisrupt: on})
+		if !pod.DoNotDisrupt {
+			out = append(out, PodAnnotation{Pod: pod.Name, DoNotDisrupt: true})
+		}
+	}
+	return out
+}
+
+// unmark are the changes that take do-not-disrupt off the pods of marked (pod name to
+// the policy that put it on) whose policy ours says is ours, except the pods still
+// protected: a workload switched to Surge or Skip, scaled to several replicas, no
+// longer selected or escaped, or a policy deleted, must not keep Karpenter off its
+// node for good. Only holdfast's own annotation is marked, so a user's stays.
+func unmark(marked map[string]string, ours func(policy string) bool, protected map[string]bool) []PodAnnotation {
+	var out []PodAnnotation
+	for _, pod := range slices.Sorted(maps.Keys(marked)) {
+		if ours(marked[pod]) && !protected[pod] {
+			out = append(out, PodAnnotation{Pod: pod, DoNotDisrupt: false})
 		}
 	}
 	return out

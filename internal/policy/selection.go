@@ -46,8 +46,7 @@ func NeedsPods(o *Observed, w *Workload) bool {
 	if w.Kind == holdfastv1alpha1.KindDaemonSet {
 		return false
 	}
-	if w.Replicas == 1 && (p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaProtect ||
-		p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaSurge && w.Kind == holdfastv1alpha1.KindDeployment) {
+	if w.Replicas == 1 && (Protects(p) || Surges(p, w.Kind)) {
 		return true
 	}
 	b := existingBudget(o.Budgets, BudgetName(w.Kind, w.Name))

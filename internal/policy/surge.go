@@ -24,7 +24,7 @@ func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Work
 		if !ok || WinnerOf(policies, w) != nil {
 			continue
 		}
-		out = append(out, Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w)})
+		out = append(out, Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w.Autoscaler)})
 	}
 	return out
 }
@@ -66,7 +66,7 @@ func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 	unraised := w.Autoscaler != nil && w.Autoscaler.Original == ""
 	if w.Replicas != set && (!unraised || w.Replicas != original) {
 		// Someone else changed the size during the surge: theirs is the size to keep.
-		back := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas, Autoscaler: restoredBounds(w)}
+		back := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas, Autoscaler: restoredBounds(w.Autoscaler)}
 		return surgeProgress{size: w.Replicas, changes: verdict{scales: []Scale{back}}}
 	}
 	var ready int32
@@ -91,7 +91,7 @@ func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 	h, autoscaler, deadline, ahead := handingOff(o, w)
 	waiting := w.Replicas == set && ready < original && assess(o, w).starting > 0
 	if node == "" && !ahead && lost == 0 && !waiting {
-		back := Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w)}
+		back := Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w.Autoscaler)}
 		return surgeProgress{size: original, changes: verdict{scales: []Scale{back}}}
 	}
 	p := surgeProgress{active: true, forDrain: node != "" || ahead || waiting && set > original+lost, original: original, size: original,
@@ -226,14 +226,14 @@ func raisedBounds(w *Workload, replicas int32) *AutoscalerBounds {
 	return &AutoscalerBounds{Name: a.Name, FromMin: a.Min, FromMax: a.Max, Min: max(a.Min, replicas), Max: max(a.Max, replicas), Original: original}
 }
 
-// restoredBounds puts back the bounds a surge raised; nil when it raised none.
-func restoredBounds(w *Workload) *AutoscalerBounds {
-	a := w.Autoscaler
+// restoredBounds puts back the bounds a surge raised; nil when it raised none. The
+// original minimum may be 0: an autoscaler that scales to zero.
+func restoredBounds(a *Autoscaler) *AutoscalerBounds {
 	if a == nil || a.Original == "" {
 		return nil
 	}
 	var lo, hi int32
-	if _, err := fmt.Sscanf(a.Original, "%d/%d", &lo, &hi); err != nil || lo < 1 || hi < lo {
+	if _, err := fmt.Sscanf(a.Original, "%d/%d", &lo, &hi); err != nil || lo < 0 || hi < max(lo, 1) {
 		// Not holdfast's writing: leave the bounds, drop the mark.
 		return &AutoscalerBounds{Name: a.Name, FromMin: a.Min, FromMax: a.Max, Min: a.Min, Max: a.Max}
 	}

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"slices"
+
 	policyv1 "k8s.io/api/policy/v1"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -19,26 +21,47 @@ import (
 // informer's first list), on every resync and on any event of a budget whose policy is
 // gone, and can only remove what a gone policy left.
 type Sweep struct {
-	// Delete are the budgets labelled with a policy that is not in the namespace.
+	// Delete are holdfast's budgets (OwnBudget) labelled with a policy that is not in the
+	// namespace.
 	Delete []*policyv1.PodDisruptionBudget
 	// Scales end the surges no policy selects any more.
 	Scales []Scale
+	// Autoscalers restore the bounds of autoscalers left raised: marked by a surge, but
+	// their Deployment no longer is (it was deleted, or deleted and made again by a
+	// selector change or a reinstall), so no scale-back would ever restore them.
+	Autoscalers []AutoscalerBounds
+	// PodAnnotations take do-not-disrupt off the pods that a gone policy's Protect put
+	// it on.
+	PodAnnotations []PodAnnotation
 }
 
 // SweepNamespace decides the sweep of one namespace from its policies (those being
 // deleted included: their budgets go once they are gone), its budgets and its surging
-// Deployments. It reads only its arguments and does not modify them.
-func SweepNamespace(policies []holdfastv1alpha1.DisruptionPolicy, budgets []policyv1.PodDisruptionBudget, surging []Workload) Sweep {
+// Deployments, its autoscalers and its pods marked by Protect (Observed.Marked). It reads
+// only its arguments and does not modify them.
+func SweepNamespace(policies []holdfastv1alpha1.DisruptionPolicy, budgets []policyv1.PodDisruptionBudget, surging []Workload, autoscalers []Autoscaler, marked map[string]string) Sweep {
 	exists := make(map[string]bool, len(policies))
 	for i := range policies {
 		exists[policies[i].Name] = true
 	}
 	var s Sweep
 	for i := range budgets {
-		if by := availability.ManagedBy(&budgets[i]); by != "" && !exists[by] {
+		if by := availability.ManagedBy(&budgets[i]); by != "" && !exists[by] && OwnBudget(&budgets[i]) {
 			s.Delete = append(s.Delete, &budgets[i])
 		}
 	}
 	s.Scales = OrphanedSurges(policies, surging)
+	for i := range autoscalers {
+		a := &autoscalers[i]
+		// A surge marks its Deployment before it raises the autoscaler, and restores
+		// the autoscaler before it removes the mark: a raised autoscaler whose
+		// Deployment is unmarked belongs to no surge.
+		if surgingTarget := slices.ContainsFunc(surging, func(w Workload) bool { return w.Name == a.Deployment }); !surgingTarget {
+			if b := restoredBounds(a); b != nil {
+				s.Autoscalers = append(s.Autoscalers, *b)
+			}
+		}
+	}
+	s.PodAnnotations = unmark(marked, func(by string) bool { return !exists[by] }, nil)
 	return s
 }

@@ -27,12 +27,26 @@ func TestSweepNamespace(t *testing.T) {
 	})
 	deleting.DeletionTimestamp = ptr.To(metav1.NewTime(now))
 	held := *budget("gone", other, maxUnavailable(intstr.FromInt32(0)), nil)
+	// Issue 30 item 10: a user's budgets with holdfast's labels copied, but not made by
+	// holdfast (no owner, or not the owner its name is made from).
+	copied := userBudget("copied", map[string]string{"app": "x"})
+	copied.Labels = held.Labels
+	unowned := *held.DeepCopy()
+	unowned.Name, unowned.OwnerReferences = "mine-too", nil
+	misnamed := *held.DeepCopy()
+	misnamed.Name = "mine-three"
+	unlabelled := *budget("gone", web, maxUnavailable(intstr.FromInt32(1)), nil)
+	delete(unlabelled.Labels, managedByLabel)
 	tests := map[string]struct {
-		policies []holdfastv1alpha1.DisruptionPolicy
-		budgets  []policyv1.PodDisruptionBudget
-		surging  []Workload
-		delete   []string
-		scales   []Scale
+		policies    []holdfastv1alpha1.DisruptionPolicy
+		budgets     []policyv1.PodDisruptionBudget
+		surging     []Workload
+		autoscalers []Autoscaler
+		delete      []string
+		scales      []Scale
+		restored    []AutoscalerBounds
+		marked      map[string]string
+		unmarked    []PodAnnotation
 	}{
 		"a gone policy's budget is deleted; a live one's, a deleting one's and a user's stay": {
 			policies: []holdfastv1alpha1.DisruptionPolicy{kept, deleting},
@@ -48,6 +62,33 @@ func TestSweepNamespace(t *testing.T) {
 			delete:  []string{"holdfast-deploy-other", "holdfast-deploy-single"},
 			scales:  []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", FromMin: 2, FromMax: 2, Min: 1, Max: 1}}},
 		},
+		"a budget with a gone policy's label is deleted only with holdfast's managed-by label and its workload as owner": {
+			budgets: []policyv1.PodDisruptionBudget{held, copied, unowned, misnamed, unlabelled},
+			delete:  []string{"holdfast-deploy-other"},
+		},
+		// Issue 30 item 9: a surged Deployment deleted and made again leaves its
+		// autoscaler raised; one that scales to zero was left raised by its own mark.
+		"an autoscaler raised for a Deployment that is not surging is restored, to 0 too": {
+			policies: []holdfastv1alpha1.DisruptionPolicy{kept},
+			surging:  []Workload{withAutoscaler(surged(single, "1"), 2, 2, "1/1")},
+			autoscalers: []Autoscaler{
+				{Name: "single-hpa", Deployment: "single", Min: 2, Max: 2, Original: "1/1"},
+				{Name: "recreated", Deployment: "recreated", Min: 2, Max: 3, Original: "1/3"},
+				{Name: "to-zero", Deployment: "to-zero", Min: 2, Max: 5, Original: "0/5"},
+				{Name: "not-ours", Deployment: "not-ours", Min: 2, Max: 5, Original: "many"},
+			},
+			restored: []AutoscalerBounds{
+				{Name: "recreated", FromMin: 2, FromMax: 3, Min: 1, Max: 3},
+				{Name: "to-zero", FromMin: 2, FromMax: 5, Min: 0, Max: 5},
+				{Name: "not-ours", FromMin: 2, FromMax: 5, Min: 2, Max: 5},
+			},
+		},
+		// Issue 30 item 7: Protect's do-not-disrupt goes with its policy.
+		"a gone policy's do-not-disrupt is removed; a live one's stays": {
+			policies: []holdfastv1alpha1.DisruptionPolicy{kept, deleting},
+			marked:   map[string]string{"a-0": "gone", "b-0": "kept", "c-0": "deleting", "d-0": "gone"},
+			unmarked: []PodAnnotation{{Pod: "a-0"}, {Pod: "d-0"}},
+		},
 		"a surge another policy still selects goes on": {
 			policies: []holdfastv1alpha1.DisruptionPolicy{kept},
 			surging:  []Workload{surged(single, "1")},
@@ -59,7 +100,7 @@ func TestSweepNamespace(t *testing.T) {
 			for i := range tc.budgets {
 				before = append(before, *tc.budgets[i].DeepCopy())
 			}
-			got := SweepNamespace(tc.policies, tc.budgets, tc.surging)
+			got := SweepNamespace(tc.policies, tc.budgets, tc.surging, tc.autoscalers, tc.marked)
 			var deleted []string
 			for _, b := range got.Delete {
 				deleted = append(deleted, b.Name)
@@ -69,6 +110,12 @@ func TestSweepNamespace(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.scales, got.Scales, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("scales (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.restored, got.Autoscalers, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("autoscalers restored (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.unmarked, got.PodAnnotations, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("do-not-disrupt removed (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(before, tc.budgets, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("SweepNamespace modified the budgets:\n%s", diff)

@@ -7,6 +7,7 @@ package predict
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -37,11 +38,12 @@ func Operator(s *snapshot.Snapshot, now time.Time) (*snapshot.Snapshot, []Outcom
 	inEffect := policy.InEffect(Namespaces(s), s.DisruptionPolicies, s.ClusterDisruptionPolicies, now)
 	out.DisruptionPolicies = inEffect
 	budgets := slices.Clone(s.PodDisruptionBudgets)
-	idx := index(s)
+	idx := index(&out, now)
 	var outcomes []Outcome
 	for i := range inEffect {
 		p := &inEffect[i]
-		o := idx.observe(p, inEffect, now)
+		// A snapshot is read without error.
+		o, _ := policy.Observe(context.Background(), idx, p, now)
 		d := policy.Decide(o)
 		outcomes = append(outcomes, Outcome{Policy: *p, Decision: d})
 		for _, b := range d.Delete {
@@ -93,9 +95,11 @@ func Namespaces(s *snapshot.Snapshot) []corev1.Namespace {
 	return out
 }
 
-// namespaced is the snapshot's objects by namespace, read once for every policy.
+// namespaced is the snapshot's objects by namespace, read once for every policy: the
+// policy.Source the operator's decisions are predicted from.
 type namespaced struct {
 	s           *snapshot.Snapshot
+	health      policy.NodeHealth
 	nodes       map[string]*corev1.Node
 	budgets     map[string][]policyv1.PodDisruptionBudget
 	pods        map[string][]*corev1.Pod
@@ -105,8 +109,9 @@ type namespaced struct {
 	autoscalers map[string][]autoscalingv2.HorizontalPodAutoscaler
 }
 
-func index(s *snapshot.Snapshot) *namespaced {
-	x := &namespaced{s: s, nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{},
+func index(s *snapshot.Snapshot, now time.Time) *namespaced {
+	// A snapshot holds no node Leases: a node is a suspect only by its taints.
+	x := &namespaced{s: s, health: policy.HealthOf(s.Nodes, nil, now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{},
 		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{},
 		autoscalers: map[string][]autoscalingv2.HorizontalPodAutoscaler{}}
 	for i := range s.Nodes {
@@ -133,73 +138,120 @@ func index(s *snapshot.Snapshot) *namespaced {
 	return x
 }
 
-// observe gathers from the snapshot what the DisruptionPolicy controller's gather reads
-// for p: the namespace's policies, the workloads p selects, its Deployments in the
-// middle of a surge, its budgets and the labels of its live pods; and, for the
-// workloads whose pods Decide reads (policy.NeedsPods), their pods, nodes and
-// autoscalers. Workloads read from manifests carry no status: they count as fully Ready,
-// as the model assumes, and their templates stand for the pods the manifests lack. A
-// snapshot holds no objects of a scale target's kind: each scale target is unreadable,
-// so that the budgets of its objects are kept as they are, as the operator keeps them
-// while it cannot read them.
-func (x *namespaced) observe(p *holdfastv1alpha1.DisruptionPolicy, policies []holdfastv1alpha1.DisruptionPolicy, now time.Time) policy.Observed {
-	ns := p.Namespace
-	o := policy.Observed{Policy: p, Now: now, Pods: map[string][]policy.Pod{}, Nodes: x.nodes, Budgets: x.budgets[ns]}
-	for _, q := range policies {
+func (x *namespaced) manifests() bool { return x.s.Source == snapshot.SourceManifests }
+
+// Policies are the namespace's policies in effect.
+func (x *namespaced) Policies(_ context.Context, ns string) ([]holdfastv1alpha1.DisruptionPolicy, error) {
+	var out []holdfastv1alpha1.DisruptionPolicy
+	for _, q := range x.s.DisruptionPolicies {
 		if q.Namespace == ns {
-			o.Policies = append(o.Policies, q)
+			out = append(out, q)
 		}
 	}
-	manifests := x.s.Source == snapshot.SourceManifests
-	for _, w := range x.workloads(ns, manifests) {
-		if _, surging := w.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]; surging && w.Kind == holdfastv1alpha1.KindDeployment {
-			o.Surging = append(o.Surging, w)
-		}
-		if selected, _ := policy.Selects(p, &w); selected {
-			o.Workloads = append(o.Workloads, w)
-		}
-		if manifests {
-			o.PodLabels = append(o.PodLabels, w.TemplateLabels)
+	return out, nil
+}
+
+// Workloads are the namespace's workloads of kind that sel selects. Workloads read from
+// manifests carry no status: they count as fully Ready, as the model assumes.
+func (x *namespaced) Workloads(_ context.Context, ns, kind string, sel labels.Selector) ([]policy.Workload, error) {
+	return x.workloads(ns, func(w *policy.Workload) bool { return w.Kind == kind && sel.Matches(labels.Set(w.Labels)) }), nil
+}
+
+// ScaleTarget: a snapshot holds no objects of a scale target's kind, so each scale target
+// is unreadable and the budgets of its objects are kept as they are, as the operator
+// keeps them while it cannot read them.
+func (x *namespaced) ScaleTarget(_ context.Context, _ string, t holdfastv1alpha1.ScaleTarget, _ labels.Selector) ([]policy.Workload, string, error) {
+	return nil, fmt.Sprintf("holdfast reads no %s (%s) into a snapshot, from a cluster or from manifests", t.Kind, t.APIVersion), nil
+}
+
+// Surging are the namespace's Deployments in the middle of a surge.
+func (x *namespaced) Surging(_ context.Context, ns string) ([]policy.Workload, error) {
+	return x.workloads(ns, func(w *policy.Workload) bool {
+		_, surging := w.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
+		return surging && w.Kind == holdfastv1alpha1.KindDeployment
+	}), nil
+}
+
+func (x *namespaced) Budgets(_ context.Context, ns string) ([]policyv1.PodDisruptionBudget, error) {
+	return x.budgets[ns], nil
+}
+
+// PodMeta are the labels of the namespace's pods not being deleted (from manifests,
+// which hold no pods, every workload's template stands for its pods), and the pods a
+// Protect marked, by policy.
+func (x *namespaced) PodMeta(_ context.Context, ns string) ([]map[string]string, map[string]string, error) {
+	var out []map[string]string
+	marked := map[string]string{}
+	if x.manifests() {
+		for _, w := range x.workloads(ns, func(*policy.Workload) bool { return true }) {
+			out = append(out, w.TemplateLabels)
 		}
 	}
 	for _, pod := range x.pods[ns] {
 		if pod.DeletionTimestamp == nil {
-			o.PodLabels = append(o.PodLabels, pod.Labels)
+			out = append(out, pod.Labels)
+		}
+		if by := pod.Annotations[holdfastv1alpha1.DoNotDisruptByAnnotation]; by != "" {
+			marked[pod.Name] = by
 		}
 	}
-	for _, t := range p.Spec.ScaleTargets {
-		o.Unreadable = append(o.Unreadable, policy.Unreadable{Target: t,
-			Message: fmt.Sprintf("holdfast reads no %s (%s) into a snapshot, from a cluster or from manifests", t.Kind, t.APIVersion)})
-	}
-	needs := func(w *policy.Workload) bool { return policy.NeedsPods(&o, w) }
-	var deployments []*policy.Workload
-	for _, ws := range [][]policy.Workload{o.Workloads, o.Surging} {
-		for i := range ws {
-			if ws[i].Kind == holdfastv1alpha1.KindDeployment && needs(&ws[i]) {
-				deployments = append(deployments, &ws[i])
-			}
-		}
-	}
-	policy.AttachAutoscalers(x.autoscalers[ns], deployments)
-	for i := range o.Workloads {
-		if w := &o.Workloads[i]; needs(w) {
-			o.Pods[policy.WorkloadKey(w.Kind, w.Name)] = podsOf(x.pods[ns], w.Selector)
-		}
-	}
-	return o
+	return out, marked, nil
 }
 
-// workloads are the namespace's Deployments, StatefulSets and DaemonSets as Workloads;
-// with assumeReady, those with no status count as fully Ready.
-func (x *namespaced) workloads(ns string, assumeReady bool) []policy.Workload {
+func (x *namespaced) LostPodLabels(_ context.Context, ns string, h policy.NodeHealth) ([]map[string]string, error) {
+	var out []map[string]string
+	for _, pod := range x.pods[ns] {
+		if _, suspect := h.Suspects[pod.Spec.NodeName]; suspect {
+			out = append(out, pod.Labels)
+		}
+	}
+	return out, nil
+}
+
+func (x *namespaced) Autoscalers(_ context.Context, ns string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
+	return x.autoscalers[ns], nil
+}
+
+func (x *namespaced) Pods(_ context.Context, ns string, sel labels.Selector) ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	for _, pod := range x.pods[ns] {
+		if sel.Matches(labels.Set(pod.Labels)) {
+			out = append(out, *pod)
+		}
+	}
+	return out, nil
+}
+
+func (x *namespaced) Node(_ context.Context, name string) (*corev1.Node, error) {
+	return x.nodes[name], nil
+}
+
+// Claims: a snapshot holds no Karpenter NodeClaims.
+func (x *namespaced) Claims(context.Context, map[string]*corev1.Node, time.Time) (map[string]policy.NodeClaim, error) {
+	return nil, nil
+}
+
+// NodeGroups: nor what cluster-autoscaler's node groups are.
+func (x *namespaced) NodeGroups(context.Context, map[string]*corev1.Node, map[string]policy.NodeClaim, *holdfastv1alpha1.DisruptionPolicy) (map[string]policy.NodeGroupMember, error) {
+	return nil, nil
+}
+
+func (x *namespaced) Health() policy.NodeHealth { return x.health }
+
+// workloads are the namespace's Deployments, StatefulSets and DaemonSets as Workloads
+// for which keep is true; from manifests, those with no status count as fully Ready.
+func (x *namespaced) workloads(ns string, keep func(*policy.Workload) bool) []policy.Workload {
 	var out []policy.Workload
 	add := func(obj metav1.Object, ready bool) {
 		w := policy.WorkloadOf(obj)
 		if ready {
 			w.Ready, w.Available, w.RollingOut = w.Replicas, w.Replicas, false
 		}
-		out = append(out, w)
+		if keep(&w) {
+			out = append(out, w)
+		}
 	}
+	assumeReady := x.manifests()
 	for _, d := range x.deployments[ns] {
 		add(d, assumeReady && d.Status.ObservedGeneration == 0)
 	}
@@ -227,22 +279,4 @@ func withScheduled(ds *appsv1.DaemonSet, nodes []corev1.Node) *appsv1.DaemonSet 
 		}
 	}
 	return c
-}
-
-// podsOf are the live pods among the namespace's that the selector matches.
-func podsOf(pods []*corev1.Pod, selector *metav1.LabelSelector) []policy.Pod {
-	sel, err := metav1.LabelSelectorAsSelector(selector)
-	if err != nil || selector == nil {
-		return nil
-	}
-	var out []policy.Pod
-	for _, pod := range pods {
-		if !sel.Matches(labels.Set(pod.Labels)) {
-			continue
-		}
-		if p, ok := policy.PodOf(pod); ok {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -291,3 +291,32 @@ func TestPredictionRaisesTheAutoscaler(t *testing.T) {
 		t.Errorf("scales (-want +got):\n%s", diff)
 	}
 }
+
+// TestOperatorSeesLostNodes: the prediction reads the nodes' health as the operator's
+// gather does (policy.Observe over the snapshot), so a node the node-lifecycle
+// controller tainted unreachable is lost in the predicted status too.
+func TestOperatorSeesLostNodes(t *testing.T) {
+	s := &snapshot.Snapshot{
+		Source: snapshot.SourceLive,
+		Nodes: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute}}}}},
+		Deployments:        []appsv1.Deployment{deployment("storefront", 2, map[string]string{"tier": "web"})},
+		DisruptionPolicies: []holdfastv1alpha1.DisruptionPolicy{disruptionPolicy("web", time.Hour, nil)},
+	}
+	for i, node := range []string{"node-1", "node-2"} {
+		s.Pods = append(s.Pods, corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("storefront-%d", i), Labels: map[string]string{"app": "storefront"}},
+			Spec:       corev1.PodSpec{NodeName: node},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue,
+				LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}},
+		})
+	}
+	s.Deployments[0].Status.ReadyReplicas, s.Deployments[0].Status.AvailableReplicas = 1, 1
+	_, outcomes := predict.Operator(s, now)
+	if len(outcomes) != 1 {
+		t.Fatalf("outcomes = %d, want 1", len(outcomes))
+	}
+	if got := outcomes[0].Decision.Status.LostNodes; !slices.Equal(got, []string{"node-2"}) {
+		t.Errorf("lost nodes = %v, want [node-2]", got)
+	}
+}

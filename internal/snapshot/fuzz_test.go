@@ -33,6 +33,12 @@ func FuzzLoadManifests(f *testing.F) {
 		"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {maxUnavailable: \"x%\", selector: {matchExpressions: [{key: a, operator: In}]}}\n",
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: -3, strategy: {rollingUpdate: {maxSurge: \"200%\"}}}\n",
 		"---\n--- \n---x\n&a [*a]\n",
+		// What is skipped with a note: a values file, a kustomization, a custom resource;
+		// and a removed API version, read with a warning.
+		"replicaCount: 1\nimage: {repository: web}\n",
+		"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n",
+		"apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: r}\n",
+		"apiVersion: apps/v1beta1\nkind: Deployment\nmetadata: {name: d}\n",
 	} {
 		f.Add([]byte(seed))
 	}

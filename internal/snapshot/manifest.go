@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -50,6 +51,9 @@ type ManifestOptions struct {
 	Stdin io.Reader
 	// MaxFileSize bounds each file in bytes; zero means DefaultMaxFileSize.
 	MaxFileSize int64
+	// Kustomize takes each path for a folder with a kustomization, and reads what
+	// kustomize builds from it, as kubectl -k does. Lines count in the built output.
+	Kustomize bool
 }
 
 // Problem is one piece of input that could not be read. Loading goes on past it, so one
@@ -64,18 +68,23 @@ type Problem struct {
 
 // Error renders the problem as file:line: object: field: cause.
 func (p Problem) Error() string {
-	var b strings.Builder
-	b.WriteString(p.File)
+	where := p.File
 	if p.Line > 0 {
-		b.WriteString(":" + strconv.Itoa(p.Line))
+		where += ":" + strconv.Itoa(p.Line)
 	}
+	return where + ": " + p.Detail()
+}
+
+// Detail renders the problem without its file and line: object: field: cause.
+func (p Problem) Detail() string {
+	var b strings.Builder
 	if p.Object != "" {
-		b.WriteString(": " + p.Object)
+		b.WriteString(p.Object + ": ")
 	}
 	if p.Field != "" {
-		b.WriteString(": field " + p.Field)
+		b.WriteString("field " + p.Field + ": ")
 	}
-	b.WriteString(": " + p.Err.Error())
+	b.WriteString(p.Err.Error())
 	return b.String()
 }
 
@@ -83,7 +92,7 @@ func (p Problem) Error() string {
 func (p Problem) Unwrap() error { return p.Err }
 
 // LoadManifests reads every path (a file, a folder read recursively for .yaml, .yml and
-// .json files, or "-" for stdin) into one Snapshot. It returns the objects it could read
+// .json files, an http(s) URL, or "-" for stdin) into one Snapshot. It returns the objects it could read
 // together with one Problem for each piece of input it could not. Files are parsed in
 // parallel, but objects and problems keep the order of the paths and files.
 func LoadManifests(paths []string, opts ManifestOptions) (*Snapshot, []Problem) {
@@ -152,6 +161,7 @@ type fileResult struct {
 	objects  []decoded
 	problems []Problem
 	warnings []Problem
+	skipped  []Problem
 }
 
 // decoded is one object read from a file, with the function that adds it to a snapshot.
@@ -178,6 +188,7 @@ func merge(results []fileResult) (*Snapshot, []Problem) {
 	for _, r := range results {
 		problems = append(problems, r.problems...)
 		s.Warnings = append(s.Warnings, r.warnings...)
+		s.Skipped = append(s.Skipped, r.skipped...)
 		for _, o := range r.objects {
 			if first, dup := s.Origins[o.ref]; dup {
 				problems = append(problems, Problem{File: o.origin.File, Line: o.origin.Line, Object: o.ref.String(),
@@ -220,6 +231,12 @@ func listFiles(path string, opts ManifestOptions) []fileJob {
 			return []fileJob{{name: path, err: errors.New("no standard input to read")}}
 		}
 		return []fileJob{{name: path, read: func() ([]byte, error) { return readLimited(opts.Stdin, opts.MaxFileSize) }}}
+	}
+	switch {
+	case opts.Kustomize:
+		return []fileJob{{name: path, read: func() ([]byte, error) { return kustomize(filesys.MakeFsOnDisk(), path) }}}
+	case isURL(path):
+		return []fileJob{{name: path, read: func() ([]byte, error) { return fetch(path, opts.MaxFileSize) }}}
 	}
 	info, err := os.Stat(path)
 	if err != nil {
@@ -298,6 +315,10 @@ func newParser(opts ManifestOptions, size int) *parser {
 }
 
 func (l *parser) problem(p Problem) { l.result.problems = append(l.result.problems, p) }
+
+func (l *parser) warn(p Problem) { l.result.warnings = append(l.result.warnings, p) }
+
+func (l *parser) skip(p Problem) { l.result.skipped = append(l.result.skipped, p) }
 
 func parseFile(job fileJob, opts ManifestOptions) fileResult {
 	data, err := job.data()
@@ -433,8 +454,8 @@ func (l *parser) loadWhole(file string, d document) {
 	if n == nil || n.Kind == 0 || (n.Kind == yamlv3.ScalarNode && n.ShortTag() == "!!null") {
 		return
 	}
-	if n.Kind != yamlv3.MappingNode {
-		l.problem(Problem{File: file, Line: d.line, Err: errors.New("document is not an object with apiVersion and kind")})
+	if foreign := notKubernetes(file, n); foreign != nil {
+		l.skip(Problem{File: file, Line: contentLine(d), Err: foreign})
 		return
 	}
 	if isList(n) {
@@ -501,7 +522,7 @@ func (l *parser) loadBlockList(file string, d document) bool {
 	if yamlv3.Unmarshal(head, &root) != nil || !isList(resolve(lookup(&root, nil))) {
 		return false
 	}
-	objects, problems, warnings, budget := len(l.result.objects), len(l.result.problems), len(l.result.warnings), l.budget
+	objects, problems, warnings, skipped, budget := len(l.result.objects), len(l.result.problems), len(l.result.warnings), len(l.result.skipped), l.budget
 	for _, item := range items {
 		if l.refused != nil {
 			return true
@@ -513,6 +534,7 @@ func (l *parser) loadBlockList(file string, d document) bool {
 			l.result.objects = slices.Delete(l.result.objects, objects, len(l.result.objects))
 			l.result.problems = slices.Delete(l.result.problems, problems, len(l.result.problems))
 			l.result.warnings = slices.Delete(l.result.warnings, warnings, len(l.result.warnings))
+			l.result.skipped = slices.Delete(l.result.skipped, skipped, len(l.result.skipped))
 			l.budget = budget
 			return false
 		}
@@ -624,16 +646,6 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		return
 	}
 	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
-	decode, known := decoders[gvk]
-	if !known {
-		// A kind of a built-in group that client-go does not know is a typo ("Deploymnet"),
-		// not a custom resource: say so rather than skip it silently.
-		if scheme.Scheme.IsVersionRegistered(gvk.GroupVersion()) && !scheme.Scheme.Recognizes(gvk) {
-			p.Err = fmt.Errorf("unknown kind %q in %s", kind, apiVersion)
-			l.problem(p)
-		}
-		return
-	}
 	ref := ObjectRef{Kind: kind, Name: scalarAt(n, "metadata", "name")}
 	if namespaced[kind] {
 		ref.Namespace = scalarAt(n, "metadata", "namespace")
@@ -642,6 +654,28 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		}
 	}
 	p.Object = ref.String()
+	if removed := removedAPI(gvk); removed != nil {
+		l.warn(Problem{File: file, Line: line, Object: p.Object, Err: removed})
+	}
+	decode, known := decoders[gvk]
+	if !known {
+		switch {
+		case !knownGroup(gvk.Group):
+			if ref.Name == "" {
+				p.Object = "" // a kustomization has no name
+			}
+			p.Err = unknownKind(gvk)
+			l.skip(p)
+		case gvk.Group == holdfastv1alpha1.GroupVersion.Group ||
+			scheme.Scheme.IsVersionRegistered(gvk.GroupVersion()) && !scheme.Scheme.Recognizes(gvk):
+			// A kind of a known group that holdfast or client-go does not know is a
+			// typo ("Deploymnet"), not a custom resource.
+			p.Err = fmt.Errorf("unknown kind %q in %s", kind, apiVersion)
+			l.problem(p)
+		}
+		// Other built-in kinds (Service, ConfigMap) change no disruption: not read.
+		return
+	}
 	if ref.Name == "" {
 		p.Err = errors.New("object has no metadata.name")
 		l.problem(p)
@@ -666,7 +700,7 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		if u.suggestion != "" {
 			w.Err = fmt.Errorf("unknown field, ignored; did you mean %s?", u.suggestion)
 		}
-		l.result.warnings = append(l.result.warnings, w)
+		l.warn(w)
 	}
 	if err != nil {
 		var typeErr *json.UnmarshalTypeError

@@ -47,10 +47,13 @@ spec:
       app: web
 `
 
-// loaded is what the tests compare: where each object came from, and the problems.
+// loaded is what the tests compare: where each object came from, the problems, the
+// warnings and what was skipped.
 type loaded struct {
 	Origins  map[string]string
 	Problems []string
+	Warnings []string
+	Skipped  []string
 }
 
 func summarize(s *snapshot.Snapshot, problems []snapshot.Problem) loaded {
@@ -60,6 +63,12 @@ func summarize(s *snapshot.Snapshot, problems []snapshot.Problem) loaded {
 	}
 	for _, p := range problems {
 		out.Problems = append(out.Problems, p.Error())
+	}
+	for _, p := range s.Warnings {
+		out.Warnings = append(out.Warnings, p.Error())
+	}
+	for _, p := range s.Skipped {
+		out.Skipped = append(out.Skipped, p.Error())
 	}
 	return out
 }
@@ -88,10 +97,6 @@ func TestLoadManifestBytes(t *testing.T) {
 			input: "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n2\n",
 			want:  loaded{Origins: map[string]string{"Node/n1": "f.yaml:4", "Node/n2": "f.yaml:8"}},
 		},
-		"other kinds are skipped quietly": {
-			input: "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
-			want:  loaded{Origins: map[string]string{}},
-		},
 		"malformed YAML in one document, the next still read": {
 			input: "apiVersion: v1\nkind: Node\nmetadata:\n  name: [n1\n---\n" + pdb,
 			want: loaded{
@@ -103,7 +108,7 @@ func TestLoadManifestBytes(t *testing.T) {
 			input: strings.Replace(deployment, "kind: Deployment", "kind: Deploymnet", 1),
 			want: loaded{
 				Origins:  map[string]string{},
-				Problems: []string{`f.yaml:1: unknown kind "Deploymnet" in apps/v1`},
+				Problems: []string{`f.yaml:1: Deploymnet/web: unknown kind "Deploymnet" in apps/v1`},
 			},
 		},
 		"object without a name": {
@@ -155,9 +160,54 @@ func TestLoadManifestBytes(t *testing.T) {
 				Problems: []string{"f.yaml:1: a List nested more than 8 deep; its items are not read"},
 			},
 		},
-		"a scalar is not an object": {
+		"a scalar is not a Kubernetes object: skipped": {
 			input: "just text\n",
-			want:  loaded{Origins: map[string]string{}, Problems: []string{"f.yaml:1: document is not an object with apiVersion and kind"}},
+			want:  loaded{Origins: map[string]string{}, Skipped: []string{"f.yaml:1: not a Kubernetes object (a YAML scalar), skipped"}},
+		},
+		"a Helm values file is not a Kubernetes object: skipped": {
+			input: "# Default values.\nreplicaCount: 1\nimage:\n  repository: web\n",
+			want:  loaded{Origins: map[string]string{}, Skipped: []string{"f.yaml:2: not a Kubernetes object (no kind or metadata), skipped"}},
+		},
+		"a dashboard's JSON is not a Kubernetes object: skipped": {
+			input: `{"title": "holdfast", "panels": [{"type": "graph"}]}`,
+			want:  loaded{Origins: map[string]string{}, Skipped: []string{"f.yaml:1: not a Kubernetes object (no kind or metadata), skipped"}},
+		},
+		"a kustomization is skipped and points at -k": {
+			input: "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [web.yaml]\n",
+			want: loaded{Origins: map[string]string{}, Skipped: []string{
+				"f.yaml:1: a kustomization, skipped: audit what it builds with -k DIR"}},
+		},
+		"a custom resource is skipped with a note": {
+			input: "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: web}\n",
+			want: loaded{Origins: map[string]string{}, Skipped: []string{
+				"f.yaml:1: Rollout/web: kind Rollout of argoproj.io/v1alpha1 is a custom resource holdfast does not know, skipped: the pods it makes are not audited"}},
+		},
+		"built-in kinds holdfast does not read are no news": {
+			input: "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: rollouts.argoproj.io}\n",
+			want:  loaded{Origins: map[string]string{}},
+		},
+		"a kind without apiVersion is still a broken manifest": {
+			input: strings.Replace(deployment, "apiVersion: apps/v1\n", "", 1),
+			want:  loaded{Origins: map[string]string{}, Problems: []string{"f.yaml:1: object has no apiVersion or no kind"}},
+		},
+		"metadata without a kind is still a broken manifest": {
+			input: strings.Replace(deployment, "kind: Deployment\n", "", 1),
+			want:  loaded{Origins: map[string]string{}, Problems: []string{"f.yaml:1: object has no apiVersion or no kind"}},
+		},
+		"a kind holdfast's group does not have is a typo": {
+			input: "apiVersion: holdfast.dev/v1alpha1\nkind: DisruptionPolicyy\nmetadata: {name: p}\n",
+			want: loaded{Origins: map[string]string{}, Problems: []string{
+				`f.yaml:1: DisruptionPolicyy/p: unknown kind "DisruptionPolicyy" in holdfast.dev/v1alpha1`}},
+		},
+		"a removed API version is audited and warned about": {
+			input: strings.Replace(deployment, "apps/v1", "apps/v1beta1", 1) + "---\napiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: web}\n",
+			want: loaded{
+				Origins: map[string]string{"Deployment/default/web": "f.yaml:1"},
+				Warnings: []string{
+					"f.yaml:1: Deployment/default/web: apps/v1beta1 Deployment was removed in Kubernetes 1.16 and the API server refuses it: use apps/v1 (read here as if it were)",
+					"f.yaml:19: Ingress/web: extensions/v1beta1 Ingress was removed in Kubernetes 1.22 and the API server refuses it: use networking.k8s.io/v1",
+				},
+			},
 		},
 	}
 	for name, tc := range tests {

@@ -71,6 +71,12 @@ type Snapshot struct {
 	// server would drop. The objects are read without them.
 	Warnings []Problem
 
+	// Skipped are the documents read but not audited, and why: files that are not
+	// Kubernetes objects (a Helm values.yaml, a dashboard's JSON), kustomizations, and
+	// kinds holdfast does not know (custom resources). They are notes, not problems: a
+	// repository holds such files beside its manifests.
+	Skipped []Problem
+
 	// LegacySelectorPDBs names the budgets read as policy/v1beta1, whose empty selector
 	// matches no pod where policy/v1's matches every pod of the namespace.
 	LegacySelectorPDBs map[ObjectRef]bool

@@ -82,7 +82,9 @@ func TestDefaultsAreConfigDefault(t *testing.T) {
 	}
 	want := map[string]any{}
 	for _, u := range objs {
-		if u.GetKind() != "Namespace" { // helm installs into --namespace instead
+		// Helm installs into --namespace instead of making holdfast-system; the drain
+		// slots' namespace the chart makes as config/rbac does.
+		if u.GetKind() != "Namespace" || u.GetName() != "holdfast-system" {
 			want[u.GetKind()+"/"+u.GetName()] = specOf(u)
 		}
 	}
@@ -113,8 +115,15 @@ func TestSchema(t *testing.T) {
 		"no requests a second":                 {args: []string{"--set", "kubeAPI.qps=0"}, refused: "/kubeAPI/qps"},
 		"a digest that is not one":             {args: []string{"--set", "image.digest=latest"}, refused: "/image/digest"},
 		// Strict values: a misspelt key is refused rather than silently ignored.
-		"an unknown value":            {args: []string{"--set", "replica=3"}, refused: "additional properties 'replica' not allowed"},
-		"an unknown monitoring value": {args: []string{"--set", "monitoring.enable=true"}, refused: "at '/monitoring': additional properties 'enable'"},
+		"an unknown value":                     {args: []string{"--set", "replica=3"}, refused: "additional properties 'replica' not allowed"},
+		"an unknown monitoring value":          {args: []string{"--set", "monitoring.enable=true"}, refused: "at '/monitoring': additional properties 'enable'"},
+		"an extra argument that is not a flag": {args: []string{"--set", "extraArgs[0]=debug"}, refused: "/extraArgs/0"},
+		"a volume mount without a path":        {args: []string{"--set", "volumeMounts[0].name=ca"}, refused: "/volumeMounts/0"},
+		"an unknown crds value":                {args: []string{"--set", "crds.keep=false"}, refused: "additional properties 'keep'"},
+		// The drain slots' Role next to the leader Lease would let
+		// whoever drains take the operator's leadership.
+		"drain slots in the release's namespace":  {args: []string{"--namespace", "holdfast-system", "--set", "drainerRole.slotNamespace=holdfast-system"}, refused: "must not be the release's namespace"},
+		"drain slots in a namespace of their own": {args: []string{"--namespace", "holdfast-system", "--set", "drainerRole.slotNamespace=drains"}},
 		// A parent chart's global values reach every subchart.
 		"global values": {args: []string{"--set", "global.team=platform"}},
 	} {
@@ -149,12 +158,24 @@ tolerations: [{key: dedicated, operator: Exists}]
 metrics: {secure: false}
 monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}}
 drainerRole: {create: false}
+crds: {install: false}
+extraArgs: [--zap-stacktrace-level=panic]
+env: [{name: GOMEMLIMIT, value: 200MiB}, {name: HTTPS_PROXY, value: "http://proxy:3128"}]
+envFrom: [{secretRef: {name: proxy}}]
+volumes: [{name: ca, configMap: {name: ca-bundle}}]
+volumeMounts: [{name: ca, mountPath: /etc/ssl/certs, readOnly: true}]
+podSecurityContext: {runAsNonRoot: true, runAsUser: 65532}
+securityContext: {allowPrivilegeEscalation: null}
+topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}]
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	objs := render(t, "-f", values)
 	if _, ok := objs["ServiceAccount/platform-operator"]; ok {
 		t.Error("serviceAccount.create=false still made a ServiceAccount")
+	}
+	if hasKind(objs, "CustomResourceDefinition") {
+		t.Error("crds.install=false still rendered the CRDs")
 	}
 	for _, key := range []string{"ClusterRole/hf-drainer", "Role/hf-drainer"} {
 		if _, ok := objs[key]; ok {
@@ -173,26 +194,41 @@ drainerRole: {create: false}
 		},
 		"serviceAccountName": "platform-operator",
 		"image":              "ghcr.io/holdfast-dev/holdfast@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-		"args":               []any{"operator", "--leader-elect=false", "--metrics-bind-address=:8443", "--metrics-secure=false", "--health-probe-bind-address=:8081", "--log-level=debug", "--kube-api-qps=20", "--kube-api-burst=40"},
+		"args":               []any{"operator", "--leader-elect=false", "--metrics-bind-address=:8443", "--metrics-secure=false", "--health-probe-bind-address=:8081", "--log-level=debug", "--kube-api-qps=20", "--kube-api-burst=40", "--zap-stacktrace-level=panic"},
 		"priorityClassName":  nil,
 		"nodeSelector":       map[string]any{"kubernetes.io/os": "linux"},
 		"tolerations":        []any{map[string]any{"key": "dedicated", "operator": "Exists"}},
 		"affinity":           true,
-		// GOMEMLIMIT follows the memory limit, whatever it is set to.
-		"env": []any{map[string]any{"name": "GOMEMLIMIT", "valueFrom": map[string]any{"resourceFieldRef": map[string]any{"resource": "limits.memory"}}}},
+		// A GOMEMLIMIT of env's replaces the one that follows the memory limit.
+		"env":          []any{map[string]any{"name": "GOMEMLIMIT", "value": "200MiB"}, map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}},
+		"envFrom":      []any{map[string]any{"secretRef": map[string]any{"name": "proxy"}}},
+		"volumes":      []any{map[string]any{"name": "ca", "configMap": map[string]any{"name": "ca-bundle"}}},
+		"volumeMounts": []any{map[string]any{"name": "ca", "mountPath": "/etc/ssl/certs", "readOnly": true}},
+		// Helm merges a map value into the default: null removes a key.
+		"podSecurityContext": map[string]any{"runAsNonRoot": true, "runAsUser": float64(65532), "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+		"securityContext":    map[string]any{"readOnlyRootFilesystem": true, "capabilities": map[string]any{"drop": []any{"ALL"}}},
+		// A constraint without a labelSelector selects the operator's pods.
+		"topologySpreadConstraints": []any{map[string]any{"maxSkew": float64(1), "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+			"labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "holdfast", "app.kubernetes.io/instance": "holdfast", "app.kubernetes.io/component": "operator"}}}},
 	}
 	spec := pod["spec"].(map[string]any)
 	container := spec["containers"].([]any)[0].(map[string]any)
 	got := map[string]any{
-		"metadata":           pod["metadata"],
-		"serviceAccountName": spec["serviceAccountName"],
-		"image":              container["image"],
-		"args":               container["args"],
-		"priorityClassName":  spec["priorityClassName"],
-		"nodeSelector":       spec["nodeSelector"],
-		"tolerations":        spec["tolerations"],
-		"affinity":           spec["affinity"] != nil,
-		"env":                container["env"],
+		"metadata":                  pod["metadata"],
+		"serviceAccountName":        spec["serviceAccountName"],
+		"image":                     container["image"],
+		"args":                      container["args"],
+		"priorityClassName":         spec["priorityClassName"],
+		"nodeSelector":              spec["nodeSelector"],
+		"tolerations":               spec["tolerations"],
+		"affinity":                  spec["affinity"] != nil,
+		"env":                       container["env"],
+		"envFrom":                   container["envFrom"],
+		"volumes":                   spec["volumes"],
+		"volumeMounts":              container["volumeMounts"],
+		"podSecurityContext":        spec["securityContext"],
+		"securityContext":           container["securityContext"],
+		"topologySpreadConstraints": spec["topologySpreadConstraints"],
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the Deployment's pod (-want +got):\n%s", diff)
@@ -210,6 +246,25 @@ drainerRole: {create: false}
 				t.Errorf("%s has no label %s", key, l)
 			}
 		}
+	}
+}
+
+// The CRDs are the release's templates, so that helm upgrade upgrades them, and Helm
+// keeps them on uninstall: deleting a CRD would delete every policy in the cluster.
+func TestCRDs(t *testing.T) {
+	objs := render(t)
+	crds := 0
+	for key, u := range objs {
+		if u.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		crds++
+		if got := u.GetAnnotations()["helm.sh/resource-policy"]; got != "keep" {
+			t.Errorf("%s: helm.sh/resource-policy %q, want keep", key, got)
+		}
+	}
+	if crds != 3 {
+		t.Errorf("%d CRDs rendered without --include-crds, want 3", crds)
 	}
 }
 
@@ -350,4 +405,35 @@ func keys(objs map[string]*unstructured.Unstructured) []string {
 		ks = append(ks, k)
 	}
 	return ks
+}
+
+// The README's values table names every value the schema accepts.
+func TestReadmeListsValues(t *testing.T) {
+	var schema struct {
+		Properties map[string]struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"properties"`
+	}
+	data, err := os.ReadFile(filepath.Join(chartDir, "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(chartDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, p := range schema.Properties {
+		names := []string{key}
+		for sub := range p.Properties {
+			names = append(names, key+"."+sub)
+		}
+		for _, name := range names {
+			if !bytes.Contains(readme, []byte("| `"+name)) && !bytes.Contains(readme, []byte("/ `"+name)) && !bytes.Contains(readme, []byte("`"+name+"`")) {
+				t.Errorf("charts/holdfast/README.md does not describe %s", name)
+			}
+		}
+	}
 }

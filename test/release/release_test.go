@@ -120,7 +120,8 @@ func fileSHA256(t *testing.T, path string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// An archive holds the binary, the README and the LICENSE (which krew-index asks for),
+// An archive holds the binary, the README, the LICENSE (which krew-index asks for) and
+// the NOTICE of the Apache-2.0 modules the binary links,
 // owned by root at time 0, and the same inputs give the same bytes.
 func TestArchive(t *testing.T) {
 	dir := t.TempDir()
@@ -134,6 +135,7 @@ func TestArchive(t *testing.T) {
 		"holdfast":  {Mode: 0o111, ContentSHA256: hex.EncodeToString(sum[:])},
 		"README.md": {ContentSHA256: fileSHA256(t, filepath.Join(repo, "README.md"))},
 		"LICENSE":   {ContentSHA256: fileSHA256(t, filepath.Join(repo, "LICENSE"))},
+		"NOTICE":    {ContentSHA256: fileSHA256(t, filepath.Join(repo, "NOTICE"))},
 	}
 	if diff := cmp.Diff(want, entries(t, first)); diff != "" {
 		t.Errorf("archive entries (-want +got):\n%s", diff)
@@ -181,7 +183,7 @@ func TestManifest(t *testing.T) {
 	for _, p := range [][2]string{{"linux", "amd64"}, {"linux", "arm64"}, {"darwin", "amd64"}, {"darwin", "arm64"}} {
 		name := "holdfast_" + version + "_" + p[0] + "_" + p[1] + ".tar.gz"
 		want = append(want, platform{p[0], p[1], "https://github.com/holdfast-dev/holdfast/releases/download/" + version + "/" + name,
-			sums[name], "holdfast", "holdfast>. README.md>. LICENSE>. "})
+			sums[name], "holdfast", "holdfast>. README.md>. LICENSE>. NOTICE>. "})
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("platforms (-want +got):\n%s", diff)

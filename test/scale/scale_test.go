@@ -27,6 +27,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/policy"
+	"github.com/holdfast-dev/holdfast/test/bench"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -43,27 +44,38 @@ const (
 )
 
 // report prints each figure as it is measured, with the command that reproduces it, and
-// all of them again at the end.
+// all of them again at the end, when it writes them as data (package bench).
 type report struct {
-	t    *testing.T
-	rows []string
+	t *testing.T
+	bench.Report
 }
 
+// add records a figure told in words.
 func (r *report) add(what, figure, command string) {
-	row := fmt.Sprintf("%-44s %s\n%44s   [%s]", what, figure, "", command)
-	r.rows = append(r.rows, row)
-	r.t.Log("FIGURE " + row)
+	r.Add(r.t, bench.Figure{Name: what, Note: figure, Command: command})
 }
+
+// Targets of the issue on plans that reach their bound, at 1,000 nodes and 50,000 pods.
+const (
+	planTarget     = 3.0   // s, holdfast plan drain --all
+	operatorTarget = 150.0 // MB resident after the first sync
+	waveRatio      = 1.2   // the planner's waves per wave of the lower bound
+)
 
 func TestScale(t *testing.T) {
 	testbedUp := time.Since(started)
 	f := framework.New(t)
 	ctx := f.Ctx
 	s := shape
-	bench := fmt.Sprintf("make bench-scale SCALE=%g CHURN=%s", s.scale, s.churn)
-	r := &report{t: t}
+	rerun := fmt.Sprintf("make bench-scale SCALE=%g CHURN=%s", s.scale, s.churn)
+	r := &report{t: t, Report: bench.Report{Benchmark: "bench-scale", Command: rerun}}
 	defer func() {
-		t.Logf("scale %g: %d nodes, load average at the end %s\n%s", s.scale, s.nodes, loadAverage(), strings.Join(r.rows, "\n"))
+		var rows []string
+		for _, f := range r.Figures {
+			rows = append(rows, f.String())
+		}
+		t.Logf("scale %g: %d nodes, load average at the end %s\n%s", s.scale, s.nodes, loadAverage(), strings.Join(rows, "\n"))
+		r.Finish(t)
 	}()
 	t.Logf("load average at the start: %s", loadAverage())
 
@@ -101,7 +113,7 @@ func TestScale(t *testing.T) {
 	}
 	r.add("set-up", fmt.Sprintf("%s: testbed with %d nodes up %s, %d objects created %s, %d pods Ready and budgets counted %s (load %s)",
 		(testbedUp+time.Since(start)).Round(time.Second), s.nodes, testbedUp.Round(time.Second), len(fl.stages[0])+len(fl.stages[1])+len(fl.stages[2]),
-		created.Round(time.Second), withoutCompanions, time.Since(start).Round(time.Second), loadAverage()), bench)
+		created.Round(time.Second), withoutCompanions, time.Since(start).Round(time.Second), loadAverage()), rerun)
 
 	// The operator: first sync, memory, requests at rest, reconcile latency.
 	opStart := time.Now()
@@ -118,20 +130,20 @@ func TestScale(t *testing.T) {
 		t.Fatalf("the operator's budgets and companions: %v", err)
 	}
 	r.add("operator: time to first full sync", fmt.Sprintf("%s from start to every budget made and counted and every companion Ready (/readyz after %s)",
-		time.Since(opStart).Round(100*time.Millisecond), synced.Round(100*time.Millisecond)), bench)
+		time.Since(opStart).Round(100*time.Millisecond), synced.Round(100*time.Millisecond)), rerun)
 	memAfterSync := op.mustMemory(t)
-	r.add("operator: memory after sync", memAfterSync.String(), bench)
+	r.Add(t, bench.Of("operator: resident memory after sync", memAfterSync.rss/1e6, "MB").AtMost(operatorTarget).With(memAfterSync.String()).By(rerun))
 
 	before := op.mustMetric(t, "rest_client_requests_total")
 	time.Sleep(steadyWindow) // a rate over a fixed window, not a wait for a condition
 	after := op.mustMetric(t, "rest_client_requests_total")
-	r.add("operator: API requests at rest", fmt.Sprintf("%.2f/s over %s (rest_client_requests_total)", (after-before)/steadyWindow.Seconds(), steadyWindow), bench)
+	r.add("operator: API requests at rest", fmt.Sprintf("%.2f/s over %s (rest_client_requests_total)", (after-before)/steadyWindow.Seconds(), steadyWindow), rerun)
 
 	if len(fl.singles) == 0 {
 		t.Fatal("no 1-replica Deployment under a policy to time")
 	}
 	lat := timeBudgets(ctx, t, f.Clientset, fl.singles, latencySamples)
-	r.add("operator: replica change -> budget, at rest", lat.String(), bench)
+	r.add("operator: replica change -> budget, at rest", lat.String(), rerun)
 
 	// audit and plan.
 	ctr, stopCounter, err := startCounter(f.Config, f.Dir)
@@ -141,7 +153,7 @@ func TestScale(t *testing.T) {
 	defer stopCounter()
 	// Each keeps a CPU profile, named, for a look at where the time goes; sampling costs
 	// little.
-	measure := func(what, name string, args ...string) []byte {
+	measure := func(what, name string, target float64, args ...string) []byte {
 		c0 := ctr.read()
 		profile := filepath.Join(os.TempDir(), "holdfast-scale-"+name+".pprof")
 		res, err := runMeasured(ctx, holdfastBin(), append(args, "--kubeconfig", ctr.Kubeconfig, "--profile=cpu", "--profile-output="+profile)...)
@@ -150,15 +162,18 @@ func TestScale(t *testing.T) {
 			t.Errorf("holdfast %s: exit %d, %v\n%s", strings.Join(args, " "), res.exitCode, err, tail(res.stderr))
 		}
 		n := ctr.since(c0)
-		r.add(what, fmt.Sprintf("%s wall, peak RSS %s, %d API requests (exit code %d)", res.took.Round(10*time.Millisecond), mb(res.peak), n.requests, res.exitCode),
-			"holdfast "+strings.Join(args, " "))
+		f := bench.Of(what+": wall", res.took.Seconds(), "s").With(fmt.Sprintf("peak RSS %s, %d API requests (exit code %d)", mb(res.peak), n.requests, res.exitCode))
+		if target > 0 {
+			f = f.AtMost(target)
+		}
+		r.Add(t, f.By("holdfast "+strings.Join(args, " ")))
 		return res.stdout
 	}
-	measure("holdfast audit -A", "audit", "audit", "-A", "-o", "json")
+	measure("holdfast audit -A", "audit", 0, "audit", "-A", "-o", "json")
 	// The API server gzips large responses unless asked not to: over loopback that is
 	// CPU on both sides for nothing, which this shows.
-	measure("holdfast audit -A, uncompressed", "audit-uncompressed", "audit", "-A", "-o", "json", "--disable-compression")
-	planned := measure("holdfast plan drain --all", "plan", "plan", "drain", "--all", "-o", "json")
+	measure("holdfast audit -A, uncompressed", "audit-uncompressed", 0, "audit", "-A", "-o", "json", "--disable-compression")
+	planned := measure("holdfast plan drain --all", "plan", planTarget, "plan", "drain", "--all", "-o", "json")
 	var p struct {
 		Waves   [][]string `json:"waves"`
 		Blocked []struct {
@@ -179,8 +194,9 @@ func TestScale(t *testing.T) {
 			why[reason.Type]++
 		}
 	}
-	r.add("plan drain --all: waves", fmt.Sprintf("%d waves, lower bound %d; %d nodes blocked (reasons: %v)", len(p.Waves), p.LowerBound.Waves, len(p.Blocked), why),
-		"holdfast plan drain --all -o json")
+	waves := bench.Of("plan drain --all: waves / lower bound", float64(len(p.Waves))/float64(max(p.LowerBound.Waves, 1)), "x").AtMost(waveRatio).
+		With(fmt.Sprintf("%d waves, lower bound %d; %d nodes blocked (reasons: %v)", len(p.Waves), p.LowerBound.Waves, len(p.Blocked), why))
+	r.Add(t, waves.By("holdfast plan drain --all -o json"))
 
 	// Churn: rolling restarts of a tenth of the Deployments and nodes cordoned and
 	// uncordoned, with replica changes timed meanwhile.
@@ -203,10 +219,10 @@ func TestScale(t *testing.T) {
 	endChurn()
 	wg.Wait()
 	r.add("operator: memory after churn", fmt.Sprintf("%s, after %s of churn (%d rolling restarts, %d nodes cordoned and uncordoned)",
-		op.mustMemory(t), s.churn, len(fl.restartable), len(churnNodes)), bench)
-	r.add("operator: replica change -> budget, in churn", churnLat.String(), bench)
+		op.mustMemory(t), s.churn, len(fl.restartable), len(churnNodes)), rerun)
+	r.add("operator: replica change -> budget, in churn", churnLat.String(), rerun)
 	if q, err := op.queueTimes(disruptionpolicy.Name); err == nil {
-		r.add("operator: DisruptionPolicy reconciles in churn", q.since(queued), bench)
+		r.add("operator: DisruptionPolicy reconciles in churn", q.since(queued), rerun)
 	}
 	if _, err := view.waitSettled(ctx, fl.pods, fl.budgets, 20*time.Minute, progress(t, "after churn")); err != nil {
 		t.Fatalf("settling after the churn: %v", err)
@@ -276,7 +292,7 @@ func TestScale(t *testing.T) {
 		kubectlTook.Round(100*time.Millisecond), kd.evictions, kd.requests, kd.top(5), len(violations), samples),
 		"kubectl drain NODE --ignore-daemonsets --delete-emptydir-data; kubectl uncordon NODE")
 	reportViolations(t, violations)
-	r.add("holdfast drain / kubectl drain", fmt.Sprintf("%.2f of kubectl's time", holdfastTook.Seconds()/kubectlTook.Seconds()), bench)
+	r.add("holdfast drain / kubectl drain", fmt.Sprintf("%.2f of kubectl's time", holdfastTook.Seconds()/kubectlTook.Seconds()), rerun)
 }
 
 // nodeOrder orders node-2 before node-10.

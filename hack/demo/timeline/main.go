@@ -143,16 +143,56 @@ func readMarks(path string) ([]mark, error) {
 	return marks, sc.Err()
 }
 
-// The chart's geometry, in SVG user units.
+// The chart's geometry, in SVG user units; bottom holds the time axis.
 const (
-	width, rowHeight, left, right, top = 1000.0, 70.0, 250.0, 20.0, 30.0
+	width, rowHeight, left, right, top, bottom = 1000.0, 70.0, 250.0, 20.0, 30.0, 30.0
 )
+
+// tick is one labelled point of an axis.
+type tick struct {
+	At    float64 // x on the time axis, y on a values axis
+	Label string
+}
+
+// timeSteps are the time axis's candidate spacings, in seconds.
+var timeSteps = []float64{5, 10, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600}
+
+// timeTicks labels the time axis every step of timeSteps that gives at most a dozen
+// ticks over span seconds.
+func timeTicks(span float64, x func(seconds float64) float64) []tick {
+	step := timeSteps[len(timeSteps)-1]
+	for _, s := range timeSteps {
+		if span/s <= 12 {
+			step = s
+			break
+		}
+	}
+	var ts []tick
+	for s := 0.0; s <= span; s += step {
+		ts = append(ts, tick{x(s), fmt.Sprintf("%d:%02d", int(s)/60, int(s)%60)})
+	}
+	return ts
+}
+
+// valueTicks labels a row's values axis at 0, the middle and the top of the shared scale.
+func valueTicks(maxV int32, y func(int32) float64) []tick {
+	vs := []int32{0, maxV}
+	if maxV >= 4 {
+		vs = []int32{0, maxV / 2, maxV}
+	}
+	var ts []tick
+	for _, v := range vs {
+		ts = append(ts, tick{y(v), fmt.Sprint(v)})
+	}
+	return ts
+}
 
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"}
 
 type row struct {
 	Name, Colour, Points, Summary string
 	Y, Base, Desired              float64
+	Ticks                         []tick
 }
 
 type markView struct {
@@ -171,15 +211,19 @@ func render(w io.Writer, start, end time.Time, series map[string][]sample, marks
 	if span <= 0 {
 		span = 1
 	}
-	x := func(t time.Time) float64 { return left + (width-left-right)*t.Sub(start).Seconds()/span }
+	xs := func(seconds float64) float64 { return left + (width-left-right)*seconds/span }
+	x := func(t time.Time) float64 { return xs(t.Sub(start).Seconds()) }
+	// One scale for every row, so that rows compare: a replica is as tall everywhere.
+	maxV := int32(1)
+	for _, ss := range series {
+		for _, s := range ss {
+			maxV = max(maxV, s.desired, s.ready)
+		}
+	}
 	var rows []row
 	for i, name := range names {
 		ss := series[name]
 		base := top + float64(i+1)*rowHeight - 10
-		maxV := int32(1)
-		for _, s := range ss {
-			maxV = max(maxV, s.desired, s.ready)
-		}
 		y := func(v int32) float64 { return base - (rowHeight-25)*float64(v)/float64(maxV) }
 		// A workload's line starts when it first wants replicas, not when it was created.
 		for len(ss) > 1 && ss[0].desired == 0 {
@@ -210,6 +254,7 @@ func render(w io.Writer, start, end time.Time, series map[string][]sample, marks
 			Name: name, Colour: palette[i%len(palette)], Points: strings.Join(pts, " "),
 			Summary: summary,
 			Y:       base - rowHeight/2 + 10, Base: base, Desired: y(ss[len(ss)-1].desired),
+			Ticks: valueTicks(maxV, y),
 		})
 	}
 	var mv []markView
@@ -219,10 +264,12 @@ func render(w io.Writer, start, end time.Time, series map[string][]sample, marks
 			mv = append(mv, markView{X: x(m.at), Label: label, Text: m.text, At: m.at.UTC().Format("15:04:05")})
 		}
 	}
+	axis := top + float64(len(rows))*rowHeight
 	return page.Execute(w, map[string]any{
-		"Rows": rows, "Marks": mv, "Width": width, "Height": top + float64(len(rows))*rowHeight + 10,
+		"Rows": rows, "Marks": mv, "Width": width, "Height": axis + bottom,
 		"Left": left, "Right": width - right, "Start": start.UTC().Format(time.RFC3339),
-		"Seconds": fmt.Sprintf("%.0f", span), "Interval": interval,
+		"Seconds": fmt.Sprintf("%.0f", span), "Interval": interval, "Max": maxV,
+		"Axis": axis, "AxisTick": axis + 5, "TimeTicks": timeTicks(span, xs),
 	})
 }
 
@@ -232,18 +279,24 @@ var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 body { font: 14px system-ui, sans-serif; margin: 2em; color: #222; }
 svg text { font: 12px system-ui, sans-serif; }
 .mark line { stroke: #999; stroke-dasharray: 4 3; }
+.tick { fill: #666; }
 </style></head><body>
 <h1>Ready replicas per workload</h1>
-<p>Sampled every {{.Interval}} for {{.Seconds}} s from {{.Start}}. Each line is a workload's ready replicas
-(scaled to its largest count), the faint dotted line its desired replicas; the dashed verticals are the demo's
-steps, listed below.</p>
+<p>Sampled every {{.Interval}} for {{.Seconds}} s from {{.Start}}. Each line is a workload's ready replicas,
+every row on the same scale of 0 to {{.Max}} replicas (the numbers left of each row); the faint dotted line is its
+desired replicas. The time axis counts minutes:seconds from the start; the dashed verticals are the demo's steps,
+listed below.</p>
 <svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
 {{range .Marks}}<g class="mark"><line x1="{{.X}}" x2="{{.X}}" y1="20" y2="{{$.Height}}"/><text x="{{.X}}" y="14" text-anchor="middle">{{.Label}}</text><title>{{.Text}}</title></g>
 {{end}}{{range .Rows}}<g><text x="5" y="{{.Y}}" fill="{{.Colour}}">{{.Name}}</text><text x="5" y="{{.Base}}" fill="#666">{{.Summary}}</text>
 <line x1="{{$.Left}}" x2="{{$.Right}}" y1="{{.Base}}" y2="{{.Base}}" stroke="#ddd"/>
+{{range .Ticks}}<text class="tick" x="{{$.Left}}" dx="-6" y="{{.At}}" dy="4" text-anchor="end">{{.Label}}</text>{{end}}
 <line x1="{{$.Left}}" x2="{{$.Right}}" y1="{{.Desired}}" y2="{{.Desired}}" stroke="{{.Colour}}" stroke-opacity="0.3" stroke-dasharray="2 4"/>
 <polyline fill="none" stroke="{{.Colour}}" stroke-width="2" points="{{.Points}}"/></g>
-{{end}}</svg>
+{{end}}<g class="axis"><line x1="{{.Left}}" x2="{{.Right}}" y1="{{.Axis}}" y2="{{.Axis}}" stroke="#999"/>
+{{range .TimeTicks}}<line x1="{{.At}}" x2="{{.At}}" y1="{{$.Axis}}" y2="{{$.AxisTick}}" stroke="#999"/><text class="tick" x="{{.At}}" y="{{$.Axis}}" dy="16" text-anchor="middle">{{.Label}}</text>{{end}}
+<text class="tick" x="{{.Left}}" dx="-24" y="{{.Axis}}" dy="16" text-anchor="end">m:ss</text></g>
+</svg>
 <h2>Steps</h2>
 <ol style="list-style: none; padding: 0">{{range .Marks}}<li>{{.At}} — {{.Text}}</li>{{end}}</ol>
 </body></html>

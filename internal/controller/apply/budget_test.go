@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,16 +38,18 @@ func TestBudget(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			b := fake.NewClientBuilder()
+			c := fake.NewClientBuilder().WithReturnManagedFields().Build()
 			if tc.existing != nil {
-				b = b.WithObjects(tc.existing)
+				// As an older holdfast wrote it, by update under the default manager.
+				if err := c.Create(context.Background(), tc.existing, client.FieldOwner(legacyFieldManager())); err != nil {
+					t.Fatal(err)
+				}
 			}
-			c := b.Build()
 			w := want()
 			if tc.change != nil {
 				tc.change(w)
 			}
-			if err := Budget(context.Background(), c, w); err != nil {
+			if err := Budget(context.Background(), c, c, w); err != nil {
 				t.Fatal(err)
 			}
 			got := &policyv1.PodDisruptionBudget{}
@@ -62,5 +65,44 @@ func TestBudget(t *testing.T) {
 				t.Errorf("budget (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Issue 30 item 11: the keys others put on a budget holdfast manages stay when holdfast
+// changes it; holdfast's own annotation that it no longer wants goes.
+func TestBudgetKeepsOthersKeys(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithReturnManagedFields().Build()
+	existing := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", Labels: map[string]string{"holdfast.dev/disruption-policy": "p"},
+			Annotations: map[string]string{"holdfast.dev/blocked-since": "2026-11-22T12:00:00Z"}},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1))},
+	}
+	if err := c.Create(ctx, existing, client.FieldOwner(legacyFieldManager())); err != nil {
+		t.Fatal(err)
+	}
+	theirs := []byte(`{"metadata":{"labels":{"team":"storage"},"annotations":{"example.com/note":"keep"}}}`)
+	if err := c.Patch(ctx, existing.DeepCopy(), client.RawPatch(types.MergePatchType, theirs), client.FieldOwner("kubectl-annotate")); err != nil {
+		t.Fatal(err)
+	}
+	want := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", Labels: map[string]string{"holdfast.dev/disruption-policy": "p"}},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
+	}
+	if err := Budget(ctx, c, c, want); err != nil {
+		t.Fatal(err)
+	}
+	got := &policyv1.PodDisruptionBudget{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"holdfast.dev/disruption-policy": "p", "team": "storage"}, got.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"example.com/note": "keep"}, got.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Spec, got.Spec); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/apply"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
+	"github.com/holdfast-dev/holdfast/internal/controller/prologue"
 	"github.com/holdfast-dev/holdfast/internal/controller/summary"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
@@ -76,25 +77,13 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 // namespaces.
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	p := &holdfastv1alpha1.ClusterDisruptionPolicy{}
-	if err := r.client.Get(ctx, req.NamespacedName, p); err != nil {
-		if apierrors.IsNotFound(err) {
-			// A deleted policy's copies are garbage-collected through their owner reference.
-			r.patches.Forget(req.NamespacedName)
-			r.invalid.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("getting ClusterDisruptionPolicy %s: %w", req.Name, err)
+	// A deleted policy's copies are garbage-collected through their owner reference.
+	gone := func() error { return nil }
+	invalid := func(ctx context.Context) error { return r.invalidSpec(ctx, p) }
+	pro := prologue.Prologue{Kind: "ClusterDisruptionPolicy", Client: r.client, Patches: &r.patches, Invalid: r.invalid}
+	if done, res, err := pro.Get(ctx, req, p, invalid, gone); done {
+		return res, err
 	}
-	if p.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil
-	}
-	if r.patches.Behind(req.NamespacedName, p.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
-	}
-	if len(p.Spec.Template.DecodeErrors) > 0 {
-		return ctrl.Result{}, r.invalidSpec(ctx, p)
-	}
-	r.invalid.Forget(req.NamespacedName)
 	obs, err := r.gather(ctx, p)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -23,26 +23,27 @@ const (
 	mirrorPod = "kubernetes.io/config.mirror"
 )
 
-// gatherNodeGroups reads which of obs.Nodes are in cluster-autoscaler's node groups (the
-// operator's --cluster-autoscaler-node-group-label) and, for those, what runs on them.
-func (r *reconciler) gatherNodeGroups(ctx context.Context, obs *policy.Observed) error {
+// NodeGroups reads which of nodes are in cluster-autoscaler's node groups (the
+// operator's --cluster-autoscaler-node-group-label), Karpenter's (claims) aside, and,
+// for those, what runs on them; nil where cluster-autoscaler is not configured.
+func (r *observer) NodeGroups(ctx context.Context, nodes map[string]*corev1.Node, claims map[string]policy.NodeClaim, p *holdfastv1alpha1.DisruptionPolicy) (map[string]policy.NodeGroupMember, error) {
 	label := r.autoscalers.NodeGroupLabel
-	if label == "" || len(obs.Nodes) == 0 {
-		return nil
+	if label == "" {
+		return nil, nil
 	}
-	obs.NodeGroups = map[string]policy.NodeGroupMember{}
-	for name, node := range obs.Nodes {
+	out := map[string]policy.NodeGroupMember{}
+	for name, node := range nodes {
 		group := node.Labels[label]
-		if group == "" || obs.Claims[name].Name != "" {
-			continue // not cluster-autoscaler's, or Karpenter's
+		if _, karpenter := claims[name]; group == "" || karpenter {
+			continue
 		}
-		load, err := r.load(ctx, node, r.caBlocker(node, obs.Policy))
+		load, err := r.load(ctx, node, r.caBlocker(node, p))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		obs.NodeGroups[name] = policy.NodeGroupMember{Group: group, Load: load}
+		out[name] = policy.NodeGroupMember{Group: group, Load: load}
 	}
-	return nil
+	return out, nil
 }
 
 // caBlocker is what makes cluster-autoscaler's scale-down simulation drop a node before
@@ -50,7 +51,7 @@ func (r *reconciler) gatherNodeGroups(ctx context.Context, obs *policy.Observed)
 // disabled on the node, a pod that is not safe to evict or that no controller would
 // make again, a pod whose budget (other than the hand-off's own policy's) allows no
 // eviction.
-func (r *reconciler) caBlocker(node *corev1.Node, own *holdfastv1alpha1.DisruptionPolicy) blocker {
+func (r *observer) caBlocker(node *corev1.Node, own *holdfastv1alpha1.DisruptionPolicy) blocker {
 	return func(ctx context.Context, p *corev1.Pod) (string, error) {
 		if node.Annotations[caScaleDownDisabled] == "true" {
 			return fmt.Sprintf("node %s has %s", node.Name, caScaleDownDisabled), nil

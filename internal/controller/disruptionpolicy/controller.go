@@ -20,12 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -47,6 +42,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/apply"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
+	"github.com/holdfast-dev/holdfast/internal/controller/prologue"
 	"github.com/holdfast-dev/holdfast/internal/controller/summary"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
@@ -132,10 +128,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, autoscalers poli
 	if r.windows, err = newInvalidWindowsGauge(ctrlmetrics.Registry); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, func(o client.Object) []string {
-		spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
-		return []string{string(spec.SingleReplica), string(spec.Surge)}
-	}); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, drainStrategies); err != nil {
 		return fmt.Errorf("indexing DisruptionPolicies by strategy: %w", err)
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1.Deployment{}, surgingIndex, func(o client.Object) []string {
@@ -161,12 +154,16 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, autoscalers poli
 		// surges are swept by the request of a name that is not found.
 		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(labelledPolicy), builder.WithPredicates(seenOrResynced(managedBudget))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(sweepRequest), builder.WithPredicates(seenOrResynced(surgingDeployment))).
+		// An autoscaler a surge raised outlives its Deployment when that is deleted (and
+		// made again): any event of a marked autoscaler sweeps its namespace.
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(sweepRequest), builder.WithPredicates(predicate.NewPredicateFuncs(markedAutoscaler))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged())).
 		// A node that may be lost, or is back, wakes the policies of its pods' namespaces.
 		WatchesRawSource(source.Channel(r.nodes.events, inNamespace))
 	if r.karpenter {
-		// A node Karpenter starts to consider for consolidation may be handed over.
-		b = b.Watches(nodeClaim(), handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(consolidatableChanged()))
+		// A node Karpenter starts to consider for consolidation may be handed over: it
+		// wakes the policies of the namespaces of its pods.
+		b = b.Watches(nodeClaim(), handler.EnqueueRequestsFromMapFunc(r.claimPolicies), builder.WithPredicates(consolidatableChanged()))
 	}
 	return b.Complete(r)
 }
@@ -176,36 +173,28 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, autoscalers poli
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	p := &holdfastv1alpha1.DisruptionPolicy{}
-	if err := r.client.Get(ctx, req.NamespacedName, p); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.metrics.forget(req.NamespacedName)
-			r.invalid.Forget(req.NamespacedName)
-			r.windows.forget(req.NamespacedName)
-			r.patches.Forget(req.NamespacedName)
-			return ctrl.Result{}, r.sweep(ctx, req.Namespace)
-		}
-		return ctrl.Result{}, fmt.Errorf("getting DisruptionPolicy %s: %w", req.NamespacedName, err)
+	// A policy being deleted is left alone (someone else's finalizer holds it); its
+	// budgets go once it is gone.
+	gone := func() error {
+		r.metrics.forget(req.NamespacedName)
+		r.windows.forget(req.NamespacedName)
+		return r.sweep(ctx, req.Namespace)
 	}
-	if p.DeletionTimestamp != nil {
-		// Someone else's finalizer holds it; its budgets go once it is gone.
-		return ctrl.Result{}, nil
+	invalid := func(ctx context.Context) error { return r.invalidSpec(ctx, p) }
+	pro := prologue.Prologue{Kind: "DisruptionPolicy", Client: r.client, Patches: &r.patches, Invalid: r.invalid}
+	if done, res, err := pro.Get(ctx, req, p, invalid, gone); done {
+		return res, err
 	}
-	if r.patches.Behind(req.NamespacedName, p.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
-	}
-	if len(p.Spec.DecodeErrors) > 0 {
-		return ctrl.Result{}, r.invalidSpec(ctx, p)
-	}
-	r.invalid.Forget(req.NamespacedName)
 
-	obs, err := r.gather(ctx, p)
+	obs, err := policy.Observe(ctx, (*observer)(r), p, r.clock.Now())
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	obs.Autoscalers = r.autoscalers
 	d := policy.Decide(obs)
 
 	for _, b := range d.Apply {
-		if err := apply.Budget(ctx, r.client, b); err != nil {
+		if err := apply.Budget(ctx, r.client, r.live, b); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -233,7 +222,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		logger.Info("Scaled", "deployment", klog.KRef(p.Namespace, s.Name), "replicas", s.Replicas, "surging", s.Original != nil)
 	}
 	for _, a := range d.PodAnnotations {
-		if err := r.annotatePod(ctx, p.Namespace, a); err != nil {
+		if err := r.annotatePod(ctx, p.Namespace, p.Name, a); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -259,270 +248,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
-// gather reads the policy's namespace: policies, selected workloads and budgets from
-// the cache; the pods of single replicas under Surge or Protect from the apiserver.
-func (r *reconciler) gather(ctx context.Context, p *holdfastv1alpha1.DisruptionPolicy) (policy.Observed, error) {
-	obs := policy.Observed{Policy: p, Now: r.clock.Now(), Pods: map[string][]policy.Pod{}, Nodes: map[string]*corev1.Node{}, Health: r.nodes.Health(), Stuck: map[string][]policy.Pod{}}
-	ns := client.InNamespace(p.Namespace)
-	policies := &holdfastv1alpha1.DisruptionPolicyList{}
-	if err := r.client.List(ctx, policies, ns); err != nil {
-		return obs, fmt.Errorf("listing DisruptionPolicies: %w", err)
-	}
-	obs.Policies = policies.Items
-	sel, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector)
-	if err != nil {
-		// Decide reports the invalid selector; there is nothing to select.
-		return obs, nil
-	}
-	byLabels := client.MatchingLabelsSelector{Selector: sel}
-	for _, kind := range selectedKinds(p) {
-		ws, err := r.listWorkloads(ctx, kind, ns, byLabels)
-		if err != nil {
-			return obs, err
-		}
-		obs.Workloads = append(obs.Workloads, ws...)
-	}
-	for _, t := range p.Spec.ScaleTargets {
-		ws, why, err := r.scaleWorkloads(ctx, p.Namespace, t, sel)
-		if err != nil {
-			return obs, err
-		}
-		if why != "" {
-			obs.Unreadable = append(obs.Unreadable, policy.Unreadable{Target: t, Message: why})
-		}
-		obs.Workloads = append(obs.Workloads, ws...)
-	}
-	budgets := &policyv1.PodDisruptionBudgetList{}
-	if err := r.client.List(ctx, budgets, ns); err != nil {
-		return obs, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
-	}
-	obs.Budgets = budgets.Items
-	if len(obs.Workloads) > 0 {
-		if obs.PodLabels, err = r.podLabels(ctx, p.Namespace); err != nil {
-			return obs, err
-		}
-	}
-	if obs.Surging, err = r.surging(ctx, p.Namespace); err != nil {
-		return obs, err
-	}
-	if len(obs.Workloads) > 0 {
-		if obs.LostPodLabels, err = lostPodLabels(ctx, r.live, p.Namespace, obs.Health); err != nil {
-			return obs, err
-		}
-	}
-	// A surge may start or move on only where Decide reads the pods.
-	needs := func(w *policy.Workload) bool { return policy.NeedsPods(&obs, w) }
-	if err := r.attachAutoscalers(ctx, p.Namespace, needs, obs.Workloads, obs.Surging); err != nil {
-		return obs, err
-	}
-	for i := range obs.Workloads {
-		w := &obs.Workloads[i]
-		if !needs(w) {
-			continue
-		}
-		if err := r.gatherPods(ctx, p.Namespace, w, &obs); err != nil {
-			return obs, err
-		}
-		if w.Custom() {
-			// A scale has no Ready count: the pods give it, without minReadySeconds of
-			// their own.
-			for _, pod := range obs.Pods[policy.WorkloadKey(w.Kind, w.Name)] {
-				if pod.Ready {
-					w.Ready++
-				}
-			}
-			w.Available = w.Ready
-		}
-	}
-	obs.Autoscalers = r.autoscalers
-	if err := r.gatherClaims(ctx, &obs); err != nil {
-		return obs, err
-	}
-	return obs, r.gatherNodeGroups(ctx, &obs)
-}
-
-// podLabels reads the labels of the namespace's live pods, on which Decide finds
-// overlapping budgets: a pod carries labels its template does not (pod-template-hash,
-// statefulset.kubernetes.io/pod-name) that a user's budget may select. Metadata only,
-// from the apiserver, since the shared cache holds only companion pods.
-func (r *reconciler) podLabels(ctx context.Context, namespace string) ([]map[string]string, error) {
-	pods := &metav1.PartialObjectMetadataList{}
-	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := r.live.List(ctx, pods, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("listing pods of namespace %s: %w", namespace, err)
-	}
-	out := make([]map[string]string, 0, len(pods.Items))
-	for i := range pods.Items {
-		// The Eviction API asks no budget about a pod being deleted.
-		if pods.Items[i].DeletionTimestamp == nil {
-			out = append(out, pods.Items[i].Labels)
-		}
-	}
-	return out, nil
-}
-
-// scaleWorkloads reads the objects of one scale target that sel selects, and each one's
-// scale, straight from the apiserver: the operator cannot know custom kinds in advance,
-// so they are neither in the shared cache nor watched (Decide requeues the policy every
-// scaleTargetPoll instead). Only object metadata is listed, and only the scale is read
-// of each. A kind not served or a permission missing is returned as a message for
-// status, not as an error: retrying would not fix it, a human must.
-func (r *reconciler) scaleWorkloads(ctx context.Context, namespace string, t holdfastv1alpha1.ScaleTarget, sel labels.Selector) ([]policy.Workload, string, error) {
-	gv, err := schema.ParseGroupVersion(t.APIVersion)
-	if err != nil {
-		return nil, fmt.Sprintf("scale target %s %s: %v", t.APIVersion, t.Kind, err), nil
-	}
-	mapping, err := r.client.RESTMapper().RESTMapping(gv.WithKind(t.Kind).GroupKind(), gv.Version)
-	if meta.IsNoMatchError(err) {
-		return nil, fmt.Sprintf("kind %s is not served in %s: is its CustomResourceDefinition installed?", t.Kind, t.APIVersion), nil
-	} else if err != nil {
-		return nil, "", fmt.Errorf("finding the resource of %s %s: %w", t.APIVersion, t.Kind, err)
-	}
-	resource := mapping.Resource.GroupResource().String()
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(gv.WithKind(t.Kind + "List"))
-	if err := r.live.List(ctx, list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		if apierrors.IsForbidden(err) {
-			return nil, forbidden(t, "list", resource), nil
-		}
-		return nil, "", fmt.Errorf("listing %s: %w", resource, err)
-	}
-	var out []policy.Workload
-	for i := range list.Items {
-		m := &list.Items[i]
-		obj, scale := &unstructured.Unstructured{}, &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(gv.WithKind(t.Kind))
-		obj.SetNamespace(namespace)
-		obj.SetName(m.Name)
-		if err := r.client.SubResource("scale").Get(ctx, obj, scale); apierrors.IsNotFound(err) {
-			continue // deleted since the list
-		} else if apierrors.IsForbidden(err) {
-			return nil, forbidden(t, "get", resource+"/scale"), nil
-		} else if err != nil {
-			return nil, "", fmt.Errorf("getting the scale of %s %s: %w", t.Kind, klog.KObj(m), err)
-		}
-		w := policy.Workload{Kind: t.Kind, APIVersion: t.APIVersion, Name: m.Name, UID: m.UID, Labels: m.Labels, Annotations: m.Annotations}
-		n, _, _ := unstructured.NestedInt64(scale.Object, "spec", "replicas")
-		w.Replicas = int32(n)
-		// The scale's selector is a string, as `kubectl get --selector` takes it.
-		if s, _, _ := unstructured.NestedString(scale.Object, "status", "selector"); s != "" {
-			if ls, err := metav1.ParseToLabelSelector(s); err == nil {
-				w.Selector, w.TemplateLabels = ls, ls.MatchLabels
-			}
-		}
-		out = append(out, w)
-	}
-	return out, "", nil
-}
-
 // forbidden says which permission on a scale target the operator lacks and where to
 // grant it.
 func forbidden(t holdfastv1alpha1.ScaleTarget, verb, resource string) string {
-	return fmt.Sprintf("the operator may not %s %s (%s %s): grant get, list and watch on the resource and get on its scale subresource (Helm value scaleTargets, or the ClusterRole in the README)", verb, resource, t.APIVersion, t.Kind)
-}
-
-// surging lists the namespace's Deployments in the middle of a surge, from the index.
-func (r *reconciler) surging(ctx context.Context, namespace string) ([]policy.Workload, error) {
-	return r.listWorkloads(ctx, holdfastv1alpha1.KindDeployment, client.InNamespace(namespace), client.MatchingFields{surgingIndex: "true"})
-}
-
-// attachAutoscalers gives each Deployment for which may is true its
-// HorizontalPodAutoscaler, which a surge must raise. Only when a surge may start or is
-// under way: otherwise nothing reads it.
-func (r *reconciler) attachAutoscalers(ctx context.Context, namespace string, may func(*policy.Workload) bool, lists ...[]policy.Workload) error {
-	var deployments []*policy.Workload
-	for _, ws := range lists {
-		for i := range ws {
-			if ws[i].Kind == holdfastv1alpha1.KindDeployment && may(&ws[i]) {
-				deployments = append(deployments, &ws[i])
-			}
-		}
-	}
-	if len(deployments) == 0 {
-		return nil
-	}
-	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
-	if err := r.client.List(ctx, hpas, client.InNamespace(namespace)); err != nil {
-		return fmt.Errorf("listing HorizontalPodAutoscalers: %w", err)
-	}
-	policy.AttachAutoscalers(hpas.Items, deployments)
-	return nil
-}
-
-func selectedKinds(p *holdfastv1alpha1.DisruptionPolicy) []string {
-	if len(p.Spec.Kinds) == 0 {
-		return []string{holdfastv1alpha1.KindDeployment, holdfastv1alpha1.KindStatefulSet, holdfastv1alpha1.KindDaemonSet}
-	}
-	out := make([]string, 0, len(p.Spec.Kinds))
-	for _, k := range p.Spec.Kinds {
-		out = append(out, string(k))
-	}
-	return out
-}
-
-// listWorkloads lists one kind of workload from the cache, as Workloads.
-func (r *reconciler) listWorkloads(ctx context.Context, kind string, opts ...client.ListOption) ([]policy.Workload, error) {
-	var list client.ObjectList
-	switch kind {
-	case holdfastv1alpha1.KindDeployment:
-		list = &appsv1.DeploymentList{}
-	case holdfastv1alpha1.KindStatefulSet:
-		list = &appsv1.StatefulSetList{}
-	default:
-		list = &appsv1.DaemonSetList{}
-	}
-	if err := r.client.List(ctx, list, opts...); err != nil {
-		return nil, fmt.Errorf("listing %ss: %w", kind, err)
-	}
-	var out []policy.Workload
-	switch l := list.(type) {
-	case *appsv1.DeploymentList:
-		for i := range l.Items {
-			out = append(out, policy.WorkloadOf(&l.Items[i]))
-		}
-	case *appsv1.StatefulSetList:
-		for i := range l.Items {
-			out = append(out, policy.WorkloadOf(&l.Items[i]))
-		}
-	case *appsv1.DaemonSetList:
-		for i := range l.Items {
-			out = append(out, policy.WorkloadOf(&l.Items[i]))
-		}
-	}
-	return out, nil
-}
-
-// gatherPods reads w's live pods and their nodes.
-func (r *reconciler) gatherPods(ctx context.Context, namespace string, w *policy.Workload, obs *policy.Observed) error {
-	sel, err := metav1.LabelSelectorAsSelector(w.Selector)
-	if err != nil {
-		return fmt.Errorf("selector of %s %s: %w", w.Kind, klog.KRef(namespace, w.Name), err)
-	}
-	pods := &corev1.PodList{}
-	if err := r.live.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return fmt.Errorf("listing pods of %s %s: %w", w.Kind, klog.KRef(namespace, w.Name), err)
-	}
-	key := policy.WorkloadKey(w.Kind, w.Name)
-	for i := range pods.Items {
-		pod := &pods.Items[i]
-		if live, ok := policy.PodOf(pod); ok {
-			obs.Pods[key] = append(obs.Pods[key], live)
-		} else if stuck, ok := policy.StuckOf(pod, w, obs.Health); ok {
-			obs.Stuck[key] = append(obs.Stuck[key], stuck)
-		} else {
-			continue
-		}
-		if pod.Spec.NodeName == "" || obs.Nodes[pod.Spec.NodeName] != nil {
-			continue
-		}
-		node := &corev1.Node{}
-		if err := r.client.Get(ctx, types.NamespacedName{Name: pod.Spec.NodeName}, node); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("getting node %s: %w", pod.Spec.NodeName, err)
-		} else if err == nil {
-			obs.Nodes[node.Name] = node
-		}
-	}
-	return nil
+	return fmt.Sprintf("the operator may not %s %s (%s %s): grant get, list and watch on the resource and get on its scale subresource (Helm value scaleTargets, or the ClusterRole in docs/disruptionpolicy.md)", verb, resource, t.APIVersion, t.Kind)
 }
 
 // scale sets a Deployment's replicas and its surge annotation in one merge patch, and
@@ -634,14 +363,15 @@ func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s po
 	return nil
 }
 
-// annotatePod sets or removes karpenter.sh/do-not-disrupt on a pod, not on its template:
-// a template change would roll the very pod it protects.
-func (r *reconciler) annotatePod(ctx context.Context, namespace string, a policy.PodAnnotation) error {
-	var v any
+// annotatePod sets karpenter.sh/do-not-disrupt on a pod with the mark that says the
+// policy put it there, or removes both. On the pod, not on its template: a template
+// change would roll the very pod it protects.
+func (r *reconciler) annotatePod(ctx context.Context, namespace, policyName string, a policy.PodAnnotation) error {
+	annotations := map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: nil, holdfastv1alpha1.DoNotDisruptByAnnotation: nil}
 	if a.DoNotDisrupt {
-		v = "true"
+		annotations = map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: "true", holdfastv1alpha1.DoNotDisruptByAnnotation: policyName}
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: v}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
 		return fmt.Errorf("encoding the annotation of pod %s: %w", klog.KRef(namespace, a.Pod), err)
 	}
@@ -659,29 +389,57 @@ func (r *reconciler) annotatePod(ctx context.Context, namespace string, a policy
 // Another policy that selects the same workloads recreates their budgets, woken by the
 // deletions.
 func (r *reconciler) sweep(ctx context.Context, namespace string) error {
-	ns := client.InNamespace(namespace)
-	policies := &holdfastv1alpha1.DisruptionPolicyList{}
-	if err := r.client.List(ctx, policies, ns); err != nil {
-		return fmt.Errorf("listing DisruptionPolicies: %w", err)
-	}
-	surging, err := r.surging(ctx, namespace)
+	src := (*observer)(r)
+	policies, err := src.Policies(ctx, namespace)
 	if err != nil {
 		return err
 	}
-	if err := r.attachAutoscalers(ctx, namespace, func(*policy.Workload) bool { return true }, surging); err != nil {
+	surging, err := src.Surging(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	if err := policy.ObserveAutoscalers(ctx, src, namespace, func(*policy.Workload) bool { return true }, surging); err != nil {
 		return err
 	}
 	budgets := &policyv1.PodDisruptionBudgetList{}
-	if err := r.client.List(ctx, budgets, ns, client.HasLabels{holdfastv1alpha1.PolicyLabel}); err != nil {
+	if err := r.client.List(ctx, budgets, client.InNamespace(namespace), client.HasLabels{holdfastv1alpha1.PolicyLabel}); err != nil {
 		return fmt.Errorf("listing managed PodDisruptionBudgets: %w", err)
 	}
-	sw := policy.SweepNamespace(policies.Items, budgets.Items, surging)
+	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
+	if err := r.client.List(ctx, hpas, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("listing HorizontalPodAutoscalers: %w", err)
+	}
+	var marked []policy.Autoscaler
+	targets := map[string]string{}
+	for i := range hpas.Items {
+		if markedAutoscaler(&hpas.Items[i]) {
+			a := policy.AutoscalerOf(&hpas.Items[i])
+			marked, targets[a.Name] = append(marked, a), a.Deployment
+		}
+	}
+	_, pods, err := src.PodMeta(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	sw := policy.SweepNamespace(policies, budgets.Items, surging, marked, pods)
 	logger := log.FromContext(ctx)
 	for _, s := range sw.Scales {
 		if err := r.scale(ctx, namespace, s); err != nil {
 			return err
 		}
 		logger.Info("Ended a surge no policy selects", "deployment", klog.KRef(namespace, s.Name), "replicas", s.Replicas)
+	}
+	for i, b := range sw.Autoscalers {
+		if err := r.restoreStranded(ctx, namespace, targets[b.Name], &sw.Autoscalers[i]); err != nil {
+			return err
+		}
+		logger.Info("Restored an autoscaler no surge holds", "horizontalPodAutoscaler", klog.KRef(namespace, b.Name), "min", b.Min, "max", b.Max)
+	}
+	for _, a := range sw.PodAnnotations {
+		if err := r.annotatePod(ctx, namespace, "", a); err != nil {
+			return err
+		}
+		logger.Info("Removed the do-not-disrupt of a deleted policy", "pod", klog.KRef(namespace, a.Pod))
 	}
 	for _, b := range sw.Delete {
 		if err := r.deleteBudget(ctx, b); err != nil {
@@ -690,6 +448,25 @@ func (r *reconciler) sweep(ctx context.Context, namespace string) error {
 		logger.Info("Deleted the budget of a deleted policy", "budget", klog.KObj(b), "policy", b.Labels[holdfastv1alpha1.PolicyLabel])
 	}
 	return nil
+}
+
+// restoreStranded restores the bounds of an autoscaler that the sweep found raised with
+// no surge of its Deployment, once the apiserver confirms the Deployment is not marked:
+// the Deployment cache may be behind a surge that has just marked it and raised the
+// autoscaler.
+func (r *reconciler) restoreStranded(ctx context.Context, namespace, deployment string, b *policy.AutoscalerBounds) error {
+	if deployment != "" {
+		d := &metav1.PartialObjectMetadata{}
+		d.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+		err := r.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: deployment}, d)
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("reading Deployment %s before restoring its autoscaler: %w", klog.KRef(namespace, deployment), err)
+		}
+		if err == nil && surgingDeployment(d) {
+			return nil
+		}
+	}
+	return r.setBounds(ctx, namespace, b)
 }
 
 // deleteBudget deletes the budget as the cache saw it. The resourceVersion precondition
@@ -729,6 +506,12 @@ func (r *reconciler) drainingPolicies(ctx context.Context, _ client.Object) []re
 	return out
 }
 
+// drainStrategies are the values of drainIndex for a policy.
+func drainStrategies(o client.Object) []string {
+	spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
+	return []string{string(spec.SingleReplica), string(spec.Surge)}
+}
+
 func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request {
 	reqs := make([]reconcile.Request, 0, len(policies))
 	for i := range policies {
@@ -754,6 +537,11 @@ func sweepRequest(_ context.Context, obj client.Object) []reconcile.Request {
 
 func managedBudget(obj client.Object) bool {
 	return obj.GetLabels()[holdfastv1alpha1.PolicyLabel] != ""
+}
+
+func markedAutoscaler(obj client.Object) bool {
+	_, ok := obj.GetAnnotations()[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]
+	return ok
 }
 
 func surgingDeployment(obj client.Object) bool {

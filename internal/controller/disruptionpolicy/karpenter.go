@@ -49,38 +49,38 @@ func nodeClaim() *unstructured.Unstructured {
 	return u
 }
 
-// gatherClaims reads the NodeClaims behind obs.Nodes, their NodePools' consolidation,
-// and, for a node Karpenter considers for consolidation, what keeps Karpenter off it.
-func (r *reconciler) gatherClaims(ctx context.Context, obs *policy.Observed) error {
-	if !r.karpenter || len(obs.Nodes) == 0 {
-		return nil
+// Claims reads the NodeClaims behind nodes, their NodePools' consolidation, and, for a
+// node Karpenter considers for consolidation, what keeps Karpenter off it.
+func (r *observer) Claims(ctx context.Context, nodes map[string]*corev1.Node, now time.Time) (map[string]policy.NodeClaim, error) {
+	if !r.karpenter {
+		return nil, nil
 	}
 	claims := &unstructured.UnstructuredList{}
 	claims.SetGroupVersionKind(nodeClaimKind.GroupVersion().WithKind("NodeClaimList"))
 	if err := r.cache.List(ctx, claims); err != nil {
-		return fmt.Errorf("listing NodeClaims: %w", err)
+		return nil, fmt.Errorf("listing NodeClaims: %w", err)
 	}
-	obs.Claims = map[string]policy.NodeClaim{}
+	out := map[string]policy.NodeClaim{}
 	for i := range claims.Items {
 		u := &claims.Items[i]
 		name, _, _ := unstructured.NestedString(u.Object, "status", "nodeName")
-		node := obs.Nodes[name]
+		node := nodes[name]
 		if node == nil {
 			continue
 		}
 		c := policy.NodeClaim{Name: u.GetName(), ConsolidatableSince: consolidatableSince(u), Deleting: u.GetDeletionTimestamp() != nil}
 		var err error
 		if c.ConsolidationPolicy, c.ConsolidateAfter, err = r.consolidation(ctx, u.GetLabels()["karpenter.sh/nodepool"]); err != nil {
-			return err
+			return nil, err
 		}
 		if !c.ConsolidatableSince.IsZero() {
-			if c.Load, err = r.load(ctx, node, karpenterBlocker(node, obs.Now)); err != nil {
-				return err
+			if c.Load, err = r.load(ctx, node, karpenterBlocker(node, now)); err != nil {
+				return nil, err
 			}
 		}
-		obs.Claims[name] = c
+		out[name] = c
 	}
-	return nil
+	return out, nil
 }
 
 // consolidatableSince is when a NodeClaim's Consolidatable condition turned True; zero
@@ -104,7 +104,7 @@ func consolidatableSince(u *unstructured.Unstructured) time.Time {
 
 // consolidation reads a NodePool's consolidationPolicy and consolidateAfter; "" and 0 for
 // a NodePool that is gone or does not consolidate ("Never").
-func (r *reconciler) consolidation(ctx context.Context, pool string) (string, time.Duration, error) {
+func (r *observer) consolidation(ctx context.Context, pool string) (string, time.Duration, error) {
 	if pool == "" {
 		return "", 0, nil
 	}
@@ -125,7 +125,7 @@ func (r *reconciler) consolidation(ctx context.Context, pool string) (string, ti
 // load reads what runs on a node for a hand-off to autoscaler: what keeps it off the
 // node whatever the budgets allow, and what its pods but DaemonSets' request. The pods
 // come from the apiserver, by node, since the cache holds only companion pods.
-func (r *reconciler) load(ctx context.Context, node *corev1.Node, blocks blocker) (policy.Load, error) {
+func (r *observer) load(ctx context.Context, node *corev1.Node, blocks blocker) (policy.Load, error) {
 	pods := &corev1.PodList{}
 	if err := r.live.List(ctx, pods, client.MatchingFields{"spec.nodeName": node.Name}); err != nil {
 		return policy.Load{}, fmt.Errorf("listing the pods of node %s: %w", node.Name, err)

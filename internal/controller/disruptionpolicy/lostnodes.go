@@ -35,6 +35,21 @@ const healthTick = time.Second
 // podNodeField is the pods' field selector the API server serves for spec.nodeName.
 const podNodeField = "spec.nodeName"
 
+// namespacesOnNode returns the namespaces with pods on node, found by the apiserver's
+// own index of pods by node, as metadata.
+func namespacesOnNode(ctx context.Context, live client.Reader, node string) (map[string]bool, error) {
+	pods := &metav1.PartialObjectMetadataList{}
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := live.List(ctx, pods, client.MatchingFields{podNodeField: node}); err != nil {
+		return nil, fmt.Errorf("listing the pods of node %s: %w", node, err)
+	}
+	namespaces := map[string]bool{}
+	for i := range pods.Items {
+		namespaces[pods.Items[i].Namespace] = true
+	}
+	return namespaces, nil
+}
+
 // nodeWatcher keeps the health of every node (policy.NodeHealth) from the cached Nodes
 // and node Leases, and wakes the policies of the namespaces whose pods run on a node
 // that becomes a suspect or stops being one. No event announces a Lease that is not
@@ -130,19 +145,7 @@ func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, []corev1.Nod
 	for i := range leases.Items {
 		byNode[leases.Items[i].Name] = &leases.Items[i]
 	}
-	now := w.clock.Now()
-	h := policy.NodeHealth{Zones: map[string]int{}}
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		s, suspect := policy.SuspectOf(n, byNode[n.Name], now)
-		h.Zones[s.Zone]++
-		if suspect {
-			if h.Suspects == nil {
-				h.Suspects = map[string]policy.Suspect{}
-			}
-			h.Suspects[n.Name] = s
-		}
-	}
+	h := policy.HealthOf(nodes.Items, byNode, w.clock.Now())
 	return h, nodes.Items, nil
 }
 
@@ -208,14 +211,9 @@ func fence(ctx context.Context, c client.Client, n *corev1.Node, proof string, n
 
 // wake sends one event for each namespace with pods on node.
 func (w *nodeWatcher) wake(ctx context.Context, node string) error {
-	pods := &metav1.PartialObjectMetadataList{}
-	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := w.live.List(ctx, pods, client.MatchingFields{podNodeField: node}); err != nil {
-		return fmt.Errorf("listing the pods of node %s: %w", node, err)
-	}
-	namespaces := map[string]bool{}
-	for i := range pods.Items {
-		namespaces[pods.Items[i].Namespace] = true
+	namespaces, err := namespacesOnNode(ctx, w.live, node)
+	if err != nil {
+		return err
 	}
 	for ns := range maps.Keys(namespaces) {
 		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}
@@ -226,24 +224,4 @@ func (w *nodeWatcher) wake(ctx context.Context, node string) error {
 		}
 	}
 	return nil
-}
-
-// lostPodLabels reads the labels of namespace's pods on the suspect nodes, from
-// the API server (the cache holds no pods): the workloads they belong to need their
-// pods read.
-func lostPodLabels(ctx context.Context, live client.Reader, namespace string, h policy.NodeHealth) ([]map[string]string, error) {
-	var out []map[string]string
-	for node := range h.Suspects {
-		pods := &metav1.PartialObjectMetadataList{}
-		pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-		if err := live.List(ctx, pods, client.InNamespace(namespace), client.MatchingFields{podNodeField: node}); err != nil {
-			return nil, fmt.Errorf("listing the pods of node %s in namespace %s: %w", node, namespace, err)
-		}
-		// Pods being deleted too: a StatefulSet's pod stays so on a dead node until it
-		// is fenced.
-		for i := range pods.Items {
-			out = append(out, pods.Items[i].Labels)
-		}
-	}
-	return out, nil
 }

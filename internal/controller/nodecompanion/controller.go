@@ -40,6 +40,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/apply"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
+	"github.com/holdfast-dev/holdfast/internal/controller/prologue"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
@@ -120,27 +121,17 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	nc := &holdfastv1alpha1.NodeCompanion{}
-	if err := r.client.Get(ctx, req.NamespacedName, nc); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.evictions.replace(req.NamespacedName, nil, nil)
-			r.metrics.forget(req.NamespacedName)
-			r.invalid.Forget(req.NamespacedName)
-			r.patches.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("getting NodeCompanion %s: %w", req.NamespacedName, err)
+	// The owned objects go with it through owner references.
+	gone := func() error {
+		r.evictions.replace(req.NamespacedName, nil, nil)
+		r.metrics.forget(req.NamespacedName)
+		return nil
 	}
-	if nc.DeletionTimestamp != nil {
-		// The owned objects go with it through owner references.
-		return ctrl.Result{}, nil
+	invalid := func(ctx context.Context) error { return r.invalidSpec(ctx, nc) }
+	pro := prologue.Prologue{Kind: "NodeCompanion", Client: r.client, Patches: &r.patches, Invalid: r.invalid}
+	if done, res, err := pro.Get(ctx, req, nc, invalid, gone); done {
+		return res, err
 	}
-	if r.patches.Behind(req.NamespacedName, nc.ResourceVersion) {
-		return ctrl.Result{RequeueAfter: cachelag.Retry}, nil
-	}
-	if len(nc.Spec.DecodeErrors) > 0 {
-		return ctrl.Result{}, r.invalidSpec(ctx, nc)
-	}
-	r.invalid.Forget(req.NamespacedName)
 
 	obs, err := r.gather(ctx, nc)
 	if err != nil {
@@ -172,7 +163,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 	}
 	if d.Budget != nil {
-		if err := apply.Budget(ctx, r.client, d.Budget); err != nil {
+		if err := apply.Budget(ctx, r.client, r.live, d.Budget); err != nil {
 			return ctrl.Result{}, err
 		}
 		if err := r.syncGuardBudget(ctx, nc, d.GuardBudget); err != nil {
@@ -224,41 +215,29 @@ func (r *reconciler) gather(ctx context.Context, nc *holdfastv1alpha1.NodeCompan
 	return obs, nil
 }
 
-// applyDeployment creates the Deployment or updates it when holdfast's intent (the spec
-// hash) or the replicas differ. It returns the replicas before an update, nil otherwise.
+// applyDeployment applies the Deployment when it is missing, or when holdfast's intent
+// (the spec hash) or the replicas differ. It returns the replicas before a change, nil
+// otherwise.
 func (r *reconciler) applyDeployment(ctx context.Context, want *appsv1.Deployment) (*int32, error) {
 	cur := &appsv1.Deployment{}
 	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if apierrors.IsNotFound(err) {
-		if err := r.client.Create(ctx, want); err != nil {
-			return nil, fmt.Errorf("creating Deployment %s: %w", klog.KObj(want), err)
-		}
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("getting Deployment %s: %w", klog.KObj(want), err)
 	}
-	if cur.Annotations[policy.SpecHashAnnotation] == want.Annotations[policy.SpecHashAnnotation] && ptr.Deref(cur.Spec.Replicas, 1) == *want.Spec.Replicas {
-		return nil, nil
+	var from *int32
+	if err == nil {
+		if cur.Annotations[policy.SpecHashAnnotation] == want.Annotations[policy.SpecHashAnnotation] && ptr.Deref(cur.Spec.Replicas, 1) == *want.Spec.Replicas {
+			return nil, nil
+		}
+		from = ptr.To(ptr.Deref(cur.Spec.Replicas, 1))
 	}
-	from := ptr.Deref(cur.Spec.Replicas, 1)
-	updated := cur.DeepCopy()
-	updated.Labels = want.Labels
-	updated.Annotations = want.Annotations
-	updated.OwnerReferences = want.OwnerReferences
-	updated.Spec = want.Spec
-	// A merge patch rather than an update: the cached Deployment is often one status
-	// write behind, and an update would fail on the resourceVersion for nothing.
-	if err := r.client.Patch(ctx, updated, client.MergeFrom(cur)); err != nil {
-		return nil, fmt.Errorf("updating Deployment %s: %w", klog.KObj(want), err)
-	}
-	return &from, nil
+	return from, apply.Object(ctx, r.client, r.live, want)
 }
 
 // syncGuardBudget applies the guard budget, or deletes it when the guard is off.
 func (r *reconciler) syncGuardBudget(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion, want *policyv1.PodDisruptionBudget) error {
 	if want != nil {
-		return apply.Budget(ctx, r.client, want)
+		return apply.Budget(ctx, r.client, r.live, want)
 	}
 	cur := &policyv1.PodDisruptionBudget{}
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: nc.Namespace, Name: nc.Name + "-guard"}, cur)

@@ -187,6 +187,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventInvalidSettings, "Rebalance", "%s", err.Error())
 		return ctrl.Result{}, nil
 	}
+	if target.Raised != "" {
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventCooldownRaised, "Rebalance", "%s", target.note(target.Raised))
+	}
 
 	snap, err := r.gather(ctx, obj)
 	if err != nil {
@@ -316,7 +319,7 @@ func podOf(snap *snapshot.Snapshot, namespace, name string) *corev1.Pod {
 // between the two, the cooldown holds and the pod is not picked again next.
 func (r *reconciler) record(ctx context.Context, obj client.Object, now time.Time, pod string) error {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-		holdfastv1alpha1.LastRebalanceAnnotation: lastRebalance(now, pod),
+		holdfastv1alpha1.LastRebalanceAnnotation: policy.LastRebalance(now, pod),
 	}}})
 	if err != nil {
 		return fmt.Errorf("encoding the last move of %s %s: %w", r.kind.name, klog.KObj(obj), err)
@@ -403,7 +406,7 @@ func (r *reconciler) selectedBy(ctx context.Context, p *holdfastv1alpha1.Disrupt
 	}
 	var selected []client.Object
 	for _, o := range r.kind.items(list) {
-		if ok, _ := policy.Selects(p, workload(r.kind.name, o.GetLabels())); ok {
+		if ok, _ := policy.Selects(p, &policy.Workload{Kind: r.kind.name, Labels: o.GetLabels()}); ok {
 			selected = append(selected, o)
 		}
 	}
@@ -433,7 +436,7 @@ func (r *reconciler) optedInChanged() predicate.Predicate {
 			return true // Reconcile looks again and reports it
 		}
 		return slices.ContainsFunc(policies, func(p holdfastv1alpha1.DisruptionPolicy) bool {
-			ok, _ := policy.Selects(&p, workload(r.kind.name, o.GetLabels()))
+			ok, _ := policy.Selects(&p, &policy.Workload{Kind: r.kind.name, Labels: o.GetLabels()})
 			return ok
 		})
 	}

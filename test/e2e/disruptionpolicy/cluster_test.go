@@ -65,7 +65,7 @@ func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
 	}
 
 	e.labelNamespace(label, name)
-	e.waitBudget(deploy, "web", "made by the cluster policy's copy", byCopy)
+	e.waitManagedBudget(deploy, "web", "made by the cluster policy's copy", byCopy)
 	e.waitNamespaceEvent(cp, clusterdisruptionpolicy.EventPolicyCopied)
 	copyOf := &holdfastv1alpha1.DisruptionPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: name}}
 	if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(copyOf), copyOf); err != nil {
@@ -84,21 +84,21 @@ func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
 
 	// The namespace's own policy comes first, then the copy takes over again.
 	own := e.policy("fleet", nil)
-	e.waitBudget(deploy, "web", "made by the namespace's own policy", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "web", "made by the namespace's own policy", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Labels[holdfastv1alpha1.PolicyLabel] == own.Name
 	})
 	e.waitState(copyOf, deploy, "web", holdfastv1alpha1.WorkloadOverridden)
 	if err := e.c.Delete(e.Ctx, own); err != nil {
 		t.Fatal(err)
 	}
-	e.waitBudget(deploy, "web", "the copy's again", byCopy)
+	e.waitManagedBudget(deploy, "web", "the copy's again", byCopy)
 
 	e.labelNamespace(label, "")
 	e.Eventually(settle, "the copy deleted", func(ctx context.Context) (bool, error) {
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(copyOf), &holdfastv1alpha1.DisruptionPolicy{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
-	e.waitBudget(deploy, "web", "gone with the copy", nil)
+	e.waitManagedBudget(deploy, "web", "gone with the copy", nil)
 	e.waitNamespaceEvent(cp, clusterdisruptionpolicy.EventPolicyRemoved)
 	e.waitClusterStatus(name, "no namespace", func(st holdfastv1alpha1.ClusterDisruptionPolicyStatus) bool {
 		return st.Namespaces == 0 && st.Selected == 0

@@ -106,7 +106,7 @@ func (e *env) surgeUnderAutoscaler(fp string) *crashCase {
 	e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	c.d = e.deployment("single", "single", 1)
 	c.bounds = e.autoscaler("single")
-	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	c.pod = e.onlyPod(c.d)
 	// An autoscaler that scales a surge back makes the ReplicaSet delete one of the two
 	// pods, most often the new one, but not always (pods ready within seconds of each

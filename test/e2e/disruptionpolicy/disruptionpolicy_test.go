@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,7 +35,7 @@ func TestDefaultBudgetsFollowScaling(t *testing.T) {
 	other := e.Deployment("batch", 3) // not selected
 	e.Create(other)
 
-	e.waitBudget(deploy, "web", "maxUnavailable 1, owned by the Deployment", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "web", "maxUnavailable 1, owned by the Deployment", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 1 &&
 			len(pdb.OwnerReferences) == 1 && pdb.OwnerReferences[0].UID == e.getDeployment(d).UID &&
 			pdb.Labels[holdfastv1alpha1.PolicyLabel] == "web"
@@ -48,14 +49,14 @@ func TestDefaultBudgetsFollowScaling(t *testing.T) {
 	// Scaling: the disruption controller follows maxUnavailable through the scale, so the
 	// budget is right whether or not the operator is running.
 	e.scale(d, 5)
-	e.waitBudget(deploy, "web", "5 expected pods", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "web", "5 expected pods", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Status.ExpectedPods == 5 && pdb.Status.DisruptionsAllowed == 1
 	})
 
 	// Down to one replica under Skip: the budget goes (it would block every drain) and
 	// status says why; back up, it returns.
 	e.scale(d, 1)
-	e.waitBudget(deploy, "web", "gone", nil)
+	e.waitManagedBudget(deploy, "web", "gone", nil)
 	st := e.waitState(p, deploy, "web", holdfastv1alpha1.WorkloadSkipped)
 	if !strings.Contains(st.Message, "single replica") {
 		t.Errorf("status message %q does not say why", st.Message)
@@ -84,11 +85,11 @@ func TestDefaultBudgetsFollowScaling(t *testing.T) {
 
 	// The budget goes with its workload (garbage collection through the owner reference).
 	e.scale(d, 3)
-	e.waitBudget(deploy, "web", "back", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "web", "back", func(*policyv1.PodDisruptionBudget) bool { return true })
 	if err := e.c.Delete(e.Ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	e.waitBudget(deploy, "web", "garbage-collected", nil)
+	e.waitManagedBudget(deploy, "web", "garbage-collected", nil)
 }
 
 func disruptionBudget(name string) string { return "holdfast-deploy-" + name }
@@ -144,7 +145,7 @@ func TestUserBudgetLeftAloneAndConflictReported(t *testing.T) {
 	if err := e.Clientset.PolicyV1().PodDisruptionBudgets(e.Namespace).Delete(e.Ctx, "api-by-hand", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitBudget(deploy, "api", "created once the user's budget is gone", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "api", "created once the user's budget is gone", func(*policyv1.PodDisruptionBudget) bool { return true })
 	e.waitState(p, deploy, "api", holdfastv1alpha1.WorkloadBudgeted)
 	t.Logf("kubectl get disruptionpolicies,pdb -o wide:\n%s", e.kubectl("get", "disruptionpolicies,pdb", "-o", "wide"))
 }
@@ -173,18 +174,18 @@ func TestDaemonSetBudgetFollowsNodeCount(t *testing.T) {
 			return pdb.Spec.MaxUnavailable == nil && pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.Type == intstr.Int && pdb.Spec.MinAvailable.IntVal == n
 		}
 	}
-	e.waitBudget(holdfastv1alpha1.KindDaemonSet, "agent", fmt.Sprintf("minAvailable %d", nodes-1), minAvailable(nodes-1))
+	e.waitManagedBudget(holdfastv1alpha1.KindDaemonSet, "agent", fmt.Sprintf("minAvailable %d", nodes-1), minAvailable(nodes-1))
 	e.WaitBudget("holdfast-ds-agent", 1)
 
 	e.AddNode("dp-extra", "zone-a", nil)
-	e.waitBudget(holdfastv1alpha1.KindDaemonSet, "agent", fmt.Sprintf("minAvailable %d", nodes), minAvailable(nodes))
+	e.waitManagedBudget(holdfastv1alpha1.KindDaemonSet, "agent", fmt.Sprintf("minAvailable %d", nodes), minAvailable(nodes))
 	e.WaitBudget("holdfast-ds-agent", 1)
 
 	e.DeleteNode("dp-extra")
 	// The DaemonSet controller does not watch node deletions: desiredNumberScheduled
 	// drops only once the pod GC has deleted the orphaned pod (a 40 s quarantine, looked
 	// at every 20 s), which alone can take the whole of settle.
-	e.waitBudgetWithin(2*settle, holdfastv1alpha1.KindDaemonSet, "agent", fmt.Sprintf("minAvailable %d again", nodes-1), minAvailable(nodes-1))
+	e.waitManagedBudgetWithin(2*settle, holdfastv1alpha1.KindDaemonSet, "agent", fmt.Sprintf("minAvailable %d again", nodes-1), minAvailable(nodes-1))
 	e.waitState(p, holdfastv1alpha1.KindDaemonSet, "agent", holdfastv1alpha1.WorkloadBudgeted)
 }
 
@@ -195,7 +196,7 @@ func TestSurgeDrainsSingleReplicaWithoutDowntime(t *testing.T) {
 	e.StartOperator()
 	p := e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	d := e.deployment("single", "single", 1)
-	e.waitBudget(deploy, "single", "minAvailable 1", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "single", "minAvailable 1", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 1
 	})
 	e.WaitBudget(disruptionBudget("single"), 0)
@@ -232,7 +233,7 @@ func TestOperatorKilledMidSurgeRecovers(t *testing.T) {
 	stop := e.StartOperator()
 	e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	d := e.deployment("single", "single", 1)
-	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	pod := e.onlyPod(d)
 
 	e.Cordon(pod.Spec.NodeName)
@@ -268,7 +269,7 @@ func TestProtectBlocksThenEscapes(t *testing.T) {
 		s.EscapeAfter = &metav1.Duration{Duration: escapeAfter}
 	})
 	d := e.deployment("db", "db", 1)
-	e.waitBudget(deploy, "db", "minAvailable 1", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "db", "minAvailable 1", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 1
 	})
 	e.WaitBudget(disruptionBudget("db"), 0)
@@ -295,7 +296,7 @@ func TestProtectBlocksThenEscapes(t *testing.T) {
 		v, ok := e.metric("holdfast_disruptionpolicy_drain_blocked_pods", blocked)
 		return ok && v == 1, nil
 	})
-	e.waitBudget(deploy, "db", "blocked-since recorded", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "db", "blocked-since recorded", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Annotations[holdfastv1alpha1.BlockedSinceAnnotation] != ""
 	})
 	pdb, err := e.budget(e.Ctx, deploy, "db")
@@ -316,10 +317,63 @@ func TestProtectBlocksThenEscapes(t *testing.T) {
 		t.Errorf("DrainEscaped %q does not name the node", note)
 	}
 	// The replacement, on a node nobody drains, is protected again.
-	e.waitBudget(deploy, "db", "minAvailable 1 again, not blocked", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "db", "minAvailable 1 again, not blocked", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 1 && pdb.Annotations[holdfastv1alpha1.BlockedSinceAnnotation] == ""
 	})
 	e.waitState(p, deploy, "db", holdfastv1alpha1.WorkloadProtected)
+}
+
+// Issue 30 item 7: Protect's do-not-disrupt goes whenever its workload is no longer
+// Protected (scaled to two, the policy switched to Skip, the policy deleted), or
+// Karpenter would never consolidate or drift its node again; a user's own stays.
+func TestProtectAnnotationGoesWithProtect(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	protect := func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect
+	}
+	p := e.policy("db", protect)
+	d := e.deployment("db", "db", 1)
+	mine := e.deployment("mine", "db", 1, func(d *appsv1.Deployment) {
+		d.Spec.Template.Annotations = map[string]string{holdfastv1alpha1.DoNotDisruptAnnotation: "true"}
+	})
+	annotated := func(want bool, what string) {
+		t.Helper()
+		e.Eventually(settle, what, func(ctx context.Context) (bool, error) {
+			pods, err := e.livePods(ctx, d)
+			ok := len(pods) > 0
+			for _, pod := range pods {
+				ok = ok && (pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true") == want
+			}
+			return ok, err
+		})
+	}
+	annotated(true, "do-not-disrupt on the single pod")
+	if by := e.onlyPod(d).Annotations[holdfastv1alpha1.DoNotDisruptByAnnotation]; by != p.Name {
+		t.Errorf("do-not-disrupt marked %q, want the policy's name %q", by, p.Name)
+	}
+
+	e.scale(d, 2)
+	annotated(false, "do-not-disrupt off both pods of the workload scaled to two")
+	e.scale(d, 1)
+	annotated(true, "do-not-disrupt back on the single pod")
+
+	if err := e.c.Patch(e.Ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"singleReplica":"Skip"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	annotated(false, "do-not-disrupt off once the policy skips single replicas")
+	if err := e.c.Patch(e.Ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"singleReplica":"Protect"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	annotated(true, "do-not-disrupt back under Protect")
+
+	if err := e.c.Delete(e.Ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	annotated(false, "do-not-disrupt off once the policy is deleted")
+	if e.onlyPod(mine).Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] != "true" {
+		t.Error("the do-not-disrupt of the user's own template was removed")
+	}
 }
 
 // The control for the Surge test: the same drain of a single replica without a surge
@@ -377,7 +431,7 @@ func TestWindowClosedBlocksOpenAllows(t *testing.T) {
 		}}
 	})
 	d := e.deployment("maint", "maint", 3)
-	e.waitBudget(deploy, "maint", "maxUnavailable 0 while closed", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "maint", "maxUnavailable 0 while closed", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 0
 	})
 	e.WaitBudget(disruptionBudget("maint"), 0)
@@ -435,7 +489,7 @@ func TestPolicyDeletedMidSurgeEndsIt(t *testing.T) {
 	e.StartOperator()
 	p := e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	d := e.deployment("single", "single", 1)
-	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	e.Cordon(e.onlyPod(d).Spec.NodeName)
 	e.Eventually(settle, "the surge to start", func(context.Context) (bool, error) {
 		return ptr.Deref(e.getDeployment(d).Spec.Replicas, 0) == 2, nil
@@ -458,7 +512,7 @@ func TestSurgeRaisesAutoscalerBounds(t *testing.T) {
 	p := e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	d := e.deployment("single", "single", 1)
 	bounds := e.autoscaler("single")
-	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	pod := e.onlyPod(d)
 
 	watch := e.WatchReady(framework.SelectorOf(d), 200*time.Millisecond)

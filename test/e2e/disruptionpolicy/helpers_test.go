@@ -50,15 +50,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	f := framework.New(t)
-	e := &env{Framework: f, c: f.HoldfastClient()}
-	e.InstallCRDs(e.c, &holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})
-	// Runs after the test's operator has stopped (cleanups run last-registered first).
-	t.Cleanup(func() {
-		if err := e.c.DeleteAllOf(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, client.InNamespace(f.Namespace)); err != nil {
-			t.Logf("deleting DisruptionPolicies: %v", err)
-		}
-	})
-	return e
+	return &env{Framework: f, c: f.Holdfast(&holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})}
 }
 
 // policy creates a DisruptionPolicy over the workloads labelled tier=name.
@@ -104,14 +96,15 @@ func (e *env) budget(ctx context.Context, kind, name string) (*policyv1.PodDisru
 	return pdb, err
 }
 
-// waitBudget waits until the workload's managed budget satisfies ok (nil: is absent).
-func (e *env) waitBudget(kind, name, what string, ok func(*policyv1.PodDisruptionBudget) bool) {
+// waitManagedBudget waits until the budget holdfast keeps for the workload satisfies ok
+// (nil: is absent); framework.WaitBudget waits on a named budget's count.
+func (e *env) waitManagedBudget(kind, name, what string, ok func(*policyv1.PodDisruptionBudget) bool) {
 	e.T.Helper()
-	e.waitBudgetWithin(settle, kind, name, what, ok)
+	e.waitManagedBudgetWithin(settle, kind, name, what, ok)
 }
 
-// waitBudgetWithin is waitBudget for changes that take longer than settle.
-func (e *env) waitBudgetWithin(timeout time.Duration, kind, name, what string, ok func(*policyv1.PodDisruptionBudget) bool) {
+// waitManagedBudgetWithin is waitManagedBudget for changes that take longer than settle.
+func (e *env) waitManagedBudgetWithin(timeout time.Duration, kind, name, what string, ok func(*policyv1.PodDisruptionBudget) bool) {
 	e.T.Helper()
 	e.Eventually(timeout, fmt.Sprintf("budget of %s %s: %s", kind, name, what), func(ctx context.Context) (bool, error) {
 		pdb, err := e.budget(ctx, kind, name)

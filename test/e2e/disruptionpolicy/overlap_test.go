@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -84,8 +85,8 @@ func TestPolicyDeletedWhileOperatorDownIsSwept(t *testing.T) {
 	d := e.deployment("single", "single", 1)
 	e.deployment("several", "single", 3)
 	bounds := e.autoscaler("single")
-	e.waitBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
-	e.waitBudget(deploy, "several", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudget(deploy, "several", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	pod := e.onlyPod(d)
 	e.Cordon(pod.Spec.NodeName)
 	e.Eventually(settle, "the surge to start, the autoscaler raised", func(context.Context) (bool, error) {
@@ -117,4 +118,73 @@ func TestPolicyDeletedWhileOperatorDownIsSwept(t *testing.T) {
 		return ptr.Deref(cur.Spec.Replicas, 0) == 1 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "" &&
 			lo == 1 && hi == 1 && original == "" && single == nil && several == nil, err
 	})
+}
+
+// Issue 30 item 9: a Deployment deleted in the middle of a surge and made again (a
+// selector change, a reinstall) is not surging, but its autoscaler keeps the bounds the
+// surge raised, and its mark; the sweep restores them. The operator is down meanwhile,
+// so that it cannot restore them from a cache that still holds the old Deployment.
+func TestAutoscalerOfRecreatedDeploymentRestored(t *testing.T) {
+	e := setup(t)
+	stop := e.StartOperator()
+	e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	d := e.deployment("single", "single", 1)
+	bounds := e.autoscaler("single")
+	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
+	pod := e.onlyPod(d)
+	e.Cordon(pod.Spec.NodeName)
+	e.Eventually(settle, "the surge to start, the autoscaler raised", func(context.Context) (bool, error) {
+		lo, hi, original := bounds()
+		return lo == 2 && hi == 2 && original == "1/1", nil
+	})
+
+	stop()
+	if err := e.c.Delete(e.Ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually(settle, "the Deployment gone", func(ctx context.Context) (bool, error) {
+		err := e.c.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	e.Uncordon(pod.Spec.NodeName)
+	e.deployment("single", "single", 1)
+	e.StartOperator()
+	e.Eventually(settle, "the autoscaler restored to 1-1, its mark gone", func(context.Context) (bool, error) {
+		lo, hi, original := bounds()
+		return lo == 1 && hi == 1 && original == "", nil
+	})
+}
+
+// userFieldOwner writes as someone other than the operator, which runs in the test's
+// process and would otherwise share its field manager.
+var userFieldOwner = client.FieldOwner("kubectl-annotate")
+
+// Issue 30 item 11: a change of the policy rewrites its budgets without the keys others
+// put on them.
+func TestBudgetChangeKeepsOthersKeys(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	p := e.policy("web", nil)
+	e.deployment("web", "web", 3)
+	e.waitManagedBudget(deploy, "web", "maxUnavailable 1", func(b *policyv1.PodDisruptionBudget) bool {
+		return b.Spec.MaxUnavailable != nil && b.Spec.MaxUnavailable.IntValue() == 1
+	})
+	theirs := []byte(`{"metadata":{"labels":{"team":"web"},"annotations":{"example.com/note":"keep"}}}`)
+	b := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: disruptionBudget("web")}}
+	if err := e.c.Patch(e.Ctx, b, client.RawPatch(types.MergePatchType, theirs), userFieldOwner); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Patch(e.Ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"maxUnavailable":2}}`))); err != nil {
+		t.Fatal(err)
+	}
+	e.waitManagedBudget(deploy, "web", "maxUnavailable 2", func(b *policyv1.PodDisruptionBudget) bool {
+		return b.Spec.MaxUnavailable != nil && b.Spec.MaxUnavailable.IntValue() == 2
+	})
+	got, err := e.budget(e.Ctx, deploy, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels["team"] != "web" || got.Annotations["example.com/note"] != "keep" {
+		t.Errorf("the user's label and annotation were dropped: labels %v, annotations %v", got.Labels, got.Annotations)
+	}
 }

@@ -67,13 +67,13 @@ func TestPacingSurvivesOperatorRestart(t *testing.T) {
 	stop := e.StartOperator()
 	const minReady = 12 * time.Second
 	pd := e.startPacedDrain(func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.MinReadySeconds = ptr.To(int32(minReady.Seconds())) }, nil)
-	e.waitBudget(deploy, "paced", "maxUnavailable 0 and the pacing mark", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "paced", "maxUnavailable 0 and the pacing mark", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 0 && pdb.Annotations[holdfastv1alpha1.PacingAnnotation] == "true"
 	})
 	stop()
 	e.StartOperator()
 	restarted := time.Since(pd.readyAt)
-	e.waitBudget(deploy, "paced", "maxUnavailable 1, the mark gone", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "paced", "maxUnavailable 1, the mark gone", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 1 && pdb.Annotations[holdfastv1alpha1.PacingAnnotation] == ""
 	})
 	opened := time.Since(pd.readyAt)
@@ -217,7 +217,7 @@ func TestSurgeWhenBlockedDrainsSeveralReplicas(t *testing.T) {
 		cur := e.getDeployment(d)
 		return ptr.Deref(cur.Spec.Replicas, 0) == 4 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "3", nil
 	})
-	e.waitBudget(deploy, "blocked", "held at the original floor, minAvailable 2", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "blocked", "held at the original floor, minAvailable 2", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 2
 	})
 	waited := e.evictUntil(victim, settle)
@@ -234,7 +234,7 @@ func TestSurgeWhenBlockedDrainsSeveralReplicas(t *testing.T) {
 	}
 	e.waitEvent(p, "SurgeStarted")
 	e.waitEvent(p, "SurgeFinished")
-	e.waitBudget(deploy, "blocked", "the policy's maxUnavailable 1 again", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(deploy, "blocked", "the policy's maxUnavailable 1 again", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 1
 	})
 }

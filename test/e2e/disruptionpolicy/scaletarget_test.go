@@ -59,7 +59,7 @@ func TestScaleTargetBudget(t *testing.T) {
 	p := e.policy("orders", func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 		s.ScaleTargets = []holdfastv1alpha1.ScaleTarget{databases}
 	})
-	e.waitBudget(databases.Kind, "orders", "the scale's selector, owned by the Database", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(databases.Kind, "orders", "the scale's selector, owned by the Database", func(pdb *policyv1.PodDisruptionBudget) bool {
 		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 		owner := metav1.OwnerReference{APIVersion: databases.APIVersion, Kind: databases.Kind, Name: db.GetName(), UID: db.GetUID()}
 		return err == nil && sel.Matches(labels.Set{"app": "orders"}) && !sel.Matches(labels.Set{"app": "other"}) &&
@@ -72,7 +72,7 @@ func TestScaleTargetBudget(t *testing.T) {
 	// budget would allow nothing.
 	name := policy.BudgetName(databases.Kind, "orders")
 	var poked time.Time
-	e.waitBudgetWithin(2*settle, databases.Kind, "orders", "1 disruption allowed of 3 expected pods", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudgetWithin(2*settle, databases.Kind, "orders", "1 disruption allowed of 3 expected pods", func(pdb *policyv1.PodDisruptionBudget) bool {
 		// The kube-controller-manager learns new kinds by rediscovering the API every
 		// 30 s, and does not retry a budget whose sync failed until one of its pods
 		// changes: a budget made seconds after its CRD (only in a test) waits for a pod
@@ -91,7 +91,7 @@ func TestScaleTargetBudget(t *testing.T) {
 	user := e.PDB("orders-by-hand", "orders", 1)
 	start = time.Now()
 	e.Create(user)
-	e.waitBudget(databases.Kind, "orders", "gone for the user's budget", nil)
+	e.waitManagedBudget(databases.Kind, "orders", "gone for the user's budget", nil)
 	t.Logf("user budget created to holdfast's deleted: %s", time.Since(start).Round(time.Millisecond))
 	st := e.waitState(p, databases.Kind, "orders", holdfastv1alpha1.WorkloadConflict)
 	t.Logf("conflict: %s", st.Message)
@@ -99,7 +99,7 @@ func TestScaleTargetBudget(t *testing.T) {
 	if err := e.c.Delete(e.Ctx, user); err != nil {
 		t.Fatal(err)
 	}
-	e.waitBudget(databases.Kind, "orders", "back, allowing 1", func(pdb *policyv1.PodDisruptionBudget) bool {
+	e.waitManagedBudget(databases.Kind, "orders", "back, allowing 1", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.DisruptionsAllowed == 1
 	})
 	t.Logf("user budget deleted to holdfast's back and allowing 1 (the disruption controller reading the scale): %s", time.Since(start).Round(time.Millisecond))
@@ -108,7 +108,7 @@ func TestScaleTargetBudget(t *testing.T) {
 	if err := e.c.Delete(e.Ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	e.waitBudget(databases.Kind, "orders", "garbage-collected", nil)
+	e.waitManagedBudget(databases.Kind, "orders", "garbage-collected", nil)
 }
 
 // annotate sets one annotation on obj.
@@ -217,7 +217,7 @@ func TestScaleTargetForbidden(t *testing.T) {
 	t.Logf("list granted to status naming the scale, %s later: %s", time.Since(start).Round(time.Millisecond), msg)
 	start = time.Now()
 	e.grant("databases/scale", "get")
-	e.waitBudgetWithin(2*settle, databases.Kind, "orders", "created once the scale is readable", func(*policyv1.PodDisruptionBudget) bool { return true })
+	e.waitManagedBudgetWithin(2*settle, databases.Kind, "orders", "created once the scale is readable", func(*policyv1.PodDisruptionBudget) bool { return true })
 	t.Logf("scale granted to budget created: %s", time.Since(start).Round(time.Millisecond))
 	e.waitState(p, databases.Kind, "orders", holdfastv1alpha1.WorkloadBudgeted)
 }

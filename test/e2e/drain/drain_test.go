@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -106,6 +107,16 @@ func (r *run) wait(t *testing.T, timeout time.Duration) {
 }
 
 func (r *run) output() string { return r.out.String() + r.errOut.String() }
+
+// hasRow reports whether a table in out has a row with these cells one after the other,
+// as kubectl's table printer separates them.
+func hasRow(out string, cells ...string) bool {
+	quoted := make([]string, len(cells))
+	for i, c := range cells {
+		quoted[i] = regexp.QuoteMeta(c)
+	}
+	return regexp.MustCompile(`(?m)(^|\s)` + strings.Join(quoted, `\s{3,}`) + `(\s|$)`).MatchString(out)
+}
 
 // interruptOnceSaid runs holdfast, interrupts it as Ctrl-C does once its progress says
 // said, and checks that it then ends with exit code 3.
@@ -293,7 +304,7 @@ func TestRefusedRetriedTimedOutAndResumed(t *testing.T) {
 	if still, err := f.Clientset.CoreV1().Pods(f.Namespace).Get(f.Ctx, target.Name, metav1.GetOptions{}); err != nil || still.UID != target.UID || still.DeletionTimestamp != nil {
 		t.Errorf("pod %s: %v; want it still running on %s", target.Name, err, target.Spec.NodeName)
 	}
-	if !strings.Contains(first.out.String(), target.Spec.NodeName+"  NOT drained") {
+	if !hasRow(first.out.String(), target.Spec.NodeName, "NOT drained, cordoned") {
 		t.Errorf("the first run does not report %s not drained", target.Spec.NodeName)
 	}
 	assertSlotsFree(t, f)
@@ -678,13 +689,8 @@ func assertSlotsFree(t *testing.T, f *framework.Framework) {
 // is refused what the roles do not grant.
 func TestDrainAsTheDrainerRole(t *testing.T) {
 	f := framework.New(t)
-	d := f.Deployment("web", 3)
-	framework.HostnameAntiAffinity(d)
-	f.Create(d)
-	f.Create(f.PDB("web-pdb", "web", 1))
-	f.WaitReady(d)
-	f.WaitBudget("web-pdb", 1)
-	node := podsOf(t, f, d)[0].Spec.NodeName
+	d, pods := spreadWeb(t, f)
+	node := pods[0].Spec.NodeName
 	uncordonAtEnd(f, node)
 
 	kubeconfig, as := drainerKubeconfig(t, f)
@@ -704,7 +710,7 @@ func TestDrainAsTheDrainerRole(t *testing.T) {
 	assertSlotsFree(t, f)
 
 	// No more than that: the drainer cannot delete a pod, nor write Leases elsewhere.
-	pods := podsOf(t, f, d)
+	pods = podsOf(t, f, d)
 	if err := as.CoreV1().Pods(f.Namespace).Delete(f.Ctx, pods[0].Name, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the drainer deleting a pod: %v, want Forbidden", err)
 	}
@@ -714,10 +720,60 @@ func TestDrainAsTheDrainerRole(t *testing.T) {
 	}
 }
 
+// Issue 30 item 12: the node's drain conditions and Events only inform, so the grants
+// for them are optional: without them, two nodes drain all the same (cordon and the
+// queued mark are patches of the node), and the drain says what it could not write.
+func TestDrainWithoutTheOptionalGrants(t *testing.T) {
+	f := framework.New(t)
+	// Nodes of the test's own, which no other test's pods (nor their budgets) hold up:
+	// three for the replicas, two to take the drained nodes' pods.
+	for i, zone := range []string{"zone-a", "zone-b", "zone-c", "zone-a", "zone-b"} {
+		f.AddNode(fmt.Sprintf("optional-%d", i+1), zone, map[string]string{"pool": "optional"})
+	}
+	_, pods := spreadWeb(t, f, func(d *appsv1.Deployment) { d.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "optional"} })
+	nodes := []string{pods[0].Spec.NodeName, pods[1].Spec.NodeName}
+	for _, n := range nodes {
+		uncordonAtEnd(f, n)
+	}
+
+	kubeconfig, _ := drainerKubeconfig(t, f, "nodes/status", "events")
+	r := holdfastAs(f.Ctx, kubeconfig, append([]string{"drain"}, append(nodes, "--slot-namespace", f.Namespace, "--timeout", "2m")...)...)
+	r.wait(t, 3*time.Minute)
+	t.Logf("exit %d:\n%s", r.code, r.output())
+	if r.code != cli.ExitOK {
+		t.Errorf("exit code %d, want 0", r.code)
+	}
+	if !strings.Contains(r.output(), "Warning:") {
+		t.Errorf("the drain did not warn that it could not write the node's conditions and Events")
+	}
+	for _, n := range nodes {
+		if empty, err := f.NodeDrained(f.Ctx, n); err != nil || !empty {
+			t.Errorf("node %s still runs pods of the test (err %v)", n, err)
+		}
+	}
+	assertSlotsFree(t, f)
+}
+
+// spreadWeb creates three replicas of web, one per node, under a budget of
+// minAvailable 1, changed by mods, and returns the Deployment and its pods once Ready.
+func spreadWeb(t *testing.T, f *framework.Framework, mods ...func(*appsv1.Deployment)) (*appsv1.Deployment, []corev1.Pod) {
+	t.Helper()
+	d := f.Deployment("web", 3)
+	framework.HostnameAntiAffinity(d)
+	for _, mod := range mods {
+		mod(d)
+	}
+	f.Create(d)
+	f.Create(f.PDB("web-pdb", "web", 1))
+	f.WaitReady(d)
+	f.WaitBudget("web-pdb", 1)
+	return d, podsOf(t, f, d)
+}
+
 // drainerKubeconfig creates a ServiceAccount bound to the drainer roles of config/rbac
-// (the Role in the test's namespace) and returns a kubeconfig with a token for it, and a
-// client with those credentials.
-func drainerKubeconfig(t *testing.T, f *framework.Framework) (string, kubernetes.Interface) {
+// (the Role in the test's namespace), without the rules for the resources of drop, and
+// returns a kubeconfig with a token for it, and a client with those credentials.
+func drainerKubeconfig(t *testing.T, f *framework.Framework, drop ...string) (string, kubernetes.Interface) {
 	t.Helper()
 	objs, err := config.Objects()
 	if err != nil {
@@ -742,6 +798,9 @@ func drainerKubeconfig(t *testing.T, f *framework.Framework) (string, kubernetes
 	if clusterRole.Name == "" || role.Name == "" {
 		t.Fatal("config/rbac has no ClusterRole and Role holdfast-drainer")
 	}
+	clusterRole.Rules = slices.DeleteFunc(clusterRole.Rules, func(r rbacv1.PolicyRule) bool {
+		return len(drop) > 0 && !slices.ContainsFunc(r.Resources, func(res string) bool { return !slices.Contains(drop, res) })
+	})
 	// Cluster-scoped objects are named after the test's namespace, so that tests and
 	// packages do not share them, and deleted with it.
 	clusterRole.ObjectMeta = metav1.ObjectMeta{Name: f.Namespace + "-drainer"}
@@ -842,7 +901,7 @@ func TestLastNodeKeepsPodsThatFitNowhere(t *testing.T) {
 		t.Errorf("%d pods of web on nodes %v; want 3, all on the last node", len(pods), nodes)
 	}
 	for n := range nodes {
-		if !strings.Contains(out, n+"  NOT drained") {
+		if !hasRow(out, n, "NOT drained, cordoned") {
 			t.Errorf("the summary does not report %s not drained", n)
 		}
 	}

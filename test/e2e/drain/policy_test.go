@@ -69,7 +69,7 @@ func TestDrainSurgesTheSingleReplicaAsPlanned(t *testing.T) {
 	if dry.code != cli.ExitOK || strings.Contains(dry.out.String(), "Cannot drain "+node) {
 		t.Errorf("the dry run exited %d; want 0 and %s in a wave, as plan drain has it", dry.code, node)
 	}
-	if !strings.Contains(dry.out.String(), "surge  "+f.Namespace+"/"+podsOf(t, f, d)[0].Name) {
+	if !hasRow(dry.out.String(), f.Namespace+"/"+podsOf(t, f, d)[0].Name, "surge") {
 		t.Errorf("the dry run does not say the single replica is surged")
 	}
 

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -200,7 +201,8 @@ func (f *Framework) Cordon(node string) {
 
 func (f *Framework) setUnschedulable(ctx context.Context, node string, on bool) {
 	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
-	if _, err := f.Clientset.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	_, err := f.Clientset.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil && !(apierrors.IsNotFound(err) && !on) { // a node the test deleted has nothing to uncordon
 		f.T.Errorf("setting node %s unschedulable=%t: %v", node, on, err)
 	}
 }

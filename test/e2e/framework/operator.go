@@ -10,11 +10,13 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/operator"
 )
 
@@ -29,6 +31,26 @@ func (f *Framework) HoldfastClient() client.Client {
 	if err != nil {
 		f.T.Fatal(err)
 	}
+	return c
+}
+
+// Holdfast returns a client of holdfast's kinds once the CRDs are installed and every one
+// of lists is served (InstallCRDs), and deletes the test namespace's DisruptionPolicies
+// and NodeCompanions when the test ends. Registered before the test starts its operator,
+// that cleanup runs after the operator has stopped (cleanups run last-registered
+// first), so that the next test's operator finds none of them in a namespace being
+// deleted.
+func (f *Framework) Holdfast(lists ...client.ObjectList) client.Client {
+	f.T.Helper()
+	c := f.HoldfastClient()
+	f.InstallCRDs(c, lists...)
+	f.T.Cleanup(func() {
+		for _, obj := range []client.Object{&holdfastv1alpha1.DisruptionPolicy{}, &holdfastv1alpha1.NodeCompanion{}} {
+			if err := c.DeleteAllOf(context.Background(), obj, client.InNamespace(f.Namespace)); err != nil && !meta.IsNoMatchError(err) {
+				f.T.Logf("deleting the test's %T: %v", obj, err)
+			}
+		}
+	})
 	return c
 }
 

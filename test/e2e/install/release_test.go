@@ -316,8 +316,8 @@ func waitReady(f *framework.Framework, c client.Client) {
 	}
 }
 
-// TestHelmInstall installs the chart with helm itself, with values other than the
-// defaults, and uninstalls it.
+// TestHelmInstall installs the chart as a release packages it with helm itself, with
+// values other than the defaults, and uninstalls it.
 func TestHelmInstall(t *testing.T) {
 	f := framework.New(t)
 	release := "hf-" + f.Namespace[len(f.Namespace)-5:]
@@ -336,10 +336,12 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The CRDs are the same for every test: installed once, as holdfast install does.
+	// The CRDs are the same for every test: installed once, as holdfast install does, and
+	// left out of the release (test/e2e/upgrade installs them with the chart).
 	f.InstallCRDs(f.HoldfastClient(), &holdfastv1alpha1.DisruptionPolicyList{})
-	out, err := helm(f, "install", release, filepath.Join(repo, "charts", "holdfast"), "--namespace", f.Namespace,
-		"--skip-crds", "-f", values, "--wait", "--timeout", "2m")
+	chart := f.Chart()
+	out, err := f.Helm(f.Ctx, "install", release, chart, "--namespace", f.Namespace,
+		"--set", "crds.install=false", "-f", values, "--wait", "--timeout", "2m")
 	if err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
@@ -349,7 +351,7 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 	uninstalled := false
 	t.Cleanup(func() {
 		if !uninstalled {
-			_, _ = helmCtx(context.Background(), f, "uninstall", release, "--namespace", f.Namespace)
+			_, _ = f.Helm(context.Background(), "uninstall", release, "--namespace", f.Namespace)
 		}
 	})
 	d, err := f.Clientset.AppsV1().Deployments(f.Namespace).Get(f.Ctx, release+"-holdfast-operator", metav1.GetOptions{})
@@ -378,30 +380,18 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 		t.Errorf("the metrics reader binding: %v", err)
 	}
 	// The schema refuses two replicas without leader election before anything is sent.
-	if out, err := helm(f, "upgrade", release, filepath.Join(repo, "charts", "holdfast"), "--namespace", f.Namespace, "--skip-crds",
-		"-f", values, "--set", "replicas=2"); err == nil || !strings.Contains(string(out)+err.Error(), "replicas") {
+	if out, err := f.Helm(f.Ctx, "upgrade", release, chart, "--namespace", f.Namespace, "--set", "crds.install=false",
+		"-f", values, "--set", "replicas=2"); err == nil || !strings.Contains(err.Error(), "replicas") {
 		t.Errorf("helm upgrade to 2 replicas without leader election: %v\n%s", err, out)
 	}
 	// Uninstalling removes the cluster-wide objects too.
-	if out, err := helm(f, "uninstall", release, "--namespace", f.Namespace, "--wait"); err != nil {
+	if out, err := f.Helm(f.Ctx, "uninstall", release, "--namespace", f.Namespace, "--wait"); err != nil {
 		t.Fatalf("helm uninstall: %v\n%s", err, out)
 	}
 	uninstalled = true
 	if _, err := f.Clientset.RbacV1().ClusterRoles().Get(f.Ctx, release+"-holdfast-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the ClusterRole after helm uninstall: %v", err)
 	}
-}
-
-// helm runs the pinned helm against the testbed and returns its combined output.
-func helm(f *framework.Framework, args ...string) ([]byte, error) {
-	f.T.Helper()
-	return helmCtx(f.Ctx, f, args...)
-}
-
-func helmCtx(ctx context.Context, f *framework.Framework, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "go", append([]string{"tool", "-modfile=" + filepath.Join(repo, "hack", "tools", "go.mod"),
-		"helm", "--kubeconfig", f.Kubeconfig}, args...)...)
-	return cmd.CombinedOutput()
 }
 
 func mustJSON(f *framework.Framework, obj map[string]any) []byte {

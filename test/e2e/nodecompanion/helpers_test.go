@@ -6,9 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,11 +17,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/operator"
@@ -50,52 +45,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	f := framework.New(t)
-	scheme, err := operator.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(f.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{Framework: f, c: c}
-	e.installCRDs()
-	// Cleanups run last-registered first: this one runs after the test's operator has
-	// stopped, so that the next test's operator does not find this test's NodeCompanions
-	// in a namespace that is being deleted.
-	t.Cleanup(func() {
-		ctx := context.Background()
-		if err := c.DeleteAllOf(ctx, &holdfastv1alpha1.NodeCompanion{}, client.InNamespace(f.Namespace)); err != nil {
-			t.Logf("deleting NodeCompanions: %v", err)
-		}
-	})
-	return e
-}
-
-// installCRDs applies config/crd/bases, as `make deploy` would, and waits until the
-// apiserver serves them.
-func (e *env) installCRDs() {
-	e.T.Helper()
-	files, err := filepath.Glob("../../../config/crd/bases/*.yaml")
-	if err != nil || len(files) == 0 {
-		e.T.Fatalf("no CRDs in config/crd/bases: %v", err)
-	}
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			e.T.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(b, &u.Object); err != nil {
-			e.T.Fatalf("decoding %s: %v", file, err)
-		}
-		if err := e.c.Apply(e.Ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("holdfast-e2e"), client.ForceOwnership); err != nil {
-			e.T.Fatalf("applying %s: %v", file, err)
-		}
-	}
-	e.Eventually(settle, "NodeCompanion served", func(ctx context.Context) (bool, error) {
-		return e.c.List(ctx, &holdfastv1alpha1.NodeCompanionList{}) == nil, nil
-	})
+	return &env{Framework: f, c: f.Holdfast(&holdfastv1alpha1.NodeCompanionList{})}
 }
 
 // runningOperator is an operator started in the test process.
@@ -266,20 +216,6 @@ func (e *env) waitAllowed(nc *holdfastv1alpha1.NodeCompanion, n int32) {
 	})
 }
 
-// setUnschedulable cordons or uncordons a node; cordons are undone when the test ends.
-func (e *env) setUnschedulable(node string, on bool) {
-	e.T.Helper()
-	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
-	if _, err := e.Clientset.CoreV1().Nodes().Patch(e.Ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		e.T.Fatalf("cordon %s=%t: %v", node, on, err)
-	}
-	if on {
-		e.T.Cleanup(func() {
-			_, _ = e.Clientset.CoreV1().Nodes().Patch(context.Background(), node, types.MergePatchType, []byte(`{"spec":{"unschedulable":false}}`), metav1.PatchOptions{})
-		})
-	}
-}
-
 // evictCompanion does what `kubectl drain --ignore-daemonsets` does to the companion of a
 // node (the node is cordoned first): one Eviction API call.
 func (e *env) evictCompanion(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion, node string) error {
@@ -297,7 +233,7 @@ func (e *env) evictCompanion(ctx context.Context, nc *holdfastv1alpha1.NodeCompa
 // drain cordons node and evicts its companion, retrying refusals like kubectl drain.
 func (e *env) drain(nc *holdfastv1alpha1.NodeCompanion, node string) {
 	e.T.Helper()
-	e.setUnschedulable(node, true)
+	e.Cordon(node)
 	e.Eventually(settle, "eviction of the companion on "+node, func(ctx context.Context) (bool, error) {
 		err := e.evictCompanion(ctx, nc, node)
 		return err == nil, err

@@ -39,8 +39,8 @@ func TestCompanionOnEveryNodeAndDrainsOneAtATime(t *testing.T) {
 
 	// Two drains at the same time, as two `kubectl drain --ignore-daemonsets` would:
 	// both nodes cordoned, both companions evicted at once. One eviction goes through.
-	e.setUnschedulable(e.Nodes[0], true)
-	e.setUnschedulable(e.Nodes[1], true)
+	e.Cordon(e.Nodes[0])
+	e.Cordon(e.Nodes[1])
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i := range errs {
@@ -81,9 +81,9 @@ func TestCompanionOnEveryNodeAndDrainsOneAtATime(t *testing.T) {
 	t.Logf("kubectl get nodecompanions while %s is drained:\n%s", first, e.kubectlGet("nodecompanions"))
 
 	// The first node comes back: its companion returns, and the second drain proceeds.
-	e.setUnschedulable(first, false)
+	e.Uncordon(first)
 	e.drain(nc, second)
-	e.setUnschedulable(second, false)
+	e.Uncordon(second)
 	e.waitCovered(nc, e.Nodes, 5)
 }
 
@@ -97,13 +97,13 @@ func TestDrainedNodeDeletedReleasesTheBudget(t *testing.T) {
 	e.waitCovered(nc, all, 6)
 
 	e.drain(nc, "nc-gone")
-	e.setUnschedulable(e.Nodes[2], true)
+	e.Cordon(e.Nodes[2])
 	e.waitAllowed(nc, 0)
 	e.refused(nc, e.Nodes[2])
 
 	e.DeleteNode("nc-gone")
 	e.drain(nc, e.Nodes[2])
-	e.setUnschedulable(e.Nodes[2], false)
+	e.Uncordon(e.Nodes[2])
 	e.waitCovered(nc, e.Nodes, 5)
 }
 
@@ -140,17 +140,17 @@ func TestGuardRefusesOneNodeOnly(t *testing.T) {
 		return err == nil && slices.Equal(cur.Status.Guarded, []string{guarded}), err
 	})
 	e.waitAllowed(nc, 1)
-	e.setUnschedulable(guarded, true)
+	e.Cordon(guarded)
 	e.refused(nc, guarded)
 
 	// Every other node stays drainable, one at a time.
 	e.drain(nc, other)
-	e.setUnschedulable(other, false)
+	e.Uncordon(other)
 	e.waitCovered(nc, e.Nodes, 5)
 
 	setGuard(false)
 	e.drain(nc, guarded)
-	e.setUnschedulable(guarded, false)
+	e.Uncordon(guarded)
 	e.waitCovered(nc, e.Nodes, 5)
 }
 
@@ -163,10 +163,10 @@ func TestCordonedNodes(t *testing.T) {
 
 	// Cordoned, not drained: its companion still runs, and other drains go on.
 	cordonedOnly := e.Nodes[0]
-	e.setUnschedulable(cordonedOnly, true)
+	e.Cordon(cordonedOnly)
 	e.waitAllowed(nc, 1)
 	e.drain(nc, e.Nodes[1])
-	e.setUnschedulable(e.Nodes[1], false)
+	e.Uncordon(e.Nodes[1])
 	e.waitCovered(nc, e.Nodes, 5)
 
 	// The companion on the cordoned node dies (a crash, a deletion): no replacement can
@@ -186,13 +186,13 @@ func TestCordonedNodes(t *testing.T) {
 		t.Errorf("excluded %v, want %s", cur.Status.Excluded, cordonedOnly)
 	}
 	e.drain(nc, e.Nodes[2])
-	e.setUnschedulable(e.Nodes[2], false)
+	e.Uncordon(e.Nodes[2])
 
 	// A template change while a node is cordoned with its companion: the rollout cannot
 	// put the new companion back there, and must neither hang nor hold the budget.
-	e.setUnschedulable(cordonedOnly, false)
+	e.Uncordon(cordonedOnly)
 	e.waitCovered(nc, e.Nodes, 5)
-	e.setUnschedulable(e.Nodes[4], true)
+	e.Cordon(e.Nodes[4])
 	bump(t, e, nc, "v2")
 	e.waitCovered(nc, e.Nodes[:4], 4)
 	e.waitRolledOut(nc, "v2")
@@ -427,15 +427,15 @@ func TestOperatorRestartMidDrain(t *testing.T) {
 	op.stop()
 
 	// While the operator is down, another node is cordoned and the budget still holds.
-	e.setUnschedulable(e.Nodes[1], true)
+	e.Cordon(e.Nodes[1])
 	e.refused(nc, e.Nodes[1])
 
 	e.startOperator()
 	e.waitAllowed(nc, 0)
 	e.refused(nc, e.Nodes[1])
-	e.setUnschedulable(e.Nodes[0], false)
+	e.Uncordon(e.Nodes[0])
 	e.drain(nc, e.Nodes[1])
-	e.setUnschedulable(e.Nodes[1], false)
+	e.Uncordon(e.Nodes[1])
 	e.waitCovered(nc, e.Nodes, 5)
 
 	deps := &appsv1.DeploymentList{}
@@ -484,5 +484,57 @@ func TestValidation(t *testing.T) {
 				t.Errorf("create: %v; want Invalid with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// userFieldOwner writes as someone other than the operator, which runs in the test's
+// process and would otherwise share its field manager.
+var userFieldOwner = client.FieldOwner("kubectl-annotate")
+
+// Issue 30 item 11: holdfast's writes of the companion Deployment and budget keep the
+// keys others own: a user's annotation on each, the deployment controller's revision.
+func TestWritesKeepOthersKeys(t *testing.T) {
+	e := setup(t)
+	e.startOperator()
+	e.daemonSet("storage", nil)
+	nc := e.companionFor("storage", nil)
+	e.waitCovered(nc, e.Nodes, 5)
+
+	key := types.NamespacedName{Namespace: nc.Namespace, Name: nc.Name}
+	note := []byte(`{"metadata":{"annotations":{"example.com/note":"keep"}}}`)
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &policyv1.PodDisruptionBudget{}} {
+		obj.SetNamespace(key.Namespace)
+		obj.SetName(key.Name)
+		if err := e.c.Patch(e.Ctx, obj, client.RawPatch(types.MergePatchType, note), userFieldOwner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A new template and a new maxUnavailable: holdfast rewrites both objects.
+	if err := e.c.Patch(e.Ctx, nc, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"maxUnavailable":2}}`))); err != nil {
+		t.Fatal(err)
+	}
+	bump(t, e, nc, "v2")
+	e.waitRolledOut(nc, "v2")
+	e.Eventually(settle, "the budget at maxUnavailable 2", func(ctx context.Context) (bool, error) {
+		b := &policyv1.PodDisruptionBudget{}
+		err := e.c.Get(ctx, key, b)
+		return err == nil && b.Spec.MaxUnavailable != nil && b.Spec.MaxUnavailable.IntValue() == 2, err
+	})
+	d := &appsv1.Deployment{}
+	if err := e.c.Get(e.Ctx, key, d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Annotations["example.com/note"] != "keep" {
+		t.Errorf("the user's annotation on the companion Deployment was dropped: %v", d.Annotations)
+	}
+	if d.Annotations["deployment.kubernetes.io/revision"] == "" {
+		t.Errorf("the deployment controller's revision on the companion Deployment was dropped: %v", d.Annotations)
+	}
+	b := &policyv1.PodDisruptionBudget{}
+	if err := e.c.Get(e.Ctx, key, b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Annotations["example.com/note"] != "keep" {
+		t.Errorf("the user's annotation on the companion budget was dropped: %v", b.Annotations)
 	}
 }

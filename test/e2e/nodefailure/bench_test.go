@@ -4,7 +4,6 @@ package nodefailure
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/test/bench"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -28,24 +28,13 @@ import (
 // to replace a Deployment's pods, so that both are measured in one run.
 const benchWait = 7 * time.Minute
 
-// Figure is one measurement of the benchmark, with its target when it has one.
-type Figure struct {
-	Name string `json:"name"`
-	// Seconds is nil when the workload was not whole again within the phase.
-	Seconds *float64 `json:"seconds"`
-	// Target is the most seconds allowed, 0 for none; Met says whether it held.
-	Target float64 `json:"targetSeconds,omitempty"`
-	Met    *bool   `json:"met,omitempty"`
-	Note   string  `json:"note,omitempty"`
-}
-
 // TestBenchFailure measures the time from a node's crash to full strength per workload,
 // Kubernetes alone and with holdfast, in one run on one testbed (make bench-failure):
 // a node holding a single replica, one of three web replicas and one of three
 // StatefulSet pods of each of two namespaces, one with holdfast's policy and one
 // without; then the proof that lets holdfast release the StatefulSet pod; then the
 // node's return; then the loss of a whole zone. Figures are printed and written as
-// JSON to HOLDFAST_BENCH_OUT with their targets; a missed target fails the run.
+// data with their targets (package bench); a missed target fails the run.
 func TestBenchFailure(t *testing.T) {
 	if os.Getenv("HOLDFAST_BENCH_FAILURE") == "" {
 		t.Skip("a benchmark of about 20 minutes: make bench-failure")
@@ -60,13 +49,13 @@ func TestBenchFailure(t *testing.T) {
 	for _, e := range []*env{with, alone} {
 		e.workloads(onVictim, victim)
 	}
-	var figures []Figure
+	var figures []bench.Figure
 	for w, l := range with.predict(victim) {
 		if l.WithHoldfastSeconds != nil {
-			figures = append(figures, Figure{Name: "predicted by plan failure: holdfast " + w, Seconds: ptr.To(float64(*l.WithHoldfastSeconds)), Note: l.Response})
+			figures = append(figures, bench.Figure{Name: "predicted by plan failure: holdfast " + w, Unit: "s", Value: ptr.To(float64(*l.WithHoldfastSeconds)), Note: l.Response})
 		}
 	}
-	slices.SortFunc(figures, func(a, b Figure) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(figures, func(a, b bench.Figure) int { return strings.Compare(a.Name, b.Name) })
 
 	// A node dies: each workload's time to full strength, both namespaces in one run.
 	crashed := time.Now()
@@ -74,9 +63,9 @@ func TestBenchFailure(t *testing.T) {
 	times := strength(t, []*env{with, alone}, []string{victim}, benchWait)
 	for _, e := range []*env{with, alone} {
 		for _, w := range []string{"Deployment/single", "Deployment/web", "StatefulSet/db"} {
-			f := Figure{Name: fmt.Sprintf("node crash: %s %s", e.label, w), Seconds: since(times[e.Namespace+"/"+w], crashed)}
+			f := bench.Figure{Name: fmt.Sprintf("node crash: %s %s", e.label, w), Unit: "s", Value: since(times[e.Namespace+"/"+w], crashed)}
 			if e == with && w != "StatefulSet/db" {
-				f.Target = 60
+				f = f.AtMost(60)
 			}
 			if w == "StatefulSet/db" {
 				f.Note = "no proof that the node is down given yet"
@@ -90,7 +79,7 @@ func TestBenchFailure(t *testing.T) {
 	proven := time.Now()
 	with.annotateNode(victim, holdfastv1alpha1.NodeDownAnnotation, ptr.To("true"))
 	times = strength(t, []*env{with}, []string{victim}, benchWait)
-	figures = append(figures, Figure{Name: "proof: holdfast StatefulSet/db after the node-down annotation", Seconds: since(times[with.Namespace+"/StatefulSet/db"], proven), Target: 90})
+	figures = append(figures, bench.Figure{Name: "proof: holdfast StatefulSet/db after the node-down annotation", Unit: "s", Value: since(times[with.Namespace+"/StatefulSet/db"], proven)}.AtMost(90))
 	with.RestoreNode(victim)
 	with.annotateNode(victim, holdfastv1alpha1.NodeDownAnnotation, nil)
 	with.released(victim)
@@ -118,7 +107,7 @@ func TestBenchFailure(t *testing.T) {
 		}
 		return with.whole(ctx, "app in (single,web)", 4, "")
 	})
-	figures = append(figures, Figure{Name: "node back: holdfast Deployments at their owners' sizes, all Ready", Seconds: since(time.Now(), restored), Target: 120})
+	figures = append(figures, bench.Figure{Name: "node back: holdfast Deployments at their owners' sizes, all Ready", Unit: "s", Value: since(time.Now(), restored)}.AtMost(120))
 	if samples, violations := watch.Stop(); len(violations) > 0 {
 		t.Errorf("budgets below their floor while the surplus went (%d samples): %v", samples, violations)
 	}
@@ -141,18 +130,18 @@ func TestBenchFailure(t *testing.T) {
 		with.CrashNode(n)
 	}
 	braked := with.correlated(recovery)
-	figures = append(figures, Figure{Name: fmt.Sprintf("zone crash (%d of %d nodes): reported as a correlated failure", len(victims), len(with.Nodes)), Met: &braked})
+	figures = append(figures, bench.Check(fmt.Sprintf("zone crash (%d of %d nodes): reported as a correlated failure", len(victims), len(with.Nodes)), braked))
 	untouched := true
 	for name, want := range map[string]int32{"single": 1, "web": 3} {
 		if n, surged, err := with.replicas(with.Ctx, name); err != nil || n != want || surged {
 			untouched = false
 		}
 	}
-	figures = append(figures, Figure{Name: "zone crash: holdfast added no replica", Met: &untouched})
+	figures = append(figures, bench.Check("zone crash: holdfast added no replica", untouched))
 	times = strength(t, []*env{with, alone}, victims, benchWait)
 	for _, e := range []*env{with, alone} {
 		for _, w := range []string{"Deployment/single", "Deployment/web"} {
-			figures = append(figures, Figure{Name: fmt.Sprintf("zone crash: %s %s", e.label, w), Seconds: since(times[e.Namespace+"/"+w], crashed)})
+			figures = append(figures, bench.Figure{Name: fmt.Sprintf("zone crash: %s %s", e.label, w), Unit: "s", Value: since(times[e.Namespace+"/"+w], crashed)})
 		}
 	}
 	for _, n := range victims {
@@ -306,42 +295,12 @@ func since(at, start time.Time) *float64 {
 	return &s
 }
 
-// report prints the figures, writes them as JSON to HOLDFAST_BENCH_OUT, and fails the
-// run on a missed target.
-func report(t *testing.T, figures []Figure) {
+// report prints the figures and writes them as data (package bench).
+func report(t *testing.T, figures []bench.Figure) {
 	t.Helper()
-	for i := range figures {
-		f := &figures[i]
-		if f.Target > 0 {
-			met := f.Seconds != nil && *f.Seconds <= f.Target
-			f.Met = &met
-		}
-		secs := "never (not within the phase)"
-		switch {
-		case f.Seconds != nil:
-			secs = fmt.Sprintf("%.1f s", *f.Seconds)
-		case f.Met != nil && f.Target == 0:
-			secs = map[bool]string{true: "yes", false: "no"}[*f.Met]
-		}
-		line := fmt.Sprintf("FIGURE %-70s %s", f.Name, secs)
-		if f.Target > 0 {
-			line += fmt.Sprintf(" (target %.0f s)", f.Target)
-		}
-		if f.Note != "" {
-			line += "; " + f.Note
-		}
-		t.Log(line)
-		if f.Met != nil && !*f.Met {
-			t.Errorf("missed: %s", line)
-		}
+	r := &bench.Report{Benchmark: "bench-failure", Command: "make bench-failure"}
+	for _, f := range figures {
+		r.Add(t, f)
 	}
-	if out := os.Getenv("HOLDFAST_BENCH_OUT"); out != "" {
-		data, err := json.MarshalIndent(map[string]any{"benchmark": "bench-failure", "command": "make bench-failure", "figures": figures}, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(out, append(data, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r.Finish(t)
 }

@@ -53,14 +53,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	f := framework.New(t)
-	e := &env{Framework: f, c: f.HoldfastClient(), label: "holdfast"}
-	e.InstallCRDs(e.c, &holdfastv1alpha1.DisruptionPolicyList{})
-	t.Cleanup(func() {
-		if err := e.c.DeleteAllOf(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, client.InNamespace(f.Namespace)); err != nil {
-			t.Logf("deleting DisruptionPolicies: %v", err)
-		}
-	})
-	return e
+	return &env{Framework: f, c: f.Holdfast(&holdfastv1alpha1.DisruptionPolicyList{}), label: "holdfast"}
 }
 
 // policy creates the policy a new user writes: every workload, maxUnavailable 1,

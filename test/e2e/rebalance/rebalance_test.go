@@ -37,9 +37,10 @@ import (
 const (
 	// settle bounds waits for the control plane and the operator to converge.
 	settle = 90 * time.Second
-	// cooldown is the test workloads' time between two moves: short, so that the test is
-	// quick, and long enough to see that nothing moves during it.
-	cooldown = 3 * time.Second
+	// cooldown is the test workloads' time between two moves: the least holdfast
+	// applies, so that the test is quick, and long enough to see that nothing moves
+	// during it.
+	cooldown = holdfastv1alpha1.MinRebalanceCooldown
 )
 
 func TestMain(m *testing.M) {
@@ -51,7 +52,8 @@ func TestMain(m *testing.M) {
 // Article 002: every node but node-1 is lost (cordoned, its pods gone) while the
 // workload replaces its replicas, so all three land on node-1; the nodes come back and
 // nothing moves the replicas. With the annotation, the operator moves two pods, one at a
-// time within the budget, and they run on three nodes; a second run moves nothing. A
+// time within the budget and at least the least cooldown apart, and they run on three
+// nodes; a second run moves nothing. A
 // StatefulSet's replacement takes the evicted pod's name, and must count as a move all
 // the same.
 func TestArticle002PiledReplicasSpread(t *testing.T) {
@@ -80,11 +82,19 @@ func article002(t *testing.T, build func(f *env) client.Object) {
 	records := f.watchRecords(w)
 	start := time.Now()
 	stop := f.StartOperator()
+	// Issue 30 item 13: a cooldown of 0s (anyone who may annotate the workload can ask
+	// for it) would move the pods back to back; the least cooldown applies, and an Event
+	// says so.
 	f.annotate(w, map[string]string{
 		holdfastv1alpha1.RebalanceAnnotation:         "true",
-		holdfastv1alpha1.RebalanceCooldownAnnotation: cooldown.String(),
+		holdfastv1alpha1.RebalanceCooldownAnnotation: "0s",
 	})
 	f.waitMoves(w, start, created, budgets, records)
+	if raised := f.events(w, rebalance.EventCooldownRaised); len(raised) == 0 {
+		t.Errorf("no %s Event for the cooldown of 0s", rebalance.EventCooldownRaised)
+	} else {
+		t.Logf("Event %s: %s", rebalance.EventCooldownRaised, raised[0].Note)
+	}
 
 	// A second run, as after an operator restart: it looks, finds the workload balanced,
 	// and moves nothing for several cooldowns.
@@ -195,10 +205,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	f := framework.New(t)
-	e := &env{Framework: f, c: f.HoldfastClient()}
-	// The operator starts only once every kind it watches is served.
-	e.InstallCRDs(e.c, &holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})
-	return e
+	return &env{Framework: f, c: f.Holdfast(&holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})}
 }
 
 // pileUp creates a workload of 3 replicas (a Deployment or a StatefulSet) and reproduces

@@ -33,9 +33,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	f := framework.New(t)
-	e := &env{Framework: f, c: f.HoldfastClient()}
-	f.InstallCRDs(e.c, &holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{}, &holdfastv1alpha1.ClusterDisruptionPolicyList{})
-	return e
+	return &env{Framework: f, c: f.Holdfast(&holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{}, &holdfastv1alpha1.ClusterDisruptionPolicyList{})}
 }
 
 // object builds an unstructured holdfast object, so that a test can send values the Go
@@ -111,8 +109,10 @@ func TestRejected(t *testing.T) {
 		"window duration 30s":                     {spec: policySpec(window(set("duration", "30s"))), want: "from 1m to 744h"},
 		"timeZone Europe Paris":                   {spec: policySpec(window(set("timeZone", "Europe Paris"))), want: "timeZone must be an IANA time zone name"},
 		"timeZone Local":                          {spec: policySpec(window(set("timeZone", "Local"))), want: "timeZone must be an IANA time zone name"},
-		"rebalance cooldown banana":               {spec: policySpec(set("rebalance", map[string]any{"cooldown": "banana"})), want: "cooldown must be a non-negative duration"},
-		"rebalance cooldown -5m":                  {spec: policySpec(set("rebalance", map[string]any{"cooldown": "-5m"})), want: "cooldown must be a non-negative duration"},
+		"rebalance cooldown banana":               {spec: policySpec(set("rebalance", map[string]any{"cooldown": "banana"})), want: "cooldown must be a duration of at least 10s"},
+		"rebalance cooldown -5m":                  {spec: policySpec(set("rebalance", map[string]any{"cooldown": "-5m"})), want: "cooldown must be a duration of at least 10s"},
+		"rebalance cooldown 0s":                   {spec: policySpec(set("rebalance", map[string]any{"cooldown": "0s"})), want: "cooldown must be a duration of at least 10s"},
+		"rebalance cooldown 10s":                  {spec: policySpec(set("rebalance", map[string]any{"cooldown": "10s"}))},
 		"rebalance maxSkew 9999999999":            {spec: policySpec(set("rebalance", map[string]any{"maxSkew": int64(9999999999)})), want: "maxSkew"},
 		"nodeFailure lostAfter 5s":                {spec: policySpec(set("nodeFailure", map[string]any{"lostAfter": "5s"})), want: "lostAfter must be a duration from 15s to 10m"},
 		"nodeFailure lostAfter banana":            {spec: policySpec(set("nodeFailure", map[string]any{"lostAfter": "banana"})), want: "lostAfter must be a duration from 15s to 10m"},

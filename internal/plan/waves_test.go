@@ -1,0 +1,202 @@
+package plan_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
+)
+
+// speedShape is the drain speed test's cluster: 12 nodes in 3 zones, 4 services of 6
+// replicas with required hostname anti-affinity, each under a budget allowing one
+// disruption, placed as the scheduler spreads them (on the least loaded nodes, ties
+// broken by seed).
+func speedShape(seed uint64) *snapshottest.Cluster {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("node-%02d", i))
+	}
+	c := cluster(names...)
+	load := make([]int, len(names))
+	for s := range 4 {
+		app := fmt.Sprintf("svc-%d", s+1)
+		var on []string
+		taken := map[int]bool{}
+		for range 6 {
+			best := -1
+			for _, i := range r.Perm(len(names)) {
+				if !taken[i] && (best < 0 || load[i] < load[best]) {
+					best = i
+				}
+			}
+			taken[best] = true
+			load[best]++
+			on = append(on, names[best])
+		}
+		c.Deployment("ns", app, map[string]string{"app": app}, on, antiAffinity(corev1.LabelHostname, app))
+		c.PDB("ns", app, map[string]string{"app": app}, snapshottest.MaxUnavailable(intstr.FromInt32(1)))
+	}
+	return c
+}
+
+// benchScaleShape is the cluster make bench-scale builds, at nodes/1,000 of its size:
+// nodes of 32 cpu and 110 pods in 3 zones; 1,500 Deployments of 1 to 69 replicas in 100
+// namespaces, under a budget allowing one disruption (a policy's in every other namespace
+// for those of several replicas, one by hand on four in five of the others); 200
+// StatefulSets of 3 under such a budget; a one-per-node companion on every node of
+// zone-b and zone-c, whose budget allows one eviction in the whole cluster. Pods spread
+// over the zones and go to the least loaded of a few nodes, as the scheduler's scoring
+// would have them.
+func benchScaleShape(nodes int) *snapshottest.Cluster {
+	r := rand.New(rand.NewPCG(1, 2))
+	c := snapshottest.New()
+	var zones [3][]int
+	for i := range nodes {
+		c.Node(fmt.Sprintf("node-%04d", i), fmt.Sprintf("zone-%c", 'a'+i%3))
+		c.Snapshot.Nodes[i].Status.Allocatable = corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"),
+			corev1.ResourcePods: resource.MustParse("110"),
+		}
+		zones[i%3] = append(zones[i%3], i)
+	}
+	load := make([]int, nodes)
+	place := func(replicas int) []string {
+		var on []string
+		taken := map[int]bool{}
+		zone := r.IntN(3)
+		for j := range replicas {
+			z := zones[(zone+j)%3]
+			best := -1
+			for range 8 {
+				if i := z[r.IntN(len(z))]; !taken[i] && (best < 0 || load[i] < load[best]) {
+					best = i
+				}
+			}
+			if best < 0 {
+				continue
+			}
+			taken[best] = true
+			load[best]++
+			on = append(on, c.Snapshot.Nodes[best].Name)
+		}
+		return on
+	}
+	requests := func(d *appsv1.Deployment) {
+		d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
+		}
+	}
+	sizes := []int{1, 2, 3, 5, 8, 12, 20, 30, 50, 69}
+	namespaces := max(4, nodes/10)
+	budget := func(ns, name string) {
+		c.PDB(ns, name, map[string]string{"app": name}, snapshottest.MaxUnavailable(intstr.FromInt32(1)))
+	}
+	for i := range max(20, nodes*3/2) {
+		ns, name, replicas := i%namespaces, fmt.Sprintf("deploy-%d", i), sizes[i%len(sizes)]
+		c.Deployment(fmt.Sprintf("ns-%d", ns), name, map[string]string{"app": name}, place(replicas), requests)
+		if (ns%2 == 0 && replicas > 1) || (ns%2 == 1 && i%5 != 4) {
+			budget(fmt.Sprintf("ns-%d", ns), name)
+		}
+	}
+	for i := range max(4, nodes/5) {
+		ns, name := fmt.Sprintf("ns-%d", i%namespaces), fmt.Sprintf("sts-%d", i)
+		c.Deployment(ns, name, map[string]string{"app": name}, place(3), requests)
+		budget(ns, name)
+	}
+	for z := 1; z < 3; z++ {
+		name, zone := fmt.Sprintf("companion-%d", z), fmt.Sprintf("zone-%c", 'a'+z)
+		var on []string
+		for _, i := range zones[z] {
+			on = append(on, c.Snapshot.Nodes[i].Name)
+		}
+		c.Deployment("ns-0", name, map[string]string{"app": name}, on, antiAffinity(corev1.LabelHostname, name), func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelTopologyZone: zone}
+		})
+		budget("ns-0", name)
+	}
+	return c
+}
+
+// The speed test's rolling drain reaches within 1.2 times its lower bound, whatever the
+// ties of the scheduler's placement: replacements of the first waves, which can only go
+// to nodes still queued, gather on the node planned last instead of spreading over nodes
+// that then share their wave with nothing.
+func TestWavesSpeedShapeNearBound(t *testing.T) {
+	for seed := range uint64(10) {
+		p, err := plan.DrainWaves(speedShape(seed).Snapshot, now, plan.Targets{All: true}, plan.Options{MaxConcurrent: 4, Uncordon: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Blocked) > 0 || 5*len(p.Waves) > 6*p.LowerBound.Waves {
+			t.Errorf("seed %d: %d waves against a lower bound of %d, %d nodes blocked; want at most 1.2 times the bound, none blocked",
+				seed, len(p.Waves), p.LowerBound.Waves, len(p.Blocked))
+		}
+	}
+}
+
+// Nodes that cannot drain (a one-per-node companion each) cost the nodes that can no
+// waves: the plan of the whole bench-scale cluster has the waves of its drainable zone
+// alone.
+func TestWavesUnplaceableNodesCostNoWaves(t *testing.T) {
+	s := benchScaleShape(1000).Snapshot
+	opts := plan.Options{DrainFilter: availability.DrainFilter{IgnoreDaemonSets: true}}
+	all, err := plan.DrainWaves(s, now, plan.Targets{All: true}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zoneA, err := plan.DrainWaves(s, now, plan.Targets{Selector: labels.SelectorFromSet(labels.Set{corev1.LabelTopologyZone: "zone-a"})}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("every node: %d waves, lower bound %d, %d blocked; zone-a: %d waves, lower bound %d",
+		len(all.Waves), all.LowerBound.Waves, len(all.Blocked), len(zoneA.Waves), zoneA.LowerBound.Waves)
+	for _, b := range all.Blocked {
+		if b.Reasons[0].Type != plan.CompanionPending {
+			t.Errorf("%s blocked by %+v, want a pending companion", b.Node, b.Reasons)
+		}
+	}
+	if len(all.Blocked) != 666 || len(all.Waves) != len(zoneA.Waves) || all.LowerBound.Waves != zoneA.LowerBound.Waves {
+		t.Errorf("every node: %d waves (lower bound %d), %d blocked; want the waves of zone-a alone, %d (lower bound %d), and its 666 companions blocked",
+			len(all.Waves), all.LowerBound.Waves, len(all.Blocked), len(zoneA.Waves), zoneA.LowerBound.Waves)
+	}
+}
+
+// Nodes holding three of four services, each under a budget allowing one disruption:
+// every budget is on six nodes, but any two nodes share two services, so each of the
+// eight needs a wave of its own, and the bound says so.
+func TestLowerBoundNodesThatConflictPairwise(t *testing.T) {
+	var names []string
+	for i := range 8 {
+		names = append(names, fmt.Sprintf("node-%d", i))
+	}
+	c := cluster(names...)
+	for s := range 4 {
+		app := fmt.Sprintf("svc-%d", s+1)
+		var on []string
+		for i, n := range names {
+			// Node i lacks service i%4.
+			if i%4 != s {
+				on = append(on, n)
+			}
+		}
+		c.Deployment("ns", app, map[string]string{"app": app}, on)
+		c.PDB("ns", app, map[string]string{"app": app}, snapshottest.MaxUnavailable(intstr.FromInt32(1)))
+	}
+	p, err := plan.DrainWaves(c.Snapshot, now, plan.Targets{All: true}, plan.Options{Uncordon: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.LowerBound.Waves != 8 || p.LowerBound.Conflicting != 8 || len(p.Waves) != 8 {
+		t.Errorf("%d waves, lower bound %+v; want 8 waves and a bound of 8 conflicting nodes", len(p.Waves), p.LowerBound)
+	}
+}

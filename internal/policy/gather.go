@@ -1,0 +1,225 @@
+package policy
+
+import (
+	"context"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// Source is what Observe reads a policy's namespace from: the operator's cache and API
+// server, or a snapshot of a cluster or of manifests (internal/predict). Each one only
+// reads; what is read for a policy, and when, is Observe's, so that the operator and
+// every prediction of it see the same.
+type Source interface {
+	// Policies are the namespace's DisruptionPolicies.
+	Policies(ctx context.Context, namespace string) ([]holdfastv1alpha1.DisruptionPolicy, error)
+	// Workloads are the namespace's workloads of kind (Deployment, StatefulSet,
+	// DaemonSet) whose labels sel matches.
+	Workloads(ctx context.Context, namespace, kind string, sel labels.Selector) ([]Workload, error)
+	// ScaleTarget are the objects of a scale target whose labels sel matches, each with
+	// its scale; or why they cannot be read (a message for status, not an error).
+	ScaleTarget(ctx context.Context, namespace string, t holdfastv1alpha1.ScaleTarget, sel labels.Selector) ([]Workload, string, error)
+	// Surging are the namespace's Deployments carrying SurgeOriginalReplicasAnnotation.
+	Surging(ctx context.Context, namespace string) ([]Workload, error)
+	// Budgets are the namespace's PodDisruptionBudgets.
+	Budgets(ctx context.Context, namespace string) ([]policyv1.PodDisruptionBudget, error)
+	// PodMeta are the labels of the namespace's pods not being deleted (Observed.PodLabels)
+	// and which pods carry a Protect's do-not-disrupt, by policy (Observed.Marked).
+	PodMeta(ctx context.Context, namespace string) ([]map[string]string, map[string]string, error)
+	// LostPodLabels are the labels of the namespace's pods on the suspect nodes of h.
+	LostPodLabels(ctx context.Context, namespace string, h NodeHealth) ([]map[string]string, error)
+	// Autoscalers are the namespace's HorizontalPodAutoscalers.
+	Autoscalers(ctx context.Context, namespace string) ([]autoscalingv2.HorizontalPodAutoscaler, error)
+	// Pods are the namespace's pods whose labels sel matches, being deleted or not.
+	Pods(ctx context.Context, namespace string, sel labels.Selector) ([]corev1.Pod, error)
+	// Node is the node of that name; nil when there is none.
+	Node(ctx context.Context, name string) (*corev1.Node, error)
+	// Claims are Karpenter's NodeClaims of nodes, by node name; nil without Karpenter.
+	Claims(ctx context.Context, nodes map[string]*corev1.Node, now time.Time) (map[string]NodeClaim, error)
+	// NodeGroups are the nodes of cluster-autoscaler's node groups among nodes, but
+	// Karpenter's (claims), with what runs on them as p's hand-off reads it; nil without
+	// cluster-autoscaler.
+	NodeGroups(ctx context.Context, nodes map[string]*corev1.Node, claims map[string]NodeClaim, p *holdfastv1alpha1.DisruptionPolicy) (map[string]NodeGroupMember, error)
+	// Health is the health of every node.
+	Health() NodeHealth
+}
+
+// Observe gathers from src what Decide reads for p at now: the namespace's policies, the
+// workloads p selects (its scale targets' objects included, or why they are unreadable),
+// its budgets, the labels of its pods, its Deployments in the middle of a surge; and,
+// for the workloads whose pods Decide reads (NeedsPods), their pods, their nodes, those
+// nodes' NodeClaims or cluster-autoscaler node groups and the Deployments' autoscalers.
+func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPolicy, now time.Time) (Observed, error) {
+	obs := Observed{Policy: p, Now: now, Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Health: src.Health(), Stuck: map[string][]Pod{}}
+	ns := p.Namespace
+	var err error
+	if obs.Policies, err = src.Policies(ctx, ns); err != nil {
+		return obs, err
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector)
+	if err != nil {
+		// Decide reports the invalid selector; there is nothing to select.
+		return obs, nil
+	}
+	for _, kind := range selectedKinds(p) {
+		ws, err := src.Workloads(ctx, ns, kind, sel)
+		if err != nil {
+			return obs, err
+		}
+		obs.Workloads = append(obs.Workloads, ws...)
+	}
+	for _, t := range p.Spec.ScaleTargets {
+		ws, why, err := src.ScaleTarget(ctx, ns, t, sel)
+		if err != nil {
+			return obs, err
+		}
+		if why != "" {
+			obs.Unreadable = append(obs.Unreadable, Unreadable{Target: t, Message: why})
+		}
+		obs.Workloads = append(obs.Workloads, ws...)
+	}
+	if obs.Budgets, err = src.Budgets(ctx, ns); err != nil {
+		return obs, err
+	}
+	if obs.Surging, err = src.Surging(ctx, ns); err != nil {
+		return obs, err
+	}
+	// Read even when nothing is selected: a workload no longer selected may still carry
+	// the policy's do-not-disrupt.
+	if obs.PodLabels, obs.Marked, err = src.PodMeta(ctx, ns); err != nil {
+		return obs, err
+	}
+	if len(obs.Workloads) > 0 {
+		if obs.LostPodLabels, err = src.LostPodLabels(ctx, ns, obs.Health); err != nil {
+			return obs, err
+		}
+	}
+	// A surge may start or move on only where Decide reads the pods.
+	needs := func(w *Workload) bool { return NeedsPods(&obs, w) }
+	if err := ObserveAutoscalers(ctx, src, ns, needs, obs.Workloads, obs.Surging); err != nil {
+		return obs, err
+	}
+	for i := range obs.Workloads {
+		w := &obs.Workloads[i]
+		if !needs(w) {
+			continue
+		}
+		if err := observePods(ctx, src, ns, w, &obs); err != nil {
+			return obs, err
+		}
+		if w.Custom() {
+			// A scale has no Ready count: the pods give it, without minReadySeconds of
+			// their own.
+			for _, pod := range obs.Pods[WorkloadKey(w.Kind, w.Name)] {
+				if pod.Ready {
+					w.Ready++
+				}
+			}
+			w.Available = w.Ready
+		}
+	}
+	if len(obs.Nodes) > 0 {
+		if obs.Claims, err = src.Claims(ctx, obs.Nodes, now); err != nil {
+			return obs, err
+		}
+		if obs.NodeGroups, err = src.NodeGroups(ctx, obs.Nodes, obs.Claims, p); err != nil {
+			return obs, err
+		}
+	}
+	return obs, nil
+}
+
+// selectedKinds are the kinds of workload p selects besides its scale targets.
+func selectedKinds(p *holdfastv1alpha1.DisruptionPolicy) []string {
+	if len(p.Spec.Kinds) == 0 {
+		return []string{holdfastv1alpha1.KindDeployment, holdfastv1alpha1.KindStatefulSet, holdfastv1alpha1.KindDaemonSet}
+	}
+	out := make([]string, 0, len(p.Spec.Kinds))
+	for _, k := range p.Spec.Kinds {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// ObserveAutoscalers gives each Deployment in lists for which may is true its
+// HorizontalPodAutoscaler, which a surge must raise; the autoscalers are read only when
+// there is one.
+func ObserveAutoscalers(ctx context.Context, src Source, ns string, may func(*Workload) bool, lists ...[]Workload) error {
+	var deployments []*Workload
+	for _, ws := range lists {
+		for i := range ws {
+			if ws[i].Kind == holdfastv1alpha1.KindDeployment && may(&ws[i]) {
+				deployments = append(deployments, &ws[i])
+			}
+		}
+	}
+	if len(deployments) == 0 {
+		return nil
+	}
+	hpas, err := src.Autoscalers(ctx, ns)
+	if err != nil {
+		return err
+	}
+	AttachAutoscalers(hpas, deployments)
+	return nil
+}
+
+// observePods reads w's live pods, its pods stuck on suspect nodes, and their nodes.
+func observePods(ctx context.Context, src Source, ns string, w *Workload, obs *Observed) error {
+	sel, err := metav1.LabelSelectorAsSelector(w.Selector)
+	if err != nil || w.Selector == nil {
+		return nil // a workload without a valid selector has no pods of its own
+	}
+	pods, err := src.Pods(ctx, ns, sel)
+	if err != nil {
+		return err
+	}
+	key := WorkloadKey(w.Kind, w.Name)
+	for i := range pods {
+		pod := &pods[i]
+		if live, ok := PodOf(pod); ok {
+			obs.Pods[key] = append(obs.Pods[key], live)
+		} else if stuck, ok := StuckOf(pod, w, obs.Health); ok {
+			obs.Stuck[key] = append(obs.Stuck[key], stuck)
+		} else {
+			continue
+		}
+		if pod.Spec.NodeName == "" || obs.Nodes[pod.Spec.NodeName] != nil {
+			continue
+		}
+		node, err := src.Node(ctx, pod.Spec.NodeName)
+		if err != nil {
+			return err
+		}
+		if node != nil {
+			obs.Nodes[node.Name] = node
+		}
+	}
+	return nil
+}
+
+// HealthOf is the health of nodes, each with its Lease in leases (kube-node-lease, by
+// node name; a node without one is suspect only when tainted) at now.
+func HealthOf(nodes []corev1.Node, leases map[string]*coordinationv1.Lease, now time.Time) NodeHealth {
+	h := NodeHealth{Zones: map[string]int{}}
+	for i := range nodes {
+		n := &nodes[i]
+		s, suspect := SuspectOf(n, leases[n.Name], now)
+		h.Zones[s.Zone]++
+		if suspect {
+			if h.Suspects == nil {
+				h.Suspects = map[string]Suspect{}
+			}
+			h.Suspects[n.Name] = s
+		}
+	}
+	return h
+}
