@@ -268,6 +268,14 @@ type DisruptionPolicySpec struct {
 	// +optional
 	NodeFailure *NodeFailureSpec `json:"nodeFailure,omitempty"`
 
+	// ZoneAware, when set, gives each selected Deployment and StatefulSet of several
+	// replicas budgets that let one zone at a time be disrupted, up to
+	// zoneAware.maxUnavailable of its pods, while every other zone is held at zero (see
+	// docs/zone-aware-budgets.md). While no zone is disrupted, the workload's budget
+	// allows one pod at a time. DaemonSets and custom kinds keep the budget above.
+	// +optional
+	ZoneAware *ZoneAwareSpec `json:"zoneAware,omitempty"`
+
 	// DecodeErrors is set when the policy is read, never stored: each field of the
 	// stored spec whose value cannot be decoded (stored before the schema refused it),
 	// with that value. Such fields are left empty; the operator changes nothing the

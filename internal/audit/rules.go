@@ -267,6 +267,18 @@ nodeFailure.surge: Never turns off holdfast's response, which starts a second re
 30 s after the node's last Lease renewal, without touching the first.`,
 		Workload: singleReplicaNoFailureResponse,
 	},
+	{
+		ID: "HF026", Name: "cross-zone-double-disruption", Severity: Warning,
+		Summary: "StatefulSet spread over zones whose budget lets two zones lose a pod at once",
+		Rationale: `A quorum system spread over zones (one copy of its data per zone: etcd,
+ZooKeeper, Kafka, Cassandra) survives losing any number of pods in one zone, not one pod
+in each of two. A PodDisruptionBudget cannot say so: with maxUnavailable 2 or more, two
+drains in two zones (or a drain and an autoscaler's consolidation) each take a pod and a
+majority is lost; with maxUnavailable 1, maintenance goes one pod at a time. A
+DisruptionPolicy with zoneAware lets one zone at a time lose up to its limit and holds
+every other zone at zero, in budgets every disruptor reads.`,
+		Workload: crossZoneDoubleDisruption,
+	},
 }
 
 func describe(w *availability.Workload) string { return w.Kind + " " + w.Name }
@@ -806,5 +818,30 @@ func singleReplicaNoFailureResponse(m *availability.Model, w *availability.Workl
 		Fix: snippet("let holdfast start a second replica when its node is lost",
 			obj{"apiVersion": "holdfast.dev/v1alpha1", "kind": "DisruptionPolicy", "metadata": obj{"name": p.Name, "namespace": w.Namespace},
 				"spec": obj{"nodeFailure": obj{"surge": "Replace"}}}),
+	}
+}
+
+func crossZoneDoubleDisruption(m *availability.Model, w *availability.Workload) *Result {
+	if w.Kind != snapshot.KindStatefulSet || w.Desired < 3 || len(w.Budgets) != 1 || w.Budgets[0].AtFullHealth < 2 {
+		return nil
+	}
+	if len(w.Placement.PerZone) < 2 && (len(m.Zones()) < 2 && !w.Projected || w.Facts.ZoneSpread == availability.SpreadNone) {
+		return nil
+	}
+	if p := policy.Managing(m.DisruptionPolicies, w.Object); p != nil && p.Spec.ZoneAware != nil {
+		return nil
+	}
+	b := w.Budgets[0]
+	return &Result{
+		Message: fmt.Sprintf("%s spreads %d replicas over zones and PodDisruptionBudget %s allows %d disruptions at once, in any zones: two drains in two zones can take one pod from each, and a quorum with a copy per zone loses its majority.",
+			describe(w), w.Desired, b.Name, b.AtFullHealth),
+		Fix: snippet(fmt.Sprintf("%s: let one zone at a time lose up to %d pods, every other zone held (replaces %s)", describe(w), b.AtFullHealth, b.Name), obj{
+			"apiVersion": "holdfast.dev/v1alpha1", "kind": "DisruptionPolicy",
+			"metadata": obj{"name": w.Name + "-zones", "namespace": w.Namespace},
+			"spec": obj{
+				"selector": obj{"matchLabels": w.Object.GetLabels()}, "kinds": []string{"StatefulSet"}, "maxUnavailable": 1,
+				"zoneAware": obj{"maxUnavailable": b.AtFullHealth},
+			},
+		}),
 	}
 }

@@ -443,6 +443,21 @@ func TestRules(t *testing.T) {
 		},
 		"HF025 passes with the default response":                {rule: "HF025", manifests: deployment("web", 1, "") + "---\n" + policyYAML("{}")},
 		"HF025 leaves a single replica without policy to HF013": {rule: "HF025", manifests: deployment("web", 1, "")},
+		"HF026 a StatefulSet spread over zones under maxUnavailable 2": {
+			rule:      "HF026",
+			manifests: zonedStatefulSet + "---\n" + pdbYAML("maxUnavailable: 2"),
+			want:      []string{"StatefulSet/ns/db"},
+		},
+		"HF026 passes under maxUnavailable 1": {rule: "HF026", manifests: zonedStatefulSet + "---\n" + pdbYAML("maxUnavailable: 1")},
+		"HF026 passes without a zone spread":  {rule: "HF026", manifests: statefulSet + "---\n" + pdbYAML("maxUnavailable: 2")},
+		"HF026 passes under a zone-aware policy": {
+			rule: "HF026",
+			manifests: zonedStatefulSet + "---\n" + `apiVersion: holdfast.dev/v1alpha1
+kind: DisruptionPolicy
+metadata: {name: zones, namespace: ns}
+spec: {selector: {}, maxUnavailable: 2, zoneAware: {maxUnavailable: 3}}
+`,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -568,6 +583,30 @@ spec:
     metadata: {labels: {app: db}}
     spec: {containers: [{name: db, image: db}]}
 `
+
+// zonedStatefulSet is statefulSet with its 9 replicas spread over zones.
+const zonedStatefulSet = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: ns, labels: {tier: web}}
+spec:
+  replicas: 9
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: db}]
+      topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: db}}}]
+`
+
+// pdbYAML is a PodDisruptionBudget over app=db with spec's line.
+func pdbYAML(spec string) string {
+	return `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: db, namespace: ns}
+spec: {selector: {matchLabels: {app: db}}, ` + spec + `}
+`
+}
 
 // policyYAML is a DisruptionPolicy of namespace ns over every workload with nodeFailure.
 func policyYAML(nodeFailure string) string {

@@ -46,6 +46,8 @@ type cluster struct {
 	classes []*class
 	// strategies are the DisruptionPolicies of the budgets they keep for single replicas.
 	strategies map[*availability.Budget]*holdfastv1alpha1.DisruptionPolicy
+	// zoned are the zone rules of zone-aware policies' budgets, by budget index.
+	zoned map[int]zoneRule
 }
 
 // resources are what a pod requests or a node offers. scalar holds every other resource
@@ -313,6 +315,14 @@ func withDefaultRequests(containers []corev1.Container) []corev1.Container {
 func (c *cluster) allowed(b int) int32 {
 	if wl := b - len(c.m.Budgets); wl >= 0 {
 		return c.ready[wl] - 1 - c.lost[b]
+	}
+	if r, ok := c.zoned[b]; ok {
+		// A wave takes from one zone only (fitsBudgets): at most the largest zone's limit.
+		var most int32
+		for zone := range r.sizes {
+			most = max(most, c.zoneAllowed(b, zone))
+		}
+		return most
 	}
 	return c.m.Budgets[b].Status.DisruptionsAllowed - c.lost[b]
 }

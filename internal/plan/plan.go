@@ -232,6 +232,7 @@ func DrainWaves(snap *snapshot.Snapshot, now time.Time, targets Targets, opts Op
 	}
 	c := newCluster(m)
 	c.strategies = singleReplicaStrategies(m, snap)
+	c.zoned = zoneRules(m, snap)
 	return c.drainWaves(names, opts), nil
 }
 

@@ -55,3 +55,49 @@ func (c *cluster) protectMessage(budget *availability.Budget) string {
 	}
 	return policy.MsgProtectedDrain(p, availability.BudgetSpec(budget.PDB))
 }
+
+// zoneRule is how the operator lets a zone-aware workload's pods go (see
+// internal/policy/zones.go): from one zone at a time, up to the zone's limit, once its
+// budget of no zone disrupted has let the first go.
+type zoneRule struct {
+	spec  *holdfastv1alpha1.ZoneAwareSpec
+	sizes map[string]int32
+}
+
+// zoneRules maps each budget a zone-aware DisruptionPolicy keeps while no zone is
+// disrupted (the one carrying the zones' sizes) to its rule.
+func zoneRules(m *availability.Model, snap *snapshot.Snapshot) map[int]zoneRule {
+	out := map[int]zoneRule{}
+	for i, b := range m.Budgets {
+		sizes := policy.ZoneSizes(b.PDB)
+		if b.Policy() == "" || len(sizes) == 0 {
+			continue
+		}
+		for j := range snap.DisruptionPolicies {
+			p := &snap.DisruptionPolicies[j]
+			if p.Namespace == b.Namespace && p.Name == b.Policy() && p.Spec.ZoneAware != nil {
+				out[i] = zoneRule{spec: p.Spec.ZoneAware, sizes: sizes}
+			}
+		}
+	}
+	return out
+}
+
+// zoneOf is node n's zone under budget b's zone rule, and whether b has one.
+func (c *cluster) zoneOf(b int, n *node) (string, bool) {
+	r, ok := c.zoned[b]
+	if !ok {
+		return "", false
+	}
+	return n.obj.Labels[policy.ZoneTopologyKey(r.spec)], true
+}
+
+// zoneAllowed is how many pods budget b's zone rule lets a wave take from zone, at
+// most what the budget allows while no pod is lost for good.
+func (c *cluster) zoneAllowed(b int, zone string) int32 {
+	r := c.zoned[b]
+	if c.m.Budgets[b].Status.DisruptionsAllowed <= 0 {
+		return 0
+	}
+	return policy.ZoneLimit(r.spec, r.sizes[zone]) - c.lost[b]
+}

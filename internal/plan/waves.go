@@ -133,6 +133,8 @@ func (c *cluster) demandsOf(n *node) []demand {
 func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked map[*node][]Reason) ([]*node, []moved) {
 	used := map[int]int32{}
 	alone := map[int]bool{}
+	// zones are the zone each zone-aware budget's pods leave from in this wave.
+	zones := map[int]string{}
 	var wave []*node
 	for _, n := range remaining {
 		if opts.MaxConcurrent > 0 && len(wave) == opts.MaxConcurrent {
@@ -143,10 +145,10 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 			blocked[n] = rs
 			continue
 		}
-		if !c.fitsBudgets(ds, used, alone) {
+		if !c.fitsBudgets(n, ds, used, alone, zones) {
 			continue
 		}
-		c.admit(ds, used, alone)
+		c.admit(n, ds, used, alone, zones)
 		wave = append(wave, n)
 	}
 	for len(wave) > 0 {
@@ -174,13 +176,21 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 	return nil, nil
 }
 
-// fitsBudgets reports whether a node's demands fit the budgets next to the wave's.
-func (c *cluster) fitsBudgets(ds []demand, used map[int]int32, alone map[int]bool) bool {
+// fitsBudgets reports whether a node's demands fit the budgets next to the wave's. A
+// zone-aware budget's pods leave from one zone per wave, up to that zone's limit.
+func (c *cluster) fitsBudgets(n *node, ds []demand, used map[int]int32, alone map[int]bool, zones map[int]string) bool {
 	for _, d := range ds {
 		if alone[d.budget] {
 			return false
 		}
-		if used[d.budget]+d.pods <= c.allowed(d.budget) {
+		allowed := c.allowed(d.budget)
+		if zone, ok := c.zoneOf(d.budget, n); ok {
+			if z, taken := zones[d.budget]; taken && z != zone {
+				return false
+			}
+			allowed = c.zoneAllowed(d.budget, zone)
+		}
+		if used[d.budget]+d.pods <= allowed {
 			continue
 		}
 		// More pods than the budget allows at once: only as the wave's one node with pods
@@ -193,8 +203,11 @@ func (c *cluster) fitsBudgets(ds []demand, used map[int]int32, alone map[int]boo
 }
 
 // admit adds a node's demands to a wave's.
-func (c *cluster) admit(ds []demand, used map[int]int32, alone map[int]bool) {
+func (c *cluster) admit(n *node, ds []demand, used map[int]int32, alone map[int]bool, zones map[int]string) {
 	for _, d := range ds {
+		if zone, ok := c.zoneOf(d.budget, n); ok {
+			zones[d.budget] = zone
+		}
 		used[d.budget] += d.pods
 		if d.pods > c.allowed(d.budget) {
 			alone[d.budget] = true
@@ -287,13 +300,13 @@ func (c *cluster) firstFit(order []*node, ds [][]demand, opts Options) []*class 
 	var classes []*class
 	for _, n := range order {
 		k := slices.IndexFunc(classes, func(cl *class) bool {
-			return (opts.MaxConcurrent == 0 || len(cl.nodes) < opts.MaxConcurrent) && c.fitsBudgets(ds[n.idx], cl.used, cl.alone)
+			return (opts.MaxConcurrent == 0 || len(cl.nodes) < opts.MaxConcurrent) && c.fitsBudgets(n, ds[n.idx], cl.used, cl.alone, cl.zones)
 		})
 		if k < 0 {
 			k = len(classes)
-			classes = append(classes, &class{used: map[int]int32{}, alone: map[int]bool{}})
+			classes = append(classes, &class{used: map[int]int32{}, alone: map[int]bool{}, zones: map[int]string{}})
 		}
-		c.admit(ds[n.idx], classes[k].used, classes[k].alone)
+		c.admit(n, ds[n.idx], classes[k].used, classes[k].alone, classes[k].zones)
 		classes[k].nodes = append(classes[k].nodes, n)
 	}
 	return classes
@@ -305,6 +318,8 @@ type class struct {
 	nodes []*node
 	used  map[int]int32
 	alone map[int]bool
+	// zones are the zone each zone-aware budget's pods leave from.
+	zones map[int]string
 	// cursor is where the placer looks first among nodes.
 	cursor int
 }

@@ -114,10 +114,14 @@ func budgetFor(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, spec policyv1.
 }
 
 // OwnBudget reports whether b is a budget holdfast made: labelled managed-by holdfast
-// and owned by the workload it is named after, as budgetFor makes it. A label alone is
-// not enough to delete a budget by: a user's budget may carry a copied policy label.
+// and owned by the workload it is named after, as budgetFor makes it (or one of its zone
+// budgets, named after the workload and the zone). A label alone is not enough to delete
+// a budget by: a user's budget may carry a copied policy label.
 func OwnBudget(b *policyv1.PodDisruptionBudget) bool {
 	return b.Labels[managedByLabel] == managedByValue && slices.ContainsFunc(b.OwnerReferences, func(ref metav1.OwnerReference) bool {
+		if zone, ok := b.Labels[holdfastv1alpha1.ZoneLabel]; ok {
+			return zoneBudgetName(&Workload{Kind: ref.Kind, Name: ref.Name}, zoneSuffix(zone)) == b.Name
+		}
 		return BudgetName(ref.Kind, ref.Name) == b.Name
 	})
 }

@@ -102,6 +102,8 @@ type Pod struct {
 	Since time.Time
 	// Created tells the pod a surge added from the one it surged for.
 	Created time.Time
+	// Zone is the pod's holdfast.dev/zone label, "" when it has none yet.
+	Zone string
 }
 
 // Observed is everything Decide reads, gathered from one namespace.
@@ -196,8 +198,13 @@ type PodAnnotation struct {
 
 // Decision is what the reconciler does for one policy.
 type Decision struct {
-	// Apply are the budgets to create or update.
+	// Apply are the budgets to create or update, in this order: zone-aware budgets that
+	// tighten come first and those that loosen last (see zones.go).
 	Apply []*policyv1.PodDisruptionBudget
+	// Loosen is how many writes at the end of Apply let more disruptions through.
+	Loosen int
+	// PodZones are the holdfast.dev/zone labels to set on pods of zone-aware workloads.
+	PodZones []PodZone
 	// Delete are this policy's budgets that no workload wants any more.
 	Delete []*policyv1.PodDisruptionBudget
 	Scales []Scale
@@ -272,6 +279,7 @@ func Decide(o Observed) Decision {
 	}
 	wanted := map[string]bool{}
 	protected := map[string]bool{}
+	var tighten, loosen []*policyv1.PodDisruptionBudget
 	var outs []holdfastv1alpha1.WorkloadStatus
 	var lostNodes []string
 	for _, w := range selected {
@@ -289,13 +297,26 @@ func Decide(o Observed) Decision {
 			}
 		}
 		d.RequeueAfter = sooner(d.RequeueAfter, v.requeueAfter)
-		if v.budget != nil {
+		if zonable(o, w, v, closed) {
+			z := decideZones(o, w, v.budget)
+			for _, b := range z.budgets() {
+				wanted[b.Name] = true
+			}
+			tighten, loosen = append(tighten, z.tighten...), append(loosen, z.loosen...)
+			d.PodZones = append(d.PodZones, z.labels...)
+			d.RequeueAfter = sooner(d.RequeueAfter, z.requeueAfter)
+			v.status.Budget, v.status.Message = z.budget, z.message
+			v.status.Blocked = availability.AllowsNone(existingBudget(o.Budgets, z.budget))
+		} else if v.budget != nil {
 			wanted[v.budget.Name] = true
 			d.Apply = append(d.Apply, v.budget)
 			v.status.Blocked = availability.AllowsNone(existingBudget(o.Budgets, v.budget.Name))
 		}
 		outs = append(outs, v.status)
 	}
+	// Zone-aware budgets tighten before anything else is written and loosen after; the
+	// reconciler deletes last.
+	d.Apply, d.Loosen = slices.Concat(tighten, d.Apply, loosen), len(loosen)
 	for i := range o.Budgets {
 		b := &o.Budgets[i]
 		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && OwnBudget(b) && !wanted[b.Name] && !ownedByUnreadable(b, o.Unreadable) {

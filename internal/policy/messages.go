@@ -198,3 +198,14 @@ func msgDrainedHolds(since time.Time) string {
 func msgCompanionNotReady(pod string) string {
 	return "companion " + pod + " is not Ready"
 }
+
+func msgZonesIdle(allowed, replicas int32) string {
+	return fmt.Sprintf("no zone is being disrupted: %d of %d pods may be disrupted at once, in any zone", allowed, replicas)
+}
+
+func msgZoneActive(zone string, limit, size int32, open bool) string {
+	if !open {
+		return fmt.Sprintf("zone %s is being disrupted, but another zone has a pod not Ready, or more pods are missing than this zone lost: every zone is held until they are back", zone)
+	}
+	return fmt.Sprintf("zone %s is being disrupted: %d of its %d pods may be disrupted at once; every other zone is held", zone, limit, size)
+}

@@ -40,6 +40,10 @@ func NeedsPods(o *Observed, w *Workload) bool {
 		// Its Ready count comes only from its pods.
 		return w.Selector != nil
 	}
+	if ZoneAware(p, w) {
+		// Its pods are labelled with their zones, and say which zone is disrupted.
+		return true
+	}
 	if _, surging := surgeOriginal(w); surging || w.Available < w.Replicas || selectsAny(w.Selector, o.LostPodLabels) {
 		return true
 	}

@@ -55,6 +55,10 @@ const Name = "disruptionpolicy"
 // drained wakes only the policies that act on drains.
 const drainIndex = "holdfast.dev/drain-strategy"
 
+// zoneAwareIndex is drainIndex's value for a policy with spec.zoneAware: a drain
+// disturbs a zone, which may change the zone that may be disrupted.
+const zoneAwareIndex = "ZoneAware"
+
 // surgingIndex indexes Deployments that carry the surge annotation, so that a reconcile
 // finds the namespace's surges without listing its Deployments.
 const surgingIndex = "holdfast.dev/surging"
@@ -193,7 +197,19 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	obs.Autoscalers = r.autoscalers
 	d := policy.Decide(obs)
 
-	for _, b := range d.Apply {
+	// Pods get their zone label before the zone-aware budgets that select them on it.
+	for _, z := range d.PodZones {
+		if err := r.labelPod(ctx, p.Namespace, z); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	// Apply is ordered: the writes that tighten first, those that loosen last (Loosen),
+	// then the deletions below, so that a crash between any two writes leaves budgets at
+	// least as strict as before or after.
+	for i, b := range d.Apply {
+		if i == len(d.Apply)-d.Loosen {
+			r.failpoint.at(FailBeforeLoosening)
+		}
 		if err := apply.Budget(ctx, r.client, r.live, b); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -225,6 +241,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if err := r.annotatePod(ctx, p.Namespace, p.Name, a); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if len(d.Delete) > 0 && d.Loosen == 0 {
+		r.failpoint.at(FailBeforeLoosening)
 	}
 	for _, b := range d.Delete {
 		if err := r.deleteBudget(ctx, b); err != nil {
@@ -382,6 +401,20 @@ func (r *reconciler) annotatePod(ctx context.Context, namespace, policyName stri
 	return nil
 }
 
+// labelPod sets a pod's zone label, which zone-aware budgets select it on. A pod gone
+// meanwhile needs none.
+func (r *reconciler) labelPod(ctx context.Context, namespace string, z policy.PodZone) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{holdfastv1alpha1.ZoneLabel: z.Zone}}})
+	if err != nil {
+		return fmt.Errorf("encoding the zone label of pod %s: %w", klog.KRef(namespace, z.Pod), err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: z.Pod}}
+	if err := r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("labelling pod %s with its zone: %w", klog.KRef(namespace, z.Pod), err)
+	}
+	return nil
+}
+
 // sweep removes what DisruptionPolicies that no longer exist left in a namespace (see
 // policy.Sweep): their budgets, and the surges no policy selects any more. It runs for
 // any request whose policy is not found: a policy just deleted, a budget labelled with a
@@ -495,7 +528,7 @@ func (r *reconciler) policiesInNamespace(ctx context.Context, obj client.Object)
 // drains: those with singleReplica Surge or Protect, or surge WhenBlocked.
 func (r *reconciler) drainingPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
 	var out []reconcile.Request
-	for _, s := range []string{string(holdfastv1alpha1.SingleReplicaSurge), string(holdfastv1alpha1.SingleReplicaProtect), string(holdfastv1alpha1.SurgeWhenBlocked)} {
+	for _, s := range []string{string(holdfastv1alpha1.SingleReplicaSurge), string(holdfastv1alpha1.SingleReplicaProtect), string(holdfastv1alpha1.SurgeWhenBlocked), zoneAwareIndex} {
 		list := &holdfastv1alpha1.DisruptionPolicyList{}
 		if err := r.client.List(ctx, list, client.MatchingFields{drainIndex: s}); err != nil {
 			log.FromContext(ctx).Error(err, "Listing DisruptionPolicies for a node change")
@@ -509,6 +542,9 @@ func (r *reconciler) drainingPolicies(ctx context.Context, _ client.Object) []re
 // drainStrategies are the values of drainIndex for a policy.
 func drainStrategies(o client.Object) []string {
 	spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
+	if spec.ZoneAware != nil {
+		return []string{string(spec.SingleReplica), string(spec.Surge), zoneAwareIndex}
+	}
 	return []string{string(spec.SingleReplica), string(spec.Surge)}
 }
 

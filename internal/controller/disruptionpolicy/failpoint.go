@@ -18,6 +18,10 @@ const (
 	// FailScaleBackAfterAutoscaler is between a scale-back's two writes: the autoscaler
 	// restored, the Deployment still marked and scaled up.
 	FailScaleBackAfterAutoscaler = "scaleback-after-autoscaler"
+	// FailBeforeLoosening is after the budget writes that tighten and before the first
+	// that loosens (an update that allows more, or a deletion): zone-aware budgets in the
+	// middle of a transition.
+	FailBeforeLoosening = "before-loosening"
 	// FailpointExitCode is the exit code of an operator stopped at its failpoint.
 	FailpointExitCode = 86
 )
@@ -28,10 +32,10 @@ type failpoint string
 func failpointFromEnv() (failpoint, error) {
 	fp := failpoint(os.Getenv(FailpointEnv))
 	switch fp {
-	case "", FailSurgeAfterDeployment, FailScaleBackAfterAutoscaler:
+	case "", FailSurgeAfterDeployment, FailScaleBackAfterAutoscaler, FailBeforeLoosening:
 		return fp, nil
 	}
-	return "", fmt.Errorf("environment variable %s=%q names no failpoint: use %s or %s", FailpointEnv, fp, FailSurgeAfterDeployment, FailScaleBackAfterAutoscaler)
+	return "", fmt.Errorf("environment variable %s=%q names no failpoint: use %s, %s or %s", FailpointEnv, fp, FailSurgeAfterDeployment, FailScaleBackAfterAutoscaler, FailBeforeLoosening)
 }
 
 // at exits the process when point is the failpoint set.

@@ -1,0 +1,399 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// Zone-aware budgets (spec.zoneAware) have two shapes, and every transition between
+// them is written so that no state in between allows more than the states at either
+// end (see docs/zone-aware-budgets.md):
+//
+//   - no zone disrupted: the workload's usual budget, at maxUnavailable 1. One object
+//     covers every zone, so two disruptors racing in two zones are serialised by the
+//     Eviction API's optimistic update of that one budget's status: the second finds
+//     no disruption left and is refused.
+//   - zone Z disrupted: one budget per zone, selecting the pods by the holdfast.dev/zone
+//     label holdfast puts on them: Z's at minAvailable (its size less the per-zone
+//     limit), every other zone's at maxUnavailable 0; the workload's budget stays, at
+//     maxUnavailable 0 over the pods not labelled yet. Z's budget is held at 0 too while another zone has a
+//     pod not Ready: a failure there and a disruption in Z would be two zones down.
+//
+// Writes that tighten (every create, and updates that allow less) go before those that
+// loosen (updates that allow more or change a selector), and deletions come last. A create that lands while
+// the other shape's budgets still exist covers pods twice, and the Eviction API refuses
+// every eviction of a pod under two budgets: an operator that stops between two writes
+// leaves budgets that refuse at least what both ends refuse.
+
+const (
+	// defaultSettle is how long a zone's pods must all have been Ready before another
+	// zone may be disrupted, when spec.zoneAware.settleTime is unset.
+	defaultSettle = 30 * time.Second
+	// idleMaxUnavailable is the budget of a zone-aware workload while no zone is
+	// disrupted: a second disruption may not start before holdfast has chosen the zone.
+	idleMaxUnavailable = 1
+)
+
+// ZoneAware reports whether p gives w zone-aware budgets: Deployments and StatefulSets,
+// whose budgets' maxUnavailable the disruption controller counts against their scale.
+func ZoneAware(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) bool {
+	return p.Spec.ZoneAware != nil && (w.Kind == holdfastv1alpha1.KindDeployment || w.Kind == holdfastv1alpha1.KindStatefulSet)
+}
+
+// PodZone sets a pod's holdfast.dev/zone label.
+type PodZone struct {
+	Pod  string
+	Zone string
+}
+
+// zoneCount is what one zone's pods of a workload say.
+type zoneCount struct {
+	pods int32
+	// unavailable counts the pods not Ready.
+	unavailable int32
+	// draining says a node of the zone running a pod is cordoned or being drained.
+	draining bool
+	// settlesAt is when the last pod to become Ready has been Ready for the settle time.
+	settlesAt time.Time
+}
+
+// disturbed says the zone is being disrupted, or not settled since it was.
+func (c zoneCount) disturbed(now time.Time) bool {
+	return c.unavailable > 0 || c.draining || c.settlesAt.After(now)
+}
+
+// zoneView is what a zone-aware workload's pods and budgets say: the pods per zone, the
+// zone being disrupted, and the labels its pods lack.
+type zoneView struct {
+	counts map[string]zoneCount
+	// sizes are the zones' sizes recorded on the workload's budget (ZoneSizesAnnotation).
+	sizes map[string]int32
+	// missing counts the pods of the workload's size not running in a known zone:
+	// evicted and not back, or not scheduled yet.
+	missing int32
+	// active is the zone being disrupted, "" when none is.
+	active string
+	// size is the active zone's size: the recorded one, or its pods when more.
+	size int32
+	// labels are the pods whose holdfast.dev/zone label is missing or wrong.
+	labels []PodZone
+	// next is the soonest a zone settles.
+	next time.Time
+}
+
+// zones are the zones with pods of the workload, sorted.
+func (v zoneView) zones() []string { return slices.Sorted(maps.Keys(v.counts)) }
+
+// viewZones reads w's pods (o.Pods) and the budgets it has, and chooses the zone being
+// disrupted: the one already chosen while it is not whole again (a pod not Ready or
+// Ready for less than the settle time, a node being drained, pods missing from its
+// size or from the workload's), else a disturbed zone (one short of pods first: a pod
+// not Ready, or fewer than its recorded size; then by name), else none.
+func viewZones(o Observed, w *Workload) zoneView {
+	za := o.Policy.Spec.ZoneAware
+	key := ZoneTopologyKey(za)
+	settle := defaultSettle
+	if za.SettleTime != nil {
+		settle = za.SettleTime.Duration
+	}
+	v := zoneView{counts: map[string]zoneCount{}}
+	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
+		node := o.Nodes[pod.Node]
+		zone := ""
+		if node != nil {
+			zone = node.Labels[key]
+		}
+		if zone == "" {
+			continue
+		}
+		if pod.Zone != zone {
+			v.labels = append(v.labels, PodZone{Pod: pod.Name, Zone: zone})
+		}
+		c := v.counts[zone]
+		c.pods++
+		if !pod.Ready {
+			c.unavailable++
+		} else if t := pod.Since.Add(settle); t.After(c.settlesAt) {
+			c.settlesAt = t
+		}
+		c.draining = c.draining || BeingDrained(node)
+		v.counts[zone] = c
+	}
+	for _, c := range v.counts {
+		if c.settlesAt.After(o.Now) && (v.next.IsZero() || c.settlesAt.Before(v.next)) {
+			v.next = c.settlesAt
+		}
+	}
+	v.missing = w.Replicas
+	for _, c := range v.counts {
+		v.missing -= c.pods
+	}
+	v.missing = max(0, v.missing)
+	v.sizes = recordedSizes(o, w)
+	active, size := recordedZone(o, w)
+	c := v.counts[active]
+	size = max(size, v.sizes[active])
+	// A zone chosen that has lost nothing yet gives way to one that has: a pod evicted
+	// under the budget of no zone disrupted, or failed, while the choice was made.
+	shortElsewhere := slices.ContainsFunc(v.zones(), func(z string) bool { return z != active && v.short(z) })
+	if active != "" && (c.unavailable > 0 || c.pods < size || !shortElsewhere && (c.disturbed(o.Now) || v.missing > 0)) {
+		v.active, v.size = active, max(size, c.pods)
+		return v
+	}
+	var best string
+	for _, z := range v.zones() {
+		if (v.short(z) || v.counts[z].disturbed(o.Now)) && (best == "" || v.short(z) && !v.short(best)) {
+			best = z
+		}
+	}
+	v.active, v.size = best, max(v.counts[best].pods, v.sizes[best])
+	return v
+}
+
+// short says zone z has a pod not Ready, or fewer pods than its recorded size.
+func (v zoneView) short(z string) bool {
+	return v.counts[z].unavailable > 0 || v.counts[z].pods < v.sizes[z]
+}
+
+// recordedSizes reads ZoneSizesAnnotation from w's budget.
+func recordedSizes(o Observed, w *Workload) map[string]int32 {
+	b := existingBudget(o.Budgets, BudgetName(w.Kind, w.Name))
+	if b == nil || b.Labels[holdfastv1alpha1.PolicyLabel] != o.Policy.Name {
+		return map[string]int32{}
+	}
+	return ZoneSizes(b)
+}
+
+// ZoneSizes reads a budget's ZoneSizesAnnotation: each zone's pods; empty without it.
+func ZoneSizes(b *policyv1.PodDisruptionBudget) map[string]int32 {
+	out := map[string]int32{}
+	for _, kv := range strings.Split(b.Annotations[holdfastv1alpha1.ZoneSizesAnnotation], ",") {
+		z, n, _ := strings.Cut(kv, "=")
+		if size, err := strconv.ParseInt(n, 10, 32); err == nil && z != "" {
+			out[z] = int32(size)
+		}
+	}
+	return out
+}
+
+// sizesAnnotation is ZoneSizesAnnotation's value: the zones' pods when none is missing,
+// else what was recorded.
+func (v zoneView) sizesAnnotation() string {
+	sizes := v.sizes
+	if v.missing == 0 {
+		sizes = map[string]int32{}
+		for z, c := range v.counts {
+			sizes[z] = c.pods
+		}
+	}
+	parts := make([]string, 0, len(sizes))
+	for _, z := range slices.Sorted(maps.Keys(sizes)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", z, sizes[z]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// recordedZone is the zone whose budget of w says it is being disrupted, and the size
+// recorded with it.
+func recordedZone(o Observed, w *Workload) (string, int32) {
+	for i := range o.Budgets {
+		b := &o.Budgets[i]
+		n, active := b.Annotations[holdfastv1alpha1.ZoneActiveAnnotation]
+		if !active || b.Labels[holdfastv1alpha1.PolicyLabel] != o.Policy.Name || !ownedBy(b, w) {
+			continue
+		}
+		size, err := strconv.ParseInt(n, 10, 32)
+		if err != nil {
+			continue // not holdfast's writing: the zone is chosen afresh
+		}
+		return b.Labels[holdfastv1alpha1.ZoneLabel], int32(size)
+	}
+	return "", 0
+}
+
+func ownedBy(b *policyv1.PodDisruptionBudget, w *Workload) bool {
+	return slices.ContainsFunc(b.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == w.UID })
+}
+
+// limit is how many of the active zone's pods may be disrupted.
+func (v zoneView) limit(za *holdfastv1alpha1.ZoneAwareSpec) int32 { return ZoneLimit(za, v.size) }
+
+// ZoneLimit is how many pods of a zone of size pods za lets be disrupted at once.
+func ZoneLimit(za *holdfastv1alpha1.ZoneAwareSpec, size int32) int32 {
+	n, err := intstr.GetScaledValueFromIntOrPercent(&za.MaxUnavailable, int(size), true)
+	if err != nil || n < 1 {
+		return 1 // the schema refuses such values; one stored before it never blocks
+	}
+	return min(int32(n), size)
+}
+
+// ZoneTopologyKey is the node label whose values are za's zones.
+func ZoneTopologyKey(za *holdfastv1alpha1.ZoneAwareSpec) string {
+	return cmp.Or(za.TopologyKey, holdfastv1alpha1.DefaultZoneTopologyKey)
+}
+
+// open says the active zone may be disrupted: no other zone has a pod not Ready, and
+// no more pods are missing than the active zone lost. Pods evicted under the budget of
+// no zone disrupted, and not back, may be any zone's.
+func (v zoneView) open() bool {
+	for z, c := range v.counts {
+		if z != v.active && c.unavailable > 0 {
+			return false
+		}
+	}
+	return v.missing <= v.size-v.counts[v.active].pods
+}
+
+// zonable says w's budget v is the policy's own, for zone-aware budgets to replace:
+// not held by a closed window, and not a surge's or a single replica's.
+func zonable(o Observed, w *Workload, v verdict, closed bool) bool {
+	if !ZoneAware(o.Policy, w) || closed || w.Replicas < 2 || v.budget == nil || v.budget.Name != BudgetName(w.Kind, w.Name) {
+		return false
+	}
+	switch v.status.State {
+	case holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadPacing, holdfastv1alpha1.WorkloadDegraded:
+		return true
+	}
+	return false
+}
+
+// zoneVerdict is the budgets of a zone-aware workload, in the order they are written.
+type zoneVerdict struct {
+	tighten, loosen []*policyv1.PodDisruptionBudget
+	labels          []PodZone
+	message         string
+	// budget is the name status shows: the active zone's budget, or the workload's.
+	budget       string
+	requeueAfter time.Duration
+}
+
+// budgets are all of the verdict's budgets.
+func (z zoneVerdict) budgets() []*policyv1.PodDisruptionBudget {
+	return append(slices.Clone(z.tighten), z.loosen...)
+}
+
+// decideZones turns base, the budget the policy gives w, into w's zone-aware budgets.
+func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zoneVerdict {
+	p := o.Policy
+	v := viewZones(o, w)
+	out := zoneVerdict{labels: v.labels}
+	if !v.next.IsZero() {
+		out.requeueAfter = v.next.Sub(o.Now)
+	}
+	var want []*policyv1.PodDisruptionBudget
+	if v.active == "" {
+		b := base.DeepCopy()
+		b.Spec.MinAvailable, b.Spec.MaxUnavailable = nil, ptr.To(intstr.FromInt32(idleMaxUnavailable))
+		b.Annotations = nil // a zone-aware budget is not paced: the settle time stands for it
+		if a := v.sizesAnnotation(); a != "" {
+			b.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
+		}
+		want = append(want, b)
+		out.budget, out.message = b.Name, msgZonesIdle(idleMaxUnavailable, w.Replicas)
+	} else {
+		open := v.open()
+		for _, z := range v.zones() {
+			b := zoneBudget(base, zoneBudgetName(w, zoneSuffix(z)), metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{z}})
+			b.Labels[holdfastv1alpha1.ZoneLabel] = z
+			if z == v.active {
+				b.Annotations = map[string]string{holdfastv1alpha1.ZoneActiveAnnotation: strconv.Itoa(int(v.size))}
+				if open {
+					// An integer minAvailable: the disruption controller counts it against
+					// the pods the budget selects, where a maxUnavailable would be counted
+					// against the whole workload's scale.
+					b.Spec.MaxUnavailable, b.Spec.MinAvailable = nil, ptr.To(intstr.FromInt32(v.size-v.limit(p.Spec.ZoneAware)))
+				}
+				out.budget = b.Name
+			}
+			want = append(want, b)
+		}
+		// The workload's budget stays, narrowed to the pods not labelled yet: deleted,
+		// an eviction in flight under it would fail on the missing budget (404), which
+		// kubectl drain takes for the pod gone, rather than be refused.
+		u := zoneBudget(base, base.Name, metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpDoesNotExist})
+		if a := v.sizesAnnotation(); a != "" {
+			u.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
+		}
+		want = append(want, u)
+		out.message = msgZoneActive(v.active, v.limit(p.Spec.ZoneAware), v.size, open)
+	}
+	for _, b := range want {
+		if loosens(existingBudget(o.Budgets, b.Name), b) {
+			out.loosen = append(out.loosen, b)
+		} else {
+			out.tighten = append(out.tighten, b)
+		}
+	}
+	return out
+}
+
+// zoneBudget is base narrowed to the pods that also match req, allowing no disruption.
+func zoneBudget(base *policyv1.PodDisruptionBudget, name string, req metav1.LabelSelectorRequirement) *policyv1.PodDisruptionBudget {
+	b := base.DeepCopy()
+	b.Name, b.Annotations = name, nil
+	b.Spec.MinAvailable, b.Spec.MaxUnavailable = nil, ptr.To(intstr.FromInt32(0))
+	if b.Spec.Selector == nil {
+		b.Spec.Selector = &metav1.LabelSelector{}
+	}
+	b.Spec.Selector.MatchExpressions = append(b.Spec.Selector.MatchExpressions, req)
+	return b
+}
+
+// allowance is how many disruptions a budget of holdfast's zone-aware shapes allows
+// at most: maxUnavailable's integer, or the active zone's size less its minAvailable.
+func allowance(b *policyv1.PodDisruptionBudget) int64 {
+	if m := b.Spec.MaxUnavailable; m != nil && m.Type == intstr.Int {
+		return int64(m.IntVal)
+	}
+	size, _ := strconv.ParseInt(b.Annotations[holdfastv1alpha1.ZoneActiveAnnotation], 10, 32)
+	if m := b.Spec.MinAvailable; m != nil && m.Type == intstr.Int {
+		return size - int64(m.IntVal)
+	}
+	return size // any other shape is the user's or older: assume it allows everything
+}
+
+// loosens says writing want over cur lets more disruptions through: it allows more,
+// or its selector changes (pods it stops covering may be left to a budget that allows
+// more). A budget that does not exist yet never does: it covers pods that no budget
+// covered, or that another budget covers too, whose evictions the Eviction API then
+// refuses.
+func loosens(cur, want *policyv1.PodDisruptionBudget) bool {
+	return cur != nil && (allowance(want) > allowance(cur) || !equality.Semantic.DeepEqual(cur.Spec.Selector, want.Spec.Selector))
+}
+
+// zoneBudgetName is the name of one of w's zone-aware budgets, within the 253
+// characters of an object name.
+func zoneBudgetName(w *Workload, suffix string) string {
+	base := BudgetName(w.Kind, w.Name)
+	return strings.TrimRight(base[:min(len(base), 252-len(suffix))], "-.") + "-" + suffix
+}
+
+var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// zoneSuffix makes a zone name fit a budget's name: label values may hold capitals,
+// dots and underscores; one that needs changing gets a hash, so that two zones never
+// share a budget.
+func zoneSuffix(zone string) string {
+	s := strings.Trim(notDNS.ReplaceAllString(strings.ToLower(zone), "-"), "-")
+	if s == zone {
+		return s
+	}
+	h := fnv.New32a()
+	h.Write([]byte(zone))
+	return fmt.Sprintf("%s-%08x", s, h.Sum32())
+}

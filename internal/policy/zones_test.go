@@ -1,0 +1,372 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+var zones = []string{"a", "b", "c"}
+
+// zoned is a 9-replica StatefulSet, db, with one pod on each of 9 nodes, 3 per zone,
+// under a zone-aware policy with a per-zone limit; every pod labelled with its zone
+// and Ready for an hour.
+type zoned struct {
+	o Observed
+	w Workload
+}
+
+func newZoned(limit intstr.IntOrString) *zoned {
+	p := policy("quorum", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.ZoneAware = &holdfastv1alpha1.ZoneAwareSpec{MaxUnavailable: limit}
+	})
+	w := workload(holdfastv1alpha1.KindStatefulSet, "db", 9)
+	w.Ready, w.Available = 9, 9
+	z := &zoned{w: w, o: Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Now: now,
+		Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}}}
+	z.o.Workloads = []Workload{w}
+	for i := range 9 {
+		zone := zones[i/3]
+		n := node(fmt.Sprintf("%s-%d", zone, i%3), false)
+		n.Labels = map[string]string{holdfastv1alpha1.DefaultZoneTopologyKey: zone}
+		z.o.Nodes[n.Name] = n
+		z.o.Pods["StatefulSet/db"] = append(z.o.Pods["StatefulSet/db"],
+			Pod{Name: fmt.Sprintf("db-%d", i), Node: n.Name, Ready: true, Since: now.Add(-time.Hour), Zone: zone})
+	}
+	return z
+}
+
+func (z *zoned) pod(name string) *Pod {
+	pods := z.o.Pods["StatefulSet/db"]
+	return &pods[slices.IndexFunc(pods, func(p Pod) bool { return p.Name == name })]
+}
+
+func (z *zoned) cordon(node string) { z.o.Nodes[node].Spec.Unschedulable = true }
+
+// apply makes the budgets d decides the existing ones, as the reconciler writes them.
+func (z *zoned) apply(d Decision) {
+	for _, b := range d.Apply {
+		z.o.Budgets = writeBudget(z.o.Budgets, b)
+	}
+	for _, b := range d.Delete {
+		z.o.Budgets = slices.DeleteFunc(z.o.Budgets, func(c policyv1.PodDisruptionBudget) bool { return c.Name == b.Name })
+	}
+}
+
+func writeBudget(budgets []policyv1.PodDisruptionBudget, b *policyv1.PodDisruptionBudget) []policyv1.PodDisruptionBudget {
+	out := slices.DeleteFunc(slices.Clone(budgets), func(c policyv1.PodDisruptionBudget) bool { return c.Name == b.Name })
+	return append(out, *b.DeepCopy())
+}
+
+// shape describes budgets by name: "max=N", "min=N", with "*" for the active zone.
+func shape(budgets []policyv1.PodDisruptionBudget) map[string]string {
+	out := map[string]string{}
+	for _, b := range budgets {
+		s := ""
+		if m := b.Spec.MaxUnavailable; m != nil {
+			s = "max=" + m.String()
+		} else if m := b.Spec.MinAvailable; m != nil {
+			s = "min=" + m.String()
+		}
+		if n, ok := b.Annotations[holdfastv1alpha1.ZoneActiveAnnotation]; ok {
+			s += " *" + n
+		}
+		out[b.Name] = s
+	}
+	return out
+}
+
+func names(budgets []*policyv1.PodDisruptionBudget) []string {
+	var out []string
+	for _, b := range budgets {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
+const (
+	idleBudget = "holdfast-sts-db"
+	zoneA      = "holdfast-sts-db-a"
+	zoneB      = "holdfast-sts-db-b"
+	zoneC      = "holdfast-sts-db-c"
+)
+
+// The life of a zone-aware workload through a drain of zone a, a failure in zone b, and
+// a drain of zone b queued behind zone a's: each step's budgets and order of writes.
+func TestZoneTransitions(t *testing.T) {
+	z := newZoned(intstr.FromInt32(3))
+	step := func(name string, wantShape map[string]string, wantApply, wantDelete []string) Decision {
+		t.Helper()
+		d := Decide(z.o)
+		if diff := cmp.Diff(wantApply, names(d.Apply)); diff != "" {
+			t.Errorf("%s: order of writes (-want +got):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(wantDelete, slices.Sorted(slices.Values(names(d.Delete)))); diff != "" {
+			t.Errorf("%s: deletions (-want +got):\n%s", name, diff)
+		}
+		z.apply(d)
+		if diff := cmp.Diff(wantShape, shape(z.o.Budgets)); diff != "" {
+			t.Errorf("%s: budgets (-want +got):\n%s", name, diff)
+		}
+		return d
+	}
+
+	step("idle", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, nil)
+
+	z.cordon("a-0")
+	held := map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"}
+	// Every create tightens (it covers pods twice until the idle budget is narrowed),
+	// and the idle budget, narrowed to the pods not labelled, goes last.
+	step("a-0 cordoned: zone a chosen", held, []string{zoneA, zoneB, zoneC, idleBudget}, nil)
+
+	// a-0's pod evicted, its replacement not scheduled yet: the zone keeps its size.
+	pods := z.o.Pods["StatefulSet/db"]
+	z.o.Pods["StatefulSet/db"] = append(slices.Clone(pods[1:]), Pod{Name: "db-0", Since: now})
+	z.cordon("b-0") // a drain of zone b queues
+	step("a draining, b cordoned: a stays", held, []string{zoneA, zoneB, zoneC, idleBudget}, nil)
+
+	z.pod("db-4").Ready = false
+	step("a pod of zone b fails: a held too", map[string]string{zoneA: "max=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
+		[]string{zoneA, zoneB, zoneC, idleBudget}, nil)
+
+	z.pod("db-4").Ready = true
+	z.pod("db-4").Since = now
+	z.o.Nodes["a-0"].Spec.Unschedulable = false
+	z.o.Pods["StatefulSet/db"] = append(slices.Clone(pods[:1]), z.o.Pods["StatefulSet/db"][:8]...)
+	z.pod("db-0").Since = now.Add(-10 * time.Second)
+	// Zone a opens again last.
+	d := step("a whole but not settled: a stays open", held, []string{zoneB, zoneC, idleBudget, zoneA}, nil)
+	if d.RequeueAfter != 20*time.Second {
+		t.Errorf("requeue after %v, want 20s: when zone a settles", d.RequeueAfter)
+	}
+
+	z.o.Now = now.Add(time.Minute)
+	// Zone a is tightened before zone b is opened.
+	step("a settled, b cordoned: b chosen", map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", idleBudget: "max=0"},
+		[]string{zoneA, zoneC, idleBudget, zoneB}, nil)
+
+	z.o.Nodes["b-0"].Spec.Unschedulable = false
+	z.o.Now = now.Add(time.Hour)
+	// The idle budget is created before the zones' go.
+	step("b settled: idle again", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, []string{zoneA, zoneB, zoneC})
+}
+
+func TestZoneChoice(t *testing.T) {
+	cases := map[string]struct {
+		limit    intstr.IntOrString
+		settle   *metav1.Duration
+		mod      func(z *zoned)
+		want     map[string]string
+		wantZone []PodZone
+	}{
+		"percentage of the zone, rounded up": {
+			limit: intstr.FromString("34%"), mod: func(z *zoned) { z.cordon("c-2") },
+			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "min=1 *3", idleBudget: "max=0"},
+		},
+		"a zone with a pod not Ready wins over a cordoned one": {
+			limit: intstr.FromInt32(1), mod: func(z *zoned) { z.cordon("a-1"); z.pod("db-5").Ready = false },
+			want: map[string]string{zoneA: "max=0", zoneB: "min=2 *3", zoneC: "max=0", idleBudget: "max=0"},
+		},
+		"two zones with pods not Ready: the first by name, held": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) { z.pod("db-7").Ready = false; z.pod("db-5").Ready = false },
+			want: map[string]string{zoneA: "max=0", zoneB: "max=0 *3", zoneC: "max=0", idleBudget: "max=0"},
+		},
+		"a pod Ready for less than the settle time": {
+			limit: intstr.FromInt32(3), settle: &metav1.Duration{Duration: 5 * time.Minute}, mod: func(z *zoned) { z.pod("db-8").Since = now.Add(-time.Minute) },
+			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "min=0 *3", idleBudget: "max=0"},
+		},
+		"a pod evicted before a zone was chosen: every zone held until it is back": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) {
+				z.cordon("c-0")
+				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-1" })
+			},
+			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "max=0 *3", idleBudget: "max=0"},
+		},
+		"a pod evicted under the recorded sizes: its zone is chosen, and open": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) {
+				z.apply(Decide(z.o))
+				if got := z.o.Budgets[0].Annotations[holdfastv1alpha1.ZoneSizesAnnotation]; got != "a=3,b=3,c=3" {
+					t.Errorf("sizes recorded %q, want a=3,b=3,c=3", got)
+				}
+				z.cordon("c-0")
+				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-1" })
+			},
+			want: map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
+		},
+		"a zone chosen that lost nothing gives way to one that lost a pod": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) {
+				z.apply(Decide(z.o))
+				z.cordon("a-0")
+				z.apply(Decide(z.o))
+				// evicted under the idle budget while zone a was being chosen
+				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-4" })
+			},
+			want: map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", idleBudget: "max=0"},
+		},
+		"a Karpenter taint disturbs the zone": {
+			limit: intstr.FromInt32(2), mod: func(z *zoned) {
+				z.o.Nodes["b-1"].Spec.Taints = []corev1.Taint{{Key: "karpenter.sh/disrupted", Effect: corev1.TaintEffectNoSchedule}}
+			},
+			want: map[string]string{zoneA: "max=0", zoneB: "min=1 *3", zoneC: "max=0", idleBudget: "max=0"},
+		},
+		"pods without the zone label get it": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) { z.pod("db-0").Zone = ""; z.pod("db-8").Zone = "old" },
+			want:     map[string]string{idleBudget: "max=1"},
+			wantZone: []PodZone{{Pod: "db-0", Zone: "a"}, {Pod: "db-8", Zone: "c"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			z := newZoned(tc.limit)
+			z.o.Policy.Spec.ZoneAware.SettleTime = tc.settle
+			tc.mod(z)
+			before := z.o.Policies[0].DeepCopy()
+			d := Decide(z.o)
+			z.apply(d)
+			if diff := cmp.Diff(tc.want, shape(z.o.Budgets)); diff != "" {
+				t.Errorf("budgets (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantZone, d.PodZones); diff != "" {
+				t.Errorf("pod labels (-want +got):\n%s", diff)
+			}
+			if !equality.Semantic.DeepEqual(before, &z.o.Policies[0]) {
+				t.Error("Decide modified its input")
+			}
+		})
+	}
+}
+
+// Whatever prefix of a transition's writes is done when the operator stops, a pod whose
+// evictions both ends refuse is refused, no pod may be disrupted more than at one end
+// or the other, and no two zones may lose a pod each.
+func TestZoneWritesCrashSafe(t *testing.T) {
+	type transition struct {
+		name string
+		from []func(z *zoned) // each followed by a reconcile, bring the budgets to the start
+		to   func(z *zoned)   // changes the cluster so that a transition is due
+	}
+	settled := func(z *zoned) { z.o.Now = z.o.Now.Add(time.Hour) }
+	cordonA := []func(z *zoned){func(z *zoned) { z.cordon("a-0") }}
+	transitions := []transition{
+		{"idle to zone a", nil, func(z *zoned) { z.cordon("a-0") }},
+		{"zone a to zone b", cordonA, func(z *zoned) {
+			z.o.Nodes["a-0"].Spec.Unschedulable = false
+			z.cordon("b-2")
+			settled(z)
+		}},
+		{"zone a to idle", cordonA, func(z *zoned) { z.o.Nodes["a-0"].Spec.Unschedulable = false; settled(z) }},
+		{"zone a open to held", cordonA, func(z *zoned) { z.pod("db-8").Ready = false }},
+		{"zone a held to open", append(cordonA, func(z *zoned) { z.pod("db-8").Ready = false }), func(z *zoned) { z.pod("db-8").Ready = true }},
+	}
+	for _, tr := range transitions {
+		t.Run(tr.name, func(t *testing.T) {
+			z := newZoned(intstr.FromInt32(3))
+			z.apply(Decide(z.o))
+			for _, f := range tr.from {
+				f(z)
+				z.apply(Decide(z.o))
+			}
+			tr.to(z)
+			start := slices.Clone(z.o.Budgets)
+			d := Decide(z.o)
+			var steps [][]policyv1.PodDisruptionBudget
+			cur := start
+			for _, b := range d.Apply {
+				cur = writeBudget(cur, b)
+				steps = append(steps, cur)
+			}
+			for _, b := range d.Delete {
+				cur = slices.DeleteFunc(slices.Clone(cur), func(c policyv1.PodDisruptionBudget) bool { return c.Name == b.Name })
+				steps = append(steps, cur)
+			}
+			if equality.Semantic.DeepEqual(shape(start), shape(cur)) {
+				t.Fatalf("no transition: budgets stay %v", shape(cur))
+			}
+			pods := z.o.Pods["StatefulSet/db"]
+			for i, s := range steps {
+				for _, p := range pods {
+					if got, lim := allowedFor(s, p, pods), max(allowedFor(start, p, pods), allowedFor(cur, p, pods)); got > lim {
+						t.Errorf("after write %d of %d, pod %s may be disrupted %d times, more than at either end (%d): %v", i+1, len(steps), p.Name, got, lim, shape(s))
+					}
+				}
+				if z1, z2, ok := crossZone(s, pods); ok {
+					t.Errorf("after write %d of %d, zones %s and %s may both lose a pod: %v", i+1, len(steps), z1, z2, shape(s))
+				}
+			}
+		})
+	}
+}
+
+// budgetsCovering are the budgets over pod p, found by their selectors as the Eviction API does.
+func budgetsCovering(budgets []policyv1.PodDisruptionBudget, p Pod) []policyv1.PodDisruptionBudget {
+	set := labels.Set{"app": "db"}
+	if p.Zone != "" {
+		set[holdfastv1alpha1.ZoneLabel] = p.Zone
+	}
+	var out []policyv1.PodDisruptionBudget
+	for _, b := range budgets {
+		if sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector); err == nil && sel.Matches(set) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// allowedFor is how many disruptions the budget over p allows, as the disruption
+// controller counts them: 0 under two budgets (the Eviction API refuses), 100 under none.
+func allowedFor(budgets []policyv1.PodDisruptionBudget, p Pod, pods []Pod) int32 {
+	c := budgetsCovering(budgets, p)
+	switch len(c) {
+	case 0:
+		return 100
+	case 1:
+	default:
+		return 0
+	}
+	b := c[0]
+	var healthy, matched int32
+	for _, q := range pods {
+		if len(budgetsCovering([]policyv1.PodDisruptionBudget{b}, q)) == 1 {
+			matched++
+			if q.Ready {
+				healthy++
+			}
+		}
+	}
+	// maxUnavailable counts against the StatefulSet's scale, minAvailable against the
+	// pods the budget selects.
+	desired := int32(9) - ptr.Deref(b.Spec.MaxUnavailable, intstr.FromInt32(9)).IntVal
+	if m := b.Spec.MinAvailable; m != nil {
+		desired = m.IntVal
+	}
+	return max(0, healthy-desired)
+}
+
+// crossZone finds two zones that may each lose a pod at once: under two budgets that
+// both allow one, or under one that allows two.
+func crossZone(budgets []policyv1.PodDisruptionBudget, pods []Pod) (string, string, bool) {
+	for _, p := range pods {
+		for _, q := range pods {
+			if p.Zone >= q.Zone || allowedFor(budgets, p, pods) == 0 || allowedFor(budgets, q, pods) == 0 {
+				continue
+			}
+			bp, bq := budgetsCovering(budgets, p), budgetsCovering(budgets, q)
+			if bp[0].Name != bq[0].Name || allowedFor(budgets, p, pods) >= 2 {
+				return p.Zone, q.Zone, true
+			}
+		}
+	}
+	return "", "", false
+}
