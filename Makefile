@@ -2,7 +2,9 @@
 # the developer tools are pinned in hack/tools/go.mod and run with `go tool`, the
 # control plane of the testbed is built by hack/testbed into a cache outside the
 # repository (a cold build takes about 10 minutes on 2 cores, later runs reuse it), and
-# hack/karpenter builds Karpenter's kwok provider for the e2e tests the same way.
+# hack/karpenter builds Karpenter's kwok provider for the e2e tests the same way, and
+# hack/cluster-autoscaler builds cluster-autoscaler from the source vendored there (the
+# module proxy does not serve it; its dependencies come from the proxy).
 
 SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
@@ -86,9 +88,13 @@ testbed-build: build ## Build (or find in the cache) the control plane, etcd and
 karpenter-build: ## Build (or find in the cache) Karpenter's kwok provider for the e2e tests (hack/karpenter).
 	hack/karpenter/build.sh
 
+.PHONY: cluster-autoscaler-build
+cluster-autoscaler-build: ## Build (or find in the cache) cluster-autoscaler's kwok provider for the e2e tests (hack/cluster-autoscaler).
+	hack/cluster-autoscaler/build.sh
+
 .PHONY: test-e2e
-test-e2e: testbed-build karpenter-build ## End-to-end tests: each package starts its own testbed.
-	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_KARPENTER=$$(hack/karpenter/build.sh) $(TOOL) gotestsum --format testname -- \
+test-e2e: testbed-build karpenter-build cluster-autoscaler-build ## End-to-end tests: each package starts its own testbed.
+	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_KARPENTER=$$(hack/karpenter/build.sh) HOLDFAST_CLUSTER_AUTOSCALER=$$(hack/cluster-autoscaler/build.sh) $(TOOL) gotestsum --format testname -- \
 		-tags e2e -count=1 -p $(E2E_PARALLEL) -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 .PHONY: bench

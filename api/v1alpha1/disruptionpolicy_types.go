@@ -36,11 +36,13 @@ const (
 	// once the pod's workload is no longer Protected by that policy.
 	DoNotDisruptByAnnotation = "holdfast.dev/do-not-disrupt-by"
 	// HandOffAnnotation is set on a single-replica Deployment under Surge when holdfast
-	// surges it ahead of Karpenter's consolidation of its node, as "NODE START" (RFC
-	// 3339): the surge ends at a deadline counted from then (or from the new pod's
-	// readiness) unless Karpenter disrupts the node first. It stays after the surge, so
-	// that holdfast does not surge ahead of that node again until the node has settled
-	// anew and a cooldown has passed.
+	// surges it ahead of a node autoscaler's scale-down of its node (Karpenter's
+	// consolidation, cluster-autoscaler's scale-down), as "NODE START COUNT" (START in RFC
+	// 3339, COUNT the hand-offs of that node so far): the surge ends at a deadline counted
+	// from the new pod's readiness, capped from START, unless the autoscaler takes the node
+	// first. It stays after the surge, so that holdfast backs off from that node (15
+	// minutes after the first hand-off, doubling) and gives up after three, across
+	// restarts of the operator.
 	HandOffAnnotation = "holdfast.dev/consolidation-hand-off"
 )
 

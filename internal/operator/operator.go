@@ -40,6 +40,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/nodecompanion"
 	"github.com/holdfast-dev/holdfast/internal/controller/rebalance"
 	"github.com/holdfast-dev/holdfast/internal/drain"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 const (
@@ -90,6 +91,9 @@ type Options struct {
 	// SkipNameValidation lets one process start managers more than once (tests restart
 	// the operator in-process); controller names are otherwise unique per process.
 	SkipNameValidation bool
+	// Autoscalers is what the operator knows of the node autoscalers, for the hand-off
+	// of Surge single replicas' nodes to their scale-down.
+	Autoscalers policy.Autoscalers
 }
 
 // BuildInfo describes the running binary in holdfast_build_info.
@@ -104,10 +108,12 @@ type controller struct {
 }
 
 // controllers lists every controller the operator runs.
-func controllers() []controller {
+func controllers(o Options) []controller {
 	return []controller{
 		{name: nodecompanion.Name, setup: nodecompanion.SetupWithManager},
-		{name: disruptionpolicy.Name, setup: disruptionpolicy.SetupWithManager},
+		{name: disruptionpolicy.Name, setup: func(mgr ctrl.Manager, clk clock.PassiveClock) error {
+			return disruptionpolicy.SetupWithManager(mgr, clk, o.Autoscalers)
+		}},
 		{name: clusterdisruptionpolicy.Name, setup: clusterdisruptionpolicy.SetupWithManager},
 		{name: rebalance.Name, setup: rebalance.SetupWithManager},
 		{name: drainleftovers.Name, setup: drainleftovers.SetupWithManager},
@@ -166,7 +172,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	for _, c := range controllers() {
+	for _, c := range controllers(o) {
 		if err := c.setup(mgr, clk); err != nil {
 			return nil, fmt.Errorf("setting up controller %s: %w", c.name, err)
 		}

@@ -100,6 +100,8 @@ type Pod struct {
 	// Since is when the pod's Ready condition last changed, or its creation when it has
 	// none yet.
 	Since time.Time
+	// Created tells the pod a surge added from the one it surged for.
+	Created time.Time
 	// Zone is the pod's holdfast.dev/zone label, "" when it has none yet.
 	Zone string
 }
@@ -128,6 +130,11 @@ type Observed struct {
 	// Claims are Karpenter's NodeClaims of those nodes, keyed by node name; nil without
 	// Karpenter.
 	Claims map[string]NodeClaim
+	// NodeGroups are those nodes that are in cluster-autoscaler's node groups, keyed by
+	// node name; nil without cluster-autoscaler.
+	NodeGroups map[string]NodeGroupMember
+	// Autoscalers is what holdfast knows of the autoscalers' configuration.
+	Autoscalers Autoscalers
 	// Surging are the namespace's Deployments that carry the surge annotation, selected
 	// or not: a surge whose policy went away must still end.
 	Surging []Workload

@@ -589,6 +589,8 @@ type decideCase struct {
 	marked  map[string]string
 	nodes   map[string]*corev1.Node
 	claims  map[string]NodeClaim
+	groups  map[string]NodeGroupMember
+	scalers Autoscalers
 	surging []Workload
 	// unreadable are the scale targets gather could not read.
 	unreadable []Unreadable
@@ -605,20 +607,22 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 		t.Run(name, func(t *testing.T) {
 			p := tc.policy
 			obs := Observed{
-				Policy:     &p,
-				Policies:   append([]holdfastv1alpha1.DisruptionPolicy{p}, tc.others...),
-				Workloads:  tc.work,
-				Budgets:    tc.budgets,
-				Pods:       tc.pods,
-				PodLabels:  tc.podLabels,
-				Marked:     tc.marked,
-				Nodes:      tc.nodes,
-				Claims:     tc.claims,
-				Surging:    tc.surging,
-				Unreadable: tc.unreadable,
-				Health:     tc.health,
-				Stuck:      tc.stuck,
-				Now:        now,
+				Policy:      &p,
+				Policies:    append([]holdfastv1alpha1.DisruptionPolicy{p}, tc.others...),
+				Workloads:   tc.work,
+				Budgets:     tc.budgets,
+				Pods:        tc.pods,
+				PodLabels:   tc.podLabels,
+				Marked:      tc.marked,
+				Nodes:       tc.nodes,
+				Claims:      tc.claims,
+				NodeGroups:  tc.groups,
+				Autoscalers: tc.scalers,
+				Surging:     tc.surging,
+				Unreadable:  tc.unreadable,
+				Health:      tc.health,
+				Stuck:       tc.stuck,
+				Now:         now,
 			}
 			policyBefore := p.DeepCopy()
 			var budgetsBefore []policyv1.PodDisruptionBudget
@@ -673,7 +677,7 @@ func TestStatusCountsAndConditionsStayPut(t *testing.T) {
 
 // pod builds a live pod whose Ready condition last changed ago before now.
 func pod(name, node string, ready bool, ago time.Duration) Pod {
-	return Pod{Name: name, Node: node, Ready: ready, Since: now.Add(-ago)}
+	return Pod{Name: name, Node: node, Ready: ready, Since: now.Add(-ago), Created: now.Add(-ago)}
 }
 
 // ready sets how many of w's pods are Ready, and available by its own minReadySeconds.

@@ -44,6 +44,10 @@ type Source interface {
 	Node(ctx context.Context, name string) (*corev1.Node, error)
 	// Claims are Karpenter's NodeClaims of nodes, by node name; nil without Karpenter.
 	Claims(ctx context.Context, nodes map[string]*corev1.Node, now time.Time) (map[string]NodeClaim, error)
+	// NodeGroups are the nodes of cluster-autoscaler's node groups among nodes, but
+	// Karpenter's (claims), with what runs on them as p's hand-off reads it; nil without
+	// cluster-autoscaler.
+	NodeGroups(ctx context.Context, nodes map[string]*corev1.Node, claims map[string]NodeClaim, p *holdfastv1alpha1.DisruptionPolicy) (map[string]NodeGroupMember, error)
 	// Health is the health of every node.
 	Health() NodeHealth
 }
@@ -52,7 +56,7 @@ type Source interface {
 // workloads p selects (its scale targets' objects included, or why they are unreadable),
 // its budgets, the labels of its pods, its Deployments in the middle of a surge; and,
 // for the workloads whose pods Decide reads (NeedsPods), their pods, their nodes, those
-// nodes' NodeClaims and the Deployments' autoscalers.
+// nodes' NodeClaims or cluster-autoscaler node groups and the Deployments' autoscalers.
 func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPolicy, now time.Time) (Observed, error) {
 	obs := Observed{Policy: p, Now: now, Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Health: src.Health(), Stuck: map[string][]Pod{}}
 	ns := p.Namespace
@@ -124,6 +128,9 @@ func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPoli
 	}
 	if len(obs.Nodes) > 0 {
 		if obs.Claims, err = src.Claims(ctx, obs.Nodes, now); err != nil {
+			return obs, err
+		}
+		if obs.NodeGroups, err = src.NodeGroups(ctx, obs.Nodes, obs.Claims, p); err != nil {
 			return obs, err
 		}
 	}

@@ -109,20 +109,21 @@ func msgDegradedWorkloads(n int32) string {
 	return fmt.Sprintf("%d selected workloads have fewer Ready pods than they want, not because of a drain or a rollout; see status.workloads", n)
 }
 
-func msgSurgedAhead(from, to int32, node string, deadline time.Time) string {
-	ahead := fmt.Sprintf("surged from %d to %d ahead of Karpenter's consolidation of node %s, which its budget blocked", from, to, node)
-	if deadline.IsZero() {
-		return ahead + fmt.Sprintf(": once the new pod is Ready, Karpenter has the NodePool's consolidateAfter and %s to disrupt the node, or it goes back to %d", handOffGrace, from)
+func msgSurgedAhead(from, to int32, autoscaler, node string, deadline time.Time) string {
+	return fmt.Sprintf("surged from %d to %d ahead of %s's scale-down of node %s, which its budget blocked: back to %d at %s unless %s takes the node first",
+		from, to, autoscaler, node, from, stamp(deadline), autoscaler)
+}
+
+func msgHandOffDeclined(autoscaler string, h handOff) string {
+	declined := fmt.Sprintf("%s; %s did not take node %s after %d hand-offs, the last at %s", msgSurgeReady, autoscaler, h.node, h.count, stamp(h.start))
+	if next := h.next(); !next.IsZero() {
+		return declined + fmt.Sprintf(": no new hand-off of that node before %s", stamp(next))
 	}
-	return ahead + fmt.Sprintf(": back to %d at %s unless Karpenter disrupts the node first", from, stamp(deadline))
+	return declined + ": holdfast surges ahead of that node no more (a drain of it still surges)"
 }
 
-func msgHandOffFailed(h handOff, next time.Time) string {
-	return fmt.Sprintf("%s; Karpenter did not consolidate node %s after holdfast surged ahead of it at %s: no new hand-off of that node before %s and until it settles anew", msgSurgeReady, h.node, stamp(h.start), stamp(next))
-}
-
-func msgConsolidationBlocked(node, blocker string) string {
-	return fmt.Sprintf("%s; Karpenter does not consolidate node %s whatever its budget allows (%s), so holdfast does not surge ahead of it", msgSurgeReady, node, blocker)
+func msgScaleDownBlocked(autoscaler, node, blocker string) string {
+	return fmt.Sprintf("%s; %s does not remove node %s whatever its budget allows (%s), so holdfast does not surge ahead of it", msgSurgeReady, autoscaler, node, blocker)
 }
 
 func msgProtectedFromConsolidation(node string) string {

@@ -84,6 +84,7 @@ func PodOf(pod *corev1.Pod) (Pod, bool) {
 		Node:         pod.Spec.NodeName,
 		Ready:        ready,
 		Since:        since,
+		Created:      pod.CreationTimestamp.Time,
 		DoNotDisrupt: pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true",
 		Zone:         pod.Labels[holdfastv1alpha1.ZoneLabel],
 	}, true

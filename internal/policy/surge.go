@@ -49,7 +49,7 @@ type surgeProgress struct {
 }
 
 // followSurge moves a surge in progress on: it is over (and scaled back) once no pod is
-// on a node being drained or lost, no hand-off to Karpenter is in progress, and the
+// on a node being drained or lost, no hand-off to an autoscaler is in progress, and the
 // original number of pods is Ready elsewhere, or no pod is still starting. While on, it
 // keeps one replica for a drain and one for each pod on a lost node; the brake keeps
 // the size made and adds nothing.
@@ -88,7 +88,7 @@ func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 	if f.lost[node] {
 		node = "" // counted as lost
 	}
-	h, deadline, ahead := handingOff(o, w)
+	h, autoscaler, deadline, ahead := handingOff(o, w)
 	waiting := w.Replicas == set && ready < original && assess(o, w).starting > 0
 	if node == "" && !ahead && lost == 0 && !waiting {
 		back := Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w.Autoscaler)}
@@ -112,7 +112,7 @@ func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 	case node != "":
 		p.message = msgSurgedForDrain(original, want, node, ready)
 	case ahead:
-		p.message = msgSurgedAhead(original, want, h.node, deadline)
+		p.message = msgSurgedAhead(original, want, autoscaler, h.node, deadline)
 	default:
 		p.message = msgSurgeWaiting(original, want, ready)
 	}

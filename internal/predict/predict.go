@@ -231,6 +231,11 @@ func (x *namespaced) Claims(context.Context, map[string]*corev1.Node, time.Time)
 	return nil, nil
 }
 
+// NodeGroups: nor what cluster-autoscaler's node groups are.
+func (x *namespaced) NodeGroups(context.Context, map[string]*corev1.Node, map[string]policy.NodeClaim, *holdfastv1alpha1.DisruptionPolicy) (map[string]policy.NodeGroupMember, error) {
+	return nil, nil
+}
+
 func (x *namespaced) Health() policy.NodeHealth { return x.health }
 
 // workloads are the namespace's Deployments, StatefulSets and DaemonSets as Workloads

@@ -92,12 +92,15 @@ type reconciler struct {
 	// karpenter says Karpenter's NodeClaims are served, and cache reads them.
 	karpenter bool
 	cache     client.Reader
+	// autoscalers is what the operator knows of the node autoscalers.
+	autoscalers policy.Autoscalers
 	// nodes knows which nodes may be lost.
 	nodes *nodeWatcher
 }
 
-// SetupWithManager registers the reconciler and its watches with mgr.
-func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
+// SetupWithManager registers the reconciler and its watches with mgr; autoscalers is
+// what the operator knows of the node autoscalers.
+func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, autoscalers policy.Autoscalers) error {
 	m, err := newMetrics(ctrlmetrics.Registry, mgr.GetClient(), mgr.GetAPIReader())
 	if err != nil {
 		return err
@@ -107,13 +110,14 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		return err
 	}
 	r := &reconciler{
-		failpoint: fp,
-		client:    mgr.GetClient(),
-		live:      mgr.GetAPIReader(),
-		clock:     clk,
-		recorder:  mgr.GetEventRecorder("holdfast-" + Name),
-		metrics:   m,
-		cache:     mgr.GetCache(),
+		failpoint:   fp,
+		client:      mgr.GetClient(),
+		live:        mgr.GetAPIReader(),
+		clock:       clk,
+		recorder:    mgr.GetEventRecorder("holdfast-" + Name),
+		metrics:     m,
+		cache:       mgr.GetCache(),
+		autoscalers: autoscalers,
 	}
 	r.nodes = newNodeWatcher(mgr.GetClient(), mgr.GetCache(), mgr.GetAPIReader(), clk)
 	if err := mgr.Add(r.nodes); err != nil {
@@ -190,6 +194,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	obs.Autoscalers = r.autoscalers
 	d := policy.Decide(obs)
 
 	// Pods get their zone label before the zone-aware budgets that select them on it.

@@ -74,7 +74,7 @@ func (r *observer) Claims(ctx context.Context, nodes map[string]*corev1.Node, no
 			return nil, err
 		}
 		if !c.ConsolidatableSince.IsZero() {
-			if c.Blocker, c.Requested, err = r.load(ctx, node, now); err != nil {
+			if c.Load, err = r.load(ctx, node, karpenterBlocker(node, now)); err != nil {
 				return nil, err
 			}
 		}
@@ -122,38 +122,54 @@ func (r *observer) consolidation(ctx context.Context, pool string) (string, time
 	return policy, d, nil
 }
 
-// load reads what runs on a node: what keeps Karpenter off it whatever budgets allow
-// (do-not-disrupt on the node, or active on a pod there: Karpenter's own test), and what
-// its pods but DaemonSets' request. The pods come from the apiserver, by node, since the
-// cache holds only companion pods.
-func (r *observer) load(ctx context.Context, node *corev1.Node, now time.Time) (string, corev1.ResourceList, error) {
+// load reads what runs on a node for a hand-off to autoscaler: what keeps it off the
+// node whatever the budgets allow, and what its pods but DaemonSets' request. The pods
+// come from the apiserver, by node, since the cache holds only companion pods.
+func (r *observer) load(ctx context.Context, node *corev1.Node, blocks blocker) (policy.Load, error) {
 	pods := &corev1.PodList{}
 	if err := r.live.List(ctx, pods, client.MatchingFields{"spec.nodeName": node.Name}); err != nil {
-		return "", nil, fmt.Errorf("listing the pods of node %s: %w", node.Name, err)
+		return policy.Load{}, fmt.Errorf("listing the pods of node %s: %w", node.Name, err)
 	}
-	var blocker string
-	if node.Annotations[availability.AnnotationKarpenterDoNotDisrupt] == "true" {
-		blocker = fmt.Sprintf("node %s has %s", node.Name, availability.AnnotationKarpenterDoNotDisrupt)
-	}
-	requested := corev1.ResourceList{}
+	l := policy.Load{Requested: corev1.ResourceList{}}
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		if blocker == "" && availability.KarpenterDoNotDisrupt(p.Annotations[availability.AnnotationKarpenterDoNotDisrupt], p.Status.StartTime, now) {
-			blocker = fmt.Sprintf("pod %s has %s", klog.KObj(p), availability.AnnotationKarpenterDoNotDisrupt)
+		if l.Blocker == "" {
+			var err error
+			if l.Blocker, err = blocks(ctx, p); err != nil {
+				return policy.Load{}, err
+			}
 		}
 		if owner := metav1.GetControllerOf(p); owner != nil && owner.Kind == "DaemonSet" {
 			continue // it goes with the node, wherever the others go
 		}
 		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
-			sum := requested[name]
+			sum := l.Requested[name]
 			sum.Add(q)
-			requested[name] = sum
+			l.Requested[name] = sum
 		}
 	}
-	return blocker, requested, nil
+	return l, nil
+}
+
+// blocker names what on a pod keeps an autoscaler off its node whatever its budget
+// allows; "" when nothing does.
+type blocker func(context.Context, *corev1.Pod) (string, error)
+
+// karpenterBlocker is do-not-disrupt, on the node or active on a pod there: Karpenter's
+// own test.
+func karpenterBlocker(node *corev1.Node, now time.Time) blocker {
+	return func(_ context.Context, p *corev1.Pod) (string, error) {
+		if node.Annotations[availability.AnnotationKarpenterDoNotDisrupt] == "true" {
+			return fmt.Sprintf("node %s has %s", node.Name, availability.AnnotationKarpenterDoNotDisrupt), nil
+		}
+		if availability.KarpenterDoNotDisrupt(p.Annotations[availability.AnnotationKarpenterDoNotDisrupt], p.Status.StartTime, now) {
+			return fmt.Sprintf("pod %s has %s", klog.KObj(p), availability.AnnotationKarpenterDoNotDisrupt), nil
+		}
+		return "", nil
+	}
 }
 
 // consolidatableChanged passes NodeClaim events that change whether, or since when,

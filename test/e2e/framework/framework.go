@@ -28,6 +28,8 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // Options shape the testbed of one test binary.
@@ -40,6 +42,10 @@ type Options struct {
 	// Karpenter runs Karpenter's kwok provider against the testbed for the whole
 	// binary (see NodePool); the testbed then usually starts with no nodes.
 	Karpenter bool
+	// ClusterAutoscaler runs cluster-autoscaler's kwok provider against the testbed for
+	// the whole binary, with the node groups of hack/cluster-autoscaler; the testbed then
+	// usually starts with no nodes.
+	ClusterAutoscaler bool
 	// APIQPS raises the request rate of the control plane's controllers and kwok's
 	// workers (testbed up --api-qps), for testbeds of tens of thousands of pods.
 	APIQPS int
@@ -53,6 +59,9 @@ type Cluster struct {
 	Clientset  kubernetes.Interface
 	Client     client.Client
 	Nodes      []string // the nodes the testbed started with
+	// Autoscalers is what the operators the tests start are told of the node
+	// autoscalers: cluster-autoscaler's node group label and timings where it runs.
+	Autoscalers policy.Autoscalers
 }
 
 var shared *Cluster
@@ -110,6 +119,14 @@ func run(m *testing.M, opts Options) int {
 	defer removeOperatorBinary()
 	if opts.Karpenter {
 		stop, err := startKarpenter(c)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		defer stop()
+	}
+	if opts.ClusterAutoscaler {
+		stop, err := startClusterAutoscaler(c)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
 			return 1

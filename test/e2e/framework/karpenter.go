@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -81,14 +79,6 @@ func startKarpenter(c *Cluster) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	logs := filepath.Join(c.Dir, "logs")
-	if err := os.MkdirAll(logs, 0o755); err != nil {
-		return nil, err
-	}
-	logFile, err := os.Create(filepath.Join(logs, "karpenter.log"))
-	if err != nil {
-		return nil, err
-	}
 	cmd := exec.Command(filepath.Join(dir, "karpenter"))
 	cmd.Env = append(os.Environ(),
 		"KUBECONFIG="+c.Kubeconfig,
@@ -100,42 +90,7 @@ func startKarpenter(c *Cluster) (stop func(), err error) {
 		// Deployments created together to share one node.
 		"BATCH_IDLE_DURATION=3s", "BATCH_MAX_DURATION=10s",
 	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting Karpenter: %w", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); logFile.Close() }()
-	stop = func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}
-	healthz := fmt.Sprintf("http://127.0.0.1:%d/healthz", healthPort)
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-exited:
-			return false, fmt.Errorf("the Karpenter process exited (%v); see %s", err, logFile.Name())
-		default:
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, healthz, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		stop()
-		return nil, fmt.Errorf("waiting for Karpenter to be healthy: %w", err)
-	}
-	return stop, nil
+	return startPeer(ctx, c, "karpenter", cmd, fmt.Sprintf("http://127.0.0.1:%d/healthz", healthPort))
 }
 
 // applyCRDs applies every CRD file of dir and waits until each is established.

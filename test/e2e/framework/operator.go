@@ -132,6 +132,7 @@ func (f *Framework) StartOperatorAs(cfg *rest.Config) (stop func()) {
 		LeaderElection:          true,
 		LeaderElectionNamespace: f.Namespace,
 		SkipNameValidation:      true,
+		Autoscalers:             f.Autoscalers,
 	})
 	if err != nil {
 		f.T.Fatal(err)

@@ -60,7 +60,7 @@ func TestConsolidation(t *testing.T) {
 	with := scenario(t, "with holdfast", true, consolidation)
 	report(t, "consolidation after a scale-down", without, with)
 	held(t, without, with)
-	if !strings.Contains(with.handOff, "ahead of Karpenter's consolidation of node "+with.node) {
+	if !strings.Contains(with.handOff, "ahead of Karpenter's scale-down of node "+with.node) {
 		t.Errorf("status never said what holdfast waited for; saw %q", with.handOff)
 	}
 }

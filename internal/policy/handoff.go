@@ -1,0 +1,342 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+// The hand-off of a Surge single replica's node to a node autoscaler's scale-down.
+//
+// Karpenter's consolidation and cluster-autoscaler's scale-down both take a node only
+// when every pod on it may be evicted: they check the budgets before they commit to the
+// node. A Surge single replica's budget (minAvailable 1 over one pod) therefore keeps
+// its node for good. Neither says so in the API (Karpenter leaves the node
+// Consolidatable; cluster-autoscaler logs it as unremovable and looks again after its
+// recheck timeout), and the taints a surge for a drain waits for never come. So holdfast
+// surges ahead: once the autoscaler may want the node (Karpenter: its NodeClaim is
+// Consolidatable; cluster-autoscaler: the node is in one of its node groups), the node's
+// pods request at most the utilisation threshold, and nothing else keeps the autoscaler
+// off it, the Deployment goes to 2, which lets the budget allow one eviction once the
+// new pod counts as available. The autoscaler's next look may then take the node, and
+// its taint (or cordon) turns the hand-off into an ordinary surge for a drain. If the
+// autoscaler leaves the node alone, the surge ends at a deadline, and holdfast backs off
+// from that node, doubling the wait each time, and gives up after maxHandOffs.
+
+const (
+	// handOffGrace is how long past the NodePool's consolidateAfter a hand-off waits for
+	// Karpenter once the budget allows the eviction. Karpenter looks at consolidation
+	// again only when a pod is bound or deleted, a node changes, or 5 minutes have passed;
+	// a budget that starts to allow an eviction is none of these, and the new pod was
+	// bound before it was Ready. So in a quiet cluster the hand-off waits for the
+	// 5-minute look, then Karpenter's pass (every 10 s) and its validation (15 s). The new
+	// pod may land on the node itself and restart its consolidateAfter, hence that is
+	// counted too.
+	handOffGrace = 6 * time.Minute
+	// caDecision is how long cluster-autoscaler may take, once it finds the node
+	// unneeded for its unneeded time, to taint and cordon it: a few of its scans.
+	caDecision = time.Minute
+	// handOffStartup bounds the new pod's start-up and readiness flaps: a hand-off ends
+	// at most this long plus the autoscaler's window after it began.
+	handOffStartup = 10 * time.Minute
+	// handOffCooldown is the least time between the starts of the first two hand-offs of
+	// one node, for a node the autoscaler did not take; it doubles with each further one.
+	handOffCooldown = 15 * time.Minute
+	// maxHandOffs is how many hand-offs of one node holdfast makes at most: after that
+	// many declined, it surges ahead of that node no more (a drain still surges).
+	maxHandOffs = 3
+	// consolidateUnderutilized is the consolidation policy under which Karpenter moves
+	// pods off nodes; under WhenEmpty it waits for nodes without pods, which a single
+	// replica never leaves, so a hand-off would change nothing.
+	consolidateUnderutilized = "WhenEmptyOrUnderutilized"
+	// caDeletionCandidateTaint is what cluster-autoscaler puts on a node it has found
+	// unneeded and means to remove once its unneeded time has passed: the hand-off is
+	// accepted, and holds past its deadline while the taint stays.
+	caDeletionCandidateTaint = "DeletionCandidateOfClusterAutoscaler"
+	// Autoscaler names, for status.
+	karpenterName = "Karpenter"
+	caName        = "cluster-autoscaler"
+)
+
+// Autoscalers is what holdfast knows of the node autoscalers' configuration, from the
+// operator's flags. The zero value is the autoscalers' defaults, without
+// cluster-autoscaler.
+type Autoscalers struct {
+	// Threshold is the share of a node's allocatable CPU and of its memory that its pods
+	// may request at most for holdfast to hand the node over (cluster-autoscaler's
+	// --scale-down-utilization-threshold; the larger of the two counts). 0 means 0.5.
+	Threshold float64
+	// UnneededTime and Recheck are cluster-autoscaler's --scale-down-unneeded-time and
+	// --unremovable-node-recheck-timeout; 0 means their defaults, 10 and 5 minutes.
+	UnneededTime, Recheck time.Duration
+	// NodeGroupLabel is the node label that names a node's cluster-autoscaler node group,
+	// which the controller reads into Observed.NodeGroups; "" where cluster-autoscaler
+	// does not run.
+	NodeGroupLabel string
+}
+
+func (a Autoscalers) threshold() float64 {
+	if a.Threshold > 0 {
+		return a.Threshold
+	}
+	return 0.5
+}
+
+// caWindow is how long cluster-autoscaler may take to take a node once its budget
+// allows the eviction: it found the node unremovable and looks again only after its
+// recheck timeout, then waits its unneeded time, then decides.
+func (a Autoscalers) caWindow() time.Duration {
+	unneeded, recheck := a.UnneededTime, a.Recheck
+	if unneeded <= 0 {
+		unneeded = 10 * time.Minute
+	}
+	if recheck <= 0 {
+		recheck = 5 * time.Minute
+	}
+	return recheck + unneeded + caDecision
+}
+
+// NodeClaim is what Decide reads of the Karpenter NodeClaim behind a node.
+type NodeClaim struct {
+	Name string
+	// Deleting says the NodeClaim is being deleted: Karpenter is terminating its
+	// instance, proof enough that the node's pods run no more once it is lost.
+	Deleting bool
+	// ConsolidatableSince is when its Consolidatable condition turned True: the node's
+	// pods have not changed for the NodePool's consolidateAfter, and Karpenter's
+	// consolidation looks at it. Zero while the condition is not True. It says nothing of
+	// whether consolidation would pay: Karpenter decides that only for nodes whose pods
+	// may all be evicted.
+	ConsolidatableSince time.Time
+	// ConsolidationPolicy and ConsolidateAfter are its NodePool's.
+	ConsolidationPolicy string
+	ConsolidateAfter    time.Duration
+	// Load is read only while the node is Consolidatable.
+	Load
+}
+
+// Load is what runs on a node, as a hand-off reads it.
+type Load struct {
+	// Blocker names what keeps the autoscaler off the node whatever the budgets allow
+	// (Karpenter: karpenter.sh/do-not-disrupt on the node or a pod; cluster-autoscaler:
+	// scale-down-disabled on the node, a pod that is not safe to evict or has no
+	// controller, another budget that allows no eviction). "" when nothing does.
+	Blocker string
+	// Requested is what the node's pods (but DaemonSets') request.
+	Requested corev1.ResourceList
+}
+
+// NodeGroupMember is what Decide reads of a node in one of cluster-autoscaler's node
+// groups.
+type NodeGroupMember struct {
+	Group string
+	Load
+}
+
+// underused reports whether a node's pods request at most threshold of its allocatable
+// CPU and of its memory.
+func underused(n *corev1.Node, requested corev1.ResourceList, threshold float64) bool {
+	if n == nil {
+		return false
+	}
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		alloc := n.Status.Allocatable[r]
+		used := requested[r]
+		if alloc.IsZero() || float64(used.MilliValue()) > threshold*float64(alloc.MilliValue()) {
+			return false
+		}
+	}
+	return true
+}
+
+// handOff is a surge ahead of an autoscaler's scale-down, as HandOffAnnotation records
+// it: the node, when the surge began, and how many hand-offs of that node it is.
+type handOff struct {
+	node  string
+	start time.Time
+	count int
+}
+
+func (h handOff) String() string { return fmt.Sprintf("%s %s %d", h.node, stamp(h.start), h.count) }
+
+// next is when a hand-off of h's node may follow h; zero once holdfast has given up.
+func (h handOff) next() time.Time {
+	if h.count >= maxHandOffs {
+		return time.Time{}
+	}
+	return h.start.Add(handOffCooldown << (h.count - 1))
+}
+
+// deadline is when the hand-off ends unless the autoscaler takes the node: the
+// autoscaler's window after the surge's new pod counts as available in the budget (only
+// then may the autoscaler evict the other), but no later than handOffStartup and the
+// window after the surge began, however slowly the new pod starts or often it flaps.
+func (h handOff) deadline(o Observed, w *Workload, window time.Duration) time.Time {
+	latest := h.latest(window)
+	pods := o.Pods[WorkloadKey(w.Kind, w.Name)]
+	if len(pods) < 2 {
+		return latest
+	}
+	newest := slices.MaxFunc(pods, func(a, b Pod) int { return a.Created.Compare(b.Created) })
+	if !newest.Ready {
+		return latest
+	}
+	base := h.start
+	if available := newest.Since.Add(minReady(o.Policy, w)); available.After(base) {
+		base = available
+	}
+	if end := base.Add(window); end.Before(latest) {
+		return end
+	}
+	return latest
+}
+
+// latest is when the hand-off ends at the latest, whatever its new pod or the
+// autoscaler's taints do.
+func (h handOff) latest(window time.Duration) time.Time { return h.start.Add(handOffStartup + window) }
+
+// handOffOf reads w's last hand-off; false when it has none, or one holdfast did not
+// write. A record without a count (an older holdfast's) is a first hand-off.
+func handOffOf(w *Workload) (handOff, bool) {
+	fields := strings.Fields(w.Annotations[holdfastv1alpha1.HandOffAnnotation])
+	if len(fields) < 2 || len(fields) > 3 {
+		return handOff{}, false
+	}
+	start, err := time.Parse(time.RFC3339, fields[1])
+	if err != nil {
+		return handOff{}, false
+	}
+	count := 1
+	if len(fields) == 3 {
+		if count, err = strconv.Atoi(fields[2]); err != nil || count < 1 {
+			return handOff{}, false
+		}
+	}
+	return handOff{node: fields[0], start: start, count: count}, true
+}
+
+// candidate is a node an autoscaler may want to remove, but for w's budget.
+type candidate struct {
+	node       string
+	autoscaler string
+	Load
+	// window is how long the autoscaler may take to remove the node once the budget
+	// allows the eviction.
+	window time.Duration
+}
+
+// scaleDownCandidate returns the node of w's only pod when an autoscaler considers it
+// for removal: Karpenter, when its NodeClaim is Consolidatable under
+// WhenEmptyOrUnderutilized; cluster-autoscaler, when the node is in one of its node
+// groups. Not a node being drained already (a drain's own surge covers that).
+func scaleDownCandidate(o Observed, w *Workload) (candidate, bool) {
+	pods := o.Pods[WorkloadKey(w.Kind, w.Name)]
+	if len(pods) != 1 || pods[0].Node == "" || BeingDrained(o.Nodes[pods[0].Node]) {
+		return candidate{}, false
+	}
+	node := pods[0].Node
+	if c, ok := o.Claims[node]; ok {
+		if c.ConsolidatableSince.IsZero() || c.ConsolidationPolicy != consolidateUnderutilized {
+			return candidate{}, false
+		}
+		return candidate{node: node, autoscaler: karpenterName, Load: c.Load, window: c.ConsolidateAfter + handOffGrace}, true
+	}
+	if m, ok := o.NodeGroups[node]; ok {
+		return candidate{node: node, autoscaler: caName, Load: m.Load, window: o.Autoscalers.caWindow()}, true
+	}
+	return candidate{}, false
+}
+
+// autoscalerOf names the autoscaler of a hand-off's node, and how long it may take to
+// remove the node: Karpenter for a node with a NodeClaim, else cluster-autoscaler.
+func autoscalerOf(o Observed, node string) (string, time.Duration) {
+	if c, ok := o.Claims[node]; ok {
+		return karpenterName, c.ConsolidateAfter + handOffGrace
+	}
+	return caName, o.Autoscalers.caWindow()
+}
+
+// accepted reports whether the autoscaler has said it will remove the node:
+// cluster-autoscaler's deletion-candidate taint. (Karpenter's taint is a drain's.)
+func accepted(n *corev1.Node) bool {
+	return n != nil && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == caDeletionCandidateTaint })
+}
+
+// handingOff returns the hand-off in progress of a surged w, its autoscaler and its
+// deadline: before the deadline (or past it, up to its latest, while the autoscaler has
+// accepted the node), and while a pod of w is still on the node. Once none is, the autoscaler has taken the node and the surge
+// ends as any other, when the original number of pods is Ready.
+func handingOff(o Observed, w *Workload) (handOff, string, time.Time, bool) {
+	h, ok := handOffOf(w)
+	if !ok || !slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node }) {
+		return handOff{}, "", time.Time{}, false
+	}
+	autoscaler, window := autoscalerOf(o, h.node)
+	deadline := h.deadline(o, w, window)
+	if !o.Now.Before(deadline) && !(accepted(o.Nodes[h.node]) && o.Now.Before(h.latest(window))) {
+		return handOff{}, "", time.Time{}, false
+	}
+	return h, autoscaler, deadline, true
+}
+
+// surgeAhead starts the hand-off of w's node to its autoscaler: a surge to 2 that
+// records the hand-off. False when the node is no candidate, or is used above the
+// threshold, or when its last hand-off did not lead to its removal and the back-off
+// after it has not passed or holdfast has given up on the node.
+func surgeAhead(o Observed, w *Workload) (verdict, bool) {
+	c, ok := scaleDownCandidate(o, w)
+	if !ok || c.Blocker != "" || !underused(o.Nodes[c.node], c.Requested, o.Autoscalers.threshold()) {
+		return verdict{}, false
+	}
+	h := handOff{node: c.node, start: o.Now, count: 1}
+	if last, ok := handOffOf(w); ok && last.node == c.node {
+		if next := last.next(); next.IsZero() || o.Now.Before(next) {
+			return verdict{}, false
+		}
+		h.count = last.count + 1
+	}
+	up := surgeScale(w, w.Replicas, w.Replicas+1)
+	up.HandOff = h.String()
+	v := verdict{scales: []Scale{up}, requeueAfter: surgePoll}
+	v.status.Message = msgSurgedAhead(w.Replicas, up.Replicas, c.autoscaler, c.node, h.deadline(o, w, c.window))
+	return v, true
+}
+
+// surgeOrHandOff is a Surge single replica's decision: the surge for a drain of its
+// node, else the hand-off of its node to its autoscaler; and when neither, what
+// holdfast waits for.
+func surgeOrHandOff(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus) verdict {
+	v := surgeSingle(o, w, st)
+	if v.status.State == holdfastv1alpha1.WorkloadSurging {
+		return v
+	}
+	if ahead, ok := surgeAhead(o, w); ok {
+		v.status.State, v.status.Message = holdfastv1alpha1.WorkloadSurging, ahead.status.Message
+		return v.after(ahead)
+	}
+	c, candidate := scaleDownCandidate(o, w)
+	last, handedOff := handOffOf(w)
+	switch {
+	case !candidate:
+	case c.Blocker != "":
+		v.status.Message = msgScaleDownBlocked(c.autoscaler, c.node, c.Blocker)
+	case handedOff && last.node == c.node:
+		v.status.Message = msgHandOffDeclined(c.autoscaler, last)
+	}
+	return v
+}
+
+// protectedMessage says what Protect does to w's node: when Karpenter considers the
+// node for consolidation, that Protect keeps it from consolidating it.
+func protectedMessage(o Observed, w *Workload) string {
+	if c, ok := scaleDownCandidate(o, w); ok && c.autoscaler == karpenterName {
+		return msgProtectedFromConsolidation(c.node)
+	}
+	return msgProtected
+}

@@ -1,0 +1,264 @@
+package policy
+
+import (
+	"maps"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+)
+
+func TestDecideConsolidationHandOff(t *testing.T) {
+	surge := func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge }
+	protect := func(s *holdfastv1alpha1.DisruptionPolicySpec) {
+		s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect
+	}
+	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
+	handedOff := func(w Workload, value string) Workload {
+		w.Annotations = maps.Clone(w.Annotations)
+		if w.Annotations == nil {
+			w.Annotations = map[string]string{}
+		}
+		w.Annotations[holdfastv1alpha1.HandOffAnnotation] = value
+		return w
+	}
+	// A hand-off started 30 s ago: its deadline is consolidateAfter (30 s) and a minute
+	// after the later of that and the new pod's readiness.
+	inProgress := handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-30*time.Second)))
+	onN1 := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}}
+	bothReady := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, time.Minute)}}
+	sized := func(name string) *corev1.Node {
+		n := node(name, false)
+		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}
+		return n
+	}
+	nodes := map[string]*corev1.Node{"n1": sized("n1"), "n2": sized("n2")}
+	// A quarter of n1's CPU is requested.
+	quarter := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	settled := func(since time.Time) map[string]NodeClaim {
+		return map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: since, ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second, Load: Load{Requested: quarter}}}
+	}
+	inGroup := func(l Load) map[string]NodeGroupMember {
+		return map[string]NodeGroupMember{"n1": {Group: "general", Load: l}}
+	}
+	withTaint := func(n *corev1.Node, key string, effect corev1.TaintEffect) *corev1.Node {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Effect: effect})
+		return n
+	}
+	floor := budget("p", single, minAvailable(intstr.FromInt32(1)), nil)
+	surging := func(msg string) []holdfastv1alpha1.WorkloadStatus {
+		return []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single", Message: msg}}
+	}
+	budgeted := func(msg string) []holdfastv1alpha1.WorkloadStatus {
+		return []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single", Message: msg}}
+	}
+	aheadUntil := func(by, at string) string {
+		return "surged from 1 to 2 ahead of " + by + "'s scale-down of node n1, which its budget blocked: back to 1 at 2026-11-22T" + at + "Z unless " + by + " takes the node first"
+	}
+	// Before the new pod is Ready, the latest deadline: 10 minutes for its start-up, and
+	// consolidateAfter and 6 minutes.
+	ahead := aheadUntil("Karpenter", "12:16:00")
+	const failed = msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:58:00Z: no new hand-off of that node before 2026-11-22T12:13:00Z"
+	// The surge ahead of a node Consolidatable under a NodePool of consolidateAfter 30 s.
+	surgedAhead := result{
+		Apply:        []*policyv1.PodDisruptionBudget{floor},
+		Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
+		Workloads:    surging(aheadUntil("Karpenter", "12:16:30")),
+		RequeueAfter: surgePoll,
+	}
+	againAhead := func(count string) result {
+		r := surgedAhead
+		r.Scales = []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z " + count}}
+		return r
+	}
+	tests := map[string]decideCase{
+		"a consolidatable node: surge ahead, with a deadline of consolidateAfter and a minute": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			want: surgedAhead,
+		},
+		"in progress: the new pod is starting, the deadline counts from its readiness": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", false, 20*time.Second)}},
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{floor},
+				Workloads:    surging(ahead),
+				RequeueAfter: surgePoll,
+			},
+		},
+		"in progress: the surge holds until the deadline while the pod is on the node": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{floor},
+				Workloads:    surging(aheadUntil("Karpenter", "12:06:00")),
+				RequeueAfter: surgePoll,
+			},
+		},
+		"in progress: Karpenter's taint makes it a surge for the drain": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady,
+			nodes: map[string]*corev1.Node{"n1": node("n1", false, "karpenter.sh/disrupted"), "n2": node("n2", false)}, claims: settled(now.Add(-time.Minute)),
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{floor},
+				Workloads:    surging("surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere"),
+				RequeueAfter: surgePoll,
+			},
+		},
+		"Karpenter took the node: no pod left on it, the surge ends before the deadline": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, nodes: nodes,
+			pods: map[string][]Pod{"Deployment/single": {pod("single-b", "n2", true, time.Minute), pod("single-c", "n2", true, time.Second)}},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
+		"the deadline passed without Karpenter: back to 1 (status explains once one pod is left)": {
+			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute)))},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
+		"cooldown: the node settled anew, but too soon after the last hand-off": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-30 * time.Second)),
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-2*time.Minute)))},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(failed)},
+		},
+		"after the cooldown, the node is handed off again, counted": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-16*time.Minute)))},
+			want: againAhead("2"),
+		},
+		"the back-off doubles: 30 minutes after the second hand-off": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-20*time.Minute))+" 2")},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 2 hand-offs, the last at 2026-11-22T11:40:00Z: no new hand-off of that node before 2026-11-22T12:10:00Z")},
+		},
+		"after the doubled back-off, a third hand-off": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-31*time.Minute))+" 2")},
+			want: againAhead("3"),
+		},
+		"three hand-offs declined: holdfast gives up on the node, restart or not": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-48*time.Hour))+" 3")},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 3 hand-offs, the last at 2026-11-20T12:00:00Z: holdfast surges ahead of that node no more (a drain of it still surges)")},
+		},
+		"the deadline counts the new pod only: the old one's readiness flapping does not extend it": {
+			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true, Since: now.Add(-10 * time.Second), Created: now.Add(-time.Hour)}, pod("single-b", "n2", true, 7*time.Minute)}},
+			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
+		"the deadline is capped from the hand-off's start: a new pod that flaps does not keep the surge": {
+			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), {Name: "single-b", Node: "n2", Ready: true, Since: now.Add(-time.Minute), Created: now.Add(-17 * time.Minute)}}},
+			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-17*time.Minute))+" 1")},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
+		"cluster-autoscaler: a node of a node group under the threshold, surge ahead with its window": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{floor},
+				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
+				// 10 minutes for the new pod, then the recheck (5), unneeded time (10) and a minute.
+				Workloads:    surging(aheadUntil("cluster-autoscaler", "12:26:00")),
+				RequeueAfter: surgePoll,
+			},
+		},
+		"cluster-autoscaler: the threshold is the operator's: a quarter used is too much under 0.2": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
+			scalers: Autoscalers{Threshold: 0.2},
+			want:    result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady)},
+		},
+		"cluster-autoscaler: a blocker on the node, no surge and status says why": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			groups: inGroup(Load{Requested: quarter, Blocker: "node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled"}),
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler does not remove node n1 whatever its budget allows (node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled), so holdfast does not surge ahead of it")},
+		},
+		"cluster-autoscaler: its deletion-candidate taint accepts the hand-off, which holds past the deadline": {
+			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}),
+			nodes:   map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
+			pods:    map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
+			work:    []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{floor},
+				Workloads:    surging(aheadUntil("cluster-autoscaler", "11:55:30")),
+				RequeueAfter: surgePoll,
+			},
+		},
+		"cluster-autoscaler: its taint holds the hand-off no later than its latest end": {
+			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}),
+			nodes:   map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
+			pods:    map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
+			// 10 minutes and the window (2.5) after it began.
+			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-13*time.Minute))+" 1")},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
+		"cluster-autoscaler: without the taint the same hand-off is over": {
+			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}), nodes: nodes,
+			pods:    map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
+			work:    []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
+		"a hand-off of another node does not hold this one back": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			work: []Workload{handedOff(single, "n9 "+stamp(now.Add(-time.Second)))},
+			want: surgedAhead,
+		},
+		"a node more than half used: Karpenter may not want it, no hand-off": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized",
+				Load: Load{Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2100m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady)},
+		},
+		"a node not yet consolidatable: nothing to hand off": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, claims: settled(time.Time{}),
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady)},
+		},
+		"WhenEmpty never moves the pod: nothing to hand off": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmpty"}},
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady)},
+		},
+		"do-not-disrupt elsewhere on the node keeps Karpenter off whatever the budget: no surge, and status says why": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", Load: Load{Blocker: "pod shop/db-0 has karpenter.sh/do-not-disrupt"}}},
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter does not remove node n1 whatever its budget allows (pod shop/db-0 has karpenter.sh/do-not-disrupt), so holdfast does not surge ahead of it")},
+		},
+		"Protect keeps blocking consolidation, and says so": {
+			policy: policy("p", time.Hour, protect), work: []Workload{single}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true, DoNotDisrupt: true, Since: now.Add(-time.Hour)}}},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-deploy-single",
+				Message: "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod, which keeps Karpenter from consolidating node n1 (it considers it: Consolidatable); choose Surge to let it go with a second replica first"}}},
+		},
+	}
+	runDecide(t, tests)
+}

@@ -1,0 +1,337 @@
+//go:build e2e
+
+// Package clusterautoscaler runs cluster-autoscaler's scale-down (its kwok provider,
+// hack/cluster-autoscaler) on the testbed, over a single replica: without holdfast,
+// with holdfast's Surge and its hand-off of the node, and a hand-off cluster-autoscaler
+// declines (a node group at its minimum size). Each run samples the single replica's
+// Ready pods every 200 ms, and the test prints the runs side by side.
+package clusterautoscaler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+const (
+	// podReadyDelay is every pod's start-up: the window a single replica is down for
+	// when it is evicted before its replacement is Ready.
+	podReadyDelay = 5 * time.Second
+	// provision bounds waits for pods whose node cluster-autoscaler must make first.
+	provision = 3 * time.Minute
+	// scaleDown bounds a scale-down with holdfast: the new pod's start, the recheck of
+	// the node cluster-autoscaler found unremovable, its unneeded time, its decision and
+	// drain, on a busy machine.
+	scaleDown = 6*time.Minute + framework.CARecheck + framework.CAUnneededTime
+	// samplePeriod is the ready-pods sampler's period, as in the other e2e packages.
+	samplePeriod = 200 * time.Millisecond
+	// The node groups of hack/cluster-autoscaler/kwok-provider.yaml.
+	general = "general"
+	pinned  = "pinned" // one node from the start, never fewer: cluster-autoscaler declines its scale-down
+)
+
+func TestMain(m *testing.M) {
+	framework.Main(m, framework.Options{Nodes: 0, PodReadyDelay: podReadyDelay, ClusterAutoscaler: true})
+}
+
+// A node of a single replica falls under cluster-autoscaler's utilisation threshold.
+// Without holdfast it removes the node and the replica is at 0 Ready until its
+// replacement starts; with holdfast's Surge the budget would keep the node for good, so
+// holdfast hands it over (a surge ahead) and the node goes with the replica never at 0
+// Ready. Where cluster-autoscaler declines the node, the surge ends at its deadline and
+// is not repeated before the back-off.
+func TestScaleDown(t *testing.T) {
+	without := scenario(t, "without holdfast", false, general)
+	with := scenario(t, "with holdfast", true, general)
+	declined := scenario(t, "with holdfast, declined", true, pinned)
+	report(t, without, with, declined)
+	if without.lowest != 0 {
+		t.Errorf("without holdfast the single replica never went to 0 Ready (lowest %d): the scenario proves nothing", without.lowest)
+	}
+	if !without.removed || !with.removed {
+		t.Errorf("the node was not removed: without holdfast %t, with %t", without.removed, with.removed)
+	}
+	if with.lowest < 1 {
+		t.Errorf("with holdfast the single replica went to 0 Ready for %s", with.zeroFor)
+	}
+	if declined.removed {
+		t.Error("cluster-autoscaler removed the node of a node group at its minimum size: the declined scenario proves nothing")
+	}
+	if declined.lowest < 1 {
+		t.Errorf("in the declined hand-off the single replica went to 0 Ready for %s", declined.zeroFor)
+	}
+	// One hand-off each: the declined one is not repeated before its back-off, and the
+	// surge it made is gone (the scenario waited for 1 replica).
+	if with.handOffs != "1" || declined.handOffs != "1" {
+		t.Errorf("hand-offs recorded: %q with holdfast, %q declined; want 1 each", with.handOffs, declined.handOffs)
+	}
+	if declined.stayed && !strings.Contains(declined.after, "no new hand-off of that node before") {
+		t.Errorf("after the declined hand-off, status does not say when the next may come: %q", declined.after)
+	}
+}
+
+// outcome is what one run measured.
+type outcome struct {
+	node    string        // the single replica's node when the filler went
+	removed bool          // whether cluster-autoscaler removed it
+	took    time.Duration // from the filler's deletion to the node gone, or the surge over
+	samples int
+	lowest  int
+	zeroFor time.Duration
+	// handOffs is the hand-off annotation's count at the end; status the single
+	// replica's status message while it surged, and after.
+	handOffs       string
+	surging, after string
+	// stayed says the single replica is still on the declined node once the surge is over.
+	stayed bool
+}
+
+// run is one scenario's namespace and workloads.
+type run struct {
+	*framework.Framework
+	hc     client.Client // knows holdfast's types; nil without holdfast
+	single *appsv1.Deployment
+}
+
+// scenario puts the single replica on a node of group together with a filler (the
+// pinned group's one node, or a new one of the general group), and a
+// keeper that cluster-autoscaler may not evict on a node of its own with room for the
+// single replica; then deletes the filler, which leaves the single replica's node at a
+// quarter of its CPU, and follows what happens to that node.
+func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
+	var out outcome
+	ok := t.Run(name, func(t *testing.T) {
+		r := &run{Framework: framework.New(t)}
+		t.Cleanup(r.emptyCluster)
+		if holdfast {
+			r.hc = r.HoldfastClient()
+			r.InstallCRDs(r.hc, &holdfastv1alpha1.DisruptionPolicyList{})
+			t.Cleanup(func() {
+				if err := r.hc.DeleteAllOf(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, client.InNamespace(r.Namespace)); err != nil {
+					t.Logf("deleting DisruptionPolicies: %v", err)
+				}
+			})
+			r.StartOperator()
+			r.policy()
+		}
+		// 3.9 of the node's 4 CPUs; 1 without the filler, under half.
+		filler := r.deployment("filler", "2900m", group, nil)
+		r.waitReady(filler)
+		// The single replica may run in either group, and move to the keeper's node.
+		r.single = r.deployment("single", "1", "", func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: framework.CANodeGroupLabel, Operator: corev1.NodeSelectorOpIn, Values: slices.Compact([]string{general, group})}},
+				}}},
+			}}
+		})
+		r.waitReady(r.single)
+		out.node = r.nodeOf(r.single)
+		// No room left next to them: cluster-autoscaler makes a node for it, which it may
+		// never remove.
+		keeper := r.deployment("keeper", "500m", general, func(d *appsv1.Deployment) {
+			d.Spec.Template.Annotations = map[string]string{"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+		})
+		r.waitReady(keeper)
+		if holdfast {
+			r.WaitBudget("holdfast-deploy-single", 0)
+		}
+		watch := r.WatchReady(framework.SelectorOf(r.single), samplePeriod)
+		start := time.Now()
+		if err := r.Client.Delete(r.Ctx, filler); err != nil {
+			t.Fatalf("deleting the filler: %v", err)
+		}
+		if group == pinned {
+			r.Eventually(scaleDown, "the declined hand-off of node "+out.node+" to end", func(ctx context.Context) (bool, error) {
+				d, msg := r.follow(ctx, &out)
+				return d != nil && ptr.Deref(d.Spec.Replicas, 0) == 1 && out.surging != "" && !strings.HasPrefix(msg, "surged"), nil
+			})
+			_, err := r.Clientset.CoreV1().Nodes().Get(r.Ctx, out.node, metav1.GetOptions{})
+			out.removed = apierrors.IsNotFound(err)
+		} else {
+			r.Eventually(scaleDown, "cluster-autoscaler to remove node "+out.node, func(ctx context.Context) (bool, error) {
+				if holdfast {
+					r.follow(ctx, &out)
+				}
+				_, err := r.Clientset.CoreV1().Nodes().Get(ctx, out.node, metav1.GetOptions{})
+				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+			})
+			out.removed = true
+		}
+		out.took = time.Since(start)
+		r.WaitReadyWithin(provision, r.single)
+		out.samples, _, out.lowest = watch.Stop()
+		out.zeroFor = watch.LongestZero()
+		if holdfast {
+			r.Eventually(provision, "the single replica back to 1 replica", func(ctx context.Context) (bool, error) {
+				d, msg := r.follow(ctx, &out)
+				out.after = msg
+				return d != nil && ptr.Deref(d.Spec.Replicas, 0) == 1, nil
+			})
+			if !out.removed {
+				// The surge is over, and stays so: no hand-off of the node before the back-off.
+				r.Eventually(provision, "a status that says why the surge ended", func(ctx context.Context) (bool, error) {
+					_, out.after = r.follow(ctx, &out)
+					pods, err := r.Pods(ctx, framework.SelectorOf(r.single))
+					if err != nil || len(pods) != 1 || pods[0].DeletionTimestamp != nil {
+						return false, nil
+					}
+					// The ReplicaSet removes either pod when it scales back (pods of about the
+					// same age rank alike): the single replica stays on the declined node, or
+					// has moved to the keeper's.
+					out.stayed = pods[0].Spec.NodeName == out.node
+					return !out.stayed || strings.Contains(out.after, "did not take node"), nil
+				})
+			}
+		}
+	})
+	if !ok {
+		t.FailNow()
+	}
+	return out
+}
+
+// follow reads the single replica's Deployment and status message, and records the
+// hand-off count and the message while it surges.
+func (r *run) follow(ctx context.Context, out *outcome) (*appsv1.Deployment, string) {
+	d := &appsv1.Deployment{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(r.single), d); err != nil {
+		return nil, ""
+	}
+	if fields := strings.Fields(d.Annotations[holdfastv1alpha1.HandOffAnnotation]); len(fields) == 3 {
+		out.handOffs = fields[2]
+	}
+	p := &holdfastv1alpha1.DisruptionPolicy{}
+	if err := r.hc.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: "single"}, p); err != nil {
+		return d, ""
+	}
+	for _, w := range p.Status.Workloads {
+		if w.Name != "single" {
+			continue
+		}
+		if w.State == holdfastv1alpha1.WorkloadSurging && out.surging == "" {
+			out.surging = w.Message
+		}
+		return d, w.Message
+	}
+	return d, ""
+}
+
+// policy creates the DisruptionPolicy of the measurements over the single
+// replica: maxUnavailable 1, Surge.
+func (r *run) policy() {
+	r.T.Helper()
+	p := &holdfastv1alpha1.DisruptionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "single", Namespace: r.Namespace},
+		Spec: holdfastv1alpha1.DisruptionPolicySpec{
+			Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"tier": "single"}},
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			SingleReplica:  holdfastv1alpha1.SingleReplicaSurge,
+		},
+	}
+	if err := r.hc.Create(r.Ctx, p); err != nil {
+		r.T.Fatalf("creating DisruptionPolicy single: %v", err)
+	}
+}
+
+// deployment creates a Deployment of one replica whose pod requests cpu, on group's
+// nodes ("" for any).
+func (r *run) deployment(name, cpu, group string, mod func(*appsv1.Deployment)) *appsv1.Deployment {
+	r.T.Helper()
+	d := r.Deployment(name, 1)
+	d.Labels["tier"] = name
+	spec := &d.Spec.Template.Spec
+	if group != "" {
+		spec.NodeSelector = map[string]string{framework.CANodeGroupLabel: group}
+	}
+	spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("128Mi")}
+	if mod != nil {
+		mod(d)
+	}
+	r.Create(d)
+	return d
+}
+
+func (r *run) waitReady(d *appsv1.Deployment) {
+	r.T.Helper()
+	r.WaitReadyWithin(provision, d)
+}
+
+// nodeOf returns the node of d's only pod.
+func (r *run) nodeOf(d *appsv1.Deployment) string {
+	r.T.Helper()
+	pods, err := r.Pods(r.Ctx, framework.SelectorOf(d))
+	if err != nil || len(pods) != 1 {
+		r.T.Fatalf("the pods of %s: %d, %v", d.Name, len(pods), err)
+	}
+	return pods[0].Spec.NodeName
+}
+
+// emptyCluster deletes the scenario's Deployments and waits until cluster-autoscaler
+// has removed the nodes it may remove (all but the pinned group's last), so that the
+// next scenario starts from an empty cluster.
+func (r *run) emptyCluster() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := r.Clientset.AppsV1().Deployments(r.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		r.T.Errorf("deleting the Deployments of %s: %v", r.Namespace, err)
+	}
+	if err := r.Clientset.CoreV1().Pods(r.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
+		r.T.Errorf("deleting the pods of %s: %v", r.Namespace, err)
+	}
+	for {
+		nodes, err := r.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: framework.CANodeGroupLabel + "=" + general})
+		if err == nil && len(nodes.Items) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			r.T.Errorf("cluster-autoscaler did not remove the empty nodes of group %s: %v", general, ctx.Err())
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// report prints the runs side by side, as the README's autoscaler section shows them.
+func report(t *testing.T, without, with, declined outcome) {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "scale-down of a single replica's node\twithout holdfast\twith holdfast (Surge)\twith holdfast, declined (group at its minimum)\n")
+	fate := func(o outcome) string {
+		if o.removed {
+			return "removed after " + o.took.Round(100*time.Millisecond).String()
+		}
+		return "kept; surge over after " + o.took.Round(100*time.Millisecond).String()
+	}
+	fmt.Fprintf(tw, "the node\t%s\t%s\t%s\n", fate(without), fate(with), fate(declined))
+	ready := func(o outcome) string {
+		return fmt.Sprintf("%d, %s", o.lowest, o.zeroFor.Round(100*time.Millisecond))
+	}
+	fmt.Fprintf(tw, "single replica: fewest Ready, longest at 0\t%s\t%s\t%s\n", ready(without), ready(with), ready(declined))
+	fmt.Fprintf(tw, "hand-offs recorded\t-\t%s\t%s\n", with.handOffs, declined.handOffs)
+	where := map[bool]string{true: "on the declined node", false: "moved to the keeper's node"}
+	fmt.Fprintf(tw, "single replica once the surge is over\ton the keeper's node\ton the keeper's node\t%s\n", where[declined.stayed])
+	fmt.Fprintf(tw, "samples every %s\t%d\t%d\t%d\n", samplePeriod, without.samples, with.samples, declined.samples)
+	tw.Flush()
+	t.Log("\n" + b.String())
+	t.Logf("holdfast's status while surging: %s", with.surging)
+	t.Logf("holdfast's status after the declined hand-off: %s", declined.after)
+}
