@@ -102,8 +102,13 @@ type zoneView struct {
 	next time.Time
 }
 
-// zones are the zones with pods of the workload, sorted.
-func (v zoneView) zones() []string { return slices.Sorted(maps.Keys(v.counts)) }
+// zones are the zones with pods of the workload, or recorded with some, sorted: a zone
+// whose pods are all evicted keeps its budget, and its record of being disrupted.
+func (v zoneView) zones() []string {
+	all := slices.AppendSeq(slices.Collect(maps.Keys(v.counts)), maps.Keys(v.sizes))
+	slices.Sort(all)
+	return slices.Compact(all)
+}
 
 // viewZones reads w's pods (o.Pods) and the budgets it has, and chooses the zone being
 // disrupted: the one already chosen while it is not whole again (a pod not Ready or

@@ -249,6 +249,15 @@ func TestZoneChoice(t *testing.T) {
 			},
 			want: map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", idleBudget: "max=0"},
 		},
+		"every pod of the chosen zone evicted: its budget stays, and the zone chosen": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) {
+				z.apply(Decide(z.o))
+				z.cordon("a-0")
+				z.apply(Decide(z.o))
+				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Node[:1] == "a" })
+			},
+			want: map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
+		},
 		"a Karpenter taint disturbs the zone": {
 			limit: intstr.FromInt32(2), mod: func(z *zoned) {
 				z.o.Nodes["b-1"].Spec.Taints = []corev1.Taint{{Key: "karpenter.sh/disrupted", Effect: corev1.TaintEffectNoSchedule}}
