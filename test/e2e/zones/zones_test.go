@@ -1,8 +1,9 @@
 //go:build e2e
 
 // Package zones tests zone-aware budgets (spec.zoneAware) on a 3-zone, 9-node testbed:
-// the drain of every node zone by zone, the race of two disruptors in two zones, and an
-// operator stopped in the middle of a transition.
+// the drain of every node zone by zone, by a kubectl-style loop and by two real kubectl
+// drains at once, the race of two disruptors in two zones, and an operator stopped in
+// the middle of a transition.
 package zones
 
 import (
@@ -156,7 +157,7 @@ func (e *env) waitShape(what string, ok func(map[string]*policyv1.PodDisruptionB
 }
 
 // zoneOpen says the budgets have zone's shape: its budget allows 3, the others (and
-// the workload's, narrowed to pods not labelled yet) none.
+// the workload's, over the pods not labelled yet) none.
 func zoneOpen(zone string) func(map[string]*policyv1.PodDisruptionBudget, []corev1.Pod) bool {
 	return func(pdbs map[string]*policyv1.PodDisruptionBudget, _ []corev1.Pod) bool {
 		if b := pdbs[idle]; b == nil || len(pdbs) != 4 || len(b.Spec.Selector.MatchExpressions) == 0 {
