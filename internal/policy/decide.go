@@ -203,7 +203,10 @@ type Decision struct {
 	Apply []*policyv1.PodDisruptionBudget
 	// Loosen is how many writes at the end of Apply let more disruptions through.
 	Loosen int
-	// PodZones are the holdfast.dev/zone labels to set on pods of zone-aware workloads.
+	// Unlabel are the pods of zone-aware workloads to remove the holdfast.dev/zone label
+	// from, before Apply; PodZones the labels to set, after Apply and before Delete (see
+	// zones.go).
+	Unlabel  []string
 	PodZones []PodZone
 	// Delete are this policy's budgets that no workload wants any more.
 	Delete []*policyv1.PodDisruptionBudget
@@ -302,6 +305,10 @@ func Decide(o Observed) Decision {
 			for _, b := range z.budgets() {
 				wanted[b.Name] = true
 			}
+			for _, name := range z.keep {
+				wanted[name] = true
+			}
+			d.Unlabel = append(d.Unlabel, z.unlabel...)
 			tighten, loosen = append(tighten, z.tighten...), append(loosen, z.loosen...)
 			d.PodZones = append(d.PodZones, z.labels...)
 			d.RequeueAfter = sooner(d.RequeueAfter, z.requeueAfter)

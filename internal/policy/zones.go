@@ -22,23 +22,27 @@ import (
 
 // Zone-aware budgets (spec.zoneAware) have two shapes, and every transition between
 // them is written so that no state in between allows more than the states at either
-// end (see docs/zone-aware-budgets.md):
+// end, and no pod is ever under two budgets (see docs/zone-aware-budgets.md):
 //
-//   - no zone disrupted: the workload's usual budget, at maxUnavailable 1. One object
-//     covers every zone, so two disruptors racing in two zones are serialised by the
-//     Eviction API's optimistic update of that one budget's status: the second finds
-//     no disruption left and is refused.
+//   - no zone disrupted: the workload's budget, at maxUnavailable 1, over the pods
+//     without the holdfast.dev/zone label: all of them. One object covers every zone, so
+//     two disruptors racing in two zones are serialised by the Eviction API's optimistic
+//     update of that one budget's status: the second finds no disruption left and is
+//     refused.
 //   - zone Z disrupted: one budget per zone, selecting the pods by the holdfast.dev/zone
 //     label holdfast puts on them: Z's at minAvailable (its size less the per-zone
 //     limit), every other zone's at maxUnavailable 0; the workload's budget stays, at
-//     maxUnavailable 0 over the pods not labelled yet. Z's budget is held at 0 too while another zone has a
-//     pod not Ready: a failure there and a disruption in Z would be two zones down.
+//     maxUnavailable 0, over the pods not labelled yet. Z's budget is held at 0 too while
+//     another zone has a pod not Ready: a failure there and a disruption in Z would be
+//     two zones down.
 //
-// Writes that tighten (every create, and updates that allow less) go before those that
-// loosen (updates that allow more or change a selector), and deletions come last. A create that lands while
-// the other shape's budgets still exist covers pods twice, and the Eviction API refuses
-// every eviction of a pod under two budgets: an operator that stops between two writes
-// leaves budgets that refuse at least what both ends refuse.
+// The budgets' selectors never change: a pod moves from one budget to another when its
+// label is set or removed, one write, so that it is never under two budgets (the
+// Eviction API would fail its evictions with a 500, which kubectl drain does not retry)
+// nor under none. Writes go in this order: labels removed (a pod back under the
+// workload's budget, at 0 until the end); budgets that tighten (every create, and updates
+// that allow less); budgets that loosen; labels set (a pod into its zone's budget, which
+// exists by then); deletions, of zone budgets that select no pod any more.
 
 const (
 	// defaultSettle is how long a zone's pods must all have been Ready before another
@@ -92,12 +96,19 @@ type zoneView struct {
 	size int32
 	// labels are the pods whose holdfast.dev/zone label is missing or wrong.
 	labels []PodZone
+	// labelled are the pods that carry a holdfast.dev/zone label.
+	labelled []string
 	// next is the soonest a zone settles.
 	next time.Time
 }
 
-// zones are the zones with pods of the workload, sorted.
-func (v zoneView) zones() []string { return slices.Sorted(maps.Keys(v.counts)) }
+// zones are the zones with pods of the workload, or recorded with some, sorted: a zone
+// whose pods are all evicted keeps its budget, and its record of being disrupted.
+func (v zoneView) zones() []string {
+	all := slices.AppendSeq(slices.Collect(maps.Keys(v.counts)), maps.Keys(v.sizes))
+	slices.Sort(all)
+	return slices.Compact(all)
+}
 
 // viewZones reads w's pods (o.Pods) and the budgets it has, and chooses the zone being
 // disrupted: the one already chosen while it is not whole again (a pod not Ready or
@@ -113,6 +124,9 @@ func viewZones(o Observed, w *Workload) zoneView {
 	}
 	v := zoneView{counts: map[string]zoneCount{}}
 	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
+		if pod.Zone != "" {
+			v.labelled = append(v.labelled, pod.Name)
+		}
 		node := o.Nodes[pod.Node]
 		zone := ""
 		if node != nil {
@@ -226,6 +240,18 @@ func recordedZone(o Observed, w *Workload) (string, int32) {
 	return "", 0
 }
 
+// zoneBudgetsOf are the names of w's zones' budgets.
+func zoneBudgetsOf(o Observed, w *Workload) []string {
+	var out []string
+	for i := range o.Budgets {
+		b := &o.Budgets[i]
+		if _, ok := b.Labels[holdfastv1alpha1.ZoneLabel]; ok && b.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name && ownedBy(b, w) {
+			out = append(out, b.Name)
+		}
+	}
+	return out
+}
+
 func ownedBy(b *policyv1.PodDisruptionBudget, w *Workload) bool {
 	return slices.ContainsFunc(b.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == w.UID })
 }
@@ -275,8 +301,13 @@ func zonable(o Observed, w *Workload, v verdict, closed bool) bool {
 // zoneVerdict is the budgets of a zone-aware workload, in the order they are written.
 type zoneVerdict struct {
 	tighten, loosen []*policyv1.PodDisruptionBudget
-	labels          []PodZone
-	message         string
+	// labels are set after the budgets are written, unlabel removed before.
+	labels  []PodZone
+	unlabel []string
+	// keep are zone budgets to leave as they are: no zone is disrupted, but pods are
+	// still seen under them.
+	keep    []string
+	message string
 	// budget is the name status shows: the active zone's budget, or the workload's.
 	budget       string
 	requeueAfter time.Duration
@@ -291,19 +322,29 @@ func (z zoneVerdict) budgets() []*policyv1.PodDisruptionBudget {
 func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zoneVerdict {
 	p := o.Policy
 	v := viewZones(o, w)
-	out := zoneVerdict{labels: v.labels}
+	out := zoneVerdict{}
 	if !v.next.IsZero() {
 		out.requeueAfter = v.next.Sub(o.Now)
 	}
 	var want []*policyv1.PodDisruptionBudget
+	// The workload's budget covers the pods not labelled: every pod while no zone is
+	// disrupted, else those not labelled yet, at 0.
+	u := zoneBudget(base, base.Name, metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpDoesNotExist})
+	if a := v.sizesAnnotation(); a != "" {
+		u.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
+	}
+	want = append(want, u)
 	if v.active == "" {
-		b := base.DeepCopy()
-		b.Spec.MinAvailable, b.Spec.MaxUnavailable = nil, ptr.To(intstr.FromInt32(idleMaxUnavailable))
-		b.Annotations = nil // a zone-aware budget is not paced: the settle time stands for it
-		if a := v.sizesAnnotation(); a != "" {
-			b.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
+		b := u
+		// A zone-aware budget is not paced: the settle time stands for it.
+		b.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(idleMaxUnavailable))
+		out.unlabel = v.labelled
+		if len(v.labelled) > 0 {
+			// Deleted only once no pod is seen under them: an eviction in flight under
+			// a budget deleted meanwhile fails with a 404, which kubectl drain takes
+			// for the pod gone.
+			out.keep = zoneBudgetsOf(o, w)
 		}
-		want = append(want, b)
 		out.budget, out.message = b.Name, msgZonesIdle(idleMaxUnavailable, w.Replicas)
 	} else {
 		open := v.open()
@@ -322,14 +363,7 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 			}
 			want = append(want, b)
 		}
-		// The workload's budget stays, narrowed to the pods not labelled yet: deleted,
-		// an eviction in flight under it would fail on the missing budget (404), which
-		// kubectl drain takes for the pod gone, rather than be refused.
-		u := zoneBudget(base, base.Name, metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpDoesNotExist})
-		if a := v.sizesAnnotation(); a != "" {
-			u.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
-		}
-		want = append(want, u)
+		out.labels = v.labels
 		out.message = msgZoneActive(v.active, v.limit(p.Spec.ZoneAware), v.size, open)
 	}
 	for _, b := range want {

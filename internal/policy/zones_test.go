@@ -21,8 +21,8 @@ import (
 var zones = []string{"a", "b", "c"}
 
 // zoned is a 9-replica StatefulSet, db, with one pod on each of 9 nodes, 3 per zone,
-// under a zone-aware policy with a per-zone limit; every pod labelled with its zone
-// and Ready for an hour.
+// under a zone-aware policy with a per-zone limit; every pod Ready for an hour and
+// without the zone label, as while no zone is disrupted.
 type zoned struct {
 	o Observed
 	w Workload
@@ -43,7 +43,7 @@ func newZoned(limit intstr.IntOrString) *zoned {
 		n.Labels = map[string]string{holdfastv1alpha1.DefaultZoneTopologyKey: zone}
 		z.o.Nodes[n.Name] = n
 		z.o.Pods["StatefulSet/db"] = append(z.o.Pods["StatefulSet/db"],
-			Pod{Name: fmt.Sprintf("db-%d", i), Node: n.Name, Ready: true, Since: now.Add(-time.Hour), Zone: zone})
+			Pod{Name: fmt.Sprintf("db-%d", i), Node: n.Name, Ready: true, Since: now.Add(-time.Hour)})
 	}
 	return z
 }
@@ -55,14 +55,44 @@ func (z *zoned) pod(name string) *Pod {
 
 func (z *zoned) cordon(node string) { z.o.Nodes[node].Spec.Unschedulable = true }
 
-// apply makes the budgets d decides the existing ones, as the reconciler writes them.
+// apply makes the budgets and pod labels d decides the existing ones, as the
+// reconciler writes them.
 func (z *zoned) apply(d Decision) {
+	for _, w := range writes(d) {
+		z.o.Budgets, z.o.Pods["StatefulSet/db"] = w(z.o.Budgets, z.o.Pods["StatefulSet/db"])
+	}
+}
+
+// write is one of the reconciler's writes: a budget's, or a pod's label.
+type write func([]policyv1.PodDisruptionBudget, []Pod) ([]policyv1.PodDisruptionBudget, []Pod)
+
+// writes are d's writes in the reconciler's order.
+func writes(d Decision) []write {
+	label := func(pod, zone string) write {
+		return func(budgets []policyv1.PodDisruptionBudget, pods []Pod) ([]policyv1.PodDisruptionBudget, []Pod) {
+			pods = slices.Clone(pods)
+			pods[slices.IndexFunc(pods, func(p Pod) bool { return p.Name == pod })].Zone = zone
+			return budgets, pods
+		}
+	}
+	var out []write
+	for _, pod := range d.Unlabel {
+		out = append(out, label(pod, ""))
+	}
 	for _, b := range d.Apply {
-		z.o.Budgets = writeBudget(z.o.Budgets, b)
+		out = append(out, func(budgets []policyv1.PodDisruptionBudget, pods []Pod) ([]policyv1.PodDisruptionBudget, []Pod) {
+			return writeBudget(budgets, b), pods
+		})
+	}
+	for _, z := range d.PodZones {
+		out = append(out, label(z.Pod, z.Zone))
 	}
 	for _, b := range d.Delete {
-		z.o.Budgets = slices.DeleteFunc(z.o.Budgets, func(c policyv1.PodDisruptionBudget) bool { return c.Name == b.Name })
+		out = append(out, func(budgets []policyv1.PodDisruptionBudget, pods []Pod) ([]policyv1.PodDisruptionBudget, []Pod) {
+			return slices.DeleteFunc(slices.Clone(budgets), func(c policyv1.PodDisruptionBudget) bool { return c.Name == b.Name }), pods
+		})
 	}
+	return out
 }
 
 func writeBudget(budgets []policyv1.PodDisruptionBudget, b *policyv1.PodDisruptionBudget) []policyv1.PodDisruptionBudget {
@@ -127,19 +157,19 @@ func TestZoneTransitions(t *testing.T) {
 
 	z.cordon("a-0")
 	held := map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"}
-	// Every create tightens (it covers pods twice until the idle budget is narrowed),
-	// and the idle budget, narrowed to the pods not labelled, goes last.
-	step("a-0 cordoned: zone a chosen", held, []string{zoneA, zoneB, zoneC, idleBudget}, nil)
+	// Every write tightens: the zones' budgets are created over no pod (none is labelled
+	// yet), the idle budget held at 0; the pods are labelled into them after.
+	step("a-0 cordoned: zone a chosen", held, []string{idleBudget, zoneA, zoneB, zoneC}, nil)
 
 	// a-0's pod evicted, its replacement not scheduled yet: the zone keeps its size.
 	pods := z.o.Pods["StatefulSet/db"]
 	z.o.Pods["StatefulSet/db"] = append(slices.Clone(pods[1:]), Pod{Name: "db-0", Since: now})
 	z.cordon("b-0") // a drain of zone b queues
-	step("a draining, b cordoned: a stays", held, []string{zoneA, zoneB, zoneC, idleBudget}, nil)
+	step("a draining, b cordoned: a stays", held, []string{idleBudget, zoneA, zoneB, zoneC}, nil)
 
 	z.pod("db-4").Ready = false
 	step("a pod of zone b fails: a held too", map[string]string{zoneA: "max=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
-		[]string{zoneA, zoneB, zoneC, idleBudget}, nil)
+		[]string{idleBudget, zoneA, zoneB, zoneC}, nil)
 
 	z.pod("db-4").Ready = true
 	z.pod("db-4").Since = now
@@ -147,7 +177,7 @@ func TestZoneTransitions(t *testing.T) {
 	z.o.Pods["StatefulSet/db"] = append(slices.Clone(pods[:1]), z.o.Pods["StatefulSet/db"][:8]...)
 	z.pod("db-0").Since = now.Add(-10 * time.Second)
 	// Zone a opens again last.
-	d := step("a whole but not settled: a stays open", held, []string{zoneB, zoneC, idleBudget, zoneA}, nil)
+	d := step("a whole but not settled: a stays open", held, []string{idleBudget, zoneB, zoneC, zoneA}, nil)
 	if d.RequeueAfter != 20*time.Second {
 		t.Errorf("requeue after %v, want 20s: when zone a settles", d.RequeueAfter)
 	}
@@ -155,21 +185,25 @@ func TestZoneTransitions(t *testing.T) {
 	z.o.Now = now.Add(time.Minute)
 	// Zone a is tightened before zone b is opened.
 	step("a settled, b cordoned: b chosen", map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", idleBudget: "max=0"},
-		[]string{zoneA, zoneC, idleBudget, zoneB}, nil)
+		[]string{idleBudget, zoneA, zoneC, zoneB}, nil)
 
 	z.o.Nodes["b-0"].Spec.Unschedulable = false
 	z.o.Now = now.Add(time.Hour)
-	// The idle budget is created before the zones' go.
-	step("b settled: idle again", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, []string{zoneA, zoneB, zoneC})
+	// The pods are unlabelled, back under the idle budget, before it loosens; the zones'
+	// budgets are deleted once no pod is seen under them, so that no eviction in flight
+	// under one finds it gone.
+	step("b settled: idle again", map[string]string{idleBudget: "max=1", zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0"}, []string{idleBudget}, nil)
+	step("no pod labelled: the zones' budgets deleted", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, []string{zoneA, zoneB, zoneC})
 }
 
 func TestZoneChoice(t *testing.T) {
 	cases := map[string]struct {
-		limit    intstr.IntOrString
-		settle   *metav1.Duration
-		mod      func(z *zoned)
-		want     map[string]string
-		wantZone []PodZone
+		limit       intstr.IntOrString
+		settle      *metav1.Duration
+		mod         func(z *zoned)
+		want        map[string]string
+		wantZone    []PodZone
+		wantUnlabel []string
 	}{
 		"percentage of the zone, rounded up": {
 			limit: intstr.FromString("34%"), mod: func(z *zoned) { z.cordon("c-2") },
@@ -215,16 +249,31 @@ func TestZoneChoice(t *testing.T) {
 			},
 			want: map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", idleBudget: "max=0"},
 		},
+		"every pod of the chosen zone evicted: its budget stays, and the zone chosen": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) {
+				z.apply(Decide(z.o))
+				z.cordon("a-0")
+				z.apply(Decide(z.o))
+				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Node[:1] == "a" })
+			},
+			want: map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
+		},
 		"a Karpenter taint disturbs the zone": {
 			limit: intstr.FromInt32(2), mod: func(z *zoned) {
 				z.o.Nodes["b-1"].Spec.Taints = []corev1.Taint{{Key: "karpenter.sh/disrupted", Effect: corev1.TaintEffectNoSchedule}}
 			},
 			want: map[string]string{zoneA: "max=0", zoneB: "min=1 *3", zoneC: "max=0", idleBudget: "max=0"},
 		},
-		"pods without the zone label get it": {
-			limit: intstr.FromInt32(3), mod: func(z *zoned) { z.pod("db-0").Zone = ""; z.pod("db-8").Zone = "old" },
-			want:     map[string]string{idleBudget: "max=1"},
-			wantZone: []PodZone{{Pod: "db-0", Zone: "a"}, {Pod: "db-8", Zone: "c"}},
+		"no zone disrupted: the labels removed, every pod under the workload's budget": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) { z.pod("db-0").Zone = "a"; z.pod("db-8").Zone = "old" },
+			want:        map[string]string{idleBudget: "max=1"},
+			wantUnlabel: []string{"db-0", "db-8"},
+		},
+		"a zone disrupted: every pod labelled with its zone": {
+			limit: intstr.FromInt32(3), mod: func(z *zoned) { z.cordon("a-0"); z.pod("db-0").Zone = "a"; z.pod("db-8").Zone = "old" },
+			want: map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
+			wantZone: []PodZone{{Pod: "db-1", Zone: "a"}, {Pod: "db-2", Zone: "a"}, {Pod: "db-3", Zone: "b"}, {Pod: "db-4", Zone: "b"},
+				{Pod: "db-5", Zone: "b"}, {Pod: "db-6", Zone: "c"}, {Pod: "db-7", Zone: "c"}, {Pod: "db-8", Zone: "c"}},
 		},
 	}
 	for name, tc := range cases {
@@ -238,8 +287,13 @@ func TestZoneChoice(t *testing.T) {
 			if diff := cmp.Diff(tc.want, shape(z.o.Budgets)); diff != "" {
 				t.Errorf("budgets (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantZone, d.PodZones); diff != "" {
-				t.Errorf("pod labels (-want +got):\n%s", diff)
+			if tc.wantZone != nil || tc.wantUnlabel != nil {
+				if diff := cmp.Diff(tc.wantZone, d.PodZones); diff != "" {
+					t.Errorf("pod labels (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tc.wantUnlabel, d.Unlabel); diff != "" {
+					t.Errorf("pod labels removed (-want +got):\n%s", diff)
+				}
 			}
 			if !equality.Semantic.DeepEqual(before, &z.o.Policies[0]) {
 				t.Error("Decide modified its input")
@@ -248,9 +302,9 @@ func TestZoneChoice(t *testing.T) {
 	}
 }
 
-// Whatever prefix of a transition's writes is done when the operator stops, a pod whose
-// evictions both ends refuse is refused, no pod may be disrupted more than at one end
-// or the other, and no two zones may lose a pod each.
+// Whatever prefix of a transition's writes (budgets and pod labels) is done when the
+// operator stops, every pod is under exactly one budget, no pod may be disrupted more
+// than at one end or the other, and no two zones may lose a pod each.
 func TestZoneWritesCrashSafe(t *testing.T) {
 	type transition struct {
 		name string
@@ -279,30 +333,36 @@ func TestZoneWritesCrashSafe(t *testing.T) {
 				z.apply(Decide(z.o))
 			}
 			tr.to(z)
-			start := slices.Clone(z.o.Budgets)
-			d := Decide(z.o)
-			var steps [][]policyv1.PodDisruptionBudget
-			cur := start
-			for _, b := range d.Apply {
-				cur = writeBudget(cur, b)
+			start, startPods := slices.Clone(z.o.Budgets), slices.Clone(z.o.Pods["StatefulSet/db"])
+			type state struct {
+				budgets []policyv1.PodDisruptionBudget
+				pods    []Pod
+			}
+			var steps []state
+			cur := state{start, startPods}
+			for _, w := range writes(Decide(z.o)) {
+				cur.budgets, cur.pods = w(cur.budgets, cur.pods)
 				steps = append(steps, cur)
 			}
-			for _, b := range d.Delete {
-				cur = slices.DeleteFunc(slices.Clone(cur), func(c policyv1.PodDisruptionBudget) bool { return c.Name == b.Name })
-				steps = append(steps, cur)
+			if equality.Semantic.DeepEqual(shape(start), shape(cur.budgets)) {
+				t.Fatalf("no transition: budgets stay %v", shape(cur.budgets))
 			}
-			if equality.Semantic.DeepEqual(shape(start), shape(cur)) {
-				t.Fatalf("no transition: budgets stay %v", shape(cur))
-			}
-			pods := z.o.Pods["StatefulSet/db"]
 			for i, s := range steps {
-				for _, p := range pods {
-					if got, lim := allowedFor(s, p, pods), max(allowedFor(start, p, pods), allowedFor(cur, p, pods)); got > lim {
-						t.Errorf("after write %d of %d, pod %s may be disrupted %d times, more than at either end (%d): %v", i+1, len(steps), p.Name, got, lim, shape(s))
+				for j, p := range s.pods {
+					if n := len(budgetsCovering(s.budgets, p)); n != 1 {
+						// Under two, the Eviction API fails its evictions (500), which
+						// kubectl drain does not retry; under none, nothing protects it.
+						t.Errorf("after write %d of %d, pod %s (label %q) is under %d budgets, want 1: %v", i+1, len(steps), p.Name, p.Zone, n, shape(s.budgets))
+						continue
+					}
+					got := allowedFor(s.budgets, p, s.pods)
+					lim := max(allowedFor(start, startPods[j], startPods), allowedFor(cur.budgets, cur.pods[j], cur.pods))
+					if got > lim {
+						t.Errorf("after write %d of %d, pod %s may be disrupted %d times, more than at either end (%d): %v", i+1, len(steps), p.Name, got, lim, shape(s.budgets))
 					}
 				}
-				if z1, z2, ok := crossZone(s, pods); ok {
-					t.Errorf("after write %d of %d, zones %s and %s may both lose a pod: %v", i+1, len(steps), z1, z2, shape(s))
+				if z1, z2, ok := crossZone(s.budgets, s.pods); ok {
+					t.Errorf("after write %d of %d, zones %s and %s may both lose a pod: %v", i+1, len(steps), z1, z2, shape(s.budgets))
 				}
 			}
 		})
@@ -359,12 +419,12 @@ func allowedFor(budgets []policyv1.PodDisruptionBudget, p Pod, pods []Pod) int32
 func crossZone(budgets []policyv1.PodDisruptionBudget, pods []Pod) (string, string, bool) {
 	for _, p := range pods {
 		for _, q := range pods {
-			if p.Zone >= q.Zone || allowedFor(budgets, p, pods) == 0 || allowedFor(budgets, q, pods) == 0 {
+			if p.Node == "" || q.Node == "" || p.Node[:1] >= q.Node[:1] || allowedFor(budgets, p, pods) == 0 || allowedFor(budgets, q, pods) == 0 {
 				continue
 			}
 			bp, bq := budgetsCovering(budgets, p), budgetsCovering(budgets, q)
 			if bp[0].Name != bq[0].Name || allowedFor(budgets, p, pods) >= 2 {
-				return p.Zone, q.Zone, true
+				return p.Node[:1], q.Node[:1], true
 			}
 		}
 	}

@@ -197,20 +197,30 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	obs.Autoscalers = r.autoscalers
 	d := policy.Decide(obs)
 
-	// Pods get their zone label before the zone-aware budgets that select them on it.
-	for _, z := range d.PodZones {
-		if err := r.labelPod(ctx, p.Namespace, z); err != nil {
+	// Zone-aware workloads' pods move between budgets by their label: out of the zones'
+	// budgets first, into them last, once the budgets exist (see policy/zones.go).
+	for _, pod := range d.Unlabel {
+		if err := r.labelPod(ctx, p.Namespace, policy.PodZone{Pod: pod}); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	// Apply is ordered: the writes that tighten first, those that loosen last (Loosen),
-	// then the deletions below, so that a crash between any two writes leaves budgets at
-	// least as strict as before or after.
+	// then the labels and the deletions below, so that a crash between any two writes
+	// leaves budgets at least as strict as before or after.
+	tight := len(d.Apply) - d.Loosen
 	for i, b := range d.Apply {
-		if i == len(d.Apply)-d.Loosen {
+		if i == tight {
 			r.failpoint.at(FailBeforeLoosening)
 		}
 		if err := apply.Budget(ctx, r.client, r.live, b); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if d.Loosen == 0 && len(d.PodZones) > 0 {
+		r.failpoint.at(FailBeforeLoosening)
+	}
+	for _, z := range d.PodZones {
+		if err := r.labelPod(ctx, p.Namespace, z); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -401,16 +411,20 @@ func (r *reconciler) annotatePod(ctx context.Context, namespace, policyName stri
 	return nil
 }
 
-// labelPod sets a pod's zone label, which zone-aware budgets select it on. A pod gone
-// meanwhile needs none.
+// labelPod sets a pod's zone label, which zone-aware budgets select it on, or removes
+// it (z.Zone ""). A pod gone meanwhile needs none.
 func (r *reconciler) labelPod(ctx context.Context, namespace string, z policy.PodZone) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{holdfastv1alpha1.ZoneLabel: z.Zone}}})
+	var value any // null removes the label in a merge patch
+	if z.Zone != "" {
+		value = z.Zone
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{holdfastv1alpha1.ZoneLabel: value}}})
 	if err != nil {
 		return fmt.Errorf("encoding the zone label of pod %s: %w", klog.KRef(namespace, z.Pod), err)
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: z.Pod}}
 	if err := r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("labelling pod %s with its zone: %w", klog.KRef(namespace, z.Pod), err)
+		return fmt.Errorf("setting the zone label of pod %s: %w", klog.KRef(namespace, z.Pod), err)
 	}
 	return nil
 }

@@ -19,8 +19,8 @@ const (
 	// restored, the Deployment still marked and scaled up.
 	FailScaleBackAfterAutoscaler = "scaleback-after-autoscaler"
 	// FailBeforeLoosening is after the budget writes that tighten and before the first
-	// that loosens (an update that allows more, or a deletion): zone-aware budgets in the
-	// middle of a transition.
+	// write that loosens (a budget update that allows more, or a pod's zone label set):
+	// zone-aware budgets in the middle of a transition.
 	FailBeforeLoosening = "before-loosening"
 	// FailpointExitCode is the exit code of an operator stopped at its failpoint.
 	FailpointExitCode = 86
