@@ -551,6 +551,11 @@ var itemsKey = regexp.MustCompile(`^items:([ \t]+(#.*)?)?$`)
 // one), and the rest of the document, with "items: []" in their place. Comments and blank
 // lines stay with the item before them.
 func cutBlockList(d document) (head []byte, items []document, ok bool) {
+	// Most documents are no List: one search of the whole text spares them the walk
+	// line by line, a twentieth of reading 10,000 Deployments.
+	if !bytes.Contains(d.data, []byte("items:")) {
+		return nil, nil, false
+	}
 	key, end, column := -1, len(d.data), -1 // column is that of the items' "-"
 	pos, line := 0, d.line
 lines:
