@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
-	"github.com/holdfast-dev/holdfast/internal/operator"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -46,40 +44,6 @@ func setup(t *testing.T) *env {
 	t.Helper()
 	f := framework.New(t)
 	return &env{Framework: f, c: f.Holdfast(&holdfastv1alpha1.NodeCompanionList{})}
-}
-
-// runningOperator is an operator started in the test process.
-type runningOperator struct {
-	stop func()
-}
-
-// startOperator runs holdfast's manager in-process, as `holdfast operator` does, with
-// leader election in the test's namespace; it is stopped when the test ends.
-func (e *env) startOperator() *runningOperator {
-	e.T.Helper()
-	mgr, err := operator.New(e.Config, operator.Options{
-		MetricsAddr:             "0",
-		ProbeAddr:               "0",
-		LeaderElection:          true,
-		LeaderElectionNamespace: e.Namespace,
-		SkipNameValidation:      true,
-	})
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := mgr.Start(ctx); err != nil {
-			e.T.Errorf("operator: %v", err)
-		}
-	}()
-	var once sync.Once
-	op := &runningOperator{stop: func() { once.Do(func() { cancel(); wg.Wait() }) }}
-	e.T.Cleanup(op.stop)
-	return op
 }
 
 func (e *env) daemonSet(name string, mod func(*corev1.PodSpec)) *appsv1.DaemonSet {

@@ -29,7 +29,7 @@ import (
 
 func TestCompanionOnEveryNodeAndDrainsOneAtATime(t *testing.T) {
 	e := setup(t)
-	e.startOperator()
+	e.StartOperator()
 	e.daemonSet("storage", nil)
 	nc := e.companionFor("storage", nil)
 	e.waitCovered(nc, e.Nodes, 5)
@@ -89,7 +89,7 @@ func TestCompanionOnEveryNodeAndDrainsOneAtATime(t *testing.T) {
 
 func TestDrainedNodeDeletedReleasesTheBudget(t *testing.T) {
 	e := setup(t)
-	e.startOperator()
+	e.StartOperator()
 	e.daemonSet("storage", nil)
 	nc := e.companionFor("storage", nil)
 	e.AddNode("nc-gone", "zone-a", nil)
@@ -109,7 +109,7 @@ func TestDrainedNodeDeletedReleasesTheBudget(t *testing.T) {
 
 func TestGuardRefusesOneNodeOnly(t *testing.T) {
 	e := setup(t)
-	e.startOperator()
+	e.StartOperator()
 	e.daemonSet("storage", nil)
 	nc := e.companionFor("storage", func(nc *holdfastv1alpha1.NodeCompanion) {
 		nc.Spec.Guard = &holdfastv1alpha1.Guard{Enabled: true}
@@ -156,7 +156,7 @@ func TestGuardRefusesOneNodeOnly(t *testing.T) {
 
 func TestCordonedNodes(t *testing.T) {
 	e := setup(t)
-	e.startOperator()
+	e.StartOperator()
 	e.daemonSet("storage", nil)
 	nc := e.companionFor("storage", nil)
 	e.waitCovered(nc, e.Nodes, 5)
@@ -229,7 +229,7 @@ func (e *env) waitRolledOut(nc *holdfastv1alpha1.NodeCompanion, version string) 
 
 func TestTemplateRolloutOneNodeAtATime(t *testing.T) {
 	e := setup(t)
-	e.startOperator()
+	e.StartOperator()
 	e.daemonSet("storage", nil)
 	nc := e.companionFor("storage", nil)
 	e.waitCovered(nc, e.Nodes, 5)
@@ -263,7 +263,7 @@ func TestTemplateRolloutOneNodeAtATime(t *testing.T) {
 
 func TestNodeChurn(t *testing.T) {
 	e := setup(t)
-	e.startOperator()
+	e.StartOperator()
 	e.daemonSet("storage", nil)
 	nc := e.companionFor("storage", nil)
 	e.waitCovered(nc, e.Nodes, 5)
@@ -300,7 +300,7 @@ func TestNodeChurn(t *testing.T) {
 
 func TestFollowsTheDaemonSet(t *testing.T) {
 	e := setup(t)
-	e.startOperator()
+	e.StartOperator()
 	ds := e.daemonSet("storage", nil)
 	nc := e.companionFor("storage", nil)
 	e.waitCovered(nc, e.Nodes, 5)
@@ -413,7 +413,7 @@ func patchDS(t *testing.T, e *env, ds *appsv1.DaemonSet, patch string) {
 
 func TestOperatorRestartMidDrain(t *testing.T) {
 	e := setup(t)
-	op := e.startOperator()
+	stop := e.StartOperator()
 	e.daemonSet("storage", nil)
 	nc := e.companionFor("storage", nil)
 	e.waitCovered(nc, e.Nodes, 5)
@@ -424,13 +424,13 @@ func TestOperatorRestartMidDrain(t *testing.T) {
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(nc), cur)
 		return err == nil && len(cur.Status.Drained) == 1, err
 	})
-	op.stop()
+	stop()
 
 	// While the operator is down, another node is cordoned and the budget still holds.
 	e.Cordon(e.Nodes[1])
 	e.refused(nc, e.Nodes[1])
 
-	e.startOperator()
+	e.StartOperator()
 	e.waitAllowed(nc, 0)
 	e.refused(nc, e.Nodes[1])
 	e.Uncordon(e.Nodes[0])
@@ -495,7 +495,7 @@ var userFieldOwner = client.FieldOwner("kubectl-annotate")
 // keys others own: a user's annotation on each, the deployment controller's revision.
 func TestWritesKeepOthersKeys(t *testing.T) {
 	e := setup(t)
-	e.startOperator()
+	e.StartOperator()
 	e.daemonSet("storage", nil)
 	nc := e.companionFor("storage", nil)
 	e.waitCovered(nc, e.Nodes, 5)
