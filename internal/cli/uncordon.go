@@ -41,7 +41,7 @@ annotation holdfast.dev/drain-run. Giving a node back ends every drain's claim o
 The operator clears the same once a node is uncordoned or the drain that marked it is
 gone; this command is for clusters that run holdfast drain without the operator.
 
-Needs nodes get and update and nodes/status patch (the ClusterRole holdfast-drainer).`,
+Needs nodes get and patch, and nodes/status patch (the ClusterRole holdfast-drainer).`,
 		Example: `  # Give back a node a drain left cordoned.
   holdfast uncordon node-1
 
