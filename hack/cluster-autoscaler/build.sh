@@ -10,20 +10,14 @@ version=${archive#cluster-autoscaler-}
 version=${version%-kwok-src.tar.gz}
 key=$(cat "$archive" <(echo "$(go env GOVERSION GOOS GOARCH)") | sha256sum | cut -c1-12)
 dir="${HOLDFAST_CLUSTER_AUTOSCALER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/holdfast/cluster-autoscaler}/$version-$key"
-mkdir -p "$dir"
-# Parallel test binaries share one build instead of racing.
-exec 9>"$dir/.lock"
-flock 9
-if [[ ! -e $dir/.complete ]]; then
-	echo "cluster-autoscaler: $version is not cached; building into $dir (about 10 minutes on 2 cores)" >&2
-	start=$SECONDS
-	rm -rf "$dir/src"
-	mkdir -p "$dir/src"
-	tar -xzf "$archive" -C "$dir/src"
-	# Its dependencies come from the Go module proxy; the module itself is the archive.
-	(cd "$dir/src/cluster-autoscaler" && GOFLAGS=-mod=mod go build -tags kwok -ldflags "-s -w" -o "$dir/cluster-autoscaler" .)
-	rm -rf "$dir/src"
-	touch "$dir/.complete"
-	echo "cluster-autoscaler: built in $((SECONDS - start))s" >&2
-fi
-echo "$dir"
+# build DIR builds the binary into DIR from the archive; its dependencies come from the
+# Go module proxy, the module itself is the archive.
+build() {
+	rm -rf "$1/src"
+	mkdir -p "$1/src"
+	tar -xzf "$archive" -C "$1/src"
+	(cd "$1/src/cluster-autoscaler" && GOFLAGS=-mod=mod go build -tags kwok -ldflags "-s -w" -o "$1/cluster-autoscaler" .)
+	rm -rf "$1/src"
+}
+source ../cache.sh
+cached "cluster-autoscaler $version" "$dir" 10 build

@@ -12,19 +12,14 @@ export GOTOOLCHAIN="go$(awk '$1 == "go" {print $2}' go.mod)" GOFLAGS=-mod=mod
 version=$(go list -m -f '{{.Version}}' sigs.k8s.io/karpenter)
 key=$(cat go.mod <(echo "$GOTOOLCHAIN $(go env GOOS GOARCH)") | sha256sum | cut -c1-12)
 dir="${HOLDFAST_KARPENTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/holdfast/karpenter}/$version-$key"
-mkdir -p "$dir"
-# Parallel test binaries share one build instead of racing.
-exec 9>"$dir/.lock"
-flock 9
-if [[ ! -e $dir/.complete ]]; then
-	echo "karpenter: $version is not cached; building into $dir (about 5 minutes on 2 cores)" >&2
-	start=$SECONDS
-	go build -ldflags "-s -w" -o "$dir/karpenter" sigs.k8s.io/karpenter/kwok
+# build DIR builds the binary into DIR, and copies Karpenter's CRDs under DIR/crds.
+build() {
+	go build -ldflags "-s -w" -o "$1/karpenter" sigs.k8s.io/karpenter/kwok
+	local src
 	src=$(go list -m -f '{{.Dir}}' sigs.k8s.io/karpenter)
-	mkdir -p "$dir/crds"
-	cp "$src"/kwok/charts/crds/*.yaml "$src"/kwok/apis/crds/*.yaml "$dir/crds/"
-	chmod -R u+w "$dir/crds"
-	touch "$dir/.complete"
-	echo "karpenter: built in $((SECONDS - start))s" >&2
-fi
-echo "$dir"
+	mkdir -p "$1/crds"
+	cp "$src"/kwok/charts/crds/*.yaml "$src"/kwok/apis/crds/*.yaml "$1/crds/"
+	chmod -R u+w "$1/crds"
+}
+source ../cache.sh
+cached "karpenter $version" "$dir" 5 build
