@@ -19,9 +19,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -237,15 +235,7 @@ func (r *run) follow(ctx context.Context, out *outcome) (*appsv1.Deployment, str
 // replica: maxUnavailable 1, Surge.
 func (r *run) policy() {
 	r.T.Helper()
-	p := &holdfastv1alpha1.DisruptionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "single", Namespace: r.Namespace},
-		Spec: holdfastv1alpha1.DisruptionPolicySpec{
-			Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"tier": "single"}},
-			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			SingleReplica:  holdfastv1alpha1.SingleReplicaSurge,
-		},
-	}
-	if err := r.hc.Create(r.Ctx, p); err != nil {
+	if err := r.hc.Create(r.Ctx, r.TierPolicy("single", holdfastv1alpha1.SingleReplicaSurge)); err != nil {
 		r.T.Fatalf("creating DisruptionPolicy single: %v", err)
 	}
 }
@@ -254,14 +244,11 @@ func (r *run) policy() {
 // nodes ("" for any).
 func (r *run) deployment(name, cpu, group string, mod func(*appsv1.Deployment)) *appsv1.Deployment {
 	r.T.Helper()
-	d := r.Deployment(name, 1)
-	d.Labels["tier"] = name
-	spec := &d.Spec.Template.Spec
+	var nodes map[string]string
 	if group != "" {
-		spec.NodeSelector = map[string]string{framework.CANodeGroupLabel: group}
+		nodes = map[string]string{framework.CANodeGroupLabel: group}
 	}
-	spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
-	spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("128Mi")}
+	d := r.Sized(name, 1, cpu, nodes)
 	if mod != nil {
 		mod(d)
 	}
@@ -288,6 +275,7 @@ func (r *run) nodeOf(d *appsv1.Deployment) string {
 // has removed the nodes it may remove (all but the pinned group's last), so that the
 // next scenario starts from an empty cluster.
 func (r *run) emptyCluster() {
+	// The test's context is done by now: cleanups have their own.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := r.Clientset.AppsV1().Deployments(r.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {

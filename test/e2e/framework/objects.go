@@ -11,12 +11,15 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
 // Events lists the Events (events.k8s.io) of the given reason regarding obj.
@@ -45,6 +48,32 @@ func (f *Framework) Deployment(name string, replicas int32) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{
 		Replicas: ptr.To(replicas), Selector: selector, Template: template,
 	}}
+}
+
+// Sized returns a Deployment as Deployment does, labelled tier=name, whose pods request
+// cpu and 128Mi of memory, stop at once and run on the nodes nodeSelector selects (nil
+// for any): autoscalers size and remove nodes by their pods' requests.
+func (f *Framework) Sized(name string, replicas int32, cpu string, nodeSelector map[string]string) *appsv1.Deployment {
+	d := f.Deployment(name, replicas)
+	d.Labels["tier"] = name
+	spec := &d.Spec.Template.Spec
+	spec.NodeSelector = nodeSelector
+	spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+	spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("128Mi")}
+	return d
+}
+
+// TierPolicy returns a DisruptionPolicy named tier over the workloads labelled
+// tier=tier: maxUnavailable 1, and single for their single replicas.
+func (f *Framework) TierPolicy(tier string, single holdfastv1alpha1.SingleReplicaStrategy) *holdfastv1alpha1.DisruptionPolicy {
+	return &holdfastv1alpha1.DisruptionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: tier, Namespace: f.Namespace},
+		Spec: holdfastv1alpha1.DisruptionPolicySpec{
+			Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"tier": tier}},
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			SingleReplica:  single,
+		},
+	}
 }
 
 // StatefulSet returns a StatefulSet of the test's namespace whose pods carry app=name,

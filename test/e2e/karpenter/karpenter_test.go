@@ -17,13 +17,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -239,15 +236,7 @@ func drift(r *run) (string, func()) {
 // policy creates a DisruptionPolicy over the workload named tier (maxUnavailable 1).
 func (r *run) policy(tier string, single holdfastv1alpha1.SingleReplicaStrategy) {
 	r.T.Helper()
-	p := &holdfastv1alpha1.DisruptionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: tier, Namespace: r.Namespace},
-		Spec: holdfastv1alpha1.DisruptionPolicySpec{
-			Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"tier": tier}},
-			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			SingleReplica:  single,
-		},
-	}
-	if err := r.hc.Create(r.Ctx, p); err != nil {
+	if err := r.hc.Create(r.Ctx, r.TierPolicy(tier, single)); err != nil {
 		r.T.Fatalf("creating DisruptionPolicy %s: %v", tier, err)
 	}
 }
@@ -255,12 +244,7 @@ func (r *run) policy(tier string, single holdfastv1alpha1.SingleReplicaStrategy)
 // deployment creates a Deployment of the test's NodePool whose pods request cpu.
 func (r *run) deployment(name string, replicas int32, cpu string, mod func(*appsv1.Deployment)) *appsv1.Deployment {
 	r.T.Helper()
-	d := r.Deployment(name, replicas)
-	d.Labels["tier"] = name
-	spec := &d.Spec.Template.Spec
-	spec.NodeSelector = r.NodePoolSelector()
-	spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
-	spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("128Mi")}
+	d := r.Sized(name, replicas, cpu, r.NodePoolSelector())
 	if mod != nil {
 		mod(d)
 	}
