@@ -121,7 +121,7 @@ func TestClusterPolicyCoversSelectedNamespaces(t *testing.T) {
 	// The copy's status changed many times and the namespace was relabelled: none of that
 	// repeated an Event, which the recorder would have folded into a series.
 	for _, reason := range []string{clusterdisruptionpolicy.EventPolicyCopied, clusterdisruptionpolicy.EventPolicyRemoved, clusterdisruptionpolicy.EventNameTaken} {
-		evs, err := e.events(e.Ctx, cp, reason)
+		evs, err := e.Events(e.Ctx, cp, reason)
 		if err != nil {
 			t.Fatal(err)
 		}

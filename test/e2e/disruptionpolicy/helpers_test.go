@@ -16,7 +16,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,31 +139,7 @@ func (e *env) waitState(p *holdfastv1alpha1.DisruptionPolicy, kind, name string,
 // waitEvent waits for an Event of the given reason on obj and returns its note.
 func (e *env) waitEvent(obj client.Object, reason string) string {
 	e.T.Helper()
-	var note string
-	e.Eventually(settle, "Event "+reason, func(ctx context.Context) (bool, error) {
-		evs, err := e.events(ctx, obj, reason)
-		if len(evs) > 0 {
-			note = evs[0].Note
-		}
-		return len(evs) > 0, err
-	})
-	return note
-}
-
-// events lists the Events of the given reason on obj.
-func (e *env) events(ctx context.Context, obj client.Object, reason string) ([]eventsv1.Event, error) {
-	ns := obj.GetNamespace()
-	if ns == "" {
-		// Where the events.k8s.io recorder files the Events of cluster-scoped objects.
-		ns = metav1.NamespaceDefault
-	}
-	list, err := e.Clientset.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(list.Items, func(ev eventsv1.Event) bool {
-		return ev.Regarding.UID != obj.GetUID() || ev.Reason != reason
-	}), nil
+	return e.WaitEvents(obj, reason, 1)[0].Note
 }
 
 func (e *env) scale(d *appsv1.Deployment, replicas int32) {

@@ -22,7 +22,8 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
-// Events lists the Events (events.k8s.io) of the given reason regarding obj.
+// Events lists the Events (events.k8s.io) of the given reason regarding obj, oldest
+// first.
 func (f *Framework) Events(ctx context.Context, obj client.Object, reason string) ([]eventsv1.Event, error) {
 	ns := obj.GetNamespace()
 	if ns == "" {
@@ -33,9 +34,26 @@ func (f *Framework) Events(ctx context.Context, obj client.Object, reason string
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(list.Items, func(ev eventsv1.Event) bool {
+	evs := slices.DeleteFunc(list.Items, func(ev eventsv1.Event) bool {
 		return ev.Regarding.UID != obj.GetUID() || ev.Reason != reason
-	}), nil
+	})
+	slices.SortFunc(evs, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	return evs, nil
+}
+
+// WaitEvents waits until obj has at least n Events of the given reason and returns
+// them, oldest first. The operator records Events after the writes they explain, and
+// the recorder sends them in the background: a test that has seen the write has not
+// necessarily been able to see the Event yet.
+func (f *Framework) WaitEvents(obj client.Object, reason string, n int) []eventsv1.Event {
+	f.T.Helper()
+	var evs []eventsv1.Event
+	f.Eventually(defaultTimeout, fmt.Sprintf("%d Event(s) %s on %s", n, reason, obj.GetName()), func(ctx context.Context) (bool, error) {
+		var err error
+		evs, err = f.Events(ctx, obj, reason)
+		return len(evs) >= n, err
+	})
+	return evs
 }
 
 // defaultTimeout bounds waits for things the control plane does within seconds.

@@ -212,9 +212,7 @@ func TestCrashedNodeCostsSecondsNotMinutes(t *testing.T) {
 	}
 	st := e.waitState(p, "web", holdfastv1alpha1.WorkloadRecovering)
 	t.Logf("status: %s", st.Message)
-	if ev, err := e.Events(e.Ctx, p, "NodeLost"); err != nil || len(ev) == 0 {
-		t.Errorf("no NodeLost Event on the policy (%v)", err)
-	}
+	e.WaitEvents(p, "NodeLost", 1)
 	node := &corev1.Node{}
 	if err := e.c.Get(e.Ctx, client.ObjectKey{Name: victim}, node); err != nil {
 		t.Fatal(err)
@@ -252,9 +250,7 @@ func TestCrashedNodeCostsSecondsNotMinutes(t *testing.T) {
 		return !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.LostTaintKey }), nil
 	})
 	e.waitState(p, "web", holdfastv1alpha1.WorkloadBudgeted)
-	if ev, err := e.Events(e.Ctx, p, "Recovered"); err != nil || len(ev) == 0 {
-		t.Errorf("no Recovered Event on the policy (%v)", err)
-	}
+	e.WaitEvents(p, "Recovered", 1)
 	// The policy keeps working afterwards: its status lost the failure whole (a field
 	// left behind once made every status patch a no-op, and the reconciler waited for
 	// ever to see its own write), and a new size reaches it.
@@ -347,9 +343,7 @@ func TestStatefulSetPodIsReleasedOnlyWithProof(t *testing.T) {
 		return e.whole(ctx, "app=db", 3, victim)
 	})
 	t.Logf("FIGURE node-failure statefulset-ready-after-proof-seconds=%.1f (fencing: Verified, proof by annotation)", time.Since(proven).Seconds())
-	if ev, err := e.Events(e.Ctx, p, "Fenced"); err != nil || len(ev) == 0 {
-		t.Errorf("no Fenced Event on the policy (%v)", err)
-	}
+	e.WaitEvents(p, "Fenced", 1)
 
 	e.RestoreNode(victim)
 	e.annotateNode(victim, holdfastv1alpha1.NodeDownAnnotation, nil)
