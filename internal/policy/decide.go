@@ -300,8 +300,8 @@ func Decide(o Observed) Decision {
 			}
 		}
 		d.RequeueAfter = sooner(d.RequeueAfter, v.requeueAfter)
-		if zonable(o, w, v, closed) {
-			z := decideZones(o, w, v.budget)
+		if zonable(o, w, v) {
+			z := decideZones(o, w, v.budget, closed)
 			for _, b := range z.budgets() {
 				wanted[b.Name] = true
 			}
@@ -312,7 +312,10 @@ func Decide(o Observed) Decision {
 			tighten, loosen = append(tighten, z.tighten...), append(loosen, z.loosen...)
 			d.PodZones = append(d.PodZones, z.labels...)
 			d.RequeueAfter = sooner(d.RequeueAfter, z.requeueAfter)
-			v.status.Budget, v.status.Message = z.budget, z.message
+			v.status.Budget = z.budget
+			if !closed {
+				v.status.Message = z.message // else the window's hold says why nothing may go
+			}
 			v.status.Blocked = availability.AllowsNone(existingBudget(o.Budgets, z.budget))
 		} else if v.budget != nil {
 			wanted[v.budget.Name] = true

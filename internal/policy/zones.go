@@ -286,9 +286,12 @@ func (v zoneView) open() bool {
 }
 
 // zonable says w's budget v is the policy's own, for zone-aware budgets to replace:
-// not held by a closed window, and not a surge's or a single replica's.
-func zonable(o Observed, w *Workload, v verdict, closed bool) bool {
-	if !ZoneAware(o.Policy, w) || closed || w.Replicas < 2 || v.budget == nil || v.budget.Name != BudgetName(w.Kind, w.Name) {
+// not a surge's or a single replica's. A closed window's hold is zone-aware too, every
+// budget at zero (decideZones): going back to one budget over every pod would put the
+// labelled pods under two budgets until the zones' were deleted, and forget the zone
+// being disrupted.
+func zonable(o Observed, w *Workload, v verdict) bool {
+	if !ZoneAware(o.Policy, w) || w.Replicas < 2 || v.budget == nil || v.budget.Name != BudgetName(w.Kind, w.Name) {
 		return false
 	}
 	switch v.status.State {
@@ -318,8 +321,9 @@ func (z zoneVerdict) budgets() []*policyv1.PodDisruptionBudget {
 	return append(slices.Clone(z.tighten), z.loosen...)
 }
 
-// decideZones turns base, the budget the policy gives w, into w's zone-aware budgets.
-func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zoneVerdict {
+// decideZones turns base, the budget the policy gives w, into w's zone-aware budgets;
+// closed, outside every maintenance window, they keep their shape and allow nothing.
+func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, closed bool) zoneVerdict {
 	p := o.Policy
 	v := viewZones(o, w)
 	out := zoneVerdict{}
@@ -336,8 +340,10 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 	want = append(want, u)
 	if v.active == "" {
 		b := u
-		// A zone-aware budget is not paced: the settle time stands for it.
-		b.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(idleMaxUnavailable))
+		if !closed {
+			// A zone-aware budget is not paced: the settle time stands for it.
+			b.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(idleMaxUnavailable))
+		}
 		out.unlabel = v.labelled
 		if len(v.labelled) > 0 {
 			// Deleted only once no pod is seen under them: an eviction in flight under
@@ -347,7 +353,7 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 		}
 		out.budget, out.message = b.Name, msgZonesIdle(idleMaxUnavailable, w.Replicas)
 	} else {
-		open := v.open()
+		open := v.open() && !closed
 		for _, z := range v.zones() {
 			b := zoneBudget(base, zoneBudgetName(w, zoneSuffix(z)), metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{z}})
 			b.Labels[holdfastv1alpha1.ZoneLabel] = z
