@@ -312,7 +312,9 @@ type zoneVerdict struct {
 	keep    []string
 	message string
 	// budget is the name status shows: the active zone's budget, or the workload's.
-	budget       string
+	budget string
+	// zone is the zone being disrupted, "" when none is.
+	zone         string
 	requeueAfter time.Duration
 }
 
@@ -326,7 +328,7 @@ func (z zoneVerdict) budgets() []*policyv1.PodDisruptionBudget {
 func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, closed bool) zoneVerdict {
 	p := o.Policy
 	v := viewZones(o, w)
-	out := zoneVerdict{}
+	out := zoneVerdict{zone: v.active}
 	if !v.next.IsZero() {
 		out.requeueAfter = v.next.Sub(o.Now)
 	}

@@ -232,8 +232,8 @@ func TestZoneWindowClosesMidTransition(t *testing.T) {
 			t.Errorf("window closed: pod %s under %d budgets, allowed %d: want one budget, allowing 0", p.Name, n, allowedFor(z.o.Budgets, p, z.o.Pods["StatefulSet/db"]))
 		}
 	}
-	if st := Decide(z.o).Status.Workloads[0]; st.Message != msgHeld(now.Add(23*time.Hour)) || st.Budget != zoneA {
-		t.Errorf("window closed: status %q on %s, want the window's hold on %s", st.Message, st.Budget, zoneA)
+	if st := Decide(z.o).Status.Workloads[0]; st.Message != msgHeld(now.Add(23*time.Hour)) || st.Budget != zoneA || st.Zone != "a" {
+		t.Errorf("window closed: status %q on %s, zone %q, want the window's hold on %s, zone a", st.Message, st.Budget, st.Zone, zoneA)
 	}
 	again := Decide(z.o)
 	z.apply(again)
