@@ -92,7 +92,7 @@ func zoneEvents(was string, w holdfastv1alpha1.WorkloadStatus, ref *corev1.Objec
 		out = append(out, announce.Normal(EventZoneSettled, fmt.Sprintf("%s %s: zone %s is no longer being disrupted", w.Kind, w.Name, was)).About(ref))
 	}
 	if w.Zone != "" {
-		out = append(out, announce.Normal(EventZoneDisrupted, fmt.Sprintf("%s %s: zone %s is being disrupted, every other zone is held: %s", w.Kind, w.Name, w.Zone, w.Message)).About(ref))
+		out = append(out, announce.Normal(EventZoneDisrupted, fmt.Sprintf("%s %s: zone %s is being disrupted, every other zone is held", w.Kind, w.Name, w.Zone)).About(ref))
 	}
 	return out
 }
