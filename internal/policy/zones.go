@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,7 +118,6 @@ func (v zoneView) zones() []string {
 // not Ready, or fewer than its recorded size; then by name), else none.
 func viewZones(o Observed, w *Workload) zoneView {
 	za := o.Policy.Spec.ZoneAware
-	key := ZoneTopologyKey(za)
 	settle := defaultSettle
 	if za.SettleTime != nil {
 		settle = za.SettleTime.Duration
@@ -128,10 +128,7 @@ func viewZones(o Observed, w *Workload) zoneView {
 			v.labelled = append(v.labelled, pod.Name)
 		}
 		node := o.Nodes[pod.Node]
-		zone := ""
-		if node != nil {
-			zone = node.Labels[key]
-		}
+		zone := NodeZone(za, node)
 		if zone == "" {
 			continue
 		}
@@ -271,6 +268,25 @@ func ZoneLimit(za *holdfastv1alpha1.ZoneAwareSpec, size int32) int32 {
 // ZoneTopologyKey is the node label whose values are za's zones.
 func ZoneTopologyKey(za *holdfastv1alpha1.ZoneAwareSpec) string {
 	return cmp.Or(za.TopologyKey, holdfastv1alpha1.DefaultZoneTopologyKey)
+}
+
+// NodeZone is the zone za counts the pods on node in: the node's value of the topology
+// key; "" for a pod not scheduled (nil), or on a node without the label. The operator,
+// the drain plan and the audit all place pods with it.
+func NodeZone(za *holdfastv1alpha1.ZoneAwareSpec, node *corev1.Node) string {
+	if node == nil {
+		return ""
+	}
+	return node.Labels[ZoneTopologyKey(za)]
+}
+
+// TemplateZone is the zone a pod template pins its pods to with a node selector on za's
+// topology key, "" when it does not: where manifests say a workload runs.
+func TemplateZone(za *holdfastv1alpha1.ZoneAwareSpec, t *corev1.PodTemplateSpec) string {
+	if t == nil {
+		return ""
+	}
+	return t.Spec.NodeSelector[ZoneTopologyKey(za)]
 }
 
 // open says the active zone may be disrupted: no other zone has a pod not Ready, and
