@@ -248,6 +248,21 @@ func TestZoneWindowClosesMidTransition(t *testing.T) {
 	}
 }
 
+// status.workloads names the zone being disrupted, and lists that workload before the
+// quiet ones: the list is capped, and the zone's Events are derived from it.
+func TestZoneInStatus(t *testing.T) {
+	z := newZoned(intstr.FromInt32(3))
+	agent := workload(holdfastv1alpha1.KindDaemonSet, "agent", 9)
+	z.o.Workloads = append(z.o.Workloads, agent)
+	z.apply(Decide(z.o))
+	z.cordon("b-1")
+	z.apply(Decide(z.o))
+	st := Decide(z.o).Status.Workloads
+	if len(st) != 2 || st[0].Name != "db" || st[0].Zone != "b" || st[1].Zone != "" {
+		t.Errorf("status.workloads %+v: want db first, zone b, then agent without a zone", st)
+	}
+}
+
 func TestZoneChoice(t *testing.T) {
 	cases := map[string]struct {
 		limit       intstr.IntOrString

@@ -81,8 +81,8 @@ func statusEvents(namespace string, old, cur holdfastv1alpha1.DisruptionPolicySt
 	return out
 }
 
-// zoneEvents announce that w's zone-aware budgets stopped holding zone was for one
-// being disrupted, and started holding another's.
+// zoneEvents announce a change of the zone w's zone-aware budgets let be disrupted: the
+// end of zone was, and the start of w.Zone.
 func zoneEvents(was string, w holdfastv1alpha1.WorkloadStatus, ref *corev1.ObjectReference) []announce.Event {
 	if was == w.Zone {
 		return nil
