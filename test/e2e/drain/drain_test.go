@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -26,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -190,7 +192,7 @@ func TestEveryNodeAtOnce(t *testing.T) {
 	if len(violations) > 0 {
 		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
 	}
-	tl.check(t, loop, 1)
+	tl.check(t, 1)
 	for _, n := range loop {
 		if empty, err := f.NodeDrained(f.Ctx, n); err != nil || !empty {
 			t.Errorf("node %s still runs pods of the test (err %v)", n, err)
@@ -331,18 +333,29 @@ func TestRefusedRetriedTimedOutAndResumed(t *testing.T) {
 // timeline records, from watches of the cluster rather than from the drains' own words,
 // when each node was cordoned, when its last pod left, and who took the drain slot.
 type timeline struct {
+	f        *framework.Framework
+	nodes    []string
 	mu       sync.Mutex
 	cordoned map[string]time.Time
 	lastGone map[string]time.Time
 	holders  []string
+	// on holds the pods seen on each node and not yet seen deleted, and leases the
+	// resourceVersion of each slot Lease last seen: what settle compares with the cluster.
+	on     map[string]map[types.UID]bool
+	leases map[string]string
 }
 
 func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeline {
-	tl := &timeline{cordoned: map[string]time.Time{}, lastGone: map[string]time.Time{}}
+	tl := &timeline{f: f, nodes: nodes, cordoned: map[string]time.Time{}, lastGone: map[string]time.Time{},
+		on: map[string]map[types.UID]bool{}, leases: map[string]string{}}
+	for _, n := range nodes {
+		tl.on[n] = map[types.UID]bool{}
+	}
 	nodeWatch, err := f.Clientset.CoreV1().Nodes().Watch(f.Ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Started without a resourceVersion, the pod watch first adds the pods already there.
 	podWatch, err := f.Clientset.CoreV1().Pods(f.Namespace).Watch(f.Ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -370,9 +383,14 @@ func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeli
 				if !ok {
 					return
 				}
-				if p, isPod := e.Object.(*corev1.Pod); isPod && e.Type == watch.Deleted && slices.Contains(nodes, p.Spec.NodeName) {
+				if p, isPod := e.Object.(*corev1.Pod); isPod && slices.Contains(nodes, p.Spec.NodeName) {
 					tl.mu.Lock()
-					tl.lastGone[p.Spec.NodeName] = time.Now()
+					if e.Type == watch.Deleted {
+						delete(tl.on[p.Spec.NodeName], p.UID)
+						tl.lastGone[p.Spec.NodeName] = time.Now()
+					} else {
+						tl.on[p.Spec.NodeName][p.UID] = true
+					}
 					tl.mu.Unlock()
 				}
 			case e, ok := <-leaseWatch.ResultChan():
@@ -382,6 +400,7 @@ func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeli
 				if l, isLease := e.Object.(*coordinationv1.Lease); isLease {
 					h := ptr.Deref(l.Spec.HolderIdentity, "")
 					tl.mu.Lock()
+					tl.leases[l.Name] = l.ResourceVersion
 					if h != "" && (len(tl.holders) == 0 || tl.holders[len(tl.holders)-1] != h) {
 						tl.holders = append(tl.holders, h)
 					}
@@ -393,13 +412,62 @@ func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeli
 	return tl
 }
 
+// settle waits until the watches have delivered the cluster as it is now: every slot
+// Lease at its current version, every cordoned node seen cordoned, and the pods on the
+// nodes seen come and go. Read before then, the last drain's events may still be on
+// their way: a drain of an empty node takes its slot, cordons and ends within
+// milliseconds.
+func (tl *timeline) settle() {
+	f := tl.f
+	f.T.Helper()
+	f.Eventually(time.Minute, "the timeline's watches to catch up with the cluster", func(ctx context.Context) (bool, error) {
+		leases, err := f.Clientset.CoordinationV1().Leases(f.Namespace).List(ctx, metav1.ListOptions{LabelSelector: drain.SlotLabel})
+		if err != nil {
+			return false, err
+		}
+		pods, err := f.Pods(ctx, "")
+		if err != nil {
+			return false, err
+		}
+		on := map[string]map[types.UID]bool{}
+		for _, n := range tl.nodes {
+			node, err := f.Clientset.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			tl.mu.Lock()
+			_, seen := tl.cordoned[n]
+			tl.mu.Unlock()
+			if node.Spec.Unschedulable && !seen {
+				return false, nil
+			}
+			on[n] = map[types.UID]bool{}
+		}
+		for _, p := range pods {
+			if on[p.Spec.NodeName] != nil {
+				on[p.Spec.NodeName][p.UID] = true
+			}
+		}
+		tl.mu.Lock()
+		defer tl.mu.Unlock()
+		for _, l := range leases.Items {
+			if tl.leases[l.Name] != l.ResourceVersion {
+				return false, nil
+			}
+		}
+		return maps.EqualFunc(on, tl.on, maps.Equal), nil
+	})
+}
+
 // check asserts that at most atOnce nodes were being drained at any moment (a node is
 // being drained from when it is cordoned until its last pod leaves) and that each node's
 // drain held a slot.
-func (tl *timeline) check(t *testing.T, nodes []string, atOnce int) {
+func (tl *timeline) check(t *testing.T, atOnce int) {
 	t.Helper()
+	tl.settle()
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
+	nodes := tl.nodes
 	end := func(n string) time.Time {
 		if gone, ok := tl.lastGone[n]; ok && gone.After(tl.cordoned[n]) {
 			return gone
@@ -463,7 +531,7 @@ func TestSeveralNodesInOneRun(t *testing.T) {
 	if len(violations) > 0 {
 		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
 	}
-	tl.check(t, nodes, 2)
+	tl.check(t, 2)
 	for _, n := range f.Nodes {
 		node, err := f.Clientset.CoreV1().Nodes().Get(f.Ctx, n, metav1.GetOptions{})
 		if err != nil {
@@ -514,6 +582,7 @@ func TestWaveByWaveFollowsTheDryRun(t *testing.T) {
 	if r.code != cli.ExitOK {
 		t.Fatalf("exit code %d, want 0", r.code)
 	}
+	tl.settle()
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	for i := 1; i < len(waves); i++ {
@@ -888,18 +957,25 @@ func TestLastNodeKeepsPodsThatFitNowhere(t *testing.T) {
 	if !strings.Contains(out, "kept: its replacement fits on no other node") {
 		t.Errorf("the summary does not say why the pods were kept")
 	}
-	// Every pod of web still runs, Ready and not evicted, on the one node left.
-	pods := podsOf(t, f, d)
-	nodes := map[string]bool{}
-	for _, p := range pods {
-		nodes[p.Spec.NodeName] = true
-		if p.DeletionTimestamp != nil || !framework.PodReady(&p) {
-			t.Errorf("pod %s on %s is evicted or not Ready", p.Name, p.Spec.NodeName)
+	// Every pod of web still runs, Ready and not evicted, on the one node left. The last
+	// node can be found full before the replacement of the pod evicted just before it is
+	// Ready: wait for that. Every node is cordoned now, so a pod evicted from the last
+	// one would be replaced by a pod that stays Pending, and the wait would fail.
+	var nodes map[string]bool
+	f.Eventually(time.Minute, "web's 3 pods Ready, none being evicted, on one node", func(ctx context.Context) (bool, error) {
+		pods, err := f.Pods(ctx, framework.SelectorOf(d))
+		nodes = map[string]bool{}
+		for _, p := range pods {
+			nodes[p.Spec.NodeName] = true
+			if p.DeletionTimestamp != nil || !framework.PodReady(&p) {
+				return false, fmt.Errorf("pod %s on %s is evicted or not Ready", p.Name, p.Spec.NodeName)
+			}
 		}
-	}
-	if len(pods) != 3 || len(nodes) != 1 {
-		t.Errorf("%d pods of web on nodes %v; want 3, all on the last node", len(pods), nodes)
-	}
+		if len(pods) != 3 || len(nodes) != 1 {
+			return false, fmt.Errorf("%d pods of web on nodes %v; want 3, all on the last node", len(pods), nodes)
+		}
+		return true, err
+	})
 	for n := range nodes {
 		if !hasRow(out, n, "NOT drained, cordoned") {
 			t.Errorf("the summary does not report %s not drained", n)
