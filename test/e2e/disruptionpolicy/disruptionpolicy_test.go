@@ -418,10 +418,14 @@ func findCondition(cs []metav1.Condition, typ string) *metav1.Condition {
 func TestWindowClosedBlocksOpenAllows(t *testing.T) {
 	e := setup(t)
 	e.StartOperator()
+	// The workload first: its pods take seconds to start, which must not eat into the
+	// time the window is seen closed.
+	d := e.deployment("maint", "maint", 3)
 	// A window that opens at the start of the next whole minute (the one after, when
-	// that is too close to see it closed first) and stays open for two.
+	// that leaves too little time, on a busy machine, to see it closed first) and stays
+	// open for two.
 	opens := time.Now().UTC().Truncate(time.Minute).Add(time.Minute)
-	if time.Until(opens) < 10*time.Second {
+	if time.Until(opens) < 20*time.Second {
 		opens = opens.Add(time.Minute)
 	}
 	p := e.policy("maint", func(s *holdfastv1alpha1.DisruptionPolicySpec) {
@@ -430,7 +434,6 @@ func TestWindowClosedBlocksOpenAllows(t *testing.T) {
 			Duration: metav1.Duration{Duration: 2 * time.Minute},
 		}}
 	})
-	d := e.deployment("maint", "maint", 3)
 	e.waitManagedBudget(deploy, "maint", "maxUnavailable 0 while closed", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 0
 	})
@@ -461,6 +464,7 @@ func TestWindowClosedBlocksOpenAllows(t *testing.T) {
 		t.Fatalf("pods: %v %v", pods, err)
 	}
 	victim := &pods[0]
+	t.Logf("the window seen closed %s before it opens", time.Until(opens).Round(time.Millisecond))
 	if err := e.Evict(e.Ctx, victim); err == nil {
 		t.Fatal("eviction accepted outside every maintenance window")
 	}

@@ -7,6 +7,7 @@ package drain_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -336,17 +338,36 @@ type timeline struct {
 	f        *framework.Framework
 	nodes    []string
 	mu       sync.Mutex
-	cordoned map[string]time.Time
-	lastGone map[string]time.Time
+	cordoned map[string]mark
+	lastGone map[string]mark
 	holders  []string
+	bad      error // a resourceVersion that is not a revision
 	// on holds the pods seen on each node and not yet seen deleted, and leases the
 	// resourceVersion of each slot Lease last seen: what settle compares with the cluster.
 	on     map[string]map[types.UID]bool
 	leases map[string]string
 }
 
+// mark is when a change happened: the etcd revision that wrote it (its resourceVersion:
+// the testbed has one etcd), which orders the changes of different watches as they were
+// made, whereas the goroutine reading the three watches may read them late and in
+// another order; and the time it was seen, for messages.
+type mark struct {
+	rev  uint64
+	seen time.Time
+}
+
+// markOf marks the change that made obj as it is.
+func (tl *timeline) markOf(obj metav1.Object) mark {
+	rev, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	if err != nil && tl.bad == nil {
+		tl.bad = fmt.Errorf("%s: resourceVersion %q: %w", obj.GetName(), obj.GetResourceVersion(), err)
+	}
+	return mark{rev: rev, seen: time.Now()}
+}
+
 func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeline {
-	tl := &timeline{f: f, nodes: nodes, cordoned: map[string]time.Time{}, lastGone: map[string]time.Time{},
+	tl := &timeline{f: f, nodes: nodes, cordoned: map[string]mark{}, lastGone: map[string]mark{},
 		on: map[string]map[types.UID]bool{}, leases: map[string]string{}}
 	for _, n := range nodes {
 		tl.on[n] = map[types.UID]bool{}
@@ -375,7 +396,7 @@ func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeli
 				if n, isNode := e.Object.(*corev1.Node); isNode && n.Spec.Unschedulable && slices.Contains(nodes, n.Name) {
 					tl.mu.Lock()
 					if _, seen := tl.cordoned[n.Name]; !seen {
-						tl.cordoned[n.Name] = time.Now()
+						tl.cordoned[n.Name] = tl.markOf(n)
 					}
 					tl.mu.Unlock()
 				}
@@ -387,7 +408,7 @@ func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeli
 					tl.mu.Lock()
 					if e.Type == watch.Deleted {
 						delete(tl.on[p.Spec.NodeName], p.UID)
-						tl.lastGone[p.Spec.NodeName] = time.Now()
+						tl.lastGone[p.Spec.NodeName] = tl.markOf(p)
 					} else {
 						tl.on[p.Spec.NodeName][p.UID] = true
 					}
@@ -457,6 +478,11 @@ func (tl *timeline) settle() {
 		}
 		return maps.EqualFunc(on, tl.on, maps.Equal), nil
 	})
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.bad != nil {
+		f.T.Fatal(tl.bad)
+	}
 }
 
 // check asserts that at most atOnce nodes were being drained at any moment (a node is
@@ -468,14 +494,11 @@ func (tl *timeline) check(t *testing.T, atOnce int) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	nodes := tl.nodes
-	end := func(n string) time.Time {
-		if gone, ok := tl.lastGone[n]; ok && gone.After(tl.cordoned[n]) {
-			return gone
-		}
-		return tl.cordoned[n]
+	end := func(n string) uint64 {
+		return max(tl.lastGone[n].rev, tl.cordoned[n].rev)
 	}
 	order := slices.Clone(nodes)
-	slices.SortFunc(order, func(a, b string) int { return tl.cordoned[a].Compare(tl.cordoned[b]) })
+	slices.SortFunc(order, func(a, b string) int { return cmp.Compare(tl.cordoned[a].rev, tl.cordoned[b].rev) })
 	for _, n := range order {
 		start, ok := tl.cordoned[n]
 		if !ok {
@@ -484,13 +507,13 @@ func (tl *timeline) check(t *testing.T, atOnce int) {
 		}
 		var during []string
 		for _, m := range order {
-			if m != n && !tl.cordoned[m].After(start) && end(m).After(start) {
+			if m != n && tl.cordoned[m].rev <= start.rev && end(m) > start.rev {
 				during = append(during, m)
 			}
 		}
 		if len(during)+1 > atOnce {
 			t.Errorf("node %s was cordoned at %s while %v were still being drained: more than %d at once",
-				n, start.Format(time.TimeOnly+".000"), during, atOnce)
+				n, start.seen.Format(time.TimeOnly+".000"), during, atOnce)
 		}
 	}
 	t.Logf("drain order %v; slot holders in turn %v", order, tl.holders)
@@ -588,7 +611,7 @@ func TestWaveByWaveFollowsTheDryRun(t *testing.T) {
 	for i := 1; i < len(waves); i++ {
 		for _, prev := range waves[i-1] {
 			for _, n := range waves[i] {
-				if end, ok := tl.lastGone[prev]; ok && tl.cordoned[n].Before(end) {
+				if end, ok := tl.lastGone[prev]; ok && tl.cordoned[n].rev < end.rev {
 					t.Errorf("node %s of wave %d was cordoned before node %s of wave %d lost its last pod", n, i+1, prev, i)
 				}
 			}
@@ -957,25 +980,18 @@ func TestLastNodeKeepsPodsThatFitNowhere(t *testing.T) {
 	if !strings.Contains(out, "kept: its replacement fits on no other node") {
 		t.Errorf("the summary does not say why the pods were kept")
 	}
-	// Every pod of web still runs, Ready and not evicted, on the one node left. The last
-	// node can be found full before the replacement of the pod evicted just before it is
-	// Ready: wait for that. Every node is cordoned now, so a pod evicted from the last
-	// one would be replaced by a pod that stays Pending, and the wait would fail.
-	var nodes map[string]bool
-	f.Eventually(time.Minute, "web's 3 pods Ready, none being evicted, on one node", func(ctx context.Context) (bool, error) {
-		pods, err := f.Pods(ctx, framework.SelectorOf(d))
-		nodes = map[string]bool{}
-		for _, p := range pods {
-			nodes[p.Spec.NodeName] = true
-			if p.DeletionTimestamp != nil || !framework.PodReady(&p) {
-				return false, fmt.Errorf("pod %s on %s is evicted or not Ready", p.Name, p.Spec.NodeName)
-			}
+	// Every pod of web still runs, Ready and not evicted, on the one node left.
+	pods := podsOf(t, f, d)
+	nodes := map[string]bool{}
+	for _, p := range pods {
+		nodes[p.Spec.NodeName] = true
+		if p.DeletionTimestamp != nil || !framework.PodReady(&p) {
+			t.Errorf("pod %s on %s is evicted or not Ready", p.Name, p.Spec.NodeName)
 		}
-		if len(pods) != 3 || len(nodes) != 1 {
-			return false, fmt.Errorf("%d pods of web on nodes %v; want 3, all on the last node", len(pods), nodes)
-		}
-		return true, err
-	})
+	}
+	if len(pods) != 3 || len(nodes) != 1 {
+		t.Errorf("%d pods of web on nodes %v; want 3, all on the last node", len(pods), nodes)
+	}
 	for n := range nodes {
 		if !hasRow(out, n, "NOT drained, cordoned") {
 			t.Errorf("the summary does not report %s not drained", n)
