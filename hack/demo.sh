@@ -124,13 +124,16 @@ step "9. The single-replica drain deadlock fixed: a DisruptionPolicy surges the 
 say "the hand-written minAvailable 1 budget goes; one policy keeps a budget on every workload of prod"
 run "$kubectl" -n prod delete pdb mysvc
 run "$kubectl" apply -f hack/demo/policy.yaml
-# in_state APP STATE: the policy's status shows APP's Deployment in STATE. The operator
-# writes a policy's status after its budgets and scales.
-in_state() {
-	[[ $("$kubectl" -n prod get disruptionpolicy defaults -o jsonpath="{.status.workloads[?(@.name==\"$1\")].state}") == "$2" ]]
+# status_says APP TEXT: the policy's status of APP's Deployment, "STATE: MESSAGE", holds
+# TEXT. The operator writes a policy's status after its budgets and scales, and the
+# message changes as a surge goes on.
+status_says() {
+	local status
+	status=$("$kubectl" -n prod get disruptionpolicy defaults -o jsonpath="{range .status.workloads[?(@.name==\"$1\")]}{.state}: {.message}{end}") &&
+		[[ $status == *"$2"* ]]
 }
 wait_for "the policy's budget of prod/mysvc" "$kubectl" -n prod get pdb holdfast-deploy-mysvc
-wait_for "prod/mysvc Surging in the policy's status" in_state mysvc Surging
+wait_for "prod/mysvc surged for the drain in the policy's status" status_says mysvc "Surging: surged from 1 to 2 for the drain of node node-1"
 run "$kubectl" -n prod get disruptionpolicies
 run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[*]}{.kind}/{.name}: {.state}, {.message}{"\n"}{end}'
 say "node-1 is still cordoned with mysvc's only replica on it: the same drain again"
@@ -166,7 +169,7 @@ ready_elsewhere() {
 }
 wait_for "prod/mysvc Ready on a live node" ready_elsewhere mysvc
 say "mysvc Ready again on another node $((SECONDS - crashed)) s after the crash; the pod on $node is left alone"
-wait_for "prod/mysvc Recovering in the policy's status" in_state mysvc Recovering
+wait_for "prod/mysvc Recovering in the policy's status" status_says mysvc "Recovering: 1 pods on lost node $node: surged from 1 to 2"
 run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[?(@.state=="Recovering")]}{.kind}/{.name}: {.state}, {.message}{"\n"}{end}'
 run "$testbed" restore --dir "$dir" "$node"
 wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}/{.status.readyReplicas}') == 1/1 ]]"
