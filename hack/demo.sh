@@ -87,6 +87,8 @@ say "machine instead, as $operator_sa: with exactly the permissions the chart gr
 operator_pid=$!
 run "$kubectl" apply -f hack/demo/companion.yaml
 wait_for "six Ready companions" bash -c "[[ \$('$kubectl' -n storage get nodecompanion storage-guard -o jsonpath='{.status.ready}') == 6 ]]"
+# The disruption controller counts the companions' budget a moment after they are Ready.
+wait_for "the companions' budget to allow one disruption" bash -c "[[ \$('$kubectl' -n storage get pdb storage-guard -o jsonpath='{.status.disruptionsAllowed}') == 1 ]]"
 run "$kubectl" -n storage get nodecompanions
 run "$kubectl" -n storage get pdb
 
@@ -122,7 +124,16 @@ step "9. The single-replica drain deadlock fixed: a DisruptionPolicy surges the 
 say "the hand-written minAvailable 1 budget goes; one policy keeps a budget on every workload of prod"
 run "$kubectl" -n prod delete pdb mysvc
 run "$kubectl" apply -f hack/demo/policy.yaml
+# status_says APP TEXT: the policy's status of APP's Deployment, "STATE: MESSAGE", holds
+# TEXT. The operator writes a policy's status after its budgets and scales, and the
+# message changes as a surge goes on.
+status_says() {
+	local status
+	status=$("$kubectl" -n prod get disruptionpolicy defaults -o jsonpath="{range .status.workloads[?(@.name==\"$1\")]}{.state}: {.message}{end}") &&
+		[[ $status == *"$2"* ]]
+}
 wait_for "the policy's budget of prod/mysvc" "$kubectl" -n prod get pdb holdfast-deploy-mysvc
+wait_for "prod/mysvc surged for the drain in the policy's status" status_says mysvc "Surging: surged from 1 to 2 for the drain of node node-1"
 run "$kubectl" -n prod get disruptionpolicies
 run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[*]}{.kind}/{.name}: {.state}, {.message}{"\n"}{end}'
 say "node-1 is still cordoned with mysvc's only replica on it: the same drain again"
@@ -142,6 +153,8 @@ say "api opts in to rebalancing: one pod at a time, within its budget, 5 s apart
 run "$kubectl" -n prod annotate deploy api holdfast.dev/rebalance=true holdfast.dev/rebalance-cooldown=5s
 wait_for "prod/api on three nodes" bash -c "[[ \$('$kubectl' -n prod get pods -l app=api -o jsonpath='{range .items[?(@.status.phase==\"Running\")]}{.spec.nodeName}{\"\\n\"}{end}' | sort -u | wc -l) == 3 && \$('$kubectl' -n prod get deploy api -o jsonpath='{.status.readyReplicas}/{.status.replicas}') == 3/3 ]]"
 run "$kubectl" -n prod get pods -l app=api -o wide
+# The recorder sends an Event after the eviction it explains: the second may be on its way.
+wait_for "the two moves' Events" bash -c "[[ \$('$kubectl' -n prod get events --field-selector reason=Rebalanced -o name | wc -l) -ge 2 ]]"
 run "$kubectl" -n prod get events --field-selector reason=Rebalanced -o custom-columns=REASON:.reason,OBJECT:.involvedObject.name,MESSAGE:.message
 
 step "11. A crashed node costing minutes: a worker dies, and the policy adds replicas for what it ran"
@@ -156,6 +169,7 @@ ready_elsewhere() {
 }
 wait_for "prod/mysvc Ready on a live node" ready_elsewhere mysvc
 say "mysvc Ready again on another node $((SECONDS - crashed)) s after the crash; the pod on $node is left alone"
+wait_for "prod/mysvc Recovering in the policy's status" status_says mysvc "Recovering: 1 pods on lost node $node: surged from 1 to 2"
 run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[?(@.state=="Recovering")]}{.kind}/{.name}: {.state}, {.message}{"\n"}{end}'
 run "$testbed" restore --dir "$dir" "$node"
 wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}/{.status.readyReplicas}') == 1/1 ]]"

@@ -7,12 +7,15 @@ package drain_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -190,7 +194,7 @@ func TestEveryNodeAtOnce(t *testing.T) {
 	if len(violations) > 0 {
 		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
 	}
-	tl.check(t, loop, 1)
+	tl.check(t, 1)
 	for _, n := range loop {
 		if empty, err := f.NodeDrained(f.Ctx, n); err != nil || !empty {
 			t.Errorf("node %s still runs pods of the test (err %v)", n, err)
@@ -331,18 +335,48 @@ func TestRefusedRetriedTimedOutAndResumed(t *testing.T) {
 // timeline records, from watches of the cluster rather than from the drains' own words,
 // when each node was cordoned, when its last pod left, and who took the drain slot.
 type timeline struct {
+	f        *framework.Framework
+	nodes    []string
 	mu       sync.Mutex
-	cordoned map[string]time.Time
-	lastGone map[string]time.Time
+	cordoned map[string]mark
+	lastGone map[string]mark
 	holders  []string
+	bad      error // a resourceVersion that is not a revision
+	// on holds the pods seen on each node and not yet seen deleted, and leases the
+	// resourceVersion of each slot Lease last seen: what settle compares with the cluster.
+	on     map[string]map[types.UID]bool
+	leases map[string]string
+}
+
+// mark is when a change happened: the etcd revision that wrote it (its resourceVersion:
+// the testbed has one etcd), which orders the changes of different watches as they were
+// made, whereas the goroutine reading the three watches may read them late and in
+// another order; and the time it was seen, for messages.
+type mark struct {
+	rev  uint64
+	seen time.Time
+}
+
+// markOf marks the change that made obj as it is.
+func (tl *timeline) markOf(obj metav1.Object) mark {
+	rev, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	if err != nil && tl.bad == nil {
+		tl.bad = fmt.Errorf("%s: resourceVersion %q: %w", obj.GetName(), obj.GetResourceVersion(), err)
+	}
+	return mark{rev: rev, seen: time.Now()}
 }
 
 func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeline {
-	tl := &timeline{cordoned: map[string]time.Time{}, lastGone: map[string]time.Time{}}
+	tl := &timeline{f: f, nodes: nodes, cordoned: map[string]mark{}, lastGone: map[string]mark{},
+		on: map[string]map[types.UID]bool{}, leases: map[string]string{}}
+	for _, n := range nodes {
+		tl.on[n] = map[types.UID]bool{}
+	}
 	nodeWatch, err := f.Clientset.CoreV1().Nodes().Watch(f.Ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Started without a resourceVersion, the pod watch first adds the pods already there.
 	podWatch, err := f.Clientset.CoreV1().Pods(f.Namespace).Watch(f.Ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -362,7 +396,7 @@ func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeli
 				if n, isNode := e.Object.(*corev1.Node); isNode && n.Spec.Unschedulable && slices.Contains(nodes, n.Name) {
 					tl.mu.Lock()
 					if _, seen := tl.cordoned[n.Name]; !seen {
-						tl.cordoned[n.Name] = time.Now()
+						tl.cordoned[n.Name] = tl.markOf(n)
 					}
 					tl.mu.Unlock()
 				}
@@ -370,9 +404,14 @@ func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeli
 				if !ok {
 					return
 				}
-				if p, isPod := e.Object.(*corev1.Pod); isPod && e.Type == watch.Deleted && slices.Contains(nodes, p.Spec.NodeName) {
+				if p, isPod := e.Object.(*corev1.Pod); isPod && slices.Contains(nodes, p.Spec.NodeName) {
 					tl.mu.Lock()
-					tl.lastGone[p.Spec.NodeName] = time.Now()
+					if e.Type == watch.Deleted {
+						delete(tl.on[p.Spec.NodeName], p.UID)
+						tl.lastGone[p.Spec.NodeName] = tl.markOf(p)
+					} else {
+						tl.on[p.Spec.NodeName][p.UID] = true
+					}
 					tl.mu.Unlock()
 				}
 			case e, ok := <-leaseWatch.ResultChan():
@@ -382,6 +421,7 @@ func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeli
 				if l, isLease := e.Object.(*coordinationv1.Lease); isLease {
 					h := ptr.Deref(l.Spec.HolderIdentity, "")
 					tl.mu.Lock()
+					tl.leases[l.Name] = l.ResourceVersion
 					if h != "" && (len(tl.holders) == 0 || tl.holders[len(tl.holders)-1] != h) {
 						tl.holders = append(tl.holders, h)
 					}
@@ -393,21 +433,72 @@ func watchTimeline(t *testing.T, f *framework.Framework, nodes []string) *timeli
 	return tl
 }
 
+// settle waits until the watches have delivered the cluster as it is now: every slot
+// Lease at its current version, every cordoned node seen cordoned, and the pods on the
+// nodes seen come and go. Read before then, the last drain's events may still be on
+// their way: a drain of an empty node takes its slot, cordons and ends within
+// milliseconds.
+func (tl *timeline) settle() {
+	f := tl.f
+	f.T.Helper()
+	f.Eventually(time.Minute, "the timeline's watches to catch up with the cluster", func(ctx context.Context) (bool, error) {
+		leases, err := f.Clientset.CoordinationV1().Leases(f.Namespace).List(ctx, metav1.ListOptions{LabelSelector: drain.SlotLabel})
+		if err != nil {
+			return false, err
+		}
+		pods, err := f.Pods(ctx, "")
+		if err != nil {
+			return false, err
+		}
+		on := map[string]map[types.UID]bool{}
+		for _, n := range tl.nodes {
+			node, err := f.Clientset.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			tl.mu.Lock()
+			_, seen := tl.cordoned[n]
+			tl.mu.Unlock()
+			if node.Spec.Unschedulable && !seen {
+				return false, nil
+			}
+			on[n] = map[types.UID]bool{}
+		}
+		for _, p := range pods {
+			if on[p.Spec.NodeName] != nil {
+				on[p.Spec.NodeName][p.UID] = true
+			}
+		}
+		tl.mu.Lock()
+		defer tl.mu.Unlock()
+		for _, l := range leases.Items {
+			if tl.leases[l.Name] != l.ResourceVersion {
+				return false, nil
+			}
+		}
+		return maps.EqualFunc(on, tl.on, maps.Equal), nil
+	})
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.bad != nil {
+		f.T.Fatal(tl.bad)
+	}
+}
+
 // check asserts that at most atOnce nodes were being drained at any moment (a node is
 // being drained from when it is cordoned until its last pod leaves) and that each node's
 // drain held a slot.
-func (tl *timeline) check(t *testing.T, nodes []string, atOnce int) {
+func (tl *timeline) check(t *testing.T, atOnce int) {
 	t.Helper()
+	tl.settle()
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
-	end := func(n string) time.Time {
-		if gone, ok := tl.lastGone[n]; ok && gone.After(tl.cordoned[n]) {
-			return gone
-		}
-		return tl.cordoned[n]
+	nodes := tl.nodes
+	end := func(n string) uint64 {
+		return max(tl.lastGone[n].rev, tl.cordoned[n].rev)
 	}
 	order := slices.Clone(nodes)
-	slices.SortFunc(order, func(a, b string) int { return tl.cordoned[a].Compare(tl.cordoned[b]) })
+	slices.SortFunc(order, func(a, b string) int { return cmp.Compare(tl.cordoned[a].rev, tl.cordoned[b].rev) })
 	for _, n := range order {
 		start, ok := tl.cordoned[n]
 		if !ok {
@@ -416,13 +507,13 @@ func (tl *timeline) check(t *testing.T, nodes []string, atOnce int) {
 		}
 		var during []string
 		for _, m := range order {
-			if m != n && !tl.cordoned[m].After(start) && end(m).After(start) {
+			if m != n && tl.cordoned[m].rev <= start.rev && end(m) > start.rev {
 				during = append(during, m)
 			}
 		}
 		if len(during)+1 > atOnce {
 			t.Errorf("node %s was cordoned at %s while %v were still being drained: more than %d at once",
-				n, start.Format(time.TimeOnly+".000"), during, atOnce)
+				n, start.seen.Format(time.TimeOnly+".000"), during, atOnce)
 		}
 	}
 	t.Logf("drain order %v; slot holders in turn %v", order, tl.holders)
@@ -463,7 +554,7 @@ func TestSeveralNodesInOneRun(t *testing.T) {
 	if len(violations) > 0 {
 		t.Errorf("budgets went below their floor:\n%s", strings.Join(violations, "\n"))
 	}
-	tl.check(t, nodes, 2)
+	tl.check(t, 2)
 	for _, n := range f.Nodes {
 		node, err := f.Clientset.CoreV1().Nodes().Get(f.Ctx, n, metav1.GetOptions{})
 		if err != nil {
@@ -514,12 +605,13 @@ func TestWaveByWaveFollowsTheDryRun(t *testing.T) {
 	if r.code != cli.ExitOK {
 		t.Fatalf("exit code %d, want 0", r.code)
 	}
+	tl.settle()
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	for i := 1; i < len(waves); i++ {
 		for _, prev := range waves[i-1] {
 			for _, n := range waves[i] {
-				if end, ok := tl.lastGone[prev]; ok && tl.cordoned[n].Before(end) {
+				if end, ok := tl.lastGone[prev]; ok && tl.cordoned[n].rev < end.rev {
 					t.Errorf("node %s of wave %d was cordoned before node %s of wave %d lost its last pod", n, i+1, prev, i)
 				}
 			}

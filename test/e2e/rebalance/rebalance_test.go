@@ -235,7 +235,8 @@ func (f *env) waitMoves(w client.Object, start time.Time, created *createdPods, 
 	spread := f.waitSpread(w, "one pod per node", func(perNode map[string]int) bool { return len(perNode) == 3 })
 	took := time.Since(start)
 	samples, violations := budgets.Stop()
-	decided := records.times(f.T)
+	created.settle(f)
+	decided := records.settle(f, w).times(f.T)
 
 	var moves []string
 	// The two moves' Events: the second may still be on its way from the recorder.
@@ -275,8 +276,25 @@ func (f *env) waitMoves(w client.Object, start time.Time, created *createdPods, 
 // moveRecords collects, in order, the records of moves the operator writes on a
 // workload (holdfast.dev/last-rebalance: "time pod").
 type moveRecords struct {
-	mu  sync.Mutex
-	all []string
+	mu   sync.Mutex
+	all  []string
+	last string // the record of the workload's last version seen
+}
+
+// settle waits until the watch has delivered the workload's record as it is now, and
+// returns r.
+func (r *moveRecords) settle(f *env, w client.Object) *moveRecords {
+	f.T.Helper()
+	cur := w.DeepCopyObject().(client.Object)
+	f.Eventually(settle, "the watch of "+w.GetName()+" to see its last record of a move", func(ctx context.Context) (bool, error) {
+		if err := f.c.Get(ctx, client.ObjectKeyFromObject(w), cur); err != nil {
+			return false, err
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return cur.GetAnnotations()[holdfastv1alpha1.LastRebalanceAnnotation] == r.last, nil
+	})
+	return r
 }
 
 // times returns when each recorded move was decided, failing the test on a record that
@@ -318,21 +336,19 @@ func (f *env) watchRecords(w client.Object) *moveRecords {
 		f.T.Fatal(err)
 	}
 	f.T.Cleanup(watcher.Stop)
-	r := &moveRecords{}
+	r := &moveRecords{last: w.GetAnnotations()[holdfastv1alpha1.LastRebalanceAnnotation]}
 	go func() {
-		last := w.GetAnnotations()[holdfastv1alpha1.LastRebalanceAnnotation]
 		for ev := range watcher.ResultChan() {
 			o, ok := ev.Object.(metav1.Object)
 			if !ok {
 				continue
 			}
 			record := o.GetAnnotations()[holdfastv1alpha1.LastRebalanceAnnotation]
-			if record == "" || record == last {
-				continue
-			}
-			last = record
 			r.mu.Lock()
-			r.all = append(r.all, record)
+			if record != "" && record != r.last {
+				r.all = append(r.all, record)
+			}
+			r.last = record
 			r.mu.Unlock()
 		}
 	}()
@@ -383,10 +399,23 @@ func (f *env) waitSpread(w client.Object, what string, ok func(perNode map[strin
 // createdPods records the pods created after it started. A pod is known by its UID: a
 // StatefulSet re-creates an evicted pod under the same name.
 type createdPods struct {
-	mu      sync.Mutex
-	uids    map[types.UID]bool
-	all     []string // name (UID), in order of creation
-	history []string // every change seen, to tell what happened when a count is off
+	selector string
+	before   map[types.UID]bool // the pods there when it started
+	mu       sync.Mutex
+	uids     map[types.UID]bool
+	all      []string // name (UID), in order of creation
+	history  []string // every change seen, to tell what happened when a count is off
+}
+
+// settle waits until the watch has delivered every pod the selector matches now.
+func (c *createdPods) settle(f *env) {
+	f.T.Helper()
+	f.Eventually(settle, "the watch of "+c.selector+" to see every pod there", func(ctx context.Context) (bool, error) {
+		pods, err := f.Pods(ctx, c.selector)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return !c.before[p.UID] && !c.uids[p.UID] }), err
+	})
 }
 
 func (c *createdPods) count() int {
@@ -420,7 +449,10 @@ func (f *env) watchCreatedPods(selector string) *createdPods {
 		f.T.Fatal(err)
 	}
 	f.T.Cleanup(w.Stop)
-	c := &createdPods{uids: map[types.UID]bool{}}
+	c := &createdPods{selector: selector, before: map[types.UID]bool{}, uids: map[types.UID]bool{}}
+	for _, p := range list.Items {
+		c.before[p.UID] = true
+	}
 	go func() {
 		for ev := range w.ResultChan() {
 			p, ok := ev.Object.(*corev1.Pod)
