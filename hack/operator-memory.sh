@@ -13,7 +13,7 @@ pods=${PODS:-5000}
 dir=${DIR:-$(mktemp -d /tmp/holdfast-memory.XXXXXX)}
 rm -rf "$dir"
 bin=$(mktemp -d)
-go build -o "$bin/holdfast" ./cmd/holdfast
+CGO_ENABLED=0 go build -o "$bin/holdfast" ./cmd/holdfast # static, as shipped
 (cd hack/testbed && go build -o "$bin/testbed" .)
 
 "$bin/testbed" up --src hack/testbed --dir "$dir" --nodes "$nodes" --zones 3
