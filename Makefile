@@ -57,8 +57,9 @@ test-monitoring: ## The alert rules, evaluated by Prometheus's rule engine (hack
 	cd hack/monitoring && $(GO) test -count=1 ./...
 
 .PHONY: fuzz
-fuzz: ## A short fuzz run of the manifest loader and of -k's kustomize build, FUZZTIME each (FUZZTIME=20s).
+fuzz: ## A short fuzz run of the manifest loader, of its block-style YAML reader against yaml.v3, and of -k's kustomize build, FUZZTIME each (FUZZTIME=20s).
 	$(GO) test -run '^$$' -fuzz FuzzLoadManifests -fuzztime $(FUZZTIME) ./internal/snapshot/
+	$(GO) test -run '^$$' -fuzz FuzzBlockYAML -fuzztime $(FUZZTIME) ./internal/snapshot/
 	$(GO) test -run '^$$' -fuzz FuzzKustomize -fuzztime $(FUZZTIME) ./internal/snapshot/
 
 .PHONY: image
