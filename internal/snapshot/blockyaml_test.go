@@ -12,13 +12,8 @@ import (
 // FuzzBlockYAML holds the block reader to yaml.v3: whatever it accepts, yaml.v3 reads
 // into the same nodes, at the same lines and columns.
 func FuzzBlockYAML(f *testing.F) {
-	examples, _ := filepath.Glob("../../examples/*/*.yaml")
-	for _, path := range examples {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
+	for _, doc := range repositoryDocuments(f) {
+		f.Add(doc)
 	}
 	for _, seed := range blockSeeds {
 		f.Add([]byte(seed))
@@ -59,12 +54,43 @@ spec:
           - containerPort: 8080
 `
 
-// TestBlockYAMLReadsManifests checks the seeds, and that the reader does read the usual
-// manifest rather than leave it to yaml.v3.
+// repositoryDocuments are the documents of the repository's YAML: examples, the
+// operator's manifests and CRDs, the workflows, the chart's values.
+func repositoryDocuments(tb testing.TB) [][]byte {
+	var docs [][]byte
+	for _, pattern := range []string{"../../examples/*/*.yaml", "../../config/*/*.yaml", "../../config/*/*/*.yaml",
+		"../../charts/holdfast/*.yaml", "../../charts/holdfast/files/*/*.yaml", "../../.github/workflows/*.yaml",
+		"../../hack/*/*.yaml", "../cli/testdata/*/*.yaml"} {
+		paths, _ := filepath.Glob(pattern)
+		for _, path := range paths {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			for _, d := range splitYAML(data) {
+				docs = append(docs, d.data)
+			}
+		}
+	}
+	return docs
+}
+
+// TestBlockYAMLReadsManifests checks the seeds and the repository's YAML against
+// yaml.v3, and that the reader does read a usual manifest rather than leave it to
+// yaml.v3.
 func TestBlockYAMLReadsManifests(t *testing.T) {
 	for _, seed := range blockSeeds {
 		checkBlockYAML(t, []byte(seed))
 	}
+	docs, read := repositoryDocuments(t), 0
+	for _, doc := range docs {
+		checkBlockYAML(t, doc)
+		var r blockReader
+		if r.parse(doc) != nil {
+			read++
+		}
+	}
+	t.Logf("read %d of the repository's %d YAML documents, yaml.v3 the rest", read, len(docs))
 	var r blockReader
 	if r.parse([]byte(deploymentYAML)) == nil {
 		t.Error("the block reader left a plain Deployment to yaml.v3")
