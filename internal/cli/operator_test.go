@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -34,5 +36,22 @@ func TestOperatorValidateAutoscalers(t *testing.T) {
 				t.Fatalf("want a refusal naming %s, got %v", tc.refused, err)
 			}
 		})
+	}
+}
+
+// The operator collects at GOGC=50 unless its environment chooses.
+func TestOperatorGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	t.Setenv("GOGC", "200") // restored after the test
+	setGCPercent()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set, the operator changed the GC percent to %d", got)
+	}
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	setGCPercent()
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("without GOGC, the GC percent is %d, want %d", got, gcPercent)
 	}
 }

@@ -303,6 +303,7 @@ type parser struct {
 	result fileResult
 	budget budget
 	json   jsonWriter
+	yaml   blockReader
 	// refused is why the file is not read, when it expands past its budget: its objects
 	// would be aliases of a few, and their problems would bury this one.
 	refused *Problem
@@ -438,8 +439,8 @@ func (l *parser) loadDocument(file string, d document) {
 
 // loadWhole parses a document at once and loads it.
 func (l *parser) loadWhole(file string, d document) {
-	d.root = &yamlv3.Node{}
-	if err := yamlv3.Unmarshal(d.data, d.root); err != nil {
+	var err error
+	if d.root, err = l.yaml.parseYAML(d.data); err != nil {
 		// Some of this parser's errors name the line before the fault; the YAML 1.1
 		// parser kubectl uses names the right one, and bad input is rare enough to
 		// parse twice.
@@ -518,8 +519,8 @@ func (l *parser) loadBlockList(file string, d document) bool {
 	if !ok {
 		return false
 	}
-	var root yamlv3.Node
-	if yamlv3.Unmarshal(head, &root) != nil || !isList(resolve(lookup(&root, nil))) {
+	root, err := l.yaml.parseYAML(head)
+	if err != nil || !isList(resolve(lookup(root, nil))) {
 		return false
 	}
 	objects, problems, warnings, skipped, budget := len(l.result.objects), len(l.result.problems), len(l.result.warnings), len(l.result.skipped), l.budget
@@ -527,8 +528,7 @@ func (l *parser) loadBlockList(file string, d document) bool {
 		if l.refused != nil {
 			return true
 		}
-		item.root = &yamlv3.Node{}
-		err := yamlv3.Unmarshal(item.data, item.root)
+		item.root, err = l.yaml.parseYAML(item.data)
 		seq := lookup(item.root, nil)
 		if err != nil || seq.Kind != yamlv3.SequenceNode || len(seq.Content) != 1 {
 			l.result.objects = slices.Delete(l.result.objects, objects, len(l.result.objects))

@@ -1,0 +1,290 @@
+package snapshot
+
+import (
+	"strings"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+)
+
+// Manifests are nearly all written in a small part of YAML: block mappings and sequences
+// of one-line scalars. yaml.v3's general scanner spent half of reading 10,000 Deployments
+// and their budgets; blockReader reads that part alone, into the nodes yaml.v3 makes, and
+// gives up on anything else (anchors, aliases, tags, flow collections other than {} and
+// [], multi-line, block or escaped scalars, tabs, carriage returns, non-ASCII text), which
+// yaml.v3 then reads as before, with its errors and their lines. FuzzBlockYAML holds it to
+// yaml.v3's nodes on every input it accepts.
+
+// maxBlockDepth is the deepest nesting read here; yaml.v3 refuses nesting past 10,000,
+// and deeper input is left to it, to refuse.
+const maxBlockDepth = 1000
+
+// maxKeyLength is the longest key read here: YAML limits implicit keys to 1,024
+// characters.
+const maxKeyLength = 1000
+
+// blockReader parses YAML documents; one serves a file, reusing its memory.
+type blockReader struct {
+	lines []blockLine
+	next  int
+	// slab holds the nodes, allocated a hundred at a time rather than one by one.
+	slab []yamlv3.Node
+}
+
+// blockLine is a line with content: neither blank nor a comment.
+type blockLine struct {
+	num    int    // 1-based, in the document
+	indent int    // spaces before text
+	text   string // from the indent to the end of the line
+}
+
+// parseYAML parses one document into nodes.
+func (r *blockReader) parseYAML(data []byte) (*yamlv3.Node, error) {
+	if n := r.parse(data); n != nil {
+		return n, nil
+	}
+	n := &yamlv3.Node{}
+	return n, yamlv3.Unmarshal(data, n)
+}
+
+// parse returns the document node of data, or nil when data is not in the block part of
+// YAML read here.
+func (r *blockReader) parse(data []byte) *yamlv3.Node {
+	if !r.split(data) || len(r.lines) == 0 {
+		return nil
+	}
+	r.next = 0
+	root := r.block(0)
+	if root == nil || r.next != len(r.lines) {
+		return nil
+	}
+	doc := r.node(yamlv3.DocumentNode, "", "", root.Line, root.Column)
+	doc.Content = []*yamlv3.Node{root}
+	return doc
+}
+
+// split cuts data into its lines with content, or reports that it has a byte or a line
+// left to yaml.v3.
+func (r *blockReader) split(data []byte) bool {
+	for _, c := range data {
+		if (c < ' ' && c != '\n') || c >= 0x7f {
+			return false
+		}
+	}
+	src := string(data) // one copy, that every scalar's value is a part of
+	r.lines = r.lines[:0]
+	for num := 1; len(src) > 0; num++ {
+		line, rest, _ := strings.Cut(src, "\n")
+		src = rest
+		text := strings.TrimLeft(line, " ")
+		indent := len(line) - len(text)
+		switch {
+		case strings.TrimRight(text, " ") == "" || text[0] == '#':
+			continue
+		case indent == 0 && (strings.HasPrefix(text, "---") || strings.HasPrefix(text, "...")):
+			return false
+		}
+		r.lines = append(r.lines, blockLine{num: num, indent: indent, text: strings.TrimRight(text, " ")})
+	}
+	return true
+}
+
+func (r *blockReader) node(kind yamlv3.Kind, tag, value string, line, column int) *yamlv3.Node {
+	if len(r.slab) == cap(r.slab) {
+		r.slab = make([]yamlv3.Node, 0, 128)
+	}
+	r.slab = append(r.slab, yamlv3.Node{Kind: kind, Tag: tag, Value: value, Line: line, Column: column})
+	return &r.slab[len(r.slab)-1]
+}
+
+// block parses the sequence or mapping that starts on the next line.
+func (r *blockReader) block(depth int) *yamlv3.Node {
+	l := r.lines[r.next]
+	if isItem(l.text) {
+		return r.sequence(l.indent, depth)
+	}
+	return r.mapping(l.indent, depth)
+}
+
+// isItem reports whether text starts a sequence's item.
+func isItem(text string) bool { return text == "-" || strings.HasPrefix(text, "- ") }
+
+func (r *blockReader) sequence(indent, depth int) *yamlv3.Node {
+	if depth > maxBlockDepth {
+		return nil
+	}
+	first := r.lines[r.next]
+	seq := r.node(yamlv3.SequenceNode, "!!seq", "", first.num, indent+1)
+	for r.next < len(r.lines) {
+		l := &r.lines[r.next]
+		if l.indent < indent || (l.indent == indent && !isItem(l.text)) {
+			break
+		}
+		if l.indent > indent {
+			return nil
+		}
+		rest := strings.TrimLeft(l.text[1:], " ")
+		column := indent + len(l.text) - len(rest) // 0-based, of rest
+		var item *yamlv3.Node
+		switch {
+		case rest == "":
+			// The item is the block below it; an empty item is left to yaml.v3.
+			if r.next++; r.next == len(r.lines) || r.lines[r.next].indent <= indent {
+				return nil
+			}
+			item = r.block(depth + 1)
+		case isItem(rest):
+			return nil
+		case isKey(rest):
+			// A mapping that starts on the item's line, at the column of its first key.
+			l.indent, l.text = column, rest
+			item = r.mapping(column, depth+1)
+		default:
+			item = r.scalar(rest, l.num, column+1)
+			r.next++
+		}
+		if item == nil {
+			return nil
+		}
+		seq.Content = append(seq.Content, item)
+	}
+	return seq
+}
+
+func (r *blockReader) mapping(indent, depth int) *yamlv3.Node {
+	if depth > maxBlockDepth {
+		return nil
+	}
+	first := r.lines[r.next]
+	m := r.node(yamlv3.MappingNode, "!!map", "", first.num, indent+1)
+	for r.next < len(r.lines) {
+		l := r.lines[r.next]
+		if l.indent < indent {
+			break
+		}
+		if l.indent > indent || isItem(l.text) {
+			return nil
+		}
+		key, colon, ok := splitKey(l.text)
+		if !ok {
+			return nil
+		}
+		k := r.plain(key, l.num, indent+1)
+		if k == nil {
+			return nil
+		}
+		r.next++
+		rest := strings.TrimLeft(l.text[colon+1:], " ")
+		var v *yamlv3.Node
+		switch {
+		case rest != "":
+			v = r.scalar(rest, l.num, indent+len(l.text)-len(rest)+1)
+		case r.next < len(r.lines) && r.lines[r.next].indent > indent:
+			v = r.block(depth + 1)
+		case r.next < len(r.lines) && r.lines[r.next].indent == indent && isItem(r.lines[r.next].text):
+			// A sequence may be indented as far as the key it is the value of.
+			v = r.sequence(indent, depth+1)
+		default: // "key:" and nothing below it
+			v = r.node(yamlv3.ScalarNode, "!!null", "", l.num, indent+colon+2)
+		}
+		if v == nil {
+			return nil
+		}
+		m.Content = append(m.Content, k, v)
+	}
+	return m
+}
+
+// splitKey cuts "key: value" at its colon, and reports whether text is such a line.
+func splitKey(text string) (key string, colon int, ok bool) {
+	for i := 0; i < len(text) && i <= maxKeyLength; i++ {
+		if text[i] == ':' && (i+1 == len(text) || text[i+1] == ' ') {
+			return text[:i], i, i > 0
+		}
+	}
+	return "", 0, false
+}
+
+func isKey(text string) bool {
+	_, _, ok := splitKey(text)
+	return ok
+}
+
+// scalar parses a value written on one line, starting at column.
+func (r *blockReader) scalar(text string, line, column int) *yamlv3.Node {
+	switch text[0] {
+	case '{', '[':
+		if len(text) < 2 || text[1] != text[0]+2 || !endsValue(text[2:]) { // {} or []
+			return nil
+		}
+		kind, tag := yamlv3.MappingNode, "!!map"
+		if text[0] == '[' {
+			kind, tag = yamlv3.SequenceNode, "!!seq"
+		}
+		n := r.node(kind, tag, "", line, column)
+		n.Style = yamlv3.FlowStyle
+		return n
+	case '\'':
+		return r.quoted(text, line, column, yamlv3.SingleQuotedStyle)
+	case '"':
+		return r.quoted(text, line, column, yamlv3.DoubleQuotedStyle)
+	}
+	if i := strings.Index(text, " #"); i >= 0 {
+		text = strings.TrimRight(text[:i], " ")
+	}
+	return r.plain(text, line, column)
+}
+
+// endsValue reports whether what follows a value on its line is nothing or a comment.
+func endsValue(rest string) bool {
+	trimmed := strings.TrimLeft(rest, " ")
+	return trimmed == "" || (trimmed[0] == '#' && len(trimmed) < len(rest))
+}
+
+// quoted parses a quoted scalar that ends on its line and has no escapes but a doubled
+// single quote.
+func (r *blockReader) quoted(text string, line, column int, style yamlv3.Style) *yamlv3.Node {
+	quote := text[0]
+	end, escaped := -1, false
+	for i := 1; i < len(text); i++ {
+		switch {
+		case text[i] == '\\' && quote == '"':
+			return nil
+		case text[i] == quote && quote == '\'' && i+1 < len(text) && text[i+1] == '\'':
+			escaped = true
+			i++
+		case text[i] == quote:
+			end = i
+		}
+		if end >= 0 {
+			break
+		}
+	}
+	if end < 0 || !endsValue(text[end+1:]) {
+		return nil
+	}
+	value := text[1:end]
+	if escaped {
+		value = strings.ReplaceAll(value, "''", "'")
+	}
+	n := r.node(yamlv3.ScalarNode, "!!str", value, line, column)
+	n.Style = style
+	return n
+}
+
+// plain parses a plain scalar, its tag resolved as yaml.v3 resolves it (but for the
+// merge key, left to yaml.v3).
+func (r *blockReader) plain(text string, line, column int) *yamlv3.Node {
+	if text == "" || text == "<<" || strings.ContainsAny(text[:1], "[]{},#&*!|>'\"%@`") ||
+		(strings.ContainsAny(text[:1], "-?:") && (len(text) == 1 || text[1] == ' ')) ||
+		strings.Contains(text, ": ") || strings.Contains(text, " #") || strings.HasSuffix(text, ":") ||
+		strings.HasSuffix(text, " ") {
+		return nil
+	}
+	n := r.node(yamlv3.ScalarNode, "!!str", text, line, column)
+	// Only these first characters can start a number, a boolean, a null or a timestamp.
+	if strings.ContainsAny(text[:1], "+-.0123456789yYnNtTfFoO~") {
+		n.Tag = ""
+		n.Tag = n.ShortTag()
+	}
+	return n
+}
