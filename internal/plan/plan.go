@@ -258,7 +258,7 @@ func Unplaceable(snap *snapshot.Snapshot, now time.Time, name string, f availabi
 	target[0].queued = true
 	c.filter(target, f)
 	opts := Options{DrainFilter: f}
-	c.order(target, 1, opts)
+	c.order(target, c.boundStart(target), 1, opts)
 	_, failed := c.evict(target, opts, nil)
 	return c.roomReasons(failed, 0), nil
 }

@@ -43,7 +43,7 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 	start := c.boundStart(remaining)
 	bound := c.lowerBound(remaining, start, opts)
 	planned := len(remaining)
-	remaining = c.order(remaining, bound.Waves, opts)
+	remaining = c.order(remaining, start, bound.Waves, opts)
 	for i, n := range remaining {
 		n.rank = i
 	}
@@ -230,9 +230,9 @@ func (c *cluster) admit(n *node, ds []demand, used map[int]int32, alone map[int]
 // maximum cardinality search over shared budgets (next, the node sharing budgets with the
 // most nodes already coloured): for conflicts that form a chordal graph, as interval-like
 // placements do, first-fit in that order uses the fewest colours possible. Then, for the
-// others, the colouring is improved by recolouring in reverse (see recolourings), down
-// to least colours at best.
-func (c *cluster) order(nodes []*node, least int, opts Options) []*node {
+// others, the colouring is improved by recolouring in reverse (see recolourings), then by
+// a tabu search over the conflicts in (see recolour), down to least colours at best.
+func (c *cluster) order(nodes []*node, in boundInputs, least int, opts Options) []*node {
 	ds := make([][]demand, len(c.nodes))
 	holders := map[int][]*node{}
 	for _, n := range nodes {
@@ -290,6 +290,7 @@ func (c *cluster) order(nodes []*node, least int, opts Options) []*node {
 			c.classes = classes
 		}
 	}
+	c.recolour(nodes, ds, in, least, opts)
 	for k, cl := range c.classes {
 		for _, n := range cl.nodes {
 			n.class = k

@@ -147,7 +147,7 @@ func TestWavesSpeedShapeNearBound(t *testing.T) {
 
 // Nodes that cannot drain (a one-per-node companion each) cost the nodes that can no
 // waves: the plan of the whole bench-scale cluster has the waves of its drainable zone
-// alone.
+// alone, as many as the tabu search gets to, against the bound of the largest wave.
 func TestWavesUnplaceableNodesCostNoWaves(t *testing.T) {
 	s := benchScaleShape(1000).Snapshot
 	opts := plan.Options{DrainFilter: availability.DrainFilter{IgnoreDaemonSets: true}}
@@ -167,9 +167,11 @@ func TestWavesUnplaceableNodesCostNoWaves(t *testing.T) {
 		}
 	}
 	// No 16 of zone-a's 334 nodes can share a wave: at least 23 waves, where the largest
-	// budget and the largest set of pairwise conflicting nodes prove 17 and 18.
-	if all.LowerBound.Waves != 23 || all.LowerBound.LargestWave != 15 {
-		t.Errorf("lower bound %d (largest wave %d), want 23 (15)", all.LowerBound.Waves, all.LowerBound.LargestWave)
+	// budget and the largest set of pairwise conflicting nodes prove 17 and 18. The tabu
+	// search packs them in 35 (first-fit and its recolouring alone: 44).
+	if all.LowerBound.Waves != 23 || all.LowerBound.LargestWave != 15 || len(all.Waves) > 35 {
+		t.Errorf("%d waves, lower bound %d (largest wave %d), want at most 35 waves and a bound of 23 (15)",
+			len(all.Waves), all.LowerBound.Waves, all.LowerBound.LargestWave)
 	}
 	if len(all.Blocked) != 666 || len(all.Waves) != len(zoneA.Waves) || all.LowerBound.Waves != zoneA.LowerBound.Waves {
 		t.Errorf("every node: %d waves (lower bound %d), %d blocked; want the waves of zone-a alone, %d (lower bound %d), and its 666 companions blocked",
@@ -245,10 +247,11 @@ func TestLowerBoundLargestWave(t *testing.T) {
 
 // On small random clusters, where the fewest waves can be found by trying every
 // colouring, the bound never exceeds them and the plan never has fewer (either would be
-// a bug); the plan reaches them and the bound proves them on most.
+// a bug); the plan reaches them every time (first-fit and its recolouring alone missed
+// them in 4 of these 200), and the bound proves them on most.
 func TestWavesAgainstExactColouring(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	const targets, cases = 9, 60
+	const targets, cases = 10, 200
 	var reached, proved int
 	for k := range cases {
 		var sets [][]int
@@ -256,7 +259,7 @@ func TestWavesAgainstExactColouring(t *testing.T) {
 		for i := range conflict {
 			conflict[i] = make([]bool, targets)
 		}
-		for range 7 {
+		for range 9 {
 			set := r.Perm(targets)[:2+r.IntN(3)]
 			sets = append(sets, set)
 			for _, i := range set {
@@ -282,8 +285,8 @@ func TestWavesAgainstExactColouring(t *testing.T) {
 		}
 	}
 	t.Logf("of %d cases, the plan has the fewest waves in %d, the bound proves them in %d", cases, reached, proved)
-	if reached < cases*9/10 || proved < cases*3/4 {
-		t.Errorf("the plan has the fewest waves in %d of %d cases, the bound proves them in %d; want at least 90%% and 75%%", reached, cases, proved)
+	if reached < cases || proved < cases*95/100 {
+		t.Errorf("the plan has the fewest waves in %d of %d cases, the bound proves them in %d; want all and at least 95%%", reached, cases, proved)
 	}
 }
 
