@@ -1,9 +1,13 @@
 package drain
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"sync"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Candidate is a node of a wave waiting for its turn.
@@ -15,14 +19,21 @@ type Candidate struct {
 	// Busy says which of those pods' workloads is paced by an eviction of this drain on
 	// another node, if one is.
 	Busy string
+	// Uncovered is how many of those pods belong to workloads of which no node this drain
+	// holds a slot for has a pod left to evict.
+	Uncovered int
 }
 
 // PickNext returns the index of the candidate to drain next, or -1 when every one would
-// only wait. A node whose workloads are all free goes first; then one with some pod it can
-// evict now (a budget with one disruption to give serves one node at a time, so a node
-// whose every workload is paced would only hold a slot). Among equals, the one with the
-// fewest pods, ties in the given order: light nodes are done soonest, and once drained and
-// back they take later replacements, so that fewer pods are moved twice.
+// only wait (a budget with one disruption to give serves one node at a time, so a node
+// whose every workload is paced would only hold a slot). First the node with the most
+// pods of workloads no node holding a slot has a pod of: once a workload's replacement
+// is Ready, its next eviction can only come from a node holding a slot, and with none,
+// it waits for a slot to free, a whole pod start lost while the nodes holding them wait
+// on other workloads. Then a node whose workloads are all free, then one with some pod
+// it can evict now; then the one with the fewest pods, ties in the given order: light
+// nodes are done soonest, and once drained and back they take later replacements, so
+// that fewer pods are moved twice.
 func PickNext(cands []Candidate) int {
 	rank := func(c Candidate) int {
 		switch {
@@ -38,7 +49,12 @@ func PickNext(cands []Candidate) int {
 		if rank(c) == 2 {
 			continue
 		}
-		if best < 0 || rank(c) < rank(cands[best]) || (rank(c) == rank(cands[best]) && c.Pods < cands[best].Pods) {
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := cands[best]
+		if cmp.Or(cmp.Compare(b.Uncovered, c.Uncovered), cmp.Compare(rank(c), rank(b)), cmp.Compare(c.Pods, b.Pods)) < 0 {
 			best = i
 		}
 	}
@@ -55,10 +71,16 @@ func (d *Drainer) dispatch(ctx context.Context, wave []string) []NodeResult {
 	pending := slices.Clone(wave)
 	said := map[string]string{}
 	var wg sync.WaitGroup
+	// draining holds the nodes holding a slot, for candidates.
+	var mu sync.Mutex
+	draining := map[string]bool{}
 	for len(pending) > 0 && ctx.Err() == nil {
 		next := 0
 		if len(pending) > 1 {
-			cands := d.candidates(ctx, pending)
+			mu.Lock()
+			holding := slices.Collect(maps.Keys(draining))
+			mu.Unlock()
+			cands := d.candidates(ctx, pending, holding)
 			if next = PickNext(cands); next < 0 {
 				for _, c := range cands {
 					if said[c.Node] != c.Busy {
@@ -81,7 +103,15 @@ func (d *Drainer) dispatch(ctx context.Context, wave []string) []NodeResult {
 			continue
 		}
 		pending = slices.Delete(pending, next, next+1)
-		wg.Go(func() { results[index[node]] = d.drainNode(ctx, node, slot) })
+		mu.Lock()
+		draining[node] = true
+		mu.Unlock()
+		wg.Go(func() {
+			results[index[node]] = d.drainNode(ctx, node, slot)
+			mu.Lock()
+			delete(draining, node)
+			mu.Unlock()
+		})
 	}
 	for _, node := range pending {
 		if results[index[node]].Err == nil {
@@ -92,18 +122,27 @@ func (d *Drainer) dispatch(ctx context.Context, wave []string) []NodeResult {
 	return results
 }
 
-// candidates describes the pending nodes for PickNext, from the run's watch of pods.
-func (d *Drainer) candidates(ctx context.Context, pending []string) []Candidate {
+// candidates describes the pending nodes for PickNext, from the run's watch of pods;
+// holding are the nodes the run holds slots for.
+func (d *Drainer) candidates(ctx context.Context, pending, holding []string) []Candidate {
+	covered := map[workloadKey]bool{}
+	for _, node := range holding {
+		for _, pod := range d.toEvict(node) {
+			if key, ok := workloadOf(pod); ok {
+				covered[key] = true
+			}
+		}
+	}
 	busy := map[workloadKey]string{}
 	cands := make([]Candidate, len(pending))
 	for i, node := range pending {
 		cands[i].Node = node
-		for _, pod := range d.pods.onNode(node) {
-			if pod.DeletionTimestamp != nil || d.classify(pod).Verdict != Evict {
-				continue
-			}
+		for _, pod := range d.toEvict(node) {
 			cands[i].Pods++
 			key, ok := workloadOf(pod)
+			if ok && !covered[key] {
+				cands[i].Uncovered++
+			}
 			if !ok || !d.Pace {
 				cands[i].Free++
 				continue
@@ -123,4 +162,15 @@ func (d *Drainer) candidates(ctx context.Context, pending []string) []Candidate 
 		}
 	}
 	return cands
+}
+
+// toEvict lists the node's pods the drain is still to evict, from the run's watch.
+func (d *Drainer) toEvict(node string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range d.pods.onNode(node) {
+		if pod.DeletionTimestamp == nil && d.classify(pod).Verdict == Evict {
+			out = append(out, pod)
+		}
+	}
+	return out
 }
