@@ -19,21 +19,25 @@ type Candidate struct {
 	// Busy says which of those pods' workloads is paced by an eviction of this drain on
 	// another node, if one is.
 	Busy string
-	// Uncovered is how many of those pods belong to workloads of which no node this drain
-	// holds a slot for has a pod left to evict.
+	// Uncovered is how many of those pods belong to workloads of which the nodes this
+	// drain holds slots for have no pod left for the next eviction, once those that can
+	// go now have gone.
 	Uncovered int
 }
 
 // PickNext returns the index of the candidate to drain next, or -1 when every one would
 // only wait (a budget with one disruption to give serves one node at a time, so a node
-// whose every workload is paced would only hold a slot). First the node with the most
-// pods of workloads no node holding a slot has a pod of: once a workload's replacement
-// is Ready, its next eviction can only come from a node holding a slot, and with none,
-// it waits for a slot to free, a whole pod start lost while the nodes holding them wait
-// on other workloads. Then a node whose workloads are all free, then one with some pod
-// it can evict now; then the one with the fewest pods, ties in the given order: light
-// nodes are done soonest, and once drained and back they take later replacements, so
-// that fewer pods are moved twice.
+// whose every workload is paced would only hold a slot). First a node with nothing to
+// evict: its slot is back at once, and once drained and back it takes the replacements
+// of the evictions that follow, which would otherwise land on nodes still to drain and
+// be moved twice. Then the node with the most pods of workloads the nodes holding slots
+// have no pod of for their next eviction: once a workload's replacement is Ready, its
+// next eviction can only come from a node holding a slot, and with none, it waits for a
+// slot to free, a whole pod start lost while the nodes holding them wait on other
+// workloads. Then a node whose
+// workloads are all free, then one with some pod it can evict now; then the one with
+// the fewest pods, ties in the given order: light nodes are done soonest, and back
+// sooner to take replacements.
 func PickNext(cands []Candidate) int {
 	rank := func(c Candidate) int {
 		switch {
@@ -54,7 +58,8 @@ func PickNext(cands []Candidate) int {
 			continue
 		}
 		b := cands[best]
-		if cmp.Or(cmp.Compare(b.Uncovered, c.Uncovered), cmp.Compare(rank(c), rank(b)), cmp.Compare(c.Pods, b.Pods)) < 0 {
+		empty := func(c Candidate) int { return min(c.Pods, 1) }
+		if cmp.Or(cmp.Compare(empty(c), empty(b)), cmp.Compare(b.Uncovered, c.Uncovered), cmp.Compare(rank(c), rank(b)), cmp.Compare(c.Pods, b.Pods)) < 0 {
 			best = i
 		}
 	}
@@ -125,36 +130,49 @@ func (d *Drainer) dispatch(ctx context.Context, wave []string) []NodeResult {
 // candidates describes the pending nodes for PickNext, from the run's watch of pods;
 // holding are the nodes the run holds slots for.
 func (d *Drainer) candidates(ctx context.Context, pending, holding []string) []Candidate {
-	covered := map[workloadKey]bool{}
+	busy := map[workloadKey]string{}
+	// paced says why the workload's next eviction waits, or "" when it can go now.
+	paced := func(key workloadKey) string {
+		why, seen := busy[key]
+		if !seen {
+			if open, w, err := d.pacer.open(ctx, d.Client, key); err == nil && !open {
+				why = w
+			}
+			busy[key] = why
+		}
+		return why
+	}
+	// A workload is covered for its next eviction when the nodes holding slots have a pod
+	// of it left once those that can go now have gone: one of them goes now.
+	left := map[workloadKey]int{}
 	for _, node := range holding {
 		for _, pod := range d.toEvict(node) {
 			if key, ok := workloadOf(pod); ok {
-				covered[key] = true
+				left[key]++
 			}
 		}
 	}
-	busy := map[workloadKey]string{}
+	if d.Pace {
+		for key := range left {
+			if paced(key) == "" {
+				left[key]--
+			}
+		}
+	}
 	cands := make([]Candidate, len(pending))
 	for i, node := range pending {
 		cands[i].Node = node
 		for _, pod := range d.toEvict(node) {
 			cands[i].Pods++
 			key, ok := workloadOf(pod)
-			if ok && !covered[key] {
+			if ok && left[key] <= 0 {
 				cands[i].Uncovered++
 			}
 			if !ok || !d.Pace {
 				cands[i].Free++
 				continue
 			}
-			why, seen := busy[key]
-			if !seen {
-				if open, w, err := d.pacer.open(ctx, d.Client, key); err == nil && !open {
-					why = w
-				}
-				busy[key] = why
-			}
-			if why == "" {
+			if why := paced(key); why == "" {
 				cands[i].Free++
 			} else if cands[i].Busy == "" {
 				cands[i].Busy = why
