@@ -166,6 +166,27 @@ func TestNext(t *testing.T) {
 	}
 }
 
+// A budget that allows a disruption when read after its refusal was refused on a status
+// the disruption controller had not updated yet: the first retry goes at once.
+func TestBudgetBackoff(t *testing.T) {
+	tests := []struct {
+		attempt    int
+		retryAfter time.Duration
+		allows     bool
+		want       time.Duration
+	}{
+		{1, 0, true, 0},
+		{1, 0, false, time.Second},
+		{2, 0, true, 2 * time.Second},               // refused again: the count is not just late
+		{1, 3 * time.Second, true, 3 * time.Second}, // the API server asked for a delay
+	}
+	for _, tc := range tests {
+		if got := BudgetBackoff(tc.attempt, tc.retryAfter, tc.allows); got != tc.want {
+			t.Errorf("BudgetBackoff(%d, %s, %t) = %s, want %s", tc.attempt, tc.retryAfter, tc.allows, got, tc.want)
+		}
+	}
+}
+
 func TestBackoff(t *testing.T) {
 	tests := []struct {
 		attempt    int
