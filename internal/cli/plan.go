@@ -320,6 +320,9 @@ func (o *PlanDrainOptions) printTable(p *plan.Plan) error {
 	case lb.Conflicting > 0:
 		summary += fmt.Sprintf(" (%s of which no two can share a wave: each pair holds more pods of a budget than it lets go at once)",
 			count(lb.Conflicting, "node"))
+	case lb.LargestWave > 0:
+		summary += fmt.Sprintf(" (no wave can hold more than %d of them: among any %d, two hold more pods of a budget than it lets go at once)",
+			lb.LargestWave, lb.LargestWave+1)
 	case o.MaxConcurrent > 0 && lb.Waves > 1:
 		summary += fmt.Sprintf(" (at most %s at a time)", count(o.MaxConcurrent, "node"))
 	}

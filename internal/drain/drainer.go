@@ -665,7 +665,10 @@ func (w *nodeWork) answer(ctx context.Context, p *podWork, err error, now time.T
 			return false
 		}
 		retryAfter, _ := apierrors.SuggestsClientDelay(err)
-		retry(time.Duration(retryAfter)*time.Second, msg)
+		p.attempts++
+		allows := budget != nil && !budget.Stale && budget.Status.DisruptionsAllowed > 0
+		p.state.RetryAt = now.Add(BudgetBackoff(p.attempts, time.Duration(retryAfter)*time.Second, allows))
+		p.refused = msg
 		w.sayBudget(p, Blocked, msg, budget)
 	case AnsInternal:
 		if pdbs, listErr := w.budgets(ctx, p.pod); listErr == nil && len(pdbs) > 1 {

@@ -148,3 +148,16 @@ func Backoff(attempt int, retryAfter time.Duration) time.Duration {
 	}
 	return max(d, retryAfter)
 }
+
+// BudgetBackoff returns how long to wait before the attempt-th retry of an eviction its
+// budget refused: Backoff, except after the first refusal when the budget, read since,
+// allows a disruption and the API server asked for no delay. The Eviction API then read
+// the budget's status before the disruption controller had counted the last replacement
+// Ready, and the eviction can go again at once: a second of backoff there is a second
+// added to every round of a paced drain.
+func BudgetBackoff(attempt int, retryAfter time.Duration, allows bool) time.Duration {
+	if attempt == 1 && allows && retryAfter == 0 {
+		return 0
+	}
+	return Backoff(attempt, retryAfter)
+}

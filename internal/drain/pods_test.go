@@ -166,6 +166,27 @@ func TestNext(t *testing.T) {
 	}
 }
 
+// A budget that allows a disruption when read after its refusal was refused on a status
+// the disruption controller had not updated yet: the first retry goes at once.
+func TestBudgetBackoff(t *testing.T) {
+	tests := []struct {
+		attempt    int
+		retryAfter time.Duration
+		allows     bool
+		want       time.Duration
+	}{
+		{1, 0, true, 0},
+		{1, 0, false, time.Second},
+		{2, 0, true, 2 * time.Second},               // refused again: the count is not just late
+		{1, 3 * time.Second, true, 3 * time.Second}, // the API server asked for a delay
+	}
+	for _, tc := range tests {
+		if got := BudgetBackoff(tc.attempt, tc.retryAfter, tc.allows); got != tc.want {
+			t.Errorf("BudgetBackoff(%d, %s, %t) = %s, want %s", tc.attempt, tc.retryAfter, tc.allows, got, tc.want)
+		}
+	}
+}
+
 func TestBackoff(t *testing.T) {
 	tests := []struct {
 		attempt    int
@@ -315,7 +336,16 @@ func TestPickNext(t *testing.T) {
 			cands: []Candidate{{Node: "a", Pods: 1, Busy: "x"}, {Node: "b", Pods: 3, Free: 1, Busy: "y"}}, want: 1,
 		},
 		"every node would only wait": {cands: []Candidate{{Node: "a", Pods: 1, Busy: "x"}, {Node: "b", Pods: 2, Busy: "y"}}, want: -1},
-		"none":                       {want: -1},
+		"pods of workloads no slot holds first, even paced ones": {
+			cands: []Candidate{{Node: "a", Pods: 2, Free: 2}, {Node: "b", Pods: 3, Free: 1, Busy: "web", Uncovered: 2}}, want: 1,
+		},
+		"a node with nothing to evict before all": {
+			cands: []Candidate{{Node: "a", Pods: 3, Free: 3, Uncovered: 3}, {Node: "b"}}, want: 1,
+		},
+		"but never a node that would only wait": {
+			cands: []Candidate{{Node: "a", Pods: 1, Free: 1}, {Node: "b", Pods: 2, Busy: "web", Uncovered: 2}}, want: 0,
+		},
+		"none": {want: -1},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -201,6 +201,11 @@ type LowerBound struct {
 	// (each pair holds more pods of some budget than it allows at once), imposes Waves,
 	// more than any budget alone.
 	Conflicting int `json:"conflicting,omitempty"`
+	// LargestWave is set when no wave can hold more than that many of the nodes (among
+	// any more, two hold more pods of some budget than it allows at once), so that
+	// ceil(nodes/LargestWave) imposes Waves, more than any budget or set of conflicting
+	// nodes.
+	LargestWave int `json:"largestWave,omitempty"`
 }
 
 // BudgetBound is the waves one budget imposes. Kind is PodDisruptionBudget, or the kind
@@ -253,7 +258,7 @@ func Unplaceable(snap *snapshot.Snapshot, now time.Time, name string, f availabi
 	target[0].queued = true
 	c.filter(target, f)
 	opts := Options{DrainFilter: f}
-	c.order(target, opts)
+	c.order(target, c.boundStart(target), 1, opts)
 	_, failed := c.evict(target, opts, nil)
 	return c.roomReasons(failed, 0), nil
 }

@@ -41,7 +41,9 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 	// onto it, and only the nodes the plan drains in the end: a node found blocked on
 	// the way needs no wave.
 	start := c.boundStart(remaining)
-	remaining = c.order(remaining, opts)
+	bound := c.lowerBound(remaining, start, opts)
+	planned := len(remaining)
+	remaining = c.order(remaining, start, bound.Waves, opts)
 	for i, n := range remaining {
 		n.rank = i
 	}
@@ -67,7 +69,10 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 			drained = append(drained, n)
 		}
 	}
-	plan.LowerBound = c.lowerBound(drained, start, opts)
+	plan.LowerBound = bound
+	if len(drained) < planned {
+		plan.LowerBound = c.lowerBound(drained, start, opts)
+	}
 	return plan
 }
 
@@ -176,30 +181,35 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 	return nil, nil
 }
 
-// fitsBudgets reports whether a node's demands fit the budgets next to the wave's. A
-// zone-aware budget's pods leave from one zone per wave, up to that zone's limit.
+// fitsBudgets reports whether a node's demands fit the budgets next to the wave's.
 func (c *cluster) fitsBudgets(n *node, ds []demand, used map[int]int32, alone map[int]bool, zones map[int]string) bool {
 	for _, d := range ds {
-		if alone[d.budget] {
-			return false
-		}
-		allowed := c.allowed(d.budget)
-		if zone, ok := c.zoneOf(d.budget, n); ok {
-			if z, taken := zones[d.budget]; taken && z != zone {
-				return false
-			}
-			allowed = c.zoneAllowed(d.budget, zone)
-		}
-		if used[d.budget]+d.pods <= allowed {
-			continue
-		}
-		// More pods than the budget allows at once: only as the wave's one node with pods
-		// of that budget, evicted one by one as replacements become Ready.
-		if used[d.budget] > 0 {
+		zone, taken := zones[d.budget]
+		if !c.fitsBudget(n, d, used[d.budget], alone[d.budget], zone, taken) {
 			return false
 		}
 	}
 	return true
+}
+
+// fitsBudget reports whether a node's pods of one budget fit next to the wave's: used of
+// them, alone when a node of the wave holds more than the budget allows, and, when taken,
+// the zone they leave from. A zone-aware budget's pods leave from one zone per wave, up to
+// that zone's limit.
+func (c *cluster) fitsBudget(n *node, d demand, used int32, alone bool, zone string, taken bool) bool {
+	if alone {
+		return false
+	}
+	allowed := c.allowed(d.budget)
+	if z, ok := c.zoneOf(d.budget, n); ok {
+		if taken && z != zone {
+			return false
+		}
+		allowed = c.zoneAllowed(d.budget, z)
+	}
+	// More pods than the budget allows at once: only as the wave's one node with pods of
+	// that budget, evicted one by one as replacements become Ready.
+	return used+d.pods <= allowed || used == 0
 }
 
 // admit adds a node's demands to a wave's.
@@ -220,8 +230,9 @@ func (c *cluster) admit(n *node, ds []demand, used map[int]int32, alone map[int]
 // maximum cardinality search over shared budgets (next, the node sharing budgets with the
 // most nodes already coloured): for conflicts that form a chordal graph, as interval-like
 // placements do, first-fit in that order uses the fewest colours possible. Then, for the
-// others, the colouring is improved by recolouring in reverse (see recolourings).
-func (c *cluster) order(nodes []*node, opts Options) []*node {
+// others, the colouring is improved by recolouring in reverse (see recolourings), then by
+// a tabu search over the conflicts in (see recolour), down to least colours at best.
+func (c *cluster) order(nodes []*node, in boundInputs, least int, opts Options) []*node {
 	ds := make([][]demand, len(c.nodes))
 	holders := map[int][]*node{}
 	for _, n := range nodes {
@@ -266,9 +277,7 @@ func (c *cluster) order(nodes []*node, opts Options) []*node {
 	}
 	c.classes = c.firstFit(order, ds, opts)
 	// Culberson's iterated greedy: first-fit over the classes taken in reverse never
-	// needs more colours than the classes it starts from, and often fewer. Not below
-	// what the budgets alone ask for, though.
-	least := c.lowerBound(nodes, c.boundStart(nodes), opts).Waves
+	// needs more colours than the classes it starts from, and often fewer.
 	for range recolourings {
 		if len(c.classes) <= least {
 			break
@@ -281,6 +290,7 @@ func (c *cluster) order(nodes []*node, opts Options) []*node {
 			c.classes = classes
 		}
 	}
+	c.recolour(nodes, ds, in, least, opts)
 	for k, cl := range c.classes {
 		for _, n := range cl.nodes {
 			n.class = k
@@ -604,129 +614,4 @@ func countedBudget(p *pod, n *availability.Count) *availability.Budget {
 		}
 	}
 	return nil
-}
-
-// boundInputs is what the lower bound reads of the simulation before its first wave:
-// each node's demands and each budget's allowance.
-type boundInputs struct {
-	demands map[*node][]demand
-	allowed map[int]int32
-}
-
-func (c *cluster) boundStart(nodes []*node) boundInputs {
-	in := boundInputs{demands: make(map[*node][]demand, len(nodes)), allowed: map[int]int32{}}
-	for _, n := range nodes {
-		ds := c.demands(n)
-		in.demands[n] = ds
-		for _, d := range ds {
-			if _, ok := in.allowed[d.budget]; !ok {
-				in.allowed[d.budget] = c.allowed(d.budget)
-			}
-		}
-	}
-	return in
-}
-
-// lowerBound computes the fewest waves the nodes need: ceil(nodes/MaxConcurrent); for
-// each budget allowing a disruptions: one wave for each node holding more than a of its
-// ready pods (such a node shares its wave with no other node of the budget), plus
-// ceil(p/a) for the p pods on the other nodes; and the size of a set of nodes of which no
-// two can share a wave (see conflicting).
-func (c *cluster) lowerBound(nodes []*node, in boundInputs, opts Options) LowerBound {
-	if len(nodes) == 0 {
-		return LowerBound{}
-	}
-	lb := LowerBound{Waves: 1}
-	if opts.MaxConcurrent > 0 {
-		lb.Waves = (len(nodes) + opts.MaxConcurrent - 1) / opts.MaxConcurrent
-	}
-	type load struct {
-		nodes, big int
-		pods       int32
-	}
-	loads := map[int]*load{}
-	for _, n := range nodes {
-		for _, d := range in.demands[n] {
-			l := loads[d.budget]
-			if l == nil {
-				l = &load{}
-				loads[d.budget] = l
-			}
-			l.nodes++
-			if d.pods > in.allowed[d.budget] {
-				l.big++
-			} else {
-				l.pods += d.pods
-			}
-		}
-	}
-	var bounds []BudgetBound
-	for b, l := range loads {
-		a := in.allowed[b]
-		if a <= 0 {
-			continue
-		}
-		waves := l.big + int((l.pods+a-1)/a)
-		if waves < 2 || waves < lb.Waves {
-			continue
-		}
-		ref := c.budgetRef(b)
-		bb := BudgetBound{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Nodes: l.nodes, Allowed: a, Waves: waves}
-		if waves > lb.Waves {
-			lb.Waves, bounds = waves, bounds[:0]
-		}
-		bounds = append(bounds, bb)
-	}
-	if k := conflicting(nodes, in); k > lb.Waves {
-		lb.Waves, lb.Conflicting, bounds = k, k, nil
-	}
-	slices.SortFunc(bounds, func(a, b BudgetBound) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
-	})
-	lb.BudgetsAtBound = len(bounds)
-	lb.Budgets = bounds[:min(len(bounds), maxBoundBudgets)]
-	return lb
-}
-
-// conflictSeeds is how many nodes, the most loaded, conflicting grows a set from.
-const conflictSeeds = 8
-
-// conflicting returns the size of a set of nodes no two of which can share a wave: each
-// pair holds, together, more pods of some budget than it allows at once. Every such
-// node needs a wave of its own, so the set's size is a lower bound; it exceeds the
-// budgets' own when each node spends several budgets (four budgets allowing one
-// disruption, nodes holding three of them: any two share two, and each goes alone,
-// where each budget alone asks for only as many waves as nodes holding it). The set is
-// grown greedily from each of the most loaded nodes, over the nodes by load: the
-// largest such set is hard to find, and any one found is a bound.
-func conflicting(nodes []*node, in boundInputs) int {
-	pods := make(map[*node]map[int]int32, len(nodes))
-	for _, n := range nodes {
-		m := make(map[int]int32, len(in.demands[n]))
-		for _, d := range in.demands[n] {
-			m[d.budget] = d.pods
-		}
-		pods[n] = m
-	}
-	conflict := func(u, v *node) bool {
-		for _, d := range in.demands[u] {
-			if p, ok := pods[v][d.budget]; ok && in.allowed[d.budget] > 0 && d.pods+p > in.allowed[d.budget] {
-				return true
-			}
-		}
-		return false
-	}
-	byLoad := slices.Clone(nodes)
-	slices.SortStableFunc(byLoad, func(a, b *node) int { return cmp.Compare(len(in.demands[b]), len(in.demands[a])) })
-	best := 0
-	for _, seed := range byLoad[:min(conflictSeeds, len(byLoad))] {
-		set := []*node{seed}
-		for _, n := range byLoad {
-			if n != seed && !slices.ContainsFunc(set, func(m *node) bool { return !conflict(n, m) }) {
-				set = append(set, n)
-			}
-		}
-		best = max(best, len(set))
-	}
-	return best
 }
