@@ -18,6 +18,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -103,6 +104,7 @@ type namespaced struct {
 	nodes       map[string]*corev1.Node
 	budgets     map[string][]policyv1.PodDisruptionBudget
 	pods        map[string][]*corev1.Pod
+	byNode      map[string][]*corev1.Pod
 	deployments map[string][]*appsv1.Deployment
 	sets        map[string][]*appsv1.StatefulSet
 	daemons     map[string][]*appsv1.DaemonSet
@@ -111,7 +113,7 @@ type namespaced struct {
 
 func index(s *snapshot.Snapshot, now time.Time) *namespaced {
 	// A snapshot holds no node Leases: a node is a suspect only by its taints.
-	x := &namespaced{s: s, health: policy.HealthOf(s.Nodes, nil, now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{},
+	x := &namespaced{s: s, health: policy.HealthOf(s.Nodes, nil, now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{},
 		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{},
 		autoscalers: map[string][]autoscalingv2.HorizontalPodAutoscaler{}}
 	for i := range s.Nodes {
@@ -121,7 +123,11 @@ func index(s *snapshot.Snapshot, now time.Time) *namespaced {
 		x.budgets[b.Namespace] = append(x.budgets[b.Namespace], b)
 	}
 	for i := range s.Pods {
-		x.pods[s.Pods[i].Namespace] = append(x.pods[s.Pods[i].Namespace], &s.Pods[i])
+		pod := &s.Pods[i]
+		x.pods[pod.Namespace] = append(x.pods[pod.Namespace], pod)
+		if pod.Spec.NodeName != "" {
+			x.byNode[pod.Spec.NodeName] = append(x.byNode[pod.Spec.NodeName], pod)
+		}
 	}
 	for i := range s.Deployments {
 		x.deployments[s.Deployments[i].Namespace] = append(x.deployments[s.Deployments[i].Namespace], &s.Deployments[i])
@@ -226,15 +232,26 @@ func (x *namespaced) Node(_ context.Context, name string) (*corev1.Node, error) 
 	return x.nodes[name], nil
 }
 
-// Claims: a snapshot holds no Karpenter NodeClaims.
-func (x *namespaced) Claims(context.Context, map[string]*corev1.Node, time.Time) (map[string]policy.NodeClaim, error) {
+// NodeClaims: a snapshot holds no Karpenter NodeClaims.
+func (x *namespaced) NodeClaims(context.Context) ([]unstructured.Unstructured, error) {
 	return nil, nil
 }
 
-// NodeGroups: nor what cluster-autoscaler's node groups are.
-func (x *namespaced) NodeGroups(context.Context, map[string]*corev1.Node, map[string]policy.NodeClaim, *holdfastv1alpha1.DisruptionPolicy) (map[string]policy.NodeGroupMember, error) {
+// NodePool: nor NodePools.
+func (x *namespaced) NodePool(context.Context, string) (*unstructured.Unstructured, error) {
 	return nil, nil
 }
+
+func (x *namespaced) NodePods(_ context.Context, node string) ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	for _, pod := range x.byNode[node] {
+		out = append(out, *pod)
+	}
+	return out, nil
+}
+
+// NodeAutoscalers: nor what cluster-autoscaler's node groups are.
+func (x *namespaced) NodeAutoscalers() policy.Autoscalers { return policy.Autoscalers{} }
 
 func (x *namespaced) Health() policy.NodeHealth { return x.health }
 
