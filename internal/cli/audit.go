@@ -335,7 +335,7 @@ func (o *AuditOptions) load(ctx context.Context) ([]view, []snapshot.Problem, er
 	if err := o.cluster.connect(o.configFlags); err != nil {
 		return nil, nil, err
 	}
-	snap, outcomes, err := o.cluster.load(ctx, o.namespace, o.Now())
+	snap, outcomes, err := o.cluster.load(ctx, o.namespace, o.Now(), o.ErrOut)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -41,7 +41,7 @@ var drainNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 // fakeCluster serves a snapshot's objects, holdfast's own through the dynamic client.
 func fakeCluster(t *testing.T, s *snapshot.Snapshot) cluster {
 	t.Helper()
-	gv := holdfastv1alpha1.GroupVersion
+	gv, karpenter := holdfastv1alpha1.GroupVersion, snapshot.NodeClaimKind.GroupVersion()
 	var own []runtime.Object
 	for i := range s.DisruptionPolicies {
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&s.DisruptionPolicies[i])
@@ -57,6 +57,8 @@ func fakeCluster(t *testing.T, s *snapshot.Snapshot) cluster {
 		gv.WithResource("nodecompanions"):            "NodeCompanionList",
 		gv.WithResource("disruptionpolicies"):        "DisruptionPolicyList",
 		gv.WithResource("clusterdisruptionpolicies"): "ClusterDisruptionPolicyList",
+		karpenter.WithResource("nodeclaims"):         "NodeClaimList",
+		karpenter.WithResource("nodepools"):          "NodePoolList",
 	}, own...)
 	c := &snapshottest.Cluster{Snapshot: s}
 	return cluster{kube: fake.NewClientset(objectsOf(c)...), dyn: dyn}

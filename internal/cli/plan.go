@@ -92,7 +92,7 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 			return nil, 0, err
 		}
 		var err error
-		if snap, _, err = in.cluster.load(ctx, metav1.NamespaceAll, in.Now()); err != nil {
+		if snap, _, err = in.cluster.load(ctx, metav1.NamespaceAll, in.Now(), in.ErrOut); err != nil {
 			return nil, 0, err
 		}
 	}

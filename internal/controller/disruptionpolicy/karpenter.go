@@ -8,20 +8,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/holdfast-dev/holdfast/internal/policy"
-)
-
-// Karpenter's kinds, read as unstructured so that holdfast does not depend on Karpenter's
-// module, and watched only where its CRDs are installed.
-var (
-	nodeClaimKind = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodeClaim"}
-	nodePoolKind  = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodeclaims;nodepools,verbs=get;list;watch
@@ -29,7 +22,7 @@ var (
 // karpenterInstalled reports whether the apiserver serves Karpenter's NodeClaims. It is
 // asked once at start: Karpenter installed later is seen after a restart.
 func karpenterInstalled(mgr ctrl.Manager) (bool, error) {
-	_, err := mgr.GetRESTMapper().RESTMapping(nodeClaimKind.GroupKind(), nodeClaimKind.Version)
+	_, err := mgr.GetRESTMapper().RESTMapping(snapshot.NodeClaimKind.GroupKind(), snapshot.NodeClaimKind.Version)
 	if meta.IsNoMatchError(err) {
 		return false, nil
 	}
@@ -41,7 +34,7 @@ func karpenterInstalled(mgr ctrl.Manager) (bool, error) {
 
 func nodeClaim() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(nodeClaimKind)
+	u.SetGroupVersionKind(snapshot.NodeClaimKind)
 	return u
 }
 
@@ -52,7 +45,7 @@ func (r *observer) NodeClaims(ctx context.Context) ([]unstructured.Unstructured,
 		return nil, nil
 	}
 	claims := &unstructured.UnstructuredList{}
-	claims.SetGroupVersionKind(nodeClaimKind.GroupVersion().WithKind("NodeClaimList"))
+	claims.SetGroupVersionKind(snapshot.NodeClaimKind.GroupVersion().WithKind("NodeClaimList"))
 	if err := r.cache.List(ctx, claims); err != nil {
 		return nil, fmt.Errorf("listing NodeClaims: %w", err)
 	}
@@ -65,7 +58,7 @@ func (r *observer) NodeClaims(ctx context.Context) ([]unstructured.Unstructured,
 // NodePool gets a NodePool from the cache; nil when it is gone.
 func (r *observer) NodePool(ctx context.Context, name string) (*unstructured.Unstructured, error) {
 	np := &unstructured.Unstructured{}
-	np.SetGroupVersionKind(nodePoolKind)
+	np.SetGroupVersionKind(snapshot.NodePoolKind)
 	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, np); apierrors.IsNotFound(err) {
 		return nil, nil
 	} else if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,6 +34,8 @@ func TestLoadLive(t *testing.T) {
 		&appsv1.DaemonSet{ObjectMeta: meta("a", "agent")},
 		&policyv1.PodDisruptionBudget{ObjectMeta: meta("a", "web")},
 		&corev1.Namespace{ObjectMeta: meta("", "a")},
+		&coordinationv1.Lease{ObjectMeta: meta(corev1.NamespaceNodeLease, "n1")},
+		&coordinationv1.Lease{ObjectMeta: meta("a", "leader")},
 	)
 	companion := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": holdfastv1alpha1.GroupVersion.String(), "kind": "NodeCompanion",
@@ -45,17 +48,21 @@ func TestLoadLive(t *testing.T) {
 			"metadata": map[string]any{"namespace": ns, "name": name},
 		}}
 	}
-	gv := holdfastv1alpha1.GroupVersion
+	gv, karpenter := holdfastv1alpha1.GroupVersion, snapshot.NodeClaimKind.GroupVersion()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{
 			gv.WithResource("nodecompanions"):            "NodeCompanionList",
 			gv.WithResource("disruptionpolicies"):        "DisruptionPolicyList",
 			gv.WithResource("clusterdisruptionpolicies"): "ClusterDisruptionPolicyList",
-		}, companion, own("DisruptionPolicy", "a", "web"), own("DisruptionPolicy", "b", "api"), own("ClusterDisruptionPolicy", "", "fleet"))
+			karpenter.WithResource("nodeclaims"):         "NodeClaimList",
+			karpenter.WithResource("nodepools"):          "NodePoolList",
+		}, companion, own("DisruptionPolicy", "a", "web"), own("DisruptionPolicy", "b", "api"), own("ClusterDisruptionPolicy", "", "fleet"),
+		karpenterObject(snapshot.KindNodeClaim, "n1-claim"), karpenterObject(snapshot.KindNodePool, "general"))
 
 	type names struct {
 		Nodes, Pods, Deployments, DaemonSets, PDBs, Companions []string
 		Namespaces, Policies, ClusterPolicies                  []string
+		Leases, NodeClaims, NodePools                          []string
 	}
 	summarize := func(s *snapshot.Snapshot) names {
 		var n names
@@ -86,6 +93,15 @@ func TestLoadLive(t *testing.T) {
 		for _, o := range s.ClusterDisruptionPolicies {
 			n.ClusterPolicies = append(n.ClusterPolicies, o.Name)
 		}
+		for _, o := range s.Leases {
+			n.Leases = append(n.Leases, o.Namespace+"/"+o.Name)
+		}
+		for _, o := range s.NodeClaims {
+			n.NodeClaims = append(n.NodeClaims, o.GetName())
+		}
+		for _, o := range s.NodePools {
+			n.NodePools = append(n.NodePools, o.GetName())
+		}
 		return n
 	}
 	tests := map[string]struct {
@@ -93,11 +109,13 @@ func TestLoadLive(t *testing.T) {
 		want      names
 	}{
 		"one namespace, and the cluster-scoped nodes": {namespace: "b", want: names{Nodes: []string{"n1"}, Pods: []string{"b/p2"},
-			Namespaces: []string{"a"}, Policies: []string{"b/api"}, ClusterPolicies: []string{"fleet"}}},
+			Namespaces: []string{"a"}, Policies: []string{"b/api"}, ClusterPolicies: []string{"fleet"},
+			Leases: []string{"kube-node-lease/n1"}, NodeClaims: []string{"n1-claim"}, NodePools: []string{"general"}}},
 		"every namespace": {namespace: metav1.NamespaceAll, want: names{
 			Nodes: []string{"n1"}, Pods: []string{"a/p1", "b/p2"}, Deployments: []string{"a/web"},
 			DaemonSets: []string{"a/agent"}, PDBs: []string{"a/web"}, Companions: []string{"a/guard->agent"},
 			Namespaces: []string{"a"}, Policies: []string{"a/web", "b/api"}, ClusterPolicies: []string{"fleet"},
+			Leases: []string{"kube-node-lease/n1"}, NodeClaims: []string{"n1-claim"}, NodePools: []string{"general"},
 		}},
 	}
 	for name, tc := range tests {
@@ -113,6 +131,50 @@ func TestLoadLive(t *testing.T) {
 				t.Errorf("loaded (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func karpenterObject(kind, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": snapshot.NodeClaimKind.GroupVersion().String(), "kind": kind, "metadata": map[string]any{"name": name},
+	}}
+}
+
+// TestLoadWithoutKarpenterOrLeases reads a cluster without Karpenter's CRDs as one
+// without Karpenter, quietly, and one whose Leases the user may not list with a note.
+func TestLoadWithoutKarpenterOrLeases(t *testing.T) {
+	client := fake.NewClientset()
+	client.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", nil)
+	})
+	gv, karpenter := holdfastv1alpha1.GroupVersion, snapshot.NodeClaimKind.GroupVersion()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		gv.WithResource("nodecompanions"):            "NodeCompanionList",
+		gv.WithResource("disruptionpolicies"):        "DisruptionPolicyList",
+		gv.WithResource("clusterdisruptionpolicies"): "ClusterDisruptionPolicyList",
+		karpenter.WithResource("nodeclaims"):         "NodeClaimList",
+		karpenter.WithResource("nodepools"):          "NodePoolList",
+	})
+	dyn.PrependReactor("list", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetResource().Group != snapshot.NodeClaimKind.Group {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewNotFound(a.GetResource().GroupResource(), "")
+	})
+	s, err := live.Load(context.Background(), client, dyn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.NodeClaims != nil || s.NodePools != nil || s.Leases != nil {
+		t.Errorf("read NodeClaims %v, NodePools %v, Leases %v; want none", s.NodeClaims, s.NodePools, s.Leases)
+	}
+	var notes []string
+	for _, p := range s.Skipped {
+		notes = append(notes, p.Detail())
+	}
+	want := []string{"not allowed to list leases in kube-node-lease: a lost node is told by its taints only, not by its Lease's age"}
+	if diff := cmp.Diff(want, notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
 	}
 }
 
