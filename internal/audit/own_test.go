@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
@@ -83,7 +84,7 @@ spec:
 			if len(problems) > 0 {
 				t.Fatal(problems)
 			}
-			predicted, outcomes := predict.Operator(s, now)
+			predicted, outcomes := predict.Operator(s, now, policy.Autoscalers{})
 			var got []string
 			for _, f := range audit.RunOwn(predicted, outcomes, s.Origins) {
 				if f.Rule != tc.rule {

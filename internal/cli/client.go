@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
@@ -44,6 +45,9 @@ func clientConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 type cluster struct {
 	kube kubernetes.Interface
 	dyn  dynamic.Interface
+	// autoscalers is what the operator is told of the node autoscalers, as plan and
+	// audit are told it.
+	autoscalers policy.Autoscalers
 }
 
 // connect makes the clients of the kube context, unless c has them already (a test's).
@@ -80,6 +84,6 @@ func (c *cluster) load(ctx context.Context, namespace string, now time.Time, not
 		return nil, nil, err
 	}
 	reportInput(notes, audit.Input{Skipped: snap.Skipped})
-	snap, outcomes := predict.Operator(snap, now)
+	snap, outcomes := predict.Operator(snap, now, c.autoscalers)
 	return snap, outcomes, nil
 }

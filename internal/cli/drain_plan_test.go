@@ -31,6 +31,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
@@ -61,7 +62,7 @@ func fakeCluster(t *testing.T, s *snapshot.Snapshot) cluster {
 		karpenter.WithResource("nodepools"):          "NodePoolList",
 	}, own...)
 	c := &snapshottest.Cluster{Snapshot: s}
-	return cluster{kube: fake.NewClientset(objectsOf(c)...), dyn: dyn}
+	return cluster{kube: fake.NewClientset(objectsOf(c)...), dyn: dyn, autoscalers: defaultAutoscalers}
 }
 
 // randomCluster is a small cluster as the operator keeps it: two namespaces, each under
@@ -113,7 +114,7 @@ func randomCluster(r *rand.Rand) *snapshot.Snapshot {
 			}
 		}
 	}
-	kept, _ := predict.Operator(c.Snapshot, drainNow)
+	kept, _ := predict.Operator(c.Snapshot, drainNow, policy.Autoscalers{})
 	c.Snapshot.PodDisruptionBudgets = kept.PodDisruptionBudgets
 	return c.Snapshot
 }
@@ -305,7 +306,7 @@ func TestDrainDryRunSurge(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "defaults", Generation: 1},
 		Spec:       holdfastv1alpha1.DisruptionPolicySpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)), SingleReplica: holdfastv1alpha1.SingleReplicaSurge},
 	}}
-	kept, _ := predict.Operator(c.Snapshot, drainNow)
+	kept, _ := predict.Operator(c.Snapshot, drainNow, policy.Autoscalers{})
 	c.Snapshot.PodDisruptionBudgets = kept.PodDisruptionBudgets
 	var out bytes.Buffer
 	o := drainOptions(fakeCluster(t, c.Snapshot), &out, []string{"node-1"}, 1)
