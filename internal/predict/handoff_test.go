@@ -25,7 +25,7 @@ import (
 func karpenterCluster() *snapshot.Snapshot {
 	node := corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{"karpenter.sh/nodepool": "general", "pool": "general"}},
-		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}},
+		Status:     corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}},
 	}
 	pod := corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "checkout-1", Namespace: ns, Labels: map[string]string{"app": "checkout"},
