@@ -279,6 +279,21 @@ DisruptionPolicy with zoneAware lets one zone at a time lose up to its limit and
 every other zone at zero, in budgets every disruptor reads.`,
 		Workload: crossZoneDoubleDisruption,
 	},
+	{
+		ID: "HF027", Name: "single-replica-handed-off", Severity: Info,
+		Summary: "Surge single replica the operator surges ahead of an autoscaler's scale-down",
+		Rationale: `Karpenter's consolidation and cluster-autoscaler's scale-down take a node only when
+every pod on it may be evicted, so a single replica's budget keeps its node for good.
+Under singleReplica: Surge the operator hands such a node over: once the autoscaler may
+want it (Karpenter: its NodeClaim is Consolidatable and its NodePool consolidates
+WhenEmptyOrUnderutilized; cluster-autoscaler: it is in one of the node groups that
+--cluster-autoscaler-node-group-label names), its pods request at most
+--scale-down-utilization-threshold of it and nothing keeps the autoscaler off it, the
+Deployment goes to 2 so that the budget lets the old pod go. The finding names the
+Deployments the operator scales up now and the nodes it hands over; plan and audit take
+the operator's autoscaler flags to see cluster-autoscaler's node groups as it does.`,
+		Own: handedOff,
+	},
 }
 
 func describe(w *availability.Workload) string { return w.Kind + " " + w.Name }
