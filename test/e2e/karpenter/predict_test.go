@@ -1,0 +1,102 @@
+//go:build e2e
+
+package karpenter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/audit"
+	"github.com/holdfast-dev/holdfast/internal/cli"
+	"github.com/holdfast-dev/holdfast/internal/policy"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
+)
+
+// The CLI predicts the hand-off the operator then makes: `holdfast audit`, run before the
+// operator starts, reads the real Karpenter's NodeClaim and NodePool and says the Surge
+// single replica is surged ahead of Karpenter's scale-down of its node; the operator,
+// started next, surges it so. The node is the NodePool's only one, so Karpenter, which
+// can only delete a node whose pods fit elsewhere here, leaves it in place meanwhile.
+func TestPredictedHandOff(t *testing.T) {
+	r := &run{Framework: framework.New(t)}
+	r.hc = r.HoldfastClient()
+	r.InstallCRDs(r.hc, &holdfastv1alpha1.DisruptionPolicyList{})
+	t.Cleanup(func() {
+		if err := r.hc.DeleteAllOf(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, client.InNamespace(r.Namespace)); err != nil {
+			t.Logf("deleting DisruptionPolicies: %v", err)
+		}
+	})
+	r.NodePool("10s", nil)
+	r.single = r.deployment("single", 1, "300m", nil)
+	r.waitReady(r.single)
+	node := r.nodesOf(r.single)[0]
+	r.policy("single", holdfastv1alpha1.SingleReplicaSurge)
+	r.Eventually(provision, "the NodeClaim of node "+node+" Consolidatable", func(ctx context.Context) (bool, error) {
+		claims, err := r.NodeClaims(ctx)
+		for i := range claims {
+			if policy.ClaimNode(&claims[i]) == node && !policy.ConsolidatableSince(&claims[i]).IsZero() {
+				return true, nil
+			}
+		}
+		return false, err
+	})
+
+	want := "ahead of Karpenter's scale-down of node " + node
+	var predicted string
+	for _, f := range r.audit().Findings {
+		if f.Rule == "HF027" && f.Kind == "DisruptionPolicy" && f.Name == "single" {
+			predicted = f.Message
+		}
+	}
+	if !strings.Contains(predicted, want) {
+		t.Fatalf("holdfast audit did not predict the hand-off of node %s: HF027 says %q", node, predicted)
+	}
+	t.Logf("predicted: %s", predicted)
+
+	r.StartOperator()
+	var done string
+	r.Eventually(provision, "the operator to surge single ahead of Karpenter", func(ctx context.Context) (bool, error) {
+		done = r.surgeMessage(ctx)
+		return done != "", nil
+	})
+	if !strings.Contains(done, want) {
+		t.Errorf("the operator surged single for another reason than predicted: %q", done)
+	}
+	d := &appsv1.Deployment{}
+	if err := r.Client.Get(r.Ctx, client.ObjectKeyFromObject(r.single), d); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(d.Annotations[holdfastv1alpha1.HandOffAnnotation]); len(got) == 0 || got[0] != node {
+		t.Errorf("the Deployment records hand-off %q, want one of node %s", d.Annotations[holdfastv1alpha1.HandOffAnnotation], node)
+	}
+}
+
+// audit runs `holdfast audit -n NS -o json` in-process against the testbed.
+func (r *run) audit() audit.Report {
+	r.T.Helper()
+	var out, errOut bytes.Buffer
+	cmd := cli.NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	cmd.SetArgs([]string{"--kubeconfig", r.Kubeconfig, "audit", "-n", r.Namespace, "-o", "json"})
+	err := cmd.Execute()
+	var coded *cli.ExitCodeError
+	if err != nil && !(errors.As(err, &coded) && coded.Code == cli.ExitFindings) {
+		r.T.Fatalf("holdfast audit: %v\n%s", err, errOut.String())
+	}
+	if errOut.Len() > 0 {
+		r.T.Errorf("holdfast audit noted: %s", errOut.String())
+	}
+	var rep audit.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		r.T.Fatalf("holdfast audit -o json printed something else: %v\n%s", err, out.String())
+	}
+	return rep
+}
