@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -46,7 +45,6 @@ var drainNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 // fakeCluster serves a snapshot's objects, holdfast's own through the dynamic client.
 func fakeCluster(t *testing.T, s *snapshot.Snapshot) cluster {
 	t.Helper()
-	gv, karpenter := holdfastv1alpha1.GroupVersion, snapshot.NodeClaimKind.GroupVersion()
 	var own []runtime.Object
 	for i := range s.NodeClaims {
 		own = append(own, &s.NodeClaims[i])
@@ -60,17 +58,11 @@ func fakeCluster(t *testing.T, s *snapshot.Snapshot) cluster {
 			t.Fatal(err)
 		}
 		obj := &unstructured.Unstructured{Object: u}
-		obj.SetAPIVersion(gv.String())
+		obj.SetAPIVersion(holdfastv1alpha1.GroupVersion.String())
 		obj.SetKind(snapshot.KindDisruptionPolicy)
 		own = append(own, obj)
 	}
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		gv.WithResource("nodecompanions"):            "NodeCompanionList",
-		gv.WithResource("disruptionpolicies"):        "DisruptionPolicyList",
-		gv.WithResource("clusterdisruptionpolicies"): "ClusterDisruptionPolicyList",
-		karpenter.WithResource("nodeclaims"):         "NodeClaimList",
-		karpenter.WithResource("nodepools"):          "NodePoolList",
-	}, own...)
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), snapshottest.DynamicListKinds(), own...)
 	c := &snapshottest.Cluster{Snapshot: s}
 	return cluster{kube: fake.NewClientset(objectsOf(c)...), dyn: dyn, autoscalers: defaultAutoscalers}
 }

@@ -22,6 +22,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
 
 func TestLoadLive(t *testing.T) {
@@ -48,15 +49,7 @@ func TestLoadLive(t *testing.T) {
 			"metadata": map[string]any{"namespace": ns, "name": name},
 		}}
 	}
-	gv, karpenter := holdfastv1alpha1.GroupVersion, snapshot.NodeClaimKind.GroupVersion()
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{
-			gv.WithResource("nodecompanions"):            "NodeCompanionList",
-			gv.WithResource("disruptionpolicies"):        "DisruptionPolicyList",
-			gv.WithResource("clusterdisruptionpolicies"): "ClusterDisruptionPolicyList",
-			karpenter.WithResource("nodeclaims"):         "NodeClaimList",
-			karpenter.WithResource("nodepools"):          "NodePoolList",
-		}, companion, own("DisruptionPolicy", "a", "web"), own("DisruptionPolicy", "b", "api"), own("ClusterDisruptionPolicy", "", "fleet"),
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), snapshottest.DynamicListKinds(), companion, own("DisruptionPolicy", "a", "web"), own("DisruptionPolicy", "b", "api"), own("ClusterDisruptionPolicy", "", "fleet"),
 		karpenterObject(snapshot.KindNodeClaim, "n1-claim"), karpenterObject(snapshot.KindNodePool, "general"))
 
 	type names struct {
@@ -147,14 +140,7 @@ func TestLoadWithoutKarpenterOrLeases(t *testing.T) {
 	client.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", nil)
 	})
-	gv, karpenter := holdfastv1alpha1.GroupVersion, snapshot.NodeClaimKind.GroupVersion()
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		gv.WithResource("nodecompanions"):            "NodeCompanionList",
-		gv.WithResource("disruptionpolicies"):        "DisruptionPolicyList",
-		gv.WithResource("clusterdisruptionpolicies"): "ClusterDisruptionPolicyList",
-		karpenter.WithResource("nodeclaims"):         "NodeClaimList",
-		karpenter.WithResource("nodepools"):          "NodePoolList",
-	})
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), snapshottest.DynamicListKinds())
 	dyn.PrependReactor("list", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetResource().Group != snapshot.NodeClaimKind.Group {
 			return false, nil, nil

@@ -3,20 +3,14 @@
 package karpenter
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
-	"github.com/holdfast-dev/holdfast/internal/audit"
-	"github.com/holdfast-dev/holdfast/internal/cli"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
@@ -52,7 +46,11 @@ func TestPredictedHandOff(t *testing.T) {
 
 	want := "ahead of Karpenter's scale-down of node " + node
 	var predicted string
-	for _, f := range r.audit().Findings {
+	report, notes := r.Audit()
+	if notes != "" {
+		t.Errorf("holdfast audit noted: %s", notes)
+	}
+	for _, f := range report.Findings {
 		if f.Rule == "HF027" && f.Kind == "DisruptionPolicy" && f.Name == "single" {
 			predicted = f.Message
 		}
@@ -78,25 +76,4 @@ func TestPredictedHandOff(t *testing.T) {
 	if got := strings.Fields(d.Annotations[holdfastv1alpha1.HandOffAnnotation]); len(got) == 0 || got[0] != node {
 		t.Errorf("the Deployment records hand-off %q, want one of node %s", d.Annotations[holdfastv1alpha1.HandOffAnnotation], node)
 	}
-}
-
-// audit runs `holdfast audit -n NS -o json` in-process against the testbed.
-func (r *run) audit() audit.Report {
-	r.T.Helper()
-	var out, errOut bytes.Buffer
-	cmd := cli.NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-	cmd.SetArgs([]string{"--kubeconfig", r.Kubeconfig, "audit", "-n", r.Namespace, "-o", "json"})
-	err := cmd.Execute()
-	var coded *cli.ExitCodeError
-	if err != nil && !(errors.As(err, &coded) && coded.Code == cli.ExitFindings) {
-		r.T.Fatalf("holdfast audit: %v\n%s", err, errOut.String())
-	}
-	if errOut.Len() > 0 {
-		r.T.Errorf("holdfast audit noted: %s", errOut.String())
-	}
-	var rep audit.Report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		r.T.Fatalf("holdfast audit -o json printed something else: %v\n%s", err, out.String())
-	}
-	return rep
 }
