@@ -402,6 +402,10 @@ type WorkloadStatus struct {
 	// Message says why, and what to do when something is wrong.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Zone is the zone being disrupted, for a workload with zone-aware budgets
+	// (spec.zoneAware): empty while no zone is.
+	// +optional
+	Zone string `json:"zone,omitempty"`
 }
 
 // DisruptionPolicyStatus is what the controller last saw.

@@ -68,9 +68,9 @@ func TestOwnRules(t *testing.T) {
 `) + strings.Replace(disruptionPolicy("young", `  selector: {}
   maxUnavailable: 2
 `), "2026-01-01", "2026-02-01", 1), want: []string{"DisruptionPolicy/ns/young"}},
-		"a Surge single replica on a node Karpenter consolidates": {rule: "HF027", in: consolidatable("WhenEmptyOrUnderutilized"),
+		"a Surge single replica on a node Karpenter consolidates": {rule: "HF028", in: consolidatable("WhenEmptyOrUnderutilized"),
 			want: []string{"DisruptionPolicy/ns/single"}},
-		"a Surge single replica on a node Karpenter consolidates only empty": {rule: "HF027", in: consolidatable("WhenEmpty")},
+		"a Surge single replica on a node Karpenter consolidates only empty": {rule: "HF028", in: consolidatable("WhenEmpty")},
 		"a NodeCompanion without its DaemonSet": {rule: "HF021", in: `apiVersion: holdfast.dev/v1alpha1
 kind: NodeCompanion
 metadata:

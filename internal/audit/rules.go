@@ -280,7 +280,20 @@ every other zone at zero, in budgets every disruptor reads.`,
 		Workload: crossZoneDoubleDisruption,
 	},
 	{
-		ID: "HF027", Name: "single-replica-handed-off", Severity: Info,
+		ID: "HF027", Name: "zone-aware-workload-per-zone", Severity: Warning,
+		Summary: "zone-aware DisruptionPolicy over one workload per zone, which it cannot hold against each other",
+		Rationale: `Some quorum systems run one StatefulSet per zone (ingester-zone-a,
+ingester-zone-b, ...). holdfast's zone-aware budgets are per workload: they hold the other
+zones of one workload's pods, and a workload that runs in a single zone has no other zone
+to hold. Each workload's budget then lets its own zone be disrupted up to the per-zone
+limit, whatever the other workloads' zones are doing: two drains in two zones take pods of
+two copies at once. Until holdfast groups such workloads, one PodDisruptionBudget over
+all of their pods at maxUnavailable 1 (the workloads left out of the zone-aware policy)
+keeps every disruption to one pod at a time.`,
+		Workload: zoneAwareWorkloadPerZone,
+	},
+	{
+		ID: "HF028", Name: "single-replica-handed-off", Severity: Info,
 		Summary: "Surge single replica the operator surges ahead of an autoscaler's scale-down",
 		Rationale: `Karpenter's consolidation and cluster-autoscaler's scale-down take a node only when
 every pod on it may be evicted, so a single replica's budget keeps its node for good.
@@ -297,6 +310,68 @@ the operator's autoscaler flags to see cluster-autoscaler's node groups as it do
 }
 
 func describe(w *availability.Workload) string { return w.Kind + " " + w.Name }
+
+// zoneAwareWorkloadPerZone flags a workload under a zone-aware policy that runs in one
+// zone while another workload of the policy runs in another.
+func zoneAwareWorkloadPerZone(m *availability.Model, w *availability.Workload) *Result {
+	p := policy.Managing(m.DisruptionPolicies, w.Object)
+	if p == nil || p.Spec.ZoneAware == nil || !policy.ZoneAware(p, &policy.Workload{Kind: w.Kind}) {
+		return nil
+	}
+	zone := soleZone(m, p.Spec.ZoneAware, w)
+	if zone == "" {
+		return nil
+	}
+	var others []string
+	common := maps.Clone(podLabels(w))
+	for _, o := range m.Workloads {
+		if o == w || o.Namespace != w.Namespace || !policy.ZoneAware(p, &policy.Workload{Kind: o.Kind}) {
+			continue
+		}
+		if q := policy.Managing(m.DisruptionPolicies, o.Object); q == nil || q.Name != p.Name {
+			continue
+		}
+		if z := soleZone(m, p.Spec.ZoneAware, o); z != "" && z != zone {
+			others = append(others, fmt.Sprintf("%s (zone %s)", describe(o), z))
+			maps.DeleteFunc(common, func(k, v string) bool { return podLabels(o)[k] != v })
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	r := &Result{Message: fmt.Sprintf("%s runs in zone %s only, and DisruptionPolicy %s also manages %s: its zone-aware budgets are per workload, so each lets its own zone lose up to the per-zone limit while another zone loses pods too.",
+		describe(w), zone, p.Name, strings.Join(others, ", "))}
+	if len(common) > 0 {
+		r.Fix = snippet(fmt.Sprintf("one pod at a time over every zone's pods; leave these workloads out of DisruptionPolicy %s", p.Name), obj{
+			"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+			// Named after the policy: every workload's finding gives the same budget.
+			"metadata": obj{"name": p.Name + "-zones", "namespace": w.Namespace},
+			"spec":     obj{"selector": obj{"matchLabels": common}, "maxUnavailable": 1},
+		})
+	}
+	return r
+}
+
+// soleZone is the one zone where w's pods run, as za counts them (from manifests, the
+// zone its template pins them to); "" when they run in several, or none is known.
+func soleZone(m *availability.Model, za *holdfastv1alpha1.ZoneAwareSpec, w *availability.Workload) string {
+	if w.Projected {
+		return policy.TemplateZone(za, w.Template)
+	}
+	zone := ""
+	for _, member := range w.Members {
+		n, ok := m.Node(member.NodeName)
+		if !ok || member.Terminating {
+			continue
+		}
+		z := policy.NodeZone(za, n.Node)
+		if z == "" || zone != "" && z != zone {
+			return ""
+		}
+		zone = z
+	}
+	return zone
+}
 
 func plural(n int32, one string) string {
 	if n == 1 {

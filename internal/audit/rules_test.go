@@ -458,6 +458,30 @@ metadata: {name: zones, namespace: ns}
 spec: {selector: {}, maxUnavailable: 2, zoneAware: {maxUnavailable: 3}}
 `,
 		},
+		"HF027 one StatefulSet per zone under a zone-aware policy": {
+			rule:      "HF027",
+			manifests: pinned("x-zone-a", "a") + pinned("x-zone-b", "b") + pinned("x-zone-c", "c") + zoneAwarePolicy,
+			want:      []string{"StatefulSet/ns/x-zone-a", "StatefulSet/ns/x-zone-b", "StatefulSet/ns/x-zone-c"},
+		},
+		"HF027 passes without a zone-aware policy":      {rule: "HF027", manifests: pinned("x-zone-a", "a") + pinned("x-zone-b", "b") + policyYAML("{}")},
+		"HF027 passes with every workload in one zone":  {rule: "HF027", manifests: pinned("x-1", "a") + pinned("x-2", "a") + zoneAwarePolicy},
+		"HF027 passes with one workload over the zones": {rule: "HF027", manifests: zonedStatefulSet + "---\n" + zoneAwarePolicy},
+		"HF027 one Deployment per zone, live": {
+			rule: "HF027",
+			build: func(c *snapshottest.Cluster) {
+				for _, zone := range []string{"a", "b"} {
+					c.Node("n-"+zone, zone)
+					c.Deployment("ns", "x-zone-"+zone, map[string]string{"app": "x", "zone": zone}, []string{"n-" + zone, "n-" + zone})
+				}
+				c.Node("n-c", "c")
+				c.Deployment("ns", "spread", map[string]string{"app": "spread"}, []string{"n-a", "n-c"})
+				c.Snapshot.DisruptionPolicies = append(c.Snapshot.DisruptionPolicies, holdfastv1alpha1.DisruptionPolicy{
+					ObjectMeta: metav1.ObjectMeta{Name: "zones", Namespace: "ns"},
+					Spec:       holdfastv1alpha1.DisruptionPolicySpec{ZoneAware: &holdfastv1alpha1.ZoneAwareSpec{MaxUnavailable: intstr.FromInt32(3)}},
+				})
+			},
+			want: []string{"Deployment/ns/x-zone-a", "Deployment/ns/x-zone-b"},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -597,6 +621,32 @@ spec:
     spec:
       containers: [{name: db, image: db}]
       topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: db}}}]
+`
+
+// pinned is a 3-replica StatefulSet of that name pinned to zone by a node selector,
+// its pods labelled app=x and name=NAME.
+func pinned(name, zone string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: %[1]s, namespace: ns}
+spec:
+  replicas: 3
+  serviceName: x
+  selector: {matchLabels: {app: x, name: %[1]s}}
+  template:
+    metadata: {labels: {app: x, name: %[1]s}}
+    spec:
+      containers: [{name: x, image: x}]
+      nodeSelector: {topology.kubernetes.io/zone: %[2]s}
+---
+`, name, zone)
+}
+
+// zoneAwarePolicy is a zone-aware DisruptionPolicy over every workload of namespace ns.
+const zoneAwarePolicy = `apiVersion: holdfast.dev/v1alpha1
+kind: DisruptionPolicy
+metadata: {name: zones, namespace: ns}
+spec: {selector: {}, maxUnavailable: 1, zoneAware: {maxUnavailable: 3}}
 `
 
 // pdbYAML is a PodDisruptionBudget over app=db with spec's line.

@@ -89,7 +89,7 @@ func (c *cluster) zoneOf(b int, n *node) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return n.obj.Labels[policy.ZoneTopologyKey(r.spec)], true
+	return policy.NodeZone(r.spec, n.obj), true
 }
 
 // zoneAllowed is how many pods budget b's zone rule lets a wave take from zone, at

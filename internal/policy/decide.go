@@ -300,8 +300,8 @@ func Decide(o Observed) Decision {
 			}
 		}
 		d.RequeueAfter = sooner(d.RequeueAfter, v.requeueAfter)
-		if zonable(o, w, v, closed) {
-			z := decideZones(o, w, v.budget)
+		if zonable(o, w, v) {
+			z := decideZones(o, w, v.budget, closed)
 			for _, b := range z.budgets() {
 				wanted[b.Name] = true
 			}
@@ -312,7 +312,10 @@ func Decide(o Observed) Decision {
 			tighten, loosen = append(tighten, z.tighten...), append(loosen, z.loosen...)
 			d.PodZones = append(d.PodZones, z.labels...)
 			d.RequeueAfter = sooner(d.RequeueAfter, z.requeueAfter)
-			v.status.Budget, v.status.Message = z.budget, z.message
+			v.status.Budget, v.status.Zone = z.budget, z.zone
+			if !closed {
+				v.status.Message = z.message // else the window's hold says why nothing may go
+			}
 			v.status.Blocked = availability.AllowsNone(existingBudget(o.Budgets, z.budget))
 		} else if v.budget != nil {
 			wanted[v.budget.Name] = true
@@ -394,7 +397,7 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 	st.Conflicting = conflicts + overridden
 	slices.SortFunc(outs, func(a, b holdfastv1alpha1.WorkloadStatus) int {
 		return cmp.Or(
-			cmp.Compare(rank(a.State), rank(b.State)),
+			cmp.Compare(rank(a), rank(b)),
 			cmp.Compare(a.Kind, b.Kind),
 			cmp.Compare(a.Name, b.Name))
 	})
@@ -436,15 +439,19 @@ func status(p *holdfastv1alpha1.DisruptionPolicy, outs []holdfastv1alpha1.Worklo
 	return st
 }
 
-// rank orders states in status: what needs attention first.
-func rank(s holdfastv1alpha1.WorkloadState) int {
-	switch s {
+// rank orders workloads in status: what needs attention first, then what is in
+// progress (a zone being disrupted among them: its Events are derived from status).
+func rank(w holdfastv1alpha1.WorkloadStatus) int {
+	switch w.State {
 	case holdfastv1alpha1.WorkloadConflict, holdfastv1alpha1.WorkloadNoDisruption, holdfastv1alpha1.WorkloadDegraded, holdfastv1alpha1.WorkloadRecovering:
 		return 0
 	case holdfastv1alpha1.WorkloadEscaped, holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadSkipped, holdfastv1alpha1.WorkloadPacing:
 		return 1
 	case holdfastv1alpha1.WorkloadOverridden:
 		return 2
+	}
+	if w.Zone != "" {
+		return 1
 	}
 	return 3
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,7 +118,6 @@ func (v zoneView) zones() []string {
 // not Ready, or fewer than its recorded size; then by name), else none.
 func viewZones(o Observed, w *Workload) zoneView {
 	za := o.Policy.Spec.ZoneAware
-	key := ZoneTopologyKey(za)
 	settle := defaultSettle
 	if za.SettleTime != nil {
 		settle = za.SettleTime.Duration
@@ -128,10 +128,7 @@ func viewZones(o Observed, w *Workload) zoneView {
 			v.labelled = append(v.labelled, pod.Name)
 		}
 		node := o.Nodes[pod.Node]
-		zone := ""
-		if node != nil {
-			zone = node.Labels[key]
-		}
+		zone := NodeZone(za, node)
 		if zone == "" {
 			continue
 		}
@@ -273,6 +270,25 @@ func ZoneTopologyKey(za *holdfastv1alpha1.ZoneAwareSpec) string {
 	return cmp.Or(za.TopologyKey, holdfastv1alpha1.DefaultZoneTopologyKey)
 }
 
+// NodeZone is the zone za counts the pods on node in: the node's value of the topology
+// key; "" for a pod not scheduled (nil), or on a node without the label. The operator,
+// the drain plan and the audit all place pods with it.
+func NodeZone(za *holdfastv1alpha1.ZoneAwareSpec, node *corev1.Node) string {
+	if node == nil {
+		return ""
+	}
+	return node.Labels[ZoneTopologyKey(za)]
+}
+
+// TemplateZone is the zone a pod template pins its pods to with a node selector on za's
+// topology key, "" when it does not: where manifests say a workload runs.
+func TemplateZone(za *holdfastv1alpha1.ZoneAwareSpec, t *corev1.PodTemplateSpec) string {
+	if t == nil {
+		return ""
+	}
+	return t.Spec.NodeSelector[ZoneTopologyKey(za)]
+}
+
 // open says the active zone may be disrupted: no other zone has a pod not Ready, and
 // no more pods are missing than the active zone lost. Pods evicted under the budget of
 // no zone disrupted, and not back, may be any zone's.
@@ -286,9 +302,12 @@ func (v zoneView) open() bool {
 }
 
 // zonable says w's budget v is the policy's own, for zone-aware budgets to replace:
-// not held by a closed window, and not a surge's or a single replica's.
-func zonable(o Observed, w *Workload, v verdict, closed bool) bool {
-	if !ZoneAware(o.Policy, w) || closed || w.Replicas < 2 || v.budget == nil || v.budget.Name != BudgetName(w.Kind, w.Name) {
+// not a surge's or a single replica's. A closed window's hold is zone-aware too, every
+// budget at zero (decideZones): going back to one budget over every pod would put the
+// labelled pods under two budgets until the zones' were deleted, and forget the zone
+// being disrupted.
+func zonable(o Observed, w *Workload, v verdict) bool {
+	if !ZoneAware(o.Policy, w) || w.Replicas < 2 || v.budget == nil || v.budget.Name != BudgetName(w.Kind, w.Name) {
 		return false
 	}
 	switch v.status.State {
@@ -309,7 +328,9 @@ type zoneVerdict struct {
 	keep    []string
 	message string
 	// budget is the name status shows: the active zone's budget, or the workload's.
-	budget       string
+	budget string
+	// zone is the zone being disrupted, "" when none is.
+	zone         string
 	requeueAfter time.Duration
 }
 
@@ -318,11 +339,12 @@ func (z zoneVerdict) budgets() []*policyv1.PodDisruptionBudget {
 	return append(slices.Clone(z.tighten), z.loosen...)
 }
 
-// decideZones turns base, the budget the policy gives w, into w's zone-aware budgets.
-func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zoneVerdict {
+// decideZones turns base, the budget the policy gives w, into w's zone-aware budgets;
+// closed, outside every maintenance window, they keep their shape and allow nothing.
+func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, closed bool) zoneVerdict {
 	p := o.Policy
 	v := viewZones(o, w)
-	out := zoneVerdict{}
+	out := zoneVerdict{zone: v.active}
 	if !v.next.IsZero() {
 		out.requeueAfter = v.next.Sub(o.Now)
 	}
@@ -336,8 +358,10 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 	want = append(want, u)
 	if v.active == "" {
 		b := u
-		// A zone-aware budget is not paced: the settle time stands for it.
-		b.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(idleMaxUnavailable))
+		if !closed {
+			// A zone-aware budget is not paced: the settle time stands for it.
+			b.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(idleMaxUnavailable))
+		}
 		out.unlabel = v.labelled
 		if len(v.labelled) > 0 {
 			// Deleted only once no pod is seen under them: an eviction in flight under
@@ -347,7 +371,7 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget) zo
 		}
 		out.budget, out.message = b.Name, msgZonesIdle(idleMaxUnavailable, w.Replicas)
 	} else {
-		open := v.open()
+		open := v.open() && !closed
 		for _, z := range v.zones() {
 			b := zoneBudget(base, zoneBudgetName(w, zoneSuffix(z)), metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{z}})
 			b.Labels[holdfastv1alpha1.ZoneLabel] = z

@@ -196,6 +196,73 @@ func TestZoneTransitions(t *testing.T) {
 	step("no pod labelled: the zones' budgets deleted", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, []string{zoneA, zoneB, zoneC})
 }
 
+// windowed gives z's policy a window open from 11:00 to 13:00 each day: open at now.
+func (z *zoned) windowed() {
+	z.o.Policy.Spec.MaintenanceWindows = []holdfastv1alpha1.MaintenanceWindow{window("0 11 * * *", 2*time.Hour, "")}
+	z.o.Policies = []holdfastv1alpha1.DisruptionPolicy{*z.o.Policy}
+}
+
+// A maintenance window that closes while zone a is disrupted holds every budget at zero
+// in the shape they have: no budget deleted, no pod's label moved (every pod stays under
+// one budget), the zone chosen remembered; it settles in one pass. When the window opens
+// again, zone a opens where it was.
+func TestZoneWindowClosesMidTransition(t *testing.T) {
+	z := newZoned(intstr.FromInt32(3))
+	z.windowed()
+	z.apply(Decide(z.o))
+	z.cordon("a-0")
+	z.apply(Decide(z.o))
+	open := map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"}
+	if diff := cmp.Diff(open, shape(z.o.Budgets)); diff != "" {
+		t.Fatalf("zone a chosen, window open (-want +got):\n%s", diff)
+	}
+
+	z.o.Now = now.Add(90 * time.Minute) // 13:30: the window has closed
+	d := Decide(z.o)
+	if len(d.Delete) > 0 || len(d.Unlabel) > 0 || len(d.PodZones) > 0 {
+		t.Errorf("closing the window deletes %v, unlabels %v, labels %v: want budgets held as they are", names(d.Delete), d.Unlabel, d.PodZones)
+	}
+	z.apply(d)
+	held := map[string]string{zoneA: "max=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"}
+	if diff := cmp.Diff(held, shape(z.o.Budgets)); diff != "" {
+		t.Errorf("window closed (-want +got):\n%s", diff)
+	}
+	for _, p := range z.o.Pods["StatefulSet/db"] {
+		if n := len(budgetsCovering(z.o.Budgets, p)); n != 1 || allowedFor(z.o.Budgets, p, z.o.Pods["StatefulSet/db"]) != 0 {
+			t.Errorf("window closed: pod %s under %d budgets, allowed %d: want one budget, allowing 0", p.Name, n, allowedFor(z.o.Budgets, p, z.o.Pods["StatefulSet/db"]))
+		}
+	}
+	if st := Decide(z.o).Status.Workloads[0]; st.Message != msgHeld(now.Add(23*time.Hour)) || st.Budget != zoneA || st.Zone != "a" {
+		t.Errorf("window closed: status %q on %s, zone %q, want the window's hold on %s, zone a", st.Message, st.Budget, st.Zone, zoneA)
+	}
+	again := Decide(z.o)
+	z.apply(again)
+	if diff := cmp.Diff(held, shape(z.o.Budgets)); diff != "" || len(again.Delete)+len(again.Unlabel)+len(again.PodZones) > 0 {
+		t.Errorf("window closed, a second pass changes budgets (-want +got):\n%s, deletes %v, labels %v %v", diff, names(again.Delete), again.Unlabel, again.PodZones)
+	}
+
+	z.o.Now = now.Add(23*time.Hour + 30*time.Minute) // 11:30 the next day: open again
+	z.apply(Decide(z.o))
+	if diff := cmp.Diff(open, shape(z.o.Budgets)); diff != "" {
+		t.Errorf("window open again, a-0 still cordoned (-want +got):\n%s", diff)
+	}
+}
+
+// status.workloads names the zone being disrupted, and lists that workload before the
+// quiet ones: the list is capped, and the zone's Events are derived from it.
+func TestZoneInStatus(t *testing.T) {
+	z := newZoned(intstr.FromInt32(3))
+	agent := workload(holdfastv1alpha1.KindDaemonSet, "agent", 9)
+	z.o.Workloads = append(z.o.Workloads, agent)
+	z.apply(Decide(z.o))
+	z.cordon("b-1")
+	z.apply(Decide(z.o))
+	st := Decide(z.o).Status.Workloads
+	if len(st) != 2 || st[0].Name != "db" || st[0].Zone != "b" || st[1].Zone != "" {
+		t.Errorf("status.workloads %+v: want db first, zone b, then agent without a zone", st)
+	}
+}
+
 func TestZoneChoice(t *testing.T) {
 	cases := map[string]struct {
 		limit       intstr.IntOrString
@@ -323,6 +390,10 @@ func TestZoneWritesCrashSafe(t *testing.T) {
 		{"zone a to idle", cordonA, func(z *zoned) { z.o.Nodes["a-0"].Spec.Unschedulable = false; settled(z) }},
 		{"zone a open to held", cordonA, func(z *zoned) { z.pod("db-8").Ready = false }},
 		{"zone a held to open", append(cordonA, func(z *zoned) { z.pod("db-8").Ready = false }), func(z *zoned) { z.pod("db-8").Ready = true }},
+		{"zone a open, window closes", append([]func(z *zoned){(*zoned).windowed}, cordonA...), func(z *zoned) { z.o.Now = now.Add(90 * time.Minute) }},
+		{"zone a held by the window, window opens", append([]func(z *zoned){(*zoned).windowed}, append(cordonA, func(z *zoned) { z.o.Now = now.Add(90 * time.Minute) })...),
+			func(z *zoned) { z.o.Now = now.Add(23*time.Hour + 30*time.Minute) }},
+		{"idle, window closes", []func(z *zoned){(*zoned).windowed}, func(z *zoned) { z.o.Now = now.Add(90 * time.Minute) }},
 	}
 	for _, tr := range transitions {
 		t.Run(tr.name, func(t *testing.T) {

@@ -41,6 +41,7 @@ const (
 	LabelStatus    = "status"
 	LabelReason    = "reason"
 	LabelNode      = "node"
+	LabelZone      = "zone"
 )
 
 // LabelValue turns an API constant such as "NoBetterPlace" into the snake_case of every

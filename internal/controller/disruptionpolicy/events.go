@@ -26,6 +26,8 @@ const (
 	EventNodeLost           = "NodeLost"
 	EventRecovered          = "Recovered"
 	EventFenced             = "Fenced"
+	EventZoneDisrupted      = "ZoneDisrupted"
+	EventZoneSettled        = "ZoneSettled"
 )
 
 // stateEvents maps a workload state to the Event that announces it.
@@ -46,9 +48,9 @@ var stateEvents = map[holdfastv1alpha1.WorkloadState]struct{ typ, reason string 
 // it names. They are derived from status, so that a repeated reconcile or a restarted
 // operator does not repeat them.
 func statusEvents(namespace string, old, cur holdfastv1alpha1.DisruptionPolicyStatus) []announce.Event {
-	was := make(map[string]holdfastv1alpha1.WorkloadState, len(old.Workloads))
+	was := make(map[string]holdfastv1alpha1.WorkloadStatus, len(old.Workloads))
 	for _, w := range old.Workloads {
-		was[policy.WorkloadKey(w.Kind, w.Name)] = w.State
+		was[policy.WorkloadKey(w.Kind, w.Name)] = w
 	}
 	var out []announce.Event
 	// A scale target the operator may not read is fixed by a human granting RBAC: say
@@ -59,11 +61,13 @@ func statusEvents(namespace string, old, cur holdfastv1alpha1.DisruptionPolicySt
 		}
 	}
 	for _, w := range cur.Workloads {
-		prev, seen := was[policy.WorkloadKey(w.Kind, w.Name)]
+		before, seen := was[policy.WorkloadKey(w.Kind, w.Name)]
+		ref := workloadRef(namespace, w)
+		out = append(out, zoneEvents(before.Zone, w, ref)...)
+		prev := before.State
 		if seen && prev == w.State {
 			continue
 		}
-		ref := workloadRef(namespace, w)
 		switch prev {
 		case holdfastv1alpha1.WorkloadSurging:
 			out = append(out, announce.Normal(EventSurgeFinished, fmt.Sprintf("%s %s: surge over, back to %d replicas", w.Kind, w.Name, w.Replicas)).About(ref))
@@ -73,6 +77,22 @@ func statusEvents(namespace string, old, cur holdfastv1alpha1.DisruptionPolicySt
 		if e, ok := stateEvents[w.State]; ok {
 			out = append(out, announce.Event{Type: e.typ, Reason: e.reason, Message: fmt.Sprintf("%s %s: %s", w.Kind, w.Name, w.Message), Related: ref})
 		}
+	}
+	return out
+}
+
+// zoneEvents announce a change of the zone w's zone-aware budgets let be disrupted: the
+// end of zone was, and the start of w.Zone.
+func zoneEvents(was string, w holdfastv1alpha1.WorkloadStatus, ref *corev1.ObjectReference) []announce.Event {
+	if was == w.Zone {
+		return nil
+	}
+	var out []announce.Event
+	if was != "" {
+		out = append(out, announce.Normal(EventZoneSettled, fmt.Sprintf("%s %s: zone %s is no longer being disrupted", w.Kind, w.Name, was)).About(ref))
+	}
+	if w.Zone != "" {
+		out = append(out, announce.Normal(EventZoneDisrupted, fmt.Sprintf("%s %s: zone %s is being disrupted, every other zone is held", w.Kind, w.Name, w.Zone)).About(ref))
 	}
 	return out
 }

@@ -67,3 +67,36 @@ func TestUnreadableScaleTargetEventOnce(t *testing.T) {
 		t.Errorf("second pass repeated %v", evs)
 	}
 }
+
+// A zone-aware workload's zone changes are announced once each, from status: none when
+// it keeps its zone (a repeated reconcile, a restarted operator).
+func TestZoneEvents(t *testing.T) {
+	db := func(zone, msg string) holdfastv1alpha1.DisruptionPolicyStatus {
+		return holdfastv1alpha1.DisruptionPolicyStatus{Workloads: []holdfastv1alpha1.WorkloadStatus{
+			{Kind: "StatefulSet", Name: "db", Replicas: 9, State: holdfastv1alpha1.WorkloadBudgeted, Zone: zone, Message: msg},
+		}}
+	}
+	ref := &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: ns, Name: "db"}
+	idle, a, b := db("", "no zone"), db("a", "zone a open"), db("b", "zone b open")
+	disrupted := func(zone string) announce.Event {
+		return announce.Normal(EventZoneDisrupted, "StatefulSet db: zone "+zone+" is being disrupted, every other zone is held").About(ref)
+	}
+	settled := func(zone string) announce.Event {
+		return announce.Normal(EventZoneSettled, "StatefulSet db: zone "+zone+" is no longer being disrupted").About(ref)
+	}
+	for name, tc := range map[string]struct {
+		old, cur holdfastv1alpha1.DisruptionPolicyStatus
+		want     []announce.Event
+	}{
+		"idle to a":           {idle, a, []announce.Event{disrupted("a")}},
+		"a to b":              {a, b, []announce.Event{settled("a"), disrupted("b")}},
+		"b to idle":           {b, idle, []announce.Event{settled("b")}},
+		"a stays":             {a, db("a", "zone a held"), nil},
+		"first status, a":     {holdfastv1alpha1.DisruptionPolicyStatus{}, a, []announce.Event{disrupted("a")}},
+		"idle stays, restart": {idle, idle, nil},
+	} {
+		if diff := cmp.Diff(tc.want, statusEvents(ns, tc.old, tc.cur)); diff != "" {
+			t.Errorf("%s: statusEvents (-want +got):\n%s", name, diff)
+		}
+	}
+}

@@ -21,12 +21,14 @@ var workloadCounts = []string{"selected", "budgeted", "conflicting", "unprotecte
 
 // metrics exports each policy's workload counts, so that an alert can fire on a
 // workload left without a budget, or a surge that does not end; whether its maintenance
-// windows are open; and the disruptions each of its budgets allows.
+// windows are open; the zone each of its zone-aware workloads has disrupted; and the
+// disruptions each of its budgets allows.
 type metrics struct {
-	workloads  *prometheus.GaugeVec
-	windowOpen *prometheus.GaugeVec
-	conditions *prometheus.GaugeVec
-	budgets    *budgetCollector
+	workloads     *prometheus.GaugeVec
+	windowOpen    *prometheus.GaugeVec
+	conditions    *prometheus.GaugeVec
+	zoneDisrupted *prometheus.GaugeVec
+	budgets       *budgetCollector
 }
 
 // newMetrics registers the collectors with reg; at each scrape, cache gives the managed
@@ -53,12 +55,19 @@ func newMetrics(reg prometheus.Registerer, cache, live client.Reader) (*metrics,
 	if err != nil {
 		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
 	}
+	zoneDisrupted, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "holdfast_disruptionpolicy_zone_disrupted",
+		Help: zoneDisruptedHelp,
+	}, []string{collectors.LabelNamespace, collectors.LabelPolicy, collectors.LabelKind, collectors.LabelWorkload, collectors.LabelZone}))
+	if err != nil {
+		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
+	}
 	bc, err := collectors.Register(reg, &budgetCollector{})
 	if err != nil {
 		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
 	}
 	bc.readers.Store(&readers{cache: cache, live: live})
-	return &metrics{workloads: workloads, windowOpen: windowOpen, conditions: conditions, budgets: bc}, nil
+	return &metrics{workloads: workloads, windowOpen: windowOpen, conditions: conditions, zoneDisrupted: zoneDisrupted, budgets: bc}, nil
 }
 
 func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPolicyStatus) {
@@ -91,6 +100,12 @@ func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPo
 	for _, c := range st.Conditions {
 		m.conditions.WithLabelValues(key.Namespace, key.Name, collectors.LabelValue(c.Type), collectors.LabelValue(string(c.Status)), collectors.LabelValue(c.Reason)).Set(1)
 	}
+	m.zoneDisrupted.DeletePartialMatch(policy)
+	for _, w := range st.Workloads {
+		if w.Zone != "" {
+			m.zoneDisrupted.WithLabelValues(key.Namespace, key.Name, w.Kind, w.Name, w.Zone).Set(1)
+		}
+	}
 	if st.Window == nil {
 		m.windowOpen.DeleteLabelValues(key.Namespace, key.Name)
 		return
@@ -107,8 +122,12 @@ func (m *metrics) forget(key types.NamespacedName) {
 		m.workloads.DeleteLabelValues(key.Namespace, key.Name, state)
 	}
 	m.windowOpen.DeleteLabelValues(key.Namespace, key.Name)
-	m.conditions.DeletePartialMatch(prometheus.Labels{collectors.LabelNamespace: key.Namespace, collectors.LabelPolicy: key.Name})
+	policy := prometheus.Labels{collectors.LabelNamespace: key.Namespace, collectors.LabelPolicy: key.Name}
+	m.conditions.DeletePartialMatch(policy)
+	m.zoneDisrupted.DeletePartialMatch(policy)
 }
+
+const zoneDisruptedHelp = "1 for the zone a workload with zone-aware budgets (spec.zoneAware) has disrupted: its pods there may go, every other zone's are held; absent while no zone is."
 
 const budgetsAllowedHelp = "Disruptions a PodDisruptionBudget that a DisruptionPolicy manages allows now, as the disruption controller last counted them: at 0 the next eviction of the workload is refused."
 

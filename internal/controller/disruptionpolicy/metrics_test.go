@@ -229,3 +229,34 @@ func TestBlockedDrains(t *testing.T) {
 		})
 	}
 }
+
+// The zone a workload has disrupted is 1; the series goes when no zone is, and with the
+// policy.
+func TestMetricsZoneDisrupted(t *testing.T) {
+	m, err := newMetrics(prometheus.NewRegistry(), fake.NewFakeClient(), fake.NewFakeClient())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: "shop", Name: "quorum"}
+	status := func(zone string) holdfastv1alpha1.DisruptionPolicyStatus {
+		return holdfastv1alpha1.DisruptionPolicyStatus{Workloads: []holdfastv1alpha1.WorkloadStatus{
+			{Kind: "StatefulSet", Name: "db", State: holdfastv1alpha1.WorkloadBudgeted, Zone: zone},
+			{Kind: "Deployment", Name: "web", State: holdfastv1alpha1.WorkloadBudgeted},
+		}}
+	}
+	const head = "# HELP holdfast_disruptionpolicy_zone_disrupted " + zoneDisruptedHelp + "\n# TYPE holdfast_disruptionpolicy_zone_disrupted gauge\n"
+	for _, zone := range []string{"a", "b", "", "c"} {
+		m.set(key, status(zone))
+		want := ""
+		if zone != "" {
+			want = head + `holdfast_disruptionpolicy_zone_disrupted{kind="StatefulSet",namespace="shop",policy="quorum",workload="db",zone="` + zone + `"} 1` + "\n"
+		}
+		if err := testutil.CollectAndCompare(m.zoneDisrupted, strings.NewReader(want)); err != nil {
+			t.Errorf("zone %q: %v", zone, err)
+		}
+	}
+	m.forget(key)
+	if got := testutil.CollectAndCount(m.zoneDisrupted); got != 0 {
+		t.Errorf("%d series after forget, want 0", got)
+	}
+}

@@ -51,12 +51,12 @@ func TestPredictedHandOff(t *testing.T) {
 		t.Errorf("holdfast audit noted: %s", notes)
 	}
 	for _, f := range report.Findings {
-		if f.Rule == "HF027" && f.Kind == "DisruptionPolicy" && f.Name == "single" {
+		if f.Rule == "HF028" && f.Kind == "DisruptionPolicy" && f.Name == "single" {
 			predicted = f.Message
 		}
 	}
 	if !strings.Contains(predicted, want) {
-		t.Fatalf("holdfast audit did not predict the hand-off of node %s: HF027 says %q", node, predicted)
+		t.Fatalf("holdfast audit did not predict the hand-off of node %s: HF028 says %q", node, predicted)
 	}
 	t.Logf("predicted: %s", predicted)
 

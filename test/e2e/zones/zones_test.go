@@ -51,8 +51,9 @@ func TestMain(m *testing.M) {
 // zone-aware policy of per-zone limit 3.
 type env struct {
 	*framework.Framework
-	c   client.Client
-	sts *appsv1.StatefulSet
+	c      client.Client
+	sts    *appsv1.StatefulSet
+	policy *holdfastv1alpha1.DisruptionPolicy
 	// zoneOf is each node's zone.
 	zoneOf map[string]string
 }
@@ -95,6 +96,7 @@ func setup(t *testing.T, startOperator func(f *framework.Framework), mods ...fun
 	if err := e.c.Create(e.Ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	e.policy = p
 	e.sts = e.StatefulSet("db", 9)
 	e.sts.Labels["tier"] = "quorum"
 	e.sts.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
@@ -372,6 +374,30 @@ func TestDrainZoneByZone(t *testing.T) {
 	if len(slices.Compact(waves)) != len(waves) {
 		t.Errorf("a zone's pods were evicted in two waves or more: every zone's pods should go together")
 	}
+	// Each zone's wave is announced on the policy, and its end.
+	for _, reason := range []string{disruptionpolicy.EventZoneDisrupted, disruptionpolicy.EventZoneSettled} {
+		e.waitZoneEvents(reason, slices.Compact(waves))
+	}
+}
+
+// waitZoneEvents waits for an Event of reason on the policy, about db, naming each of
+// zones.
+func (e *env) waitZoneEvents(reason string, zones []string) {
+	e.T.Helper()
+	var notes []string
+	e.Eventually(settle, fmt.Sprintf("Events %s naming zones %v", reason, zones), func(ctx context.Context) (bool, error) {
+		evs, err := e.Events(ctx, e.policy, reason)
+		notes = notes[:0]
+		for _, ev := range evs {
+			if ev.Related != nil && ev.Related.Kind == "StatefulSet" && ev.Related.Name == "db" {
+				notes = append(notes, ev.Note)
+			}
+		}
+		return err == nil && !slices.ContainsFunc(zones, func(z string) bool {
+			return !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "zone "+z+" ") })
+		}), err
+	})
+	e.T.Logf("%s: %q", reason, notes)
 }
 
 // Two disruptors in two zones at once: while no zone is disrupted, one budget covers
