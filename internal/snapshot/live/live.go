@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -116,7 +117,7 @@ func load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 		})
 	}
 	if dyn != nil {
-		g.Go(func() error { return listKarpenter(ctx, dyn, s) })
+		g.Go(func() error { return listKarpenter(ctx, client.Discovery(), dyn, s) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -144,8 +145,9 @@ func listLeases(ctx context.Context, client kubernetes.Interface, s *snapshot.Sn
 
 // listKarpenter lists Karpenter's NodeClaims and NodePools, which a hand-off of a node
 // to its consolidation reads; none where its CRDs are not installed. A user refused them
-// reads the cluster as if Karpenter were not there, as the note says.
-func listKarpenter(ctx context.Context, dyn dynamic.Interface, s *snapshot.Snapshot) error {
+// reads the cluster as if Karpenter were not there, as the note says; where Karpenter is
+// not installed either (the API server authorizes before it looks the kind up), quietly.
+func listKarpenter(ctx context.Context, disco discovery.DiscoveryInterface, dyn dynamic.Interface, s *snapshot.Snapshot) error {
 	claims, err := listKind(ctx, dyn, snapshot.NodeClaimKind.GroupVersion().WithResource("nodeclaims"))
 	if err != nil {
 		return err
@@ -155,7 +157,10 @@ func listKarpenter(ctx context.Context, dyn dynamic.Interface, s *snapshot.Snaps
 		return err
 	}
 	if claims.forbidden || pools.forbidden {
-		s.Skipped = append(s.Skipped, forbidden("Karpenter's nodeclaims or nodepools", "what Karpenter's consolidation will do is not predicted"))
+		_, err := disco.ServerResourcesForGroupVersion(snapshot.NodeClaimKind.GroupVersion().String())
+		if !apierrors.IsNotFound(err) {
+			s.Skipped = append(s.Skipped, forbidden("Karpenter's nodeclaims or nodepools", "what Karpenter's consolidation will do is not predicted"))
+		}
 		return nil
 	}
 	if claims.served {

@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -134,33 +135,56 @@ func karpenterObject(kind, name string) *unstructured.Unstructured {
 }
 
 // TestLoadWithoutKarpenterOrLeases reads a cluster without Karpenter's CRDs as one
-// without Karpenter, quietly, and one whose Leases the user may not list with a note.
+// without Karpenter, quietly (whether the user may list its kinds or not: the API server
+// authorizes before it looks the kind up), one whose Karpenter kinds the user may not
+// list with a note, and one whose Leases the user may not list with a note.
 func TestLoadWithoutKarpenterOrLeases(t *testing.T) {
-	client := fake.NewClientset()
-	client.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", nil)
-	})
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), snapshottest.DynamicListKinds())
-	dyn.PrependReactor("list", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetResource().Group != snapshot.NodeClaimKind.Group {
-			return false, nil, nil
-		}
-		return true, nil, apierrors.NewNotFound(a.GetResource().GroupResource(), "")
-	})
-	s, err := live.Load(context.Background(), client, dyn, "")
-	if err != nil {
-		t.Fatal(err)
+	leases := "not allowed to list leases in kube-node-lease: a lost node is told by its taints only, not by its Lease's age"
+	karpenter := "not allowed to list Karpenter's nodeclaims or nodepools: what Karpenter's consolidation will do is not predicted"
+	tests := map[string]struct {
+		// refused is the answer to a list of Karpenter's kinds; installed says discovery
+		// serves them.
+		refused   func(schema.GroupResource) error
+		installed bool
+		want      []string
+	}{
+		"not installed":            {refused: func(gr schema.GroupResource) error { return apierrors.NewNotFound(gr, "") }, want: []string{leases}},
+		"not installed, forbidden": {refused: func(gr schema.GroupResource) error { return apierrors.NewForbidden(gr, "", nil) }, want: []string{leases}},
+		"installed, forbidden":     {refused: func(gr schema.GroupResource) error { return apierrors.NewForbidden(gr, "", nil) }, installed: true, want: []string{karpenter, leases}},
 	}
-	if s.NodeClaims != nil || s.NodePools != nil || s.Leases != nil {
-		t.Errorf("read NodeClaims %v, NodePools %v, Leases %v; want none", s.NodeClaims, s.NodePools, s.Leases)
-	}
-	var notes []string
-	for _, p := range s.Skipped {
-		notes = append(notes, p.Detail())
-	}
-	want := []string{"not allowed to list leases in kube-node-lease: a lost node is told by its taints only, not by its Lease's age"}
-	if diff := cmp.Diff(want, notes); diff != "" {
-		t.Errorf("notes (-want +got):\n%s", diff)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			client := fake.NewClientset()
+			client.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", nil)
+			})
+			if tc.installed {
+				client.Resources = []*metav1.APIResourceList{{GroupVersion: snapshot.NodeClaimKind.GroupVersion().String(),
+					APIResources: []metav1.APIResource{{Name: "nodeclaims", Kind: snapshot.KindNodeClaim}, {Name: "nodepools", Kind: snapshot.KindNodePool}}}}
+			}
+			dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), snapshottest.DynamicListKinds())
+			dyn.PrependReactor("list", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetResource().Group != snapshot.NodeClaimKind.Group {
+					return false, nil, nil
+				}
+				return true, nil, tc.refused(a.GetResource().GroupResource())
+			})
+			s, err := live.Load(context.Background(), client, dyn, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.NodeClaims != nil || s.NodePools != nil || s.Leases != nil {
+				t.Errorf("read NodeClaims %v, NodePools %v, Leases %v; want none", s.NodeClaims, s.NodePools, s.Leases)
+			}
+			var notes []string
+			for _, p := range s.Skipped {
+				notes = append(notes, p.Detail())
+			}
+			slices.Sort(notes)
+			if diff := cmp.Diff(tc.want, notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
