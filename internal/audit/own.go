@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -134,5 +135,31 @@ func companionDaemonSetMissing(o *Own) *Result {
 		Message: fmt.Sprintf("NodeCompanion %s follows DaemonSet %s/%s, which is not there: the operator leaves its companions as they are and reports TargetNotFound, so new nodes get no companion and the nodes' drains are not paced by it.",
 			nc.Name, ns, nc.Spec.DaemonSet.Name),
 		Fix: snippet("NodeCompanion "+nc.Name+": name the DaemonSet it runs next to (and its namespace, when another)", obj{"spec": obj{"daemonSet": obj{"name": "node-agent", "namespace": ns}}}),
+	}
+}
+
+func handedOff(o *Own) *Result {
+	if o.Outcome == nil {
+		return nil
+	}
+	d := o.Outcome.Decision
+	var surges []string
+	for _, sc := range d.Scales {
+		if sc.HandOff == "" {
+			continue
+		}
+		at := slices.IndexFunc(d.Status.Workloads, func(w holdfastv1alpha1.WorkloadStatus) bool {
+			return w.Kind == holdfastv1alpha1.KindDeployment && w.Name == sc.Name
+		})
+		if at >= 0 {
+			surges = append(surges, fmt.Sprintf("Deployment %s %s", sc.Name, d.Status.Workloads[at].Message))
+		}
+	}
+	if len(surges) == 0 {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("%s hands a single replica's node over to its autoscaler: %s.", describeOwn(o), strings.Join(surges, "; ")),
+		Fix:     "# nothing to fix: the surge lets the autoscaler take the node without an outage. To keep such a node instead, singleReplica: Protect",
 	}
 }

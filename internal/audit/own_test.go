@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
@@ -67,6 +68,9 @@ func TestOwnRules(t *testing.T) {
 `) + strings.Replace(disruptionPolicy("young", `  selector: {}
   maxUnavailable: 2
 `), "2026-01-01", "2026-02-01", 1), want: []string{"DisruptionPolicy/ns/young"}},
+		"a Surge single replica on a node Karpenter consolidates": {rule: "HF028", in: consolidatable("WhenEmptyOrUnderutilized"),
+			want: []string{"DisruptionPolicy/ns/single"}},
+		"a Surge single replica on a node Karpenter consolidates only empty": {rule: "HF028", in: consolidatable("WhenEmpty")},
 		"a NodeCompanion without its DaemonSet": {rule: "HF021", in: `apiVersion: holdfast.dev/v1alpha1
 kind: NodeCompanion
 metadata:
@@ -83,7 +87,7 @@ spec:
 			if len(problems) > 0 {
 				t.Fatal(problems)
 			}
-			predicted, outcomes := predict.Operator(s, now)
+			predicted, outcomes := predict.Operator(s, now, policy.Autoscalers{})
 			var got []string
 			for _, f := range audit.RunOwn(predicted, outcomes, s.Origins) {
 				if f.Rule != tc.rule {
@@ -99,4 +103,47 @@ spec:
 			}
 		})
 	}
+}
+
+// consolidatable is a Surge single replica alone on a Karpenter node whose NodeClaim has
+// been Consolidatable since before the audit, of a NodePool with consolidationPolicy.
+func consolidatable(consolidationPolicy string) string {
+	return deploymentYAML("replicas: 1", "") + disruptionPolicy("single", `  selector: {}
+  maxUnavailable: 1
+  singleReplica: Surge
+`) + `---
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-1
+  labels: {karpenter.sh/nodepool: general}
+status:
+  allocatable: {cpu: "4", memory: 16Gi}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-1
+  namespace: ns
+  labels: {app: web}
+spec:
+  nodeName: node-1
+  containers: [{name: app, image: web, resources: {requests: {cpu: 300m}}}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: general-abcde
+  labels: {karpenter.sh/nodepool: general}
+status:
+  nodeName: node-1
+  conditions: [{type: Consolidatable, status: "True", lastTransitionTime: "2026-11-22T11:00:00Z"}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: general
+spec:
+  disruption: {consolidationPolicy: ` + consolidationPolicy + `, consolidateAfter: 30s}
+`
 }

@@ -292,6 +292,21 @@ all of their pods at maxUnavailable 1 (the workloads left out of the zone-aware 
 keeps every disruption to one pod at a time.`,
 		Workload: zoneAwareWorkloadPerZone,
 	},
+	{
+		ID: "HF028", Name: "single-replica-handed-off", Severity: Info,
+		Summary: "Surge single replica the operator surges ahead of an autoscaler's scale-down",
+		Rationale: `Karpenter's consolidation and cluster-autoscaler's scale-down take a node only when
+every pod on it may be evicted, so a single replica's budget keeps its node for good.
+Under singleReplica: Surge the operator hands such a node over: once the autoscaler may
+want it (Karpenter: its NodeClaim is Consolidatable and its NodePool consolidates
+WhenEmptyOrUnderutilized; cluster-autoscaler: it is in one of the node groups that
+--cluster-autoscaler-node-group-label names), its pods request at most
+--scale-down-utilization-threshold of it and nothing keeps the autoscaler off it, the
+Deployment goes to 2 so that the budget lets the old pod go. The finding names the
+Deployments the operator scales up now and the nodes it hands over; plan and audit take
+the operator's autoscaler flags to see cluster-autoscaler's node groups as it does.`,
+		Own: handedOff,
+	},
 }
 
 func describe(w *availability.Workload) string { return w.Kind + " " + w.Name }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/holdfast-dev/holdfast/internal/audit"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
@@ -42,6 +45,9 @@ func clientConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 type cluster struct {
 	kube kubernetes.Interface
 	dyn  dynamic.Interface
+	// autoscalers is what the operator is told of the node autoscalers, as plan and
+	// audit are told it.
+	autoscalers policy.Autoscalers
 }
 
 // connect makes the clients of the kube context, unless c has them already (a test's).
@@ -65,17 +71,19 @@ func (c *cluster) connect(flags *genericclioptions.ConfigFlags) error {
 	return nil
 }
 
-// load reads the cluster as the core sees it. audit, plan and drain (its dry run
+// load reads the cluster as the core sees it, and notes on notes what it was not
+// allowed to read. audit, plan and drain (its dry run
 // included) all read a live cluster here, so that what plan predicts is what the drain
 // does: every kind holdfast reads, its own included (none where its CRDs are not
 // installed), made by predict.Operator into the cluster the operator will make of it at
 // now, with the budgets its DisruptionPolicies keep; and the operator's decision for
 // each policy in effect.
-func (c *cluster) load(ctx context.Context, namespace string, now time.Time) (*snapshot.Snapshot, []predict.Outcome, error) {
+func (c *cluster) load(ctx context.Context, namespace string, now time.Time, notes io.Writer) (*snapshot.Snapshot, []predict.Outcome, error) {
 	snap, err := live.Load(ctx, c.kube, c.dyn, namespace)
 	if err != nil {
 		return nil, nil, err
 	}
-	snap, outcomes := predict.Operator(snap, now)
+	reportInput(notes, audit.Input{Skipped: snap.Skipped})
+	snap, outcomes := predict.Operator(snap, now, c.autoscalers)
 	return snap, outcomes, nil
 }

@@ -181,7 +181,9 @@ holdfast-drain grant (config/rbac, or the chart with drainerRole.create): nodes 
 list, watch, patch; pods get, list, watch; pods/eviction create; workloads, budgets,
 autoscalers, priority classes, namespaces and holdfast's own kinds read; leases in
 --slot-namespace. Optional: nodes/status patch and events create, patch, for the
-node's drain conditions and Events; without them the drain ends with a warning.
+node's drain conditions and Events; without them the drain ends with a warning. Also
+optional: leases and Karpenter's nodeclaims and nodepools list, for the nodes' health
+and Karpenter's consolidation; without them the drain notes what it left out.
 
 Exit codes: 0 every node drained (or, with --dry-run, would be); 1 error: bad flags, or
 an API call failed (unreachable, not allowed); 3 a node is not drained: a pod needs a
@@ -383,7 +385,7 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 // drained in its wave rather than held to the end as if its budget blocked it.
 func (o *DrainOptions) planDrain(ctx context.Context, nodes []string) (*snapshot.Snapshot, *plan.Plan, error) {
 	now := o.Clock.Now()
-	snap, _, err := o.cluster.load(ctx, metav1.NamespaceAll, now)
+	snap, _, err := o.cluster.load(ctx, metav1.NamespaceAll, now, o.ErrOut)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -15,11 +16,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -31,6 +34,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
@@ -41,25 +45,26 @@ var drainNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 // fakeCluster serves a snapshot's objects, holdfast's own through the dynamic client.
 func fakeCluster(t *testing.T, s *snapshot.Snapshot) cluster {
 	t.Helper()
-	gv := holdfastv1alpha1.GroupVersion
 	var own []runtime.Object
+	for i := range s.NodeClaims {
+		own = append(own, &s.NodeClaims[i])
+	}
+	for i := range s.NodePools {
+		own = append(own, &s.NodePools[i])
+	}
 	for i := range s.DisruptionPolicies {
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&s.DisruptionPolicies[i])
 		if err != nil {
 			t.Fatal(err)
 		}
 		obj := &unstructured.Unstructured{Object: u}
-		obj.SetAPIVersion(gv.String())
+		obj.SetAPIVersion(holdfastv1alpha1.GroupVersion.String())
 		obj.SetKind(snapshot.KindDisruptionPolicy)
 		own = append(own, obj)
 	}
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		gv.WithResource("nodecompanions"):            "NodeCompanionList",
-		gv.WithResource("disruptionpolicies"):        "DisruptionPolicyList",
-		gv.WithResource("clusterdisruptionpolicies"): "ClusterDisruptionPolicyList",
-	}, own...)
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), snapshottest.DynamicListKinds(), own...)
 	c := &snapshottest.Cluster{Snapshot: s}
-	return cluster{kube: fake.NewClientset(objectsOf(c)...), dyn: dyn}
+	return cluster{kube: fake.NewClientset(objectsOf(c)...), dyn: dyn, autoscalers: defaultAutoscalers}
 }
 
 // randomCluster is a small cluster as the operator keeps it: two namespaces, each under
@@ -111,9 +116,53 @@ func randomCluster(r *rand.Rand) *snapshot.Snapshot {
 			}
 		}
 	}
-	kept, _ := predict.Operator(c.Snapshot, drainNow)
+	karpenter(r, c.Snapshot)
+	kept, _ := predict.Operator(c.Snapshot, drainNow, policy.Autoscalers{})
 	c.Snapshot.PodDisruptionBudgets = kept.PodDisruptionBudgets
 	return c.Snapshot
+}
+
+// karpenter makes some of s's nodes Karpenter's, of NodePool general, whose
+// consolidation policy is drawn; each with a NodeClaim Consolidatable for an hour, or not
+// yet, and a Lease renewed a moment ago.
+func karpenter(r *rand.Rand, s *snapshot.Snapshot) {
+	policies := []string{"WhenEmptyOrUnderutilized", "WhenEmpty"}
+	s.NodePools = []unstructured.Unstructured{{Object: map[string]any{
+		"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "general"},
+		"spec": map[string]any{"disruption": map[string]any{"consolidationPolicy": policies[r.IntN(len(policies))], "consolidateAfter": "1m"}},
+	}}}
+	s.NodeClaims = []unstructured.Unstructured{}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		s.Leases = append(s.Leases, coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: corev1.NamespaceNodeLease, Name: n.Name},
+			Spec: coordinationv1.LeaseSpec{RenewTime: ptr.To(metav1.NewMicroTime(drainNow.Add(-time.Second))), LeaseDurationSeconds: ptr.To(int32(40))}})
+		if r.IntN(2) == 0 {
+			continue
+		}
+		n.Labels["karpenter.sh/nodepool"] = "general"
+		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}
+		status := map[string]any{"nodeName": n.Name}
+		if r.IntN(3) > 0 {
+			status["conditions"] = []any{map[string]any{"type": "Consolidatable", "status": "True", "lastTransitionTime": drainNow.Add(-time.Hour).Format(time.RFC3339)}}
+		}
+		s.NodeClaims = append(s.NodeClaims, unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "status": status,
+			"metadata": map[string]any{"name": "general-" + n.Name, "labels": map[string]any{"karpenter.sh/nodepool": "general"}},
+		}})
+	}
+}
+
+// handOffs are the hand-offs the operator makes, as "namespace/Deployment node".
+func handOffs(outcomes []predict.Outcome) []string {
+	var out []string
+	for _, o := range outcomes {
+		for _, sc := range o.Decision.Scales {
+			if node, _, ok := strings.Cut(sc.HandOff, " "); ok {
+				out = append(out, o.Policy.Namespace+"/"+sc.Name+" "+node)
+			}
+		}
+	}
+	return out
 }
 
 // order is a drain's nodes: the waves, then the nodes it cannot drain; and the ready pods
@@ -215,7 +264,7 @@ func dryRunOrder(t *testing.T, cl cluster, nodes []string, maxConcurrent int) or
 // wave with --wave-by-wave, the blocked ones last. A single replica a policy surges is
 // drained in its wave, not held to the end as if its budget blocked it.
 func TestDrainFollowsPlanDrain(t *testing.T) {
-	surges := 0
+	surges, handedOff := 0, 0
 	for seed := range uint64(60) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 33))
@@ -232,6 +281,17 @@ func TestDrainFollowsPlanDrain(t *testing.T) {
 			r.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
 			maxConcurrent := 1 + r.IntN(3)
 			cl := fakeCluster(t, s)
+			// The live read (Karpenter's kinds and the Leases through the clients) predicts
+			// the hand-offs the snapshot does.
+			_, outcomes, err := cl.load(context.Background(), metav1.NamespaceAll, drainNow, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, predicted := predict.Operator(s, drainNow, cl.autoscalers)
+			if diff := cmp.Diff(handOffs(predicted), handOffs(outcomes)); diff != "" {
+				t.Errorf("hand-offs read live against the snapshot's (-snapshot +live):\n%s", diff)
+			}
+			handedOff += len(handOffs(outcomes))
 
 			planned, surged := planDrainOrder(t, cl, nodes, maxConcurrent)
 			if surged {
@@ -264,6 +324,9 @@ func TestDrainFollowsPlanDrain(t *testing.T) {
 	// The clusters must exercise what the test is for.
 	if surges == 0 {
 		t.Error("no plan surged a single replica: the clusters do not exercise Surge")
+	}
+	if handedOff == 0 {
+		t.Error("no prediction handed a node over to Karpenter: the clusters do not exercise the hand-off")
 	}
 }
 
@@ -303,7 +366,7 @@ func TestDrainDryRunSurge(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "defaults", Generation: 1},
 		Spec:       holdfastv1alpha1.DisruptionPolicySpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)), SingleReplica: holdfastv1alpha1.SingleReplicaSurge},
 	}}
-	kept, _ := predict.Operator(c.Snapshot, drainNow)
+	kept, _ := predict.Operator(c.Snapshot, drainNow, policy.Autoscalers{})
 	c.Snapshot.PodDisruptionBudgets = kept.PodDisruptionBudgets
 	var out bytes.Buffer
 	o := drainOptions(fakeCluster(t, c.Snapshot), &out, []string{"node-1"}, 1)

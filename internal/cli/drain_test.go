@@ -356,7 +356,7 @@ func TestDrainExitCode(t *testing.T) {
 func objectsOf(c *snapshottest.Cluster) []runtime.Object {
 	s := c.Snapshot
 	return slices.Concat(pointers(s.Nodes), pointers(s.Pods), pointers(s.Deployments),
-		pointers(s.ReplicaSets), pointers(s.DaemonSets), pointers(s.PodDisruptionBudgets))
+		pointers(s.ReplicaSets), pointers(s.DaemonSets), pointers(s.PodDisruptionBudgets), pointers(s.Leases))
 }
 
 // pointers returns a pointer to each item, as runtime.Objects.

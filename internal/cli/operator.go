@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -86,10 +85,7 @@ SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 	cmd.Flags().StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader Lease; empty means the operator's own namespace (the installed Role allows Leases in holdfast-system only)")
 	cmd.Flags().Float32Var(&o.APIQPS, "kube-api-qps", 50, "requests a second the operator may send to the API server, as kube-controller-manager's flag of the same name; the API server's priority and fairness still protects it")
 	cmd.Flags().IntVar(&o.APIBurst, "kube-api-burst", 100, "requests the operator may send at once above --kube-api-qps")
-	cmd.Flags().Float64Var(&o.Autoscalers.Threshold, "scale-down-utilization-threshold", 0.5, "a Surge single replica's node is handed over to Karpenter's consolidation or cluster-autoscaler's scale-down only when its pods request at most this share of its CPU and of its memory (cluster-autoscaler's flag of the same name)")
-	cmd.Flags().StringVar(&o.Autoscalers.NodeGroupLabel, "cluster-autoscaler-node-group-label", "", "the node label naming a node's cluster-autoscaler node group (cloud.google.com/gke-nodepool, eks.amazonaws.com/nodegroup, kubernetes.azure.com/agentpool, ...); set it where cluster-autoscaler runs so that holdfast hands it the nodes of Surge single replicas")
-	cmd.Flags().DurationVar(&o.Autoscalers.UnneededTime, "cluster-autoscaler-unneeded-time", 10*time.Minute, "cluster-autoscaler's --scale-down-unneeded-time, which a hand-off waits for")
-	cmd.Flags().DurationVar(&o.Autoscalers.Recheck, "cluster-autoscaler-recheck-timeout", 5*time.Minute, "cluster-autoscaler's --unremovable-node-recheck-timeout, which a hand-off waits for")
+	addAutoscalerFlags(cmd.Flags(), &o.Autoscalers)
 	return cmd
 }
 
@@ -112,9 +108,8 @@ func (o *OperatorOptions) Validate() error {
 	if o.APIQPS <= 0 || o.APIBurst < 1 {
 		return fmt.Errorf("--kube-api-qps must be above 0 and --kube-api-burst at least 1, got %g and %d", o.APIQPS, o.APIBurst)
 	}
-	if a := o.Autoscalers; a.Threshold <= 0 || a.Threshold > 1 || a.UnneededTime <= 0 || a.Recheck <= 0 {
-		return fmt.Errorf("--scale-down-utilization-threshold must be above 0 and at most 1, --cluster-autoscaler-unneeded-time and --cluster-autoscaler-recheck-timeout above 0; got %g, %s and %s",
-			a.Threshold, a.UnneededTime, a.Recheck)
+	if err := validateAutoscalers(o.Autoscalers); err != nil {
+		return err
 	}
 	if _, ok := logVerbosity[o.LogLevel]; !ok {
 		return fmt.Errorf("unknown --log-level %q: use info or debug", o.LogLevel)

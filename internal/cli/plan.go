@@ -60,6 +60,7 @@ func (in *planInput) addFlags(cmd *cobra.Command) {
 	in.output = newOutputFlags("table")
 	cmd.Flags().StringSliceVarP(&in.Filenames, "filename", "f", nil, "manifest files or folders (Node objects included) to plan on instead of the cluster; - reads stdin")
 	cmd.Flags().BoolVarP(&in.AllNamespaces, "all-namespaces", "A", false, "report the workloads of every namespace (the default: a drain moves pods of all of them)")
+	addAutoscalerFlags(cmd.Flags(), &in.cluster.autoscalers)
 	in.output.addFlags(cmd)
 }
 
@@ -69,6 +70,9 @@ func (in *planInput) addFlags(cmd *cobra.Command) {
 func (in *planInput) complete() error {
 	if !in.AllNamespaces && in.configFlags.Namespace != nil {
 		in.namespace = *in.configFlags.Namespace
+	}
+	if err := validateAutoscalers(in.cluster.autoscalers); err != nil {
+		return err
 	}
 	var err error
 	in.printer, err = in.output.printer()
@@ -86,13 +90,13 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 		var read *snapshot.Snapshot
 		read, problems = snapshot.LoadManifests(in.Filenames, snapshot.ManifestOptions{DefaultNamespace: in.namespace, Stdin: in.In})
 		reportInput(in.ErrOut, audit.Input{Problems: problems, Warnings: read.Warnings, Skipped: read.Skipped})
-		snap, _ = predict.Operator(read, in.Now())
+		snap, _ = predict.Operator(read, in.Now(), in.cluster.autoscalers)
 	} else {
 		if err := in.cluster.connect(in.configFlags); err != nil {
 			return nil, 0, err
 		}
 		var err error
-		if snap, _, err = in.cluster.load(ctx, metav1.NamespaceAll, in.Now()); err != nil {
+		if snap, _, err = in.cluster.load(ctx, metav1.NamespaceAll, in.Now(), in.ErrOut); err != nil {
 			return nil, 0, err
 		}
 	}

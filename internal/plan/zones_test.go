@@ -10,6 +10,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 )
 
@@ -42,7 +43,7 @@ func TestDrainZoneByZone(t *testing.T) {
 					ZoneAware: &holdfastv1alpha1.ZoneAwareSpec{MaxUnavailable: intstr.FromInt32(tc.limit)},
 				},
 			})
-			snap, _ := predict.Operator(c.Snapshot, now)
+			snap, _ := predict.Operator(c.Snapshot, now, policy.Autoscalers{})
 			p, err := plan.DrainWaves(snap, now, plan.Targets{Names: nodes}, plan.Options{})
 			if err != nil {
 				t.Fatal(err)

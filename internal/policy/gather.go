@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -42,12 +43,14 @@ type Source interface {
 	Pods(ctx context.Context, namespace string, sel labels.Selector) ([]corev1.Pod, error)
 	// Node is the node of that name; nil when there is none.
 	Node(ctx context.Context, name string) (*corev1.Node, error)
-	// Claims are Karpenter's NodeClaims of nodes, by node name; nil without Karpenter.
-	Claims(ctx context.Context, nodes map[string]*corev1.Node, now time.Time) (map[string]NodeClaim, error)
-	// NodeGroups are the nodes of cluster-autoscaler's node groups among nodes, but
-	// Karpenter's (claims), with what runs on them as p's hand-off reads it; nil without
-	// cluster-autoscaler.
-	NodeGroups(ctx context.Context, nodes map[string]*corev1.Node, claims map[string]NodeClaim, p *holdfastv1alpha1.DisruptionPolicy) (map[string]NodeGroupMember, error)
+	// NodeClaims are Karpenter's NodeClaims; nil without Karpenter.
+	NodeClaims(ctx context.Context) ([]unstructured.Unstructured, error)
+	// NodePool is Karpenter's NodePool of that name; nil when there is none.
+	NodePool(ctx context.Context, name string) (*unstructured.Unstructured, error)
+	// NodePods are the pods on the node of that name, being deleted or not.
+	NodePods(ctx context.Context, node string) ([]corev1.Pod, error)
+	// NodeAutoscalers is what holdfast knows of the node autoscalers' configuration.
+	NodeAutoscalers() Autoscalers
 	// Health is the health of every node.
 	Health() NodeHealth
 }
@@ -58,7 +61,8 @@ type Source interface {
 // for the workloads whose pods Decide reads (NeedsPods), their pods, their nodes, those
 // nodes' NodeClaims or cluster-autoscaler node groups and the Deployments' autoscalers.
 func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPolicy, now time.Time) (Observed, error) {
-	obs := Observed{Policy: p, Now: now, Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Health: src.Health(), Stuck: map[string][]Pod{}}
+	obs := Observed{Policy: p, Now: now, Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Health: src.Health(), Stuck: map[string][]Pod{},
+		Autoscalers: src.NodeAutoscalers()}
 	ns := p.Namespace
 	var err error
 	if obs.Policies, err = src.Policies(ctx, ns); err != nil {
@@ -127,10 +131,10 @@ func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPoli
 		}
 	}
 	if len(obs.Nodes) > 0 {
-		if obs.Claims, err = src.Claims(ctx, obs.Nodes, now); err != nil {
+		if obs.Claims, err = observeClaims(ctx, src, obs.Nodes, now); err != nil {
 			return obs, err
 		}
-		if obs.NodeGroups, err = src.NodeGroups(ctx, obs.Nodes, obs.Claims, p); err != nil {
+		if obs.NodeGroups, err = observeNodeGroups(ctx, src, &obs); err != nil {
 			return obs, err
 		}
 	}
@@ -204,6 +208,77 @@ func observePods(ctx context.Context, src Source, ns string, w *Workload, obs *O
 		}
 	}
 	return nil
+}
+
+// observeClaims reads the NodeClaims behind nodes, their NodePools' consolidation, and,
+// for a node Karpenter considers for consolidation, what runs on it; nil without
+// Karpenter.
+func observeClaims(ctx context.Context, src Source, nodes map[string]*corev1.Node, now time.Time) (map[string]NodeClaim, error) {
+	claims, err := src.NodeClaims(ctx)
+	if err != nil || claims == nil {
+		return nil, err
+	}
+	out := map[string]NodeClaim{}
+	pools := map[string]*unstructured.Unstructured{}
+	for i := range claims {
+		u := &claims[i]
+		node := nodes[ClaimNode(u)]
+		if node == nil {
+			continue
+		}
+		name := u.GetLabels()[karpenterNodePoolLabel]
+		pool, read := pools[name]
+		if !read && name != "" {
+			if pool, err = src.NodePool(ctx, name); err != nil {
+				return nil, err
+			}
+			pools[name] = pool
+		}
+		c := ClaimOf(u, pool)
+		if !c.ConsolidatableSince.IsZero() {
+			pods, err := src.NodePods(ctx, node.Name)
+			if err != nil {
+				return nil, err
+			}
+			c.Load = loadOf(pods, karpenterBlocker(node, now))
+		}
+		out[node.Name] = c
+	}
+	return out, nil
+}
+
+// observeNodeGroups reads which of obs's nodes are in cluster-autoscaler's node groups
+// (Autoscalers.NodeGroupLabel), Karpenter's (obs.Claims) aside, and what runs on them,
+// with the budgets of their pods' namespaces; nil where cluster-autoscaler is not
+// configured.
+func observeNodeGroups(ctx context.Context, src Source, obs *Observed) (map[string]NodeGroupMember, error) {
+	label := obs.Autoscalers.NodeGroupLabel
+	if label == "" {
+		return nil, nil
+	}
+	out := map[string]NodeGroupMember{}
+	budgets := map[string][]policyv1.PodDisruptionBudget{obs.Policy.Namespace: obs.Budgets}
+	for name, node := range obs.Nodes {
+		group := node.Labels[label]
+		if _, karpenter := obs.Claims[name]; group == "" || karpenter {
+			continue
+		}
+		pods, err := src.NodePods(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		for i := range pods {
+			ns := pods[i].Namespace
+			if _, read := budgets[ns]; read {
+				continue
+			}
+			if budgets[ns], err = src.Budgets(ctx, ns); err != nil {
+				return nil, err
+			}
+		}
+		out[name] = NodeGroupMember{Group: group, Load: loadOf(pods, caBlocker(node, obs.Policy, budgets))}
+	}
+	return out, nil
 }
 
 // HealthOf is the health of nodes, each with its Lease in leases (kube-node-lease, by

@@ -76,7 +76,7 @@ type Autoscalers struct {
 	// --unremovable-node-recheck-timeout; 0 means their defaults, 10 and 5 minutes.
 	UnneededTime, Recheck time.Duration
 	// NodeGroupLabel is the node label that names a node's cluster-autoscaler node group,
-	// which the controller reads into Observed.NodeGroups; "" where cluster-autoscaler
+	// which Observe reads into Observed.NodeGroups; "" where cluster-autoscaler
 	// does not run.
 	NodeGroupLabel string
 }

@@ -14,10 +14,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -31,14 +33,15 @@ type Outcome struct {
 	Decision policy.Decision
 }
 
-// Operator returns a copy of s as the operator will make it at now, and the decision
-// for each policy in effect, sorted by namespace and name. s is not modified.
-func Operator(s *snapshot.Snapshot, now time.Time) (*snapshot.Snapshot, []Outcome) {
+// Operator returns a copy of s as the operator will make it at now, told autoscalers
+// (its flags), and the decision for each policy in effect, sorted by namespace and name.
+// s is not modified.
+func Operator(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscalers) (*snapshot.Snapshot, []Outcome) {
 	out := *s
 	inEffect := policy.InEffect(Namespaces(s), s.DisruptionPolicies, s.ClusterDisruptionPolicies, now)
 	out.DisruptionPolicies = inEffect
 	budgets := slices.Clone(s.PodDisruptionBudgets)
-	idx := index(&out, now)
+	idx := index(&out, now, autoscalers)
 	var outcomes []Outcome
 	for i := range inEffect {
 		p := &inEffect[i]
@@ -99,19 +102,20 @@ func Namespaces(s *snapshot.Snapshot) []corev1.Namespace {
 // policy.Source the operator's decisions are predicted from.
 type namespaced struct {
 	s           *snapshot.Snapshot
+	operator    policy.Autoscalers
 	health      policy.NodeHealth
 	nodes       map[string]*corev1.Node
 	budgets     map[string][]policyv1.PodDisruptionBudget
 	pods        map[string][]*corev1.Pod
+	byNode      map[string][]*corev1.Pod
 	deployments map[string][]*appsv1.Deployment
 	sets        map[string][]*appsv1.StatefulSet
 	daemons     map[string][]*appsv1.DaemonSet
 	autoscalers map[string][]autoscalingv2.HorizontalPodAutoscaler
 }
 
-func index(s *snapshot.Snapshot, now time.Time) *namespaced {
-	// A snapshot holds no node Leases: a node is a suspect only by its taints.
-	x := &namespaced{s: s, health: policy.HealthOf(s.Nodes, nil, now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{},
+func index(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscalers) *namespaced {
+	x := &namespaced{s: s, operator: autoscalers, health: policy.HealthOf(s.Nodes, nodeLeases(s.Leases), now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{},
 		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{},
 		autoscalers: map[string][]autoscalingv2.HorizontalPodAutoscaler{}}
 	for i := range s.Nodes {
@@ -121,7 +125,11 @@ func index(s *snapshot.Snapshot, now time.Time) *namespaced {
 		x.budgets[b.Namespace] = append(x.budgets[b.Namespace], b)
 	}
 	for i := range s.Pods {
-		x.pods[s.Pods[i].Namespace] = append(x.pods[s.Pods[i].Namespace], &s.Pods[i])
+		pod := &s.Pods[i]
+		x.pods[pod.Namespace] = append(x.pods[pod.Namespace], pod)
+		if pod.Spec.NodeName != "" {
+			x.byNode[pod.Spec.NodeName] = append(x.byNode[pod.Spec.NodeName], pod)
+		}
 	}
 	for i := range s.Deployments {
 		x.deployments[s.Deployments[i].Namespace] = append(x.deployments[s.Deployments[i].Namespace], &s.Deployments[i])
@@ -226,17 +234,42 @@ func (x *namespaced) Node(_ context.Context, name string) (*corev1.Node, error) 
 	return x.nodes[name], nil
 }
 
-// Claims: a snapshot holds no Karpenter NodeClaims.
-func (x *namespaced) Claims(context.Context, map[string]*corev1.Node, time.Time) (map[string]policy.NodeClaim, error) {
+// NodeClaims are the snapshot's; nil where Karpenter's kinds were not read.
+func (x *namespaced) NodeClaims(context.Context) ([]unstructured.Unstructured, error) {
+	return x.s.NodeClaims, nil
+}
+
+func (x *namespaced) NodePool(_ context.Context, name string) (*unstructured.Unstructured, error) {
+	for i := range x.s.NodePools {
+		if x.s.NodePools[i].GetName() == name {
+			return &x.s.NodePools[i], nil
+		}
+	}
 	return nil, nil
 }
 
-// NodeGroups: nor what cluster-autoscaler's node groups are.
-func (x *namespaced) NodeGroups(context.Context, map[string]*corev1.Node, map[string]policy.NodeClaim, *holdfastv1alpha1.DisruptionPolicy) (map[string]policy.NodeGroupMember, error) {
-	return nil, nil
+func (x *namespaced) NodePods(_ context.Context, node string) ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	for _, pod := range x.byNode[node] {
+		out = append(out, *pod)
+	}
+	return out, nil
 }
+
+func (x *namespaced) NodeAutoscalers() policy.Autoscalers { return x.operator }
 
 func (x *namespaced) Health() policy.NodeHealth { return x.health }
+
+// nodeLeases are the nodes' Leases among leases, by node name.
+func nodeLeases(leases []coordinationv1.Lease) map[string]*coordinationv1.Lease {
+	out := map[string]*coordinationv1.Lease{}
+	for i := range leases {
+		if leases[i].Namespace == corev1.NamespaceNodeLease {
+			out[leases[i].Name] = &leases[i]
+		}
+	}
+	return out
+}
 
 // workloads are the namespace's Deployments, StatefulSets and DaemonSets as Workloads
 // for which keep is true; from manifests, those with no status count as fully Ready.

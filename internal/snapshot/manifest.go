@@ -21,10 +21,12 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
@@ -222,6 +224,12 @@ func (s *Snapshot) reserve(counts map[string]int) {
 	s.Namespaces = slices.Grow(s.Namespaces, counts[KindNamespace])
 	s.DisruptionPolicies = slices.Grow(s.DisruptionPolicies, counts[KindDisruptionPolicy])
 	s.ClusterDisruptionPolicies = slices.Grow(s.ClusterDisruptionPolicies, counts[KindClusterDisruptionPolicy])
+	s.Leases = slices.Grow(s.Leases, counts[KindLease])
+	if counts[KindNodeClaim]+counts[KindNodePool] > 0 {
+		// Karpenter's kinds were read: a node of a NodePool without a NodeClaim has none.
+		s.NodeClaims = make([]unstructured.Unstructured, 0, counts[KindNodeClaim])
+		s.NodePools = make([]unstructured.Unstructured, 0, counts[KindNodePool])
+	}
 }
 
 // listFiles expands a path into the files to parse.
@@ -732,7 +740,7 @@ func (o Origin) String() string { return o.File + ":" + strconv.Itoa(o.Line) }
 var namespaced = map[string]bool{
 	KindPod: true, KindDeployment: true, KindReplicaSet: true, KindStatefulSet: true,
 	KindDaemonSet: true, KindPodDisruptionBudget: true, KindHorizontalPodAutoscaler: true,
-	KindNodeCompanion: true, KindDisruptionPolicy: true,
+	KindNodeCompanion: true, KindDisruptionPolicy: true, KindLease: true,
 }
 
 // decodeFunc decodes one object and returns the function that adds it to a snapshot, and
@@ -776,6 +784,18 @@ func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectM
 			}
 		}
 		return add, unknownFields(reflect.TypeFor[T](), strict), nil
+	}
+}
+
+// decodeUnstructured appends the object, of a kind another project defines (Karpenter's),
+// as it is: holdfast reads a few of its fields, and knows no others to warn about.
+func decodeUnstructured(slice func(*Snapshot) *[]unstructured.Unstructured) decodeFunc {
+	return func(js []byte, _ string, _ schema.GroupVersionKind) (func(*Snapshot), []unknownField, error) {
+		var u unstructured.Unstructured
+		if err := u.UnmarshalJSON(js); err != nil {
+			return nil, nil, err
+		}
+		return func(s *Snapshot) { *slice(s) = append(*slice(s), u) }, nil, nil
 	}
 }
 
@@ -860,6 +880,13 @@ func init() {
 	register(decodeInto(func(s *Snapshot) *[]holdfastv1alpha1.ClusterDisruptionPolicy { return &s.ClusterDisruptionPolicies },
 		func(o *holdfastv1alpha1.ClusterDisruptionPolicy) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
 		KindClusterDisruptionPolicy, holdfastv1alpha1.GroupVersion.String())
+	register(decodeInto(func(s *Snapshot) *[]coordinationv1.Lease { return &s.Leases },
+		func(o *coordinationv1.Lease) *metav1.ObjectMeta { return &o.ObjectMeta }, nil),
+		KindLease, "coordination.k8s.io/v1")
+	register(decodeUnstructured(func(s *Snapshot) *[]unstructured.Unstructured { return &s.NodeClaims }),
+		KindNodeClaim, NodeClaimKind.GroupVersion().String())
+	register(decodeUnstructured(func(s *Snapshot) *[]unstructured.Unstructured { return &s.NodePools }),
+		KindNodePool, NodePoolKind.GroupVersion().String())
 }
 
 // fieldLine finds the line of a dotted JSON path such as spec.template.spec.containers.0.image

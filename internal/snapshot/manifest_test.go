@@ -182,6 +182,12 @@ func TestLoadManifestBytes(t *testing.T) {
 			want: loaded{Origins: map[string]string{}, Skipped: []string{
 				"f.yaml:1: Rollout/web: kind Rollout of argoproj.io/v1alpha1 is a custom resource holdfast does not know, skipped: the pods it makes are not audited"}},
 		},
+		"Karpenter's kinds and a node's Lease are read, not skipped": {
+			input: "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: general}\nspec: {disruption: {consolidationPolicy: WhenEmptyOrUnderutilized}}\n" +
+				"---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: general-x}\n" +
+				"---\napiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: n1, namespace: kube-node-lease}\nspec: {holderIdentity: n1}\n",
+			want: loaded{Origins: map[string]string{"NodePool/general": "f.yaml:1", "NodeClaim/general-x": "f.yaml:6", "Lease/kube-node-lease/n1": "f.yaml:10"}},
+		},
 		"built-in kinds holdfast does not read are no news": {
 			input: "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: rollouts.argoproj.io}\n",
 			want:  loaded{Origins: map[string]string{}},

@@ -6,9 +6,12 @@ package snapshot
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
@@ -40,6 +43,16 @@ const (
 	KindNamespace               = "Namespace"
 	KindDisruptionPolicy        = "DisruptionPolicy"
 	KindClusterDisruptionPolicy = "ClusterDisruptionPolicy"
+	KindLease                   = "Lease"
+	KindNodeClaim               = "NodeClaim"
+	KindNodePool                = "NodePool"
+)
+
+// Karpenter's kinds, read as unstructured so that holdfast does not depend on Karpenter's
+// module.
+var (
+	NodeClaimKind = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: KindNodeClaim}
+	NodePoolKind  = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: KindNodePool}
 )
 
 // Snapshot is every object holdfast reasons about at one moment. It is a plain value: the
@@ -61,6 +74,16 @@ type Snapshot struct {
 	Namespaces                []corev1.Namespace
 	DisruptionPolicies        []holdfastv1alpha1.DisruptionPolicy
 	ClusterDisruptionPolicies []holdfastv1alpha1.ClusterDisruptionPolicy
+
+	// Leases are the nodes' Leases (namespace kube-node-lease), which tell a node whose
+	// kubelet stopped renewing it.
+	Leases []coordinationv1.Lease
+	// NodeClaims and NodePools are Karpenter's, which a hand-off of a node to its
+	// consolidation reads. NodeClaims is nil where Karpenter's kinds were not read (its
+	// CRDs are not installed, or manifests hold neither kind) and not nil, if empty,
+	// where they were: a node of a NodePool without a NodeClaim then has lost it.
+	NodeClaims []unstructured.Unstructured
+	NodePools  []unstructured.Unstructured
 
 	// Origins says where each object read from manifests was written, so that findings and
 	// SARIF results can point at a file and line. Live objects have no origin.

@@ -7,6 +7,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // claimPolicies maps a NodeClaim's change to the policies that act on drains in the
@@ -18,7 +20,7 @@ func (r *reconciler) claimPolicies(ctx context.Context, obj client.Object) []rec
 	if !ok {
 		return nil
 	}
-	node, _, _ := unstructured.NestedString(u.Object, "status", "nodeName")
+	node := policy.ClaimNode(u)
 	if node == "" {
 		return nil // not launched yet: no pod on it
 	}

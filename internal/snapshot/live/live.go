@@ -9,11 +9,14 @@ import (
 	"slices"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -30,15 +33,17 @@ import (
 const pageSize = 5000
 
 // Load lists every object holdfast reads from the cluster. Namespaced kinds are listed
-// in namespace, or in every namespace when namespace is metav1.NamespaceAll; nodes and
-// priority classes are cluster-scoped and always listed. holdfast's own resources are
-// listed through dyn, when given.
+// in namespace, or in every namespace when namespace is metav1.NamespaceAll; nodes,
+// priority classes and the nodes' Leases are always listed. holdfast's own resources and
+// Karpenter's are listed through dyn, when given. A read of Leases or of Karpenter's
+// kinds that the API server refuses leaves them out, with a note in Skipped.
 func Load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, namespace string) (*snapshot.Snapshot, error) {
 	return load(ctx, client, dyn, namespace, true)
 }
 
-// LoadWithoutPods is Load without pods and holdfast's own resources, for a caller that
-// watches the pods already: at tens of thousands of pods they are most of a read's cost.
+// LoadWithoutPods is Load without pods, node Leases, holdfast's own resources and
+// Karpenter's, for a caller that watches the pods already: at tens of thousands of pods
+// they are most of a read's cost.
 func LoadWithoutPods(ctx context.Context, client kubernetes.Interface, namespace string) (*snapshot.Snapshot, error) {
 	return load(ctx, client, nil, namespace, false)
 }
@@ -93,6 +98,9 @@ func load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 		})
 	}
 	g.Go(func() error { return listNamespaces(ctx, client, s) })
+	if withPods {
+		g.Go(func() error { return listLeases(ctx, client, s) })
+	}
 	if dyn != nil {
 		g.Go(func() (err error) {
 			s.NodeCompanions, err = listOwn[holdfastv1alpha1.NodeCompanion](ctx, dyn, "nodecompanions", namespace)
@@ -108,10 +116,90 @@ func load(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interfac
 			return err
 		})
 	}
+	if dyn != nil {
+		g.Go(func() error { return listKarpenter(ctx, client.Discovery(), dyn, s) })
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// listLeases lists the nodes' Leases, by which holdfast tells a node whose kubelet went
+// silent before Kubernetes taints it. A user refused them reads the nodes' health from
+// their taints only, as the note says.
+func listLeases(ctx context.Context, client kubernetes.Interface, s *snapshot.Snapshot) error {
+	err := listPages(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return client.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(ctx, o)
+	}, collect(&s.Leases))
+	if apierrors.IsForbidden(err) {
+		s.Leases = nil
+		s.Skipped = append(s.Skipped, forbidden("leases in "+corev1.NamespaceNodeLease, "a lost node is told by its taints only, not by its Lease's age"))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("listing node Leases: %w", err)
+	}
+	return nil
+}
+
+// listKarpenter lists Karpenter's NodeClaims and NodePools, which a hand-off of a node
+// to its consolidation reads; none where its CRDs are not installed. A user refused them
+// reads the cluster as if Karpenter were not there, as the note says; where Karpenter is
+// not installed either (the API server authorizes before it looks the kind up), quietly.
+func listKarpenter(ctx context.Context, disco discovery.DiscoveryInterface, dyn dynamic.Interface, s *snapshot.Snapshot) error {
+	claims, err := listKind(ctx, dyn, snapshot.NodeClaimKind.GroupVersion().WithResource("nodeclaims"))
+	if err != nil {
+		return err
+	}
+	pools, err := listKind(ctx, dyn, snapshot.NodePoolKind.GroupVersion().WithResource("nodepools"))
+	if err != nil {
+		return err
+	}
+	if claims.forbidden || pools.forbidden {
+		_, err := disco.ServerResourcesForGroupVersion(snapshot.NodeClaimKind.GroupVersion().String())
+		if !apierrors.IsNotFound(err) {
+			s.Skipped = append(s.Skipped, forbidden("Karpenter's nodeclaims or nodepools", "what Karpenter's consolidation will do is not predicted"))
+		}
+		return nil
+	}
+	if claims.served {
+		s.NodeClaims, s.NodePools = claims.items, pools.items
+		if s.NodeClaims == nil {
+			s.NodeClaims = []unstructured.Unstructured{} // read: Karpenter is installed
+		}
+	}
+	return nil
+}
+
+// listed is the objects of one kind read through the dynamic client, or why there are
+// none: the API server does not serve the kind, or refuses the user the list.
+type listed struct {
+	items             []unstructured.Unstructured
+	served, forbidden bool
+}
+
+// listKind lists every object of one cluster-scoped kind another project defines.
+func listKind(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource) (listed, error) {
+	var l listed
+	err := listPages(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return dyn.Resource(gvr).List(ctx, o)
+	}, unstructuredItems{into[unstructured.Unstructured]{&l.items}})
+	switch {
+	case apierrors.IsNotFound(err):
+		return listed{}, nil
+	case apierrors.IsForbidden(err):
+		return listed{forbidden: true}, nil
+	case err != nil:
+		return listed{}, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+	}
+	l.served = true
+	return l, nil
+}
+
+// forbidden is the note for a read the API server refused, and what is lost without it.
+func forbidden(what, cost string) snapshot.Problem {
+	return snapshot.Problem{Err: fmt.Errorf("not allowed to list %s: %s", what, cost)}
 }
 
 // listNamespaces lists the namespaces, which ClusterDisruptionPolicies select by label.
@@ -220,6 +308,21 @@ func (c items[T, PT]) add(obj runtime.Object) error {
 	}
 	item.SetManagedFields(nil)
 	*c.slice = append(*c.slice, *item)
+	return nil
+}
+
+// unstructuredItems appends each listed object as it is, without its managed fields.
+type unstructuredItems struct {
+	into[unstructured.Unstructured]
+}
+
+func (c unstructuredItems) add(obj runtime.Object) error {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("unexpected %T in list", obj)
+	}
+	u.SetManagedFields(nil)
+	*c.slice = append(*c.slice, *u)
 	return nil
 }
 

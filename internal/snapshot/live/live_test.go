@@ -2,10 +2,12 @@ package live_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +23,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
 
 func TestLoadLive(t *testing.T) {
@@ -33,6 +36,8 @@ func TestLoadLive(t *testing.T) {
 		&appsv1.DaemonSet{ObjectMeta: meta("a", "agent")},
 		&policyv1.PodDisruptionBudget{ObjectMeta: meta("a", "web")},
 		&corev1.Namespace{ObjectMeta: meta("", "a")},
+		&coordinationv1.Lease{ObjectMeta: meta(corev1.NamespaceNodeLease, "n1")},
+		&coordinationv1.Lease{ObjectMeta: meta("a", "leader")},
 	)
 	companion := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": holdfastv1alpha1.GroupVersion.String(), "kind": "NodeCompanion",
@@ -45,17 +50,13 @@ func TestLoadLive(t *testing.T) {
 			"metadata": map[string]any{"namespace": ns, "name": name},
 		}}
 	}
-	gv := holdfastv1alpha1.GroupVersion
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{
-			gv.WithResource("nodecompanions"):            "NodeCompanionList",
-			gv.WithResource("disruptionpolicies"):        "DisruptionPolicyList",
-			gv.WithResource("clusterdisruptionpolicies"): "ClusterDisruptionPolicyList",
-		}, companion, own("DisruptionPolicy", "a", "web"), own("DisruptionPolicy", "b", "api"), own("ClusterDisruptionPolicy", "", "fleet"))
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), snapshottest.DynamicListKinds(), companion, own("DisruptionPolicy", "a", "web"), own("DisruptionPolicy", "b", "api"), own("ClusterDisruptionPolicy", "", "fleet"),
+		karpenterObject(snapshot.KindNodeClaim, "n1-claim"), karpenterObject(snapshot.KindNodePool, "general"))
 
 	type names struct {
 		Nodes, Pods, Deployments, DaemonSets, PDBs, Companions []string
 		Namespaces, Policies, ClusterPolicies                  []string
+		Leases, NodeClaims, NodePools                          []string
 	}
 	summarize := func(s *snapshot.Snapshot) names {
 		var n names
@@ -86,6 +87,15 @@ func TestLoadLive(t *testing.T) {
 		for _, o := range s.ClusterDisruptionPolicies {
 			n.ClusterPolicies = append(n.ClusterPolicies, o.Name)
 		}
+		for _, o := range s.Leases {
+			n.Leases = append(n.Leases, o.Namespace+"/"+o.Name)
+		}
+		for _, o := range s.NodeClaims {
+			n.NodeClaims = append(n.NodeClaims, o.GetName())
+		}
+		for _, o := range s.NodePools {
+			n.NodePools = append(n.NodePools, o.GetName())
+		}
 		return n
 	}
 	tests := map[string]struct {
@@ -93,11 +103,13 @@ func TestLoadLive(t *testing.T) {
 		want      names
 	}{
 		"one namespace, and the cluster-scoped nodes": {namespace: "b", want: names{Nodes: []string{"n1"}, Pods: []string{"b/p2"},
-			Namespaces: []string{"a"}, Policies: []string{"b/api"}, ClusterPolicies: []string{"fleet"}}},
+			Namespaces: []string{"a"}, Policies: []string{"b/api"}, ClusterPolicies: []string{"fleet"},
+			Leases: []string{"kube-node-lease/n1"}, NodeClaims: []string{"n1-claim"}, NodePools: []string{"general"}}},
 		"every namespace": {namespace: metav1.NamespaceAll, want: names{
 			Nodes: []string{"n1"}, Pods: []string{"a/p1", "b/p2"}, Deployments: []string{"a/web"},
 			DaemonSets: []string{"a/agent"}, PDBs: []string{"a/web"}, Companions: []string{"a/guard->agent"},
 			Namespaces: []string{"a"}, Policies: []string{"a/web", "b/api"}, ClusterPolicies: []string{"fleet"},
+			Leases: []string{"kube-node-lease/n1"}, NodeClaims: []string{"n1-claim"}, NodePools: []string{"general"},
 		}},
 	}
 	for name, tc := range tests {
@@ -111,6 +123,66 @@ func TestLoadLive(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, summarize(s)); diff != "" {
 				t.Errorf("loaded (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func karpenterObject(kind, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": snapshot.NodeClaimKind.GroupVersion().String(), "kind": kind, "metadata": map[string]any{"name": name},
+	}}
+}
+
+// TestLoadWithoutKarpenterOrLeases reads a cluster without Karpenter's CRDs as one
+// without Karpenter, quietly (whether the user may list its kinds or not: the API server
+// authorizes before it looks the kind up), one whose Karpenter kinds the user may not
+// list with a note, and one whose Leases the user may not list with a note.
+func TestLoadWithoutKarpenterOrLeases(t *testing.T) {
+	leases := "not allowed to list leases in kube-node-lease: a lost node is told by its taints only, not by its Lease's age"
+	karpenter := "not allowed to list Karpenter's nodeclaims or nodepools: what Karpenter's consolidation will do is not predicted"
+	tests := map[string]struct {
+		// refused is the answer to a list of Karpenter's kinds; installed says discovery
+		// serves them.
+		refused   func(schema.GroupResource) error
+		installed bool
+		want      []string
+	}{
+		"not installed":            {refused: func(gr schema.GroupResource) error { return apierrors.NewNotFound(gr, "") }, want: []string{leases}},
+		"not installed, forbidden": {refused: func(gr schema.GroupResource) error { return apierrors.NewForbidden(gr, "", nil) }, want: []string{leases}},
+		"installed, forbidden":     {refused: func(gr schema.GroupResource) error { return apierrors.NewForbidden(gr, "", nil) }, installed: true, want: []string{karpenter, leases}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			client := fake.NewClientset()
+			client.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", nil)
+			})
+			if tc.installed {
+				client.Resources = []*metav1.APIResourceList{{GroupVersion: snapshot.NodeClaimKind.GroupVersion().String(),
+					APIResources: []metav1.APIResource{{Name: "nodeclaims", Kind: snapshot.KindNodeClaim}, {Name: "nodepools", Kind: snapshot.KindNodePool}}}}
+			}
+			dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), snapshottest.DynamicListKinds())
+			dyn.PrependReactor("list", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetResource().Group != snapshot.NodeClaimKind.Group {
+					return false, nil, nil
+				}
+				return true, nil, tc.refused(a.GetResource().GroupResource())
+			})
+			s, err := live.Load(context.Background(), client, dyn, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.NodeClaims != nil || s.NodePools != nil || s.Leases != nil {
+				t.Errorf("read NodeClaims %v, NodePools %v, Leases %v; want none", s.NodeClaims, s.NodePools, s.Leases)
+			}
+			var notes []string
+			for _, p := range s.Skipped {
+				notes = append(notes, p.Detail())
+			}
+			slices.Sort(notes)
+			if diff := cmp.Diff(tc.want, notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
 			}
 		})
 	}

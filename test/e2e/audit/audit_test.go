@@ -6,10 +6,7 @@
 package audit_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,35 +20,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
-	"github.com/holdfast-dev/holdfast/internal/cli"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
 func TestMain(m *testing.M) {
 	framework.Main(m, framework.Options{Nodes: 3, Zones: 3})
-}
-
-// runAudit runs `holdfast audit -n NS -o json` in-process against the testbed.
-func runAudit(f *framework.Framework) audit.Report {
-	f.T.Helper()
-	var out, errOut bytes.Buffer
-	cmd := cli.NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-	cmd.SetArgs([]string{"--kubeconfig", f.Kubeconfig, "audit", "-n", f.Namespace, "-o", "json"})
-	err := cmd.Execute()
-	var coded *cli.ExitCodeError
-	if err != nil && !(errors.As(err, &coded) && coded.Code == cli.ExitFindings) {
-		f.T.Fatalf("holdfast audit: %v\n%s", err, errOut.String())
-	}
-	var r audit.Report
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		f.T.Fatalf("holdfast audit -o json printed something else: %v\n%s", err, out.String())
-	}
-	return r
 }
 
 // found lists findings as "RULE Kind/name", sorted.
@@ -84,7 +61,7 @@ func budgetsMatchController(f *framework.Framework) audit.Report {
 				CurrentHealthy: p.Status.CurrentHealthy, DisruptionsAllowed: p.Status.DisruptionsAllowed,
 			}
 		}
-		r = runAudit(f)
+		r, _ = f.Audit()
 		got := map[string]availability.Status{}
 		for _, b := range r.Budgets {
 			got[b.Name] = b.Status

@@ -796,6 +796,11 @@ func TestDrainAsTheDrainerRole(t *testing.T) {
 	if strings.Contains(r.output(), "Warning:") {
 		t.Errorf("the drain warned: the roles lack something it writes")
 	}
+	// And the node Leases were read (Karpenter's kinds, not installed here, quietly): a
+	// list refused would be noted.
+	if strings.Contains(r.output(), "note:") {
+		t.Errorf("the drain noted a read it was refused: the roles lack something it reads")
+	}
 	if empty, err := f.NodeDrained(f.Ctx, node); err != nil || !empty {
 		t.Errorf("node %s still runs pods of the test (err %v)", node, err)
 	}
@@ -814,7 +819,9 @@ func TestDrainAsTheDrainerRole(t *testing.T) {
 
 // Issue 30 item 12: the node's drain conditions and Events only inform, so the grants
 // for them are optional: without them, two nodes drain all the same (cordon and the
-// queued mark are patches of the node), and the drain says what it could not write.
+// queued mark are patches of the node), and the drain says what it could not write. So
+// are the lists of node Leases and Karpenter's kinds: the drain notes the Leases it could
+// not read, and says nothing of Karpenter, which is not installed here.
 func TestDrainWithoutTheOptionalGrants(t *testing.T) {
 	f := framework.New(t)
 	// Nodes of the test's own, which no other test's pods (nor their budgets) hold up:
@@ -828,7 +835,7 @@ func TestDrainWithoutTheOptionalGrants(t *testing.T) {
 		uncordonAtEnd(f, n)
 	}
 
-	kubeconfig, _ := drainerKubeconfig(t, f, "nodes/status", "events")
+	kubeconfig, _ := drainerKubeconfig(t, f, "nodes/status", "events", "leases", "nodeclaims", "nodepools")
 	r := holdfastAs(f.Ctx, kubeconfig, append([]string{"drain"}, append(nodes, "--slot-namespace", f.Namespace, "--timeout", "2m")...)...)
 	r.wait(t, 3*time.Minute)
 	t.Logf("exit %d:\n%s", r.code, r.output())
@@ -837,6 +844,9 @@ func TestDrainWithoutTheOptionalGrants(t *testing.T) {
 	}
 	if !strings.Contains(r.output(), "Warning:") {
 		t.Errorf("the drain did not warn that it could not write the node's conditions and Events")
+	}
+	if !strings.Contains(r.output(), "note: not allowed to list leases in kube-node-lease") || strings.Contains(r.output(), "Karpenter") {
+		t.Errorf("the drain did not note the node Leases alone among the lists it was refused")
 	}
 	for _, n := range nodes {
 		if empty, err := f.NodeDrained(f.Ctx, n); err != nil || !empty {
