@@ -48,6 +48,10 @@ type Source interface {
 	// Karpenter's (claims), with what runs on them as p's hand-off reads it; nil without
 	// cluster-autoscaler.
 	NodeGroups(ctx context.Context, nodes map[string]*corev1.Node, claims map[string]NodeClaim, p *holdfastv1alpha1.DisruptionPolicy) (map[string]NodeGroupMember, error)
+	// Room says whether the pods of node, DaemonSets' aside, would all fit on the other
+	// nodes at now: "" when they do, else the first that fits nowhere and why (the
+	// planner's simulation, plan.HandOffRoom, over the whole cluster).
+	Room(ctx context.Context, node string, now time.Time) (string, error)
 	// Health is the health of every node.
 	Health() NodeHealth
 }
@@ -56,7 +60,8 @@ type Source interface {
 // workloads p selects (its scale targets' objects included, or why they are unreadable),
 // its budgets, the labels of its pods, its Deployments in the middle of a surge; and,
 // for the workloads whose pods Decide reads (NeedsPods), their pods, their nodes, those
-// nodes' NodeClaims or cluster-autoscaler node groups and the Deployments' autoscalers.
+// nodes' NodeClaims or cluster-autoscaler node groups and the Deployments' autoscalers;
+// and the room of the nodes a hand-off would start from (roomWanted).
 func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPolicy, now time.Time) (Observed, error) {
 	obs := Observed{Policy: p, Now: now, Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Health: src.Health(), Stuck: map[string][]Pod{}}
 	ns := p.Namespace
@@ -133,6 +138,13 @@ func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPoli
 		if obs.NodeGroups, err = src.NodeGroups(ctx, obs.Nodes, obs.Claims, p); err != nil {
 			return obs, err
 		}
+	}
+	for _, node := range roomWanted(&obs) {
+		why, err := src.Room(ctx, node, now)
+		if err != nil {
+			return obs, err
+		}
+		obs.setUnplaceable(node, why)
 	}
 	return obs, nil
 }

@@ -45,6 +45,11 @@ const (
 	// handOffStartup bounds the new pod's start-up and readiness flaps: a hand-off ends
 	// at most this long plus the autoscaler's window after it began.
 	handOffStartup = 10 * time.Minute
+	// RoomInterval is how long an answer on a node's room holds: a node whose pods fit
+	// nowhere else is looked at again after it (the operator reads every node and pod
+	// to answer, at most once per node in this time), as a pod gone elsewhere, a new
+	// node or an uncordon sends no event a policy is woken by.
+	RoomInterval = time.Minute
 	// handOffCooldown is the least time between the starts of the first two hand-offs of
 	// one node, for a node the autoscaler did not take; it doubles with each further one.
 	handOffCooldown = 15 * time.Minute
@@ -130,6 +135,12 @@ type Load struct {
 	Blocker string
 	// Requested is what the node's pods (but DaemonSets') request.
 	Requested corev1.ResourceList
+	// Unplaceable names the first of the node's pods (DaemonSets' aside, the single
+	// replica's included) that would fit on no other node, and why: the autoscaler would
+	// not take the node, and the surge's new pod would have nowhere to go but the node.
+	// "" when they all fit. Observe asks the Source for it only when a hand-off of the
+	// node would start but for room (roomWanted).
+	Unplaceable string
 }
 
 // NodeGroupMember is what Decide reads of a node in one of cluster-autoscaler's node
@@ -285,21 +296,59 @@ func handingOff(o Observed, w *Workload) (handOff, string, time.Time, bool) {
 	return h, autoscaler, deadline, true
 }
 
-// surgeAhead starts the hand-off of w's node to its autoscaler: a surge to 2 that
-// records the hand-off. False when the node is no candidate, or is used above the
-// threshold, or when its last hand-off did not lead to its removal and the back-off
-// after it has not passed or holdfast has given up on the node.
-func surgeAhead(o Observed, w *Workload) (verdict, bool) {
-	c, ok := scaleDownCandidate(o, w)
+// handOffStart is the hand-off of w's node that surgeAhead starts if the node's pods fit
+// elsewhere: its candidate and record. False when w is no Surge single replica at rest,
+// the node is no candidate, is blocked or used above the threshold, or its last hand-off
+// did not lead to its removal and the back-off after it has not passed or holdfast has
+// given up on the node.
+func handOffStart(o *Observed, w *Workload) (candidate, handOff, bool) {
+	if _, surging := surgeOriginal(w); surging || w.Replicas != 1 || !Surges(o.Policy, w.Kind) {
+		return candidate{}, handOff{}, false
+	}
+	c, ok := scaleDownCandidate(*o, w)
 	if !ok || c.Blocker != "" || !underused(o.Nodes[c.node], c.Requested, o.Autoscalers.threshold()) {
-		return verdict{}, false
+		return candidate{}, handOff{}, false
 	}
 	h := handOff{node: c.node, start: o.Now, count: 1}
 	if last, ok := handOffOf(w); ok && last.node == c.node {
 		if next := last.next(); next.IsZero() || o.Now.Before(next) {
-			return verdict{}, false
+			return candidate{}, handOff{}, false
 		}
 		h.count = last.count + 1
+	}
+	return c, h, true
+}
+
+// roomWanted are the nodes whose room Observe reads: those a hand-off would start from
+// but for room. Only those: an answer reads the whole cluster.
+func roomWanted(o *Observed) []string {
+	var out []string
+	for i := range o.Workloads {
+		if c, _, ok := handOffStart(o, &o.Workloads[i]); ok && !slices.Contains(out, c.node) {
+			out = append(out, c.node)
+		}
+	}
+	return out
+}
+
+// setUnplaceable records the answer on node's room in its Load.
+func (o *Observed) setUnplaceable(node, why string) {
+	if c, ok := o.Claims[node]; ok {
+		c.Unplaceable = why
+		o.Claims[node] = c
+	} else if m, ok := o.NodeGroups[node]; ok {
+		m.Unplaceable = why
+		o.NodeGroups[node] = m
+	}
+}
+
+// surgeAhead starts the hand-off of w's node to its autoscaler: a surge to 2 that
+// records the hand-off. False when handOffStart finds none, or the node's pods would not
+// all fit elsewhere.
+func surgeAhead(o Observed, w *Workload) (verdict, bool) {
+	c, h, ok := handOffStart(&o, w)
+	if !ok || c.Unplaceable != "" {
+		return verdict{}, false
 	}
 	up := surgeScale(w, w.Replicas, w.Replicas+1)
 	up.HandOff = h.String()
@@ -326,6 +375,9 @@ func surgeOrHandOff(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus)
 	case !candidate:
 	case c.Blocker != "":
 		v.status.Message = msgScaleDownBlocked(c.autoscaler, c.node, c.Blocker)
+	case c.Unplaceable != "":
+		v.status.Message = msgNoRoomElsewhere(c.autoscaler, c.node, c.Unplaceable)
+		v.requeueAfter = sooner(v.requeueAfter, RoomInterval)
 	case handedOff && last.node == c.node:
 		v.status.Message = msgHandOffDeclined(c.autoscaler, last)
 	}

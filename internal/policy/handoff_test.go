@@ -2,6 +2,7 @@ package policy
 
 import (
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,6 +53,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		return n
 	}
 	floor := budget("p", single, minAvailable(intstr.FromInt32(1)), nil)
+	const noRoom = "pod shop/single-a: its replacement fits on no other node: 0/2 nodes are available: 1 cordoned or being drained, 1 with too little cpu"
 	surging := func(msg string) []holdfastv1alpha1.WorkloadStatus {
 		return []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single", Message: msg}}
 	}
@@ -228,6 +230,19 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 				Workloads: budgeted(msgSurgeReady),
 			},
 		},
+		"cluster-autoscaler: the node's pods would fit on no other node, no surge and status names the pod, looked at again later": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			groups: inGroup(Load{Requested: quarter, Unplaceable: noRoom}),
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: RoomInterval,
+				Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler would find no room elsewhere for the pods of node n1 (" + noRoom + "), so holdfast does not surge ahead of it")},
+		},
+		"Karpenter: the node's pods would fit on no other node, no surge": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second,
+				Load: Load{Requested: quarter, Unplaceable: noRoom}}},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: RoomInterval,
+				Workloads: budgeted(msgSurgeReady + "; Karpenter would find no room elsewhere for the pods of node n1 (" + noRoom + "), so holdfast does not surge ahead of it")},
+		},
 		"a hand-off of another node does not hold this one back": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			work: []Workload{handedOff(single, "n9 "+stamp(now.Add(-time.Second)))},
@@ -261,4 +276,46 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		},
 	}
 	runDecide(t, tests)
+}
+
+// Room is read only for the nodes a hand-off would start from but for room: an answer
+// reads the whole cluster.
+func TestRoomWanted(t *testing.T) {
+	sized := func(name string) *corev1.Node {
+		n := node(name, false)
+		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}
+		return n
+	}
+	quarter := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	surge := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	skip := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSkip })
+	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
+	backedOff := single
+	backedOff.Annotations = map[string]string{holdfastv1alpha1.HandOffAnnotation: "n1 " + stamp(now.Add(-2*time.Minute))}
+	tests := map[string]struct {
+		policy holdfastv1alpha1.DisruptionPolicy
+		work   Workload
+		load   Load
+		want   []string
+	}{
+		"a Surge single replica on an underused, unblocked node of a node group": {policy: surge, work: single, load: Load{Requested: quarter}, want: []string{"n1"}},
+		"Skip hands nothing over": {policy: skip, work: single, load: Load{Requested: quarter}},
+		"a blocked node":          {policy: surge, work: single, load: Load{Requested: quarter, Blocker: "node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled"}},
+		"a node above the threshold": {policy: surge, work: single,
+			load: Load{Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("1Gi")}}},
+		"a node in its back-off": {policy: surge, work: backedOff, load: Load{Requested: quarter}},
+		"a hand-off under way":   {policy: surge, work: surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), load: Load{Requested: quarter}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := tc.policy
+			o := Observed{Policy: &p, Workloads: []Workload{tc.work}, Now: now,
+				Pods:       map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}},
+				Nodes:      map[string]*corev1.Node{"n1": sized("n1")},
+				NodeGroups: map[string]NodeGroupMember{"n1": {Group: "general", Load: tc.load}}}
+			if got := roomWanted(&o); !slices.Equal(got, tc.want) {
+				t.Errorf("roomWanted = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

@@ -126,6 +126,10 @@ func msgScaleDownBlocked(autoscaler, node, blocker string) string {
 	return fmt.Sprintf("%s; %s does not remove node %s whatever its budget allows (%s), so holdfast does not surge ahead of it", msgSurgeReady, autoscaler, node, blocker)
 }
 
+func msgNoRoomElsewhere(autoscaler, node, why string) string {
+	return fmt.Sprintf("%s; %s would find no room elsewhere for the pods of node %s (%s), so holdfast does not surge ahead of it", msgSurgeReady, autoscaler, node, why)
+}
+
 func msgProtectedFromConsolidation(node string) string {
 	return fmt.Sprintf("%s, which keeps Karpenter from consolidating node %s (it considers it: Consolidatable); choose Surge to let it go with a second replica first", msgProtected, node)
 }

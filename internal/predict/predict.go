@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
@@ -234,6 +235,11 @@ func (x *namespaced) Claims(context.Context, map[string]*corev1.Node, time.Time)
 // NodeGroups: nor what cluster-autoscaler's node groups are.
 func (x *namespaced) NodeGroups(context.Context, map[string]*corev1.Node, map[string]policy.NodeClaim, *holdfastv1alpha1.DisruptionPolicy) (map[string]policy.NodeGroupMember, error) {
 	return nil, nil
+}
+
+// Room is the planner's answer on the snapshot, as the operator's is on the cluster.
+func (x *namespaced) Room(_ context.Context, node string, now time.Time) (string, error) {
+	return plan.HandOffRoom(x.s, now, node)
 }
 
 func (x *namespaced) Health() policy.NodeHealth { return x.health }

@@ -96,6 +96,8 @@ type reconciler struct {
 	autoscalers policy.Autoscalers
 	// nodes knows which nodes may be lost.
 	nodes *nodeWatcher
+	// room keeps the answers on nodes' room for a while.
+	room roomAnswers
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr; autoscalers is
