@@ -167,14 +167,25 @@ func underused(n *corev1.Node, requested corev1.ResourceList, threshold float64)
 }
 
 // handOff is a surge ahead of an autoscaler's scale-down, as HandOffAnnotation records
-// it: the node, when the surge began, and how many hand-offs of that node it is.
+// it: the node, when the surge began, how many hand-offs of that node it is, and whether
+// it ended because the surge's new pod was scheduled onto the node itself.
 type handOff struct {
-	node  string
-	start time.Time
-	count int
+	node   string
+	start  time.Time
+	count  int
+	landed bool
 }
 
-func (h handOff) String() string { return fmt.Sprintf("%s %s %d", h.node, stamp(h.start), h.count) }
+// landedMark ends the record of a hand-off whose new pod landed on its node.
+const landedMark = "landed"
+
+func (h handOff) String() string {
+	s := fmt.Sprintf("%s %s %d", h.node, stamp(h.start), h.count)
+	if h.landed {
+		s += " " + landedMark
+	}
+	return s
+}
 
 // next is when a hand-off of h's node may follow h; zero once holdfast has given up.
 func (h handOff) next() time.Time {
@@ -216,6 +227,10 @@ func (h handOff) latest(window time.Duration) time.Time { return h.start.Add(han
 // write. A record without a count (an older holdfast's) is a first hand-off.
 func handOffOf(w *Workload) (handOff, bool) {
 	fields := strings.Fields(w.Annotations[holdfastv1alpha1.HandOffAnnotation])
+	landed := len(fields) == 4 && fields[3] == landedMark
+	if landed {
+		fields = fields[:3]
+	}
 	if len(fields) < 2 || len(fields) > 3 {
 		return handOff{}, false
 	}
@@ -229,7 +244,7 @@ func handOffOf(w *Workload) (handOff, bool) {
 			return handOff{}, false
 		}
 	}
-	return handOff{node: fields[0], start: start, count: count}, true
+	return handOff{node: fields[0], start: start, count: count, landed: landed}, true
 }
 
 // candidate is a node an autoscaler may want to remove, but for w's budget.
@@ -281,11 +296,15 @@ func accepted(n *corev1.Node) bool {
 
 // handingOff returns the hand-off in progress of a surged w, its autoscaler and its
 // deadline: before the deadline (or past it, up to its latest, while the autoscaler has
-// accepted the node), and while a pod of w is still on the node. Once none is, the autoscaler has taken the node and the surge
-// ends as any other, when the original number of pods is Ready.
+// accepted the node), while a pod of w is still on the node, and unless the surge's new
+// pod landed there too (landed). Once no pod is on the node, the autoscaler has taken it
+// and the surge ends as any other, when the original number of pods is Ready.
 func handingOff(o Observed, w *Workload) (handOff, string, time.Time, bool) {
 	h, ok := handOffOf(w)
-	if !ok || !slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node }) {
+	if !ok || h.landed || !slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node }) {
+		return handOff{}, "", time.Time{}, false
+	}
+	if _, ok := landed(o, w); ok {
 		return handOff{}, "", time.Time{}, false
 	}
 	autoscaler, window := autoscalerOf(o, h.node)
@@ -340,6 +359,23 @@ func (o *Observed) setUnplaceable(node, why string) {
 		m.Unplaceable = why
 		o.NodeGroups[node] = m
 	}
+}
+
+// landed returns w's hand-off, marked landed, when the surge's new pod (a pod of w made
+// since the hand-off began) was scheduled onto the node itself, and the autoscaler has
+// not accepted the node: with two of w's pods there, the budget keeps the node all the
+// same, and waiting for the deadline would only hold the surge. The hand-off is over, and
+// the mark tells status why.
+func landed(o Observed, w *Workload) (handOff, bool) {
+	h, ok := handOffOf(w)
+	if !ok || h.landed || accepted(o.Nodes[h.node]) {
+		return handOff{}, false
+	}
+	if !slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node && !p.Created.Before(h.start) }) {
+		return handOff{}, false
+	}
+	h.landed = true
+	return h, true
 }
 
 // surgeAhead starts the hand-off of w's node to its autoscaler: a surge to 2 that

@@ -243,6 +243,30 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: RoomInterval,
 				Workloads: budgeted(msgSurgeReady + "; Karpenter would find no room elsewhere for the pods of node n1 (" + noRoom + "), so holdfast does not surge ahead of it")},
 		},
+		"in progress: the new pod landed on the node itself, so the hand-off ends early, and the record says so": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n1", true, 20*time.Second)}},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1, HandOff: "n1 2026-11-22T11:59:30Z 1 landed"}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
+		"cluster-autoscaler accepted the node: a new pod there does not end the hand-off": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, groups: inGroup(Load{Requested: quarter}),
+			nodes: map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
+			pods:  map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n1", false, 20*time.Second)}},
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{floor},
+				Workloads:    surging(aheadUntil("cluster-autoscaler", "12:25:30")),
+				RequeueAfter: surgePoll,
+			},
+		},
+		"after a hand-off whose new pod landed on the node: status says so, and the back-off holds": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-30 * time.Second)),
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-2*time.Minute))+" 1 landed")},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; the new pod of the last hand-off of node n1 to Karpenter (1 so far, the last at 2026-11-22T11:58:00Z) was scheduled onto that node itself, which its budget then kept all the same, so the hand-off ended early: no new hand-off of that node before 2026-11-22T12:13:00Z")},
+		},
 		"a hand-off of another node does not hold this one back": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			work: []Workload{handedOff(single, "n9 "+stamp(now.Add(-time.Second)))},

@@ -84,6 +84,64 @@ func TestScaleDown(t *testing.T) {
 	}
 }
 
+// A single replica that would fit on no other node: cluster-autoscaler could not remove
+// its node whatever the budget allows, and a surge's new pod would land on the node
+// itself (or stay Pending and make cluster-autoscaler add a node). holdfast leaves the
+// node alone and says why: no surge, no Pending pod, the node kept.
+func TestNoRoomNoHandOff(t *testing.T) {
+	r := &run{Framework: framework.New(t)}
+	t.Cleanup(r.emptyCluster)
+	r.hc = r.HoldfastClient()
+	r.InstallCRDs(r.hc, &holdfastv1alpha1.DisruptionPolicyList{})
+	t.Cleanup(func() {
+		if err := r.hc.DeleteAllOf(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, client.InNamespace(r.Namespace)); err != nil {
+			t.Logf("deleting DisruptionPolicies: %v", err)
+		}
+	})
+	r.StartOperator()
+	r.policy()
+	filler := r.deployment("filler", "2900m", general, nil)
+	r.waitReady(filler)
+	r.single = r.deployment("single", "1", general, nil)
+	r.waitReady(r.single)
+	node := r.nodeOf(r.single)
+	// The only other node of the group keeps 3.6 of its 4 CPUs: no room for the single
+	// replica once its node goes.
+	keeper := r.deployment("keeper", "3600m", general, func(d *appsv1.Deployment) {
+		d.Spec.Template.Annotations = map[string]string{"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+	})
+	r.waitReady(keeper)
+	r.WaitBudget("holdfast-deploy-single", 0)
+	if err := r.Client.Delete(r.Ctx, filler); err != nil {
+		t.Fatalf("deleting the filler: %v", err)
+	}
+	var msg string
+	r.Eventually(scaleDown, "status to say the pods of node "+node+" fit nowhere else", func(ctx context.Context) (bool, error) {
+		var out outcome
+		d, m := r.follow(ctx, &out)
+		if d == nil {
+			return false, nil
+		}
+		if ptr.Deref(d.Spec.Replicas, 0) != 1 || out.handOffs != "" {
+			return false, fmt.Errorf("holdfast surged ahead of node %s though its pods fit nowhere else: %d replicas, hand-off %q, status %q",
+				node, ptr.Deref(d.Spec.Replicas, 0), d.Annotations[holdfastv1alpha1.HandOffAnnotation], m)
+		}
+		msg = m
+		return strings.Contains(m, "would find no room elsewhere for the pods of node "+node), nil
+	})
+	t.Logf("holdfast's status: %s", msg)
+	if !strings.Contains(msg, "single") {
+		t.Errorf("status does not name the pod that fits nowhere: %q", msg)
+	}
+	if _, err := r.Clientset.CoreV1().Nodes().Get(r.Ctx, node, metav1.GetOptions{}); err != nil {
+		t.Errorf("node %s: %v", node, err)
+	}
+	pods, err := r.Clientset.CoreV1().Pods(r.Namespace).List(r.Ctx, metav1.ListOptions{FieldSelector: "status.phase=Pending"})
+	if err != nil || len(pods.Items) > 0 {
+		t.Errorf("Pending pods: %d, %v", len(pods.Items), err)
+	}
+}
+
 // outcome is what one run measured.
 type outcome struct {
 	node    string        // the single replica's node when the filler went
