@@ -226,7 +226,12 @@ func (h handOff) latest(window time.Duration) time.Time { return h.start.Add(han
 // handOffOf reads w's last hand-off; false when it has none, or one holdfast did not
 // write. A record without a count (an older holdfast's) is a first hand-off.
 func handOffOf(w *Workload) (handOff, bool) {
-	fields := strings.Fields(w.Annotations[holdfastv1alpha1.HandOffAnnotation])
+	return parseHandOff(w.Annotations[holdfastv1alpha1.HandOffAnnotation])
+}
+
+// parseHandOff reads a HandOffAnnotation.
+func parseHandOff(record string) (handOff, bool) {
+	fields := strings.Fields(record)
 	landed := len(fields) == 4 && fields[3] == landedMark
 	if landed {
 		fields = fields[:3]
@@ -427,4 +432,73 @@ func protectedMessage(o Observed, w *Workload) string {
 		return msgProtectedFromConsolidation(c.node)
 	}
 	return msgProtected
+}
+
+// The hand-off taint (HandOffTaintKey:PreferNoSchedule) steers the surge's new pod off the
+// node being handed over: the scheduler scores a node with a PreferNoSchedule taint the
+// pod does not tolerate below every other that fits it. Neither autoscaler reads the
+// taints of a node it may remove (only those of the nodes its pods would move to), and
+// the node's pods are not moved by it. It goes on before the surge's first write and
+// stays while a surge records a hand-off of the node; the operator's node watcher takes
+// off any other (a surge over, or an operator stopped between the taint and the surge).
+
+// leftoverGrace is how old a hand-off taint is before the sweep may take it off for want
+// of a surge: the surge's write follows the taint's, and reaches the cache a moment
+// later.
+const leftoverGrace = 30 * time.Second
+
+// HandOffTainted reports whether n carries the hand-off taint.
+func HandOffTainted(n *corev1.Node) bool {
+	return n != nil && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.HandOffTaintKey })
+}
+
+// handOffTaints are the nodes to taint before the scales: those of the hand-offs that
+// start (scales) or go on in o, as o saw them without the taint; not a node being
+// drained, from which the surge's new pod is kept off already.
+func handOffTaints(o Observed, scales []Scale) []string {
+	var out []string
+	add := func(node string) {
+		if n := o.Nodes[node]; n != nil && !HandOffTainted(n) && !BeingDrained(n) && !slices.Contains(out, node) {
+			out = append(out, node)
+		}
+	}
+	for _, s := range scales {
+		if h, ok := parseHandOff(s.HandOff); ok && s.Original != nil && !h.landed {
+			add(h.node)
+		}
+	}
+	for i := range o.Workloads {
+		w := &o.Workloads[i]
+		if _, surging := surgeOriginal(w); !surging {
+			continue
+		}
+		if h, _, _, ok := handingOff(o, w); ok {
+			add(h.node)
+		}
+	}
+	return out
+}
+
+// LeftoverHandOffTaints are the nodes among nodes whose hand-off taint no surge keeps at
+// now: no Deployment of surging (every namespace's surging Deployments) records a
+// hand-off of the node that is still on, and the taint is older than leftoverGrace.
+func LeftoverHandOffTaints(nodes []corev1.Node, surging []Workload, now time.Time) []string {
+	kept := map[string]bool{}
+	for i := range surging {
+		if h, ok := handOffOf(&surging[i]); ok && !h.landed {
+			kept[h.node] = true
+		}
+	}
+	var out []string
+	for i := range nodes {
+		n := &nodes[i]
+		at := slices.IndexFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.HandOffTaintKey })
+		if at < 0 || kept[n.Name] {
+			continue
+		}
+		if added := n.Spec.Taints[at].TimeAdded; added == nil || now.Sub(added.Time) >= leftoverGrace {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -69,10 +70,11 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	const failed = msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:58:00Z: no new hand-off of that node before 2026-11-22T12:13:00Z"
 	// The surge ahead of a node Consolidatable under a NodePool of consolidateAfter 30 s.
 	surgedAhead := result{
-		Apply:        []*policyv1.PodDisruptionBudget{floor},
-		Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
-		Workloads:    surging(aheadUntil("Karpenter", "12:16:30")),
-		RequeueAfter: surgePoll,
+		Apply:         []*policyv1.PodDisruptionBudget{floor},
+		Scales:        []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
+		Workloads:     surging(aheadUntil("Karpenter", "12:16:30")),
+		RequeueAfter:  surgePoll,
+		HandOffTaints: []string{"n1"},
 	}
 	againAhead := func(count string) result {
 		r := surgedAhead
@@ -88,17 +90,19 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", false, 20*time.Second)}},
 			want: result{
-				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Workloads:    surging(ahead),
-				RequeueAfter: surgePoll,
+				Apply:         []*policyv1.PodDisruptionBudget{floor},
+				Workloads:     surging(ahead),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
 			},
 		},
 		"in progress: the surge holds until the deadline while the pod is on the node": {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			want: result{
-				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Workloads:    surging(aheadUntil("Karpenter", "12:06:00")),
-				RequeueAfter: surgePoll,
+				Apply:         []*policyv1.PodDisruptionBudget{floor},
+				Workloads:     surging(aheadUntil("Karpenter", "12:06:00")),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
 			},
 		},
 		"in progress: Karpenter's taint makes it a surge for the drain": {
@@ -107,6 +111,15 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			want: result{
 				Apply:        []*policyv1.PodDisruptionBudget{floor},
 				Workloads:    surging("surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere"),
+				RequeueAfter: surgePoll,
+			},
+		},
+		"in progress on a node tainted already: nothing more to taint": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, claims: settled(now.Add(-time.Minute)),
+			nodes: map[string]*corev1.Node{"n1": withTaint(sized("n1"), holdfastv1alpha1.HandOffTaintKey, corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{floor},
+				Workloads:    surging(aheadUntil("Karpenter", "12:06:00")),
 				RequeueAfter: surgePoll,
 			},
 		},
@@ -180,8 +193,9 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 				Apply:  []*policyv1.PodDisruptionBudget{floor},
 				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
 				// 10 minutes for the new pod, then the recheck (5), unneeded time (10) and a minute.
-				Workloads:    surging(aheadUntil("cluster-autoscaler", "12:26:00")),
-				RequeueAfter: surgePoll,
+				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:26:00")),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
 			},
 		},
 		"cluster-autoscaler: the threshold is the operator's: a quarter used is too much under 0.2": {
@@ -201,9 +215,10 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
 			work:    []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
 			want: result{
-				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Workloads:    surging(aheadUntil("cluster-autoscaler", "11:55:30")),
-				RequeueAfter: surgePoll,
+				Apply:         []*policyv1.PodDisruptionBudget{floor},
+				Workloads:     surging(aheadUntil("cluster-autoscaler", "11:55:30")),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
 			},
 		},
 		"cluster-autoscaler: its taint holds the hand-off no later than its latest end": {
@@ -257,9 +272,10 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			nodes: map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
 			pods:  map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n1", false, 20*time.Second)}},
 			want: result{
-				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Workloads:    surging(aheadUntil("cluster-autoscaler", "12:25:30")),
-				RequeueAfter: surgePoll,
+				Apply:         []*policyv1.PodDisruptionBudget{floor},
+				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:25:30")),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
 			},
 		},
 		"after a hand-off whose new pod landed on the node: status says so, and the back-off holds": {
@@ -341,5 +357,27 @@ func TestRoomWanted(t *testing.T) {
 				t.Errorf("roomWanted = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// The sweep takes off the hand-off taints no surge keeps: the surge is over or never
+// came (an operator stopped between the taint and the surge), after a grace for the
+// surge's write to reach the cache.
+func TestLeftoverHandOffTaints(t *testing.T) {
+	tainted := func(name string, ago time.Duration) corev1.Node {
+		n := node(name, false)
+		n.Spec.Taints = []corev1.Taint{{Key: holdfastv1alpha1.HandOffTaintKey, Effect: corev1.TaintEffectPreferNoSchedule, TimeAdded: ptr.To(metav1.NewTime(now.Add(-ago)))}}
+		return *n
+	}
+	record := func(value string) Workload {
+		w := surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1")
+		w.Annotations = maps.Clone(w.Annotations)
+		w.Annotations[holdfastv1alpha1.HandOffAnnotation] = value
+		return w
+	}
+	nodes := []corev1.Node{tainted("handed", time.Hour), tainted("over", time.Hour), tainted("just", time.Second), tainted("landed", time.Hour), *node("plain", false)}
+	surging := []Workload{record("handed " + stamp(now.Add(-time.Minute)) + " 1"), record("landed " + stamp(now.Add(-time.Minute)) + " 1 landed")}
+	if got, want := LeftoverHandOffTaints(nodes, surging, now), []string{"over", "landed"}; !slices.Equal(got, want) {
+		t.Errorf("LeftoverHandOffTaints = %v, want %v", got, want)
 	}
 }

@@ -243,6 +243,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		fenced = append(fenced, announce.Warning(EventFenced, fmt.Sprintf("node %s tainted %s: %s", f.Node, holdfastv1alpha1.OutOfServiceTaintKey, f.Proof)).
 			About(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: f.Node}))
 	}
+	// A node handed over is tainted before the surge, so that its new pod goes elsewhere.
+	for _, name := range d.HandOffTaints {
+		if err := taintHandedOff(ctx, r.client, obs.Nodes[name], obs.Now); err != nil {
+			return ctrl.Result{}, err
+		}
+		logger.Info("Node tainted for its hand-off", "node", klog.KRef("", name))
+	}
 	for _, s := range d.Scales {
 		if err := r.scale(ctx, p.Namespace, s); err != nil {
 			return ctrl.Result{}, err

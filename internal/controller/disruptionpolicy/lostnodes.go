@@ -98,6 +98,9 @@ func (w *nodeWatcher) look(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := w.releaseHandOffs(ctx, nodes); err != nil {
+		return err
+	}
 	// The new health first: a reconcile that read the old one could quarantine a node
 	// just released (the next look releases it again).
 	old := w.health.Swap(&h)
@@ -170,9 +173,7 @@ func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy
 
 // taintNode adds a taint to n, as read from the cache, and sets annotations (nil
 // values remove them) in the same write, so that no crash leaves one without the
-// other. The patch carries the taints with n's resourceVersion: a change made meanwhile
-// (the node-lifecycle controller's own taints) fails it, and the caller tries again on
-// what the cache then holds.
+// other.
 func taintNode(ctx context.Context, c client.Client, n *corev1.Node, add *corev1.Taint, annotations map[string]any) error {
 	_, fencedByUs := n.Annotations[holdfastv1alpha1.FencedAnnotation]
 	var taints []corev1.Taint
@@ -184,6 +185,13 @@ func taintNode(ctx context.Context, c client.Client, n *corev1.Node, add *corev1
 			return t.Key == holdfastv1alpha1.LostTaintKey || fencedByUs && t.Key == holdfastv1alpha1.OutOfServiceTaintKey
 		})
 	}
+	return setTaints(ctx, c, n, taints, annotations)
+}
+
+// setTaints writes n's taints and annotations. The patch carries the taints with n's
+// resourceVersion: a change made meanwhile (the node-lifecycle controller's own taints)
+// fails it, and the caller tries again on what the cache then holds.
+func setTaints(ctx context.Context, c client.Client, n *corev1.Node, taints []corev1.Taint, annotations map[string]any) error {
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "annotations": annotations},
 		"spec":     map[string]any{"taints": taints},
