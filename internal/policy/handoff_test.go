@@ -16,6 +16,16 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
+// sized is a node of 4 CPUs and 16 GiB.
+func sized(name string) *corev1.Node {
+	n := node(name, false)
+	n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}
+	return n
+}
+
+// quarter is a quarter of a sized node's CPU.
+var quarter = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+
 func TestDecideConsolidationHandOff(t *testing.T) {
 	surge := func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge }
 	protect := func(s *holdfastv1alpha1.DisruptionPolicySpec) {
@@ -35,14 +45,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	inProgress := handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-30*time.Second)))
 	onN1 := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}}
 	bothReady := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, time.Minute)}}
-	sized := func(name string) *corev1.Node {
-		n := node(name, false)
-		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}
-		return n
-	}
 	nodes := map[string]*corev1.Node{"n1": sized("n1"), "n2": sized("n2")}
-	// A quarter of n1's CPU is requested.
-	quarter := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 	settled := func(since time.Time) map[string]NodeClaim {
 		return map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: since, ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second, Load: Load{Requested: quarter}}}
 	}
@@ -321,12 +324,6 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 // Room is read only for the nodes a hand-off would start from but for room: an answer
 // reads the whole cluster.
 func TestRoomWanted(t *testing.T) {
-	sized := func(name string) *corev1.Node {
-		n := node(name, false)
-		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}
-		return n
-	}
-	quarter := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 	surge := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	skip := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSkip })
 	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)

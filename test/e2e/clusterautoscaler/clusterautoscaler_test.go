@@ -94,15 +94,7 @@ func TestScaleDown(t *testing.T) {
 func TestNoRoomNoHandOff(t *testing.T) {
 	r := &run{Framework: framework.New(t)}
 	t.Cleanup(r.emptyCluster)
-	r.hc = r.HoldfastClient()
-	r.InstallCRDs(r.hc, &holdfastv1alpha1.DisruptionPolicyList{})
-	t.Cleanup(func() {
-		if err := r.hc.DeleteAllOf(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, client.InNamespace(r.Namespace)); err != nil {
-			t.Logf("deleting DisruptionPolicies: %v", err)
-		}
-	})
-	r.StartOperator()
-	r.policy()
+	r.withHoldfast()
 	filler := r.deployment("filler", "2900m", general, nil)
 	r.waitReady(filler)
 	r.single = r.deployment("single", "1", general, nil)
@@ -187,15 +179,7 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 		r := &run{Framework: framework.New(t)}
 		t.Cleanup(r.emptyCluster)
 		if holdfast {
-			r.hc = r.HoldfastClient()
-			r.InstallCRDs(r.hc, &holdfastv1alpha1.DisruptionPolicyList{})
-			t.Cleanup(func() {
-				if err := r.hc.DeleteAllOf(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, client.InNamespace(r.Namespace)); err != nil {
-					t.Logf("deleting DisruptionPolicies: %v", err)
-				}
-			})
-			r.StartOperator()
-			r.policy()
+			r.withHoldfast()
 		}
 		// 3.9 of the node's 4 CPUs; 1 without the filler, under half.
 		filler := r.deployment("filler", "2900m", group, nil)
@@ -312,10 +296,12 @@ func (r *run) handOffTainted(ctx context.Context, node string) bool {
 	return err == nil && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.HandOffTaintKey })
 }
 
-// policy creates the DisruptionPolicy of the measurements over the single
-// replica: maxUnavailable 1, Surge.
-func (r *run) policy() {
+// withHoldfast starts holdfast's operator and creates the DisruptionPolicy of the
+// issue's measurements over the single replica: maxUnavailable 1, Surge.
+func (r *run) withHoldfast() {
 	r.T.Helper()
+	r.hc = r.Holdfast(&holdfastv1alpha1.DisruptionPolicyList{})
+	r.StartOperator()
 	if err := r.hc.Create(r.Ctx, r.TierPolicy("single", holdfastv1alpha1.SingleReplicaSurge)); err != nil {
 		r.T.Fatalf("creating DisruptionPolicy single: %v", err)
 	}
