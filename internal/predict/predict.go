@@ -108,13 +108,15 @@ type namespaced struct {
 	sets        map[string][]*appsv1.StatefulSet
 	daemons     map[string][]*appsv1.DaemonSet
 	autoscalers map[string][]autoscalingv2.HorizontalPodAutoscaler
+	// room keeps Room's answers: every policy over the node asks the same.
+	room map[string]string
 }
 
 func index(s *snapshot.Snapshot, now time.Time) *namespaced {
 	// A snapshot holds no node Leases: a node is a suspect only by its taints.
 	x := &namespaced{s: s, health: policy.HealthOf(s.Nodes, nil, now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{},
 		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{},
-		autoscalers: map[string][]autoscalingv2.HorizontalPodAutoscaler{}}
+		autoscalers: map[string][]autoscalingv2.HorizontalPodAutoscaler{}, room: map[string]string{}}
 	for i := range s.Nodes {
 		x.nodes[s.Nodes[i].Name] = &s.Nodes[i]
 	}
@@ -239,7 +241,14 @@ func (x *namespaced) NodeGroups(context.Context, map[string]*corev1.Node, map[st
 
 // Room is the planner's answer on the snapshot, as the operator's is on the cluster.
 func (x *namespaced) Room(_ context.Context, node string, now time.Time) (string, error) {
-	return plan.HandOffRoom(x.s, now, node)
+	if why, ok := x.room[node]; ok {
+		return why, nil
+	}
+	why, err := plan.HandOffRoom(x.s, now, node)
+	if err == nil {
+		x.room[node] = why
+	}
+	return why, err
 }
 
 func (x *namespaced) Health() policy.NodeHealth { return x.health }
