@@ -188,14 +188,16 @@ func taintNode(ctx context.Context, c client.Client, n *corev1.Node, add *corev1
 	return setTaints(ctx, c, n, taints, annotations)
 }
 
-// setTaints writes n's taints and annotations. The patch carries the taints with n's
+// setTaints writes n's taints and annotations (none: the node's stay as they are; a
+// null in a merge patch would remove them all). The patch carries the taints with n's
 // resourceVersion: a change made meanwhile (the node-lifecycle controller's own taints)
 // fails it, and the caller tries again on what the cache then holds.
 func setTaints(ctx context.Context, c client.Client, n *corev1.Node, taints []corev1.Taint, annotations map[string]any) error {
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "annotations": annotations},
-		"spec":     map[string]any{"taints": taints},
-	})
+	metadata := map[string]any{"resourceVersion": n.ResourceVersion}
+	if len(annotations) > 0 {
+		metadata["annotations"] = annotations
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": metadata, "spec": map[string]any{"taints": taints}})
 	if err != nil {
 		return fmt.Errorf("encoding the taints of node %s: %w", n.Name, err)
 	}
