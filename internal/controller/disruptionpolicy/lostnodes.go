@@ -91,14 +91,11 @@ func (w *nodeWatcher) Start(ctx context.Context) error {
 	}
 }
 
-// look reads the nodes, stores their health and wakes the policies of the nodes whose
-// suspicion changed.
+// look reads the nodes, stores their health, wakes the policies of the nodes whose
+// suspicion changed, and takes off the hand-off taints no surge keeps.
 func (w *nodeWatcher) look(ctx context.Context) error {
 	h, nodes, err := w.read(ctx)
 	if err != nil {
-		return err
-	}
-	if err := w.releaseHandOffs(ctx, nodes); err != nil {
 		return err
 	}
 	// The new health first: a reconcile that read the old one could quarantine a node
@@ -130,7 +127,8 @@ func (w *nodeWatcher) look(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	// Last: a failed write here must not hold up the health above.
+	return w.releaseHandOffs(ctx, nodes)
 }
 
 // read builds the nodes' health from the cache, without copying its objects (which
