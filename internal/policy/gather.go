@@ -54,6 +54,9 @@ type Source interface {
 	Room(ctx context.Context, node string, now time.Time) (string, error)
 	// Health is the health of every node.
 	Health() NodeHealth
+	// NodeAutoscalers is what holdfast knows of the node autoscalers' configuration: the
+	// operator's flags; the zero value (their defaults) for a prediction.
+	NodeAutoscalers() Autoscalers
 }
 
 // Observe gathers from src what Decide reads for p at now: the namespace's policies, the
@@ -63,7 +66,8 @@ type Source interface {
 // nodes' NodeClaims or cluster-autoscaler node groups and the Deployments' autoscalers;
 // and the room of the nodes a hand-off would start from (roomWanted).
 func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPolicy, now time.Time) (Observed, error) {
-	obs := Observed{Policy: p, Now: now, Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Health: src.Health(), Stuck: map[string][]Pod{}}
+	obs := Observed{Policy: p, Now: now, Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Health: src.Health(), Stuck: map[string][]Pod{},
+		Autoscalers: src.NodeAutoscalers()}
 	ns := p.Namespace
 	var err error
 	if obs.Policies, err = src.Policies(ctx, ns); err != nil {

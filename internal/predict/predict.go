@@ -253,6 +253,9 @@ func (x *namespaced) Room(_ context.Context, node string, now time.Time) (string
 
 func (x *namespaced) Health() policy.NodeHealth { return x.health }
 
+// NodeAutoscalers: the CLI is not given the operator's flags; their defaults.
+func (x *namespaced) NodeAutoscalers() policy.Autoscalers { return policy.Autoscalers{} }
+
 // workloads are the namespace's Deployments, StatefulSets and DaemonSets as Workloads
 // for which keep is true; from manifests, those with no status count as fully Ready.
 func (x *namespaced) workloads(ns string, keep func(*policy.Workload) bool) []policy.Workload {

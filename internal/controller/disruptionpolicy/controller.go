@@ -196,7 +196,6 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	obs.Autoscalers = r.autoscalers
 	d := policy.Decide(obs)
 
 	// Zone-aware workloads' pods move between budgets by their label: out of the zones'

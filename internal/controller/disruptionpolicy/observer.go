@@ -135,6 +135,9 @@ func (r *observer) Node(ctx context.Context, name string) (*corev1.Node, error) 
 // Health is the node watcher's latest.
 func (r *observer) Health() policy.NodeHealth { return r.nodes.Health() }
 
+// NodeAutoscalers is the operator's flags.
+func (r *observer) NodeAutoscalers() policy.Autoscalers { return r.autoscalers }
+
 // ScaleTarget reads the objects of one scale target that sel selects, and each one's
 // scale, straight from the apiserver: the operator cannot know custom kinds in advance,
 // so they are neither in the shared cache nor watched (Decide requeues the policy every
