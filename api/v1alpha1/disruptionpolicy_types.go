@@ -38,12 +38,18 @@ const (
 	// HandOffAnnotation is set on a single-replica Deployment under Surge when holdfast
 	// surges it ahead of a node autoscaler's scale-down of its node (Karpenter's
 	// consolidation, cluster-autoscaler's scale-down), as "NODE START COUNT" (START in RFC
-	// 3339, COUNT the hand-offs of that node so far): the surge ends at a deadline counted
-	// from the new pod's readiness, capped from START, unless the autoscaler takes the node
-	// first. It stays after the surge, so that holdfast backs off from that node (15
-	// minutes after the first hand-off, doubling) and gives up after three, across
-	// restarts of the operator.
+	// 3339, COUNT the hand-offs of that node so far), followed by "landed" once the
+	// hand-off ended early because the surge's new pod was scheduled onto the node itself:
+	// the surge ends at a deadline counted from the new pod's readiness, capped from
+	// START, unless the autoscaler takes the node first. It stays after the surge, so that
+	// holdfast backs off from that node (15 minutes after the first hand-off, doubling)
+	// and gives up after three, across restarts of the operator.
 	HandOffAnnotation = "holdfast.dev/consolidation-hand-off"
+	// HandOffTaintKey is the PreferNoSchedule taint holdfast puts on a node while it
+	// hands it over to a node autoscaler, before the surge, so that the scheduler places
+	// the surge's new pod on another node. The operator removes it once no surge hands
+	// the node over, also when it stopped between the two writes.
+	HandOffTaintKey = "holdfast.dev/handing-off"
 )
 
 // Workload kinds a DisruptionPolicy selects.

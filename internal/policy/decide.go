@@ -217,6 +217,10 @@ type Decision struct {
 	// so that the replicas added for their pods are not scheduled onto them: the
 	// node-lifecycle controller taints them only after its grace period.
 	Quarantine []string
+	// HandOffTaints are the nodes to taint HandOffTaintKey:PreferNoSchedule before the
+	// scales: those of the hand-offs that start or go on, so that the surge's new pod is
+	// scheduled elsewhere (see handoff.go).
+	HandOffTaints []string
 	// Fence are the lost nodes to taint out-of-service, so that Kubernetes deletes their
 	// StatefulSet pods, each with the proof that it is down.
 	Fence        []Fence
@@ -353,6 +357,7 @@ func Decide(o Observed) Decision {
 	if f.brake == "" && surgesForFailure(p) {
 		d.Quarantine = unquarantined(o, d.Status.LostNodes)
 	}
+	d.HandOffTaints = handOffTaints(o, d.Scales)
 	nl := nodesLostCondition(d.Status, f.brake)
 	nl.ObservedGeneration, nl.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
 	meta.SetStatusCondition(&d.Status.Conditions, nl)

@@ -106,6 +106,7 @@ type result struct {
 	Scales         []Scale
 	PodAnnotations []PodAnnotation
 	Quarantine     []string
+	HandOffTaints  []string
 	Workloads      []holdfastv1alpha1.WorkloadStatus
 	RequeueAfter   time.Duration
 }
@@ -636,7 +637,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 			if diff := cmp.Diff(budgetsBefore, obs.Budgets); diff != "" {
 				t.Errorf("Decide modified the budgets:\n%s", diff)
 			}
-			got := result{Apply: d.Apply, Scales: d.Scales, PodAnnotations: d.PodAnnotations, Quarantine: d.Quarantine, Workloads: d.Status.Workloads, RequeueAfter: d.RequeueAfter}
+			got := result{Apply: d.Apply, Scales: d.Scales, PodAnnotations: d.PodAnnotations, Quarantine: d.Quarantine, HandOffTaints: d.HandOffTaints, Workloads: d.Status.Workloads, RequeueAfter: d.RequeueAfter}
 			for _, b := range d.Delete {
 				got.Delete = append(got.Delete, b.Name)
 			}

@@ -45,6 +45,11 @@ const (
 	// handOffStartup bounds the new pod's start-up and readiness flaps: a hand-off ends
 	// at most this long plus the autoscaler's window after it began.
 	handOffStartup = 10 * time.Minute
+	// RoomInterval is how long an answer on a node's room holds: a node whose pods fit
+	// nowhere else is looked at again after it (the operator reads every node and pod
+	// to answer, at most once per node in this time), as a pod gone elsewhere, a new
+	// node or an uncordon sends no event a policy is woken by.
+	RoomInterval = time.Minute
 	// handOffCooldown is the least time between the starts of the first two hand-offs of
 	// one node, for a node the autoscaler did not take; it doubles with each further one.
 	handOffCooldown = 15 * time.Minute
@@ -130,6 +135,12 @@ type Load struct {
 	Blocker string
 	// Requested is what the node's pods (but DaemonSets') request.
 	Requested corev1.ResourceList
+	// Unplaceable names the first of the node's pods (DaemonSets' aside, the single
+	// replica's included) that would fit on no other node, and why: the autoscaler would
+	// not take the node, and the surge's new pod would have nowhere to go but the node.
+	// "" when they all fit. Observe asks the Source for it only when a hand-off of the
+	// node would start but for room (roomWanted).
+	Unplaceable string
 }
 
 // NodeGroupMember is what Decide reads of a node in one of cluster-autoscaler's node
@@ -156,14 +167,25 @@ func underused(n *corev1.Node, requested corev1.ResourceList, threshold float64)
 }
 
 // handOff is a surge ahead of an autoscaler's scale-down, as HandOffAnnotation records
-// it: the node, when the surge began, and how many hand-offs of that node it is.
+// it: the node, when the surge began, how many hand-offs of that node it is, and whether
+// it ended because the surge's new pod was scheduled onto the node itself.
 type handOff struct {
-	node  string
-	start time.Time
-	count int
+	node   string
+	start  time.Time
+	count  int
+	landed bool
 }
 
-func (h handOff) String() string { return fmt.Sprintf("%s %s %d", h.node, stamp(h.start), h.count) }
+// landedMark ends the record of a hand-off whose new pod landed on its node.
+const landedMark = "landed"
+
+func (h handOff) String() string {
+	s := fmt.Sprintf("%s %s %d", h.node, stamp(h.start), h.count)
+	if h.landed {
+		s += " " + landedMark
+	}
+	return s
+}
 
 // next is when a hand-off of h's node may follow h; zero once holdfast has given up.
 func (h handOff) next() time.Time {
@@ -204,7 +226,16 @@ func (h handOff) latest(window time.Duration) time.Time { return h.start.Add(han
 // handOffOf reads w's last hand-off; false when it has none, or one holdfast did not
 // write. A record without a count (an older holdfast's) is a first hand-off.
 func handOffOf(w *Workload) (handOff, bool) {
-	fields := strings.Fields(w.Annotations[holdfastv1alpha1.HandOffAnnotation])
+	return parseHandOff(w.Annotations[holdfastv1alpha1.HandOffAnnotation])
+}
+
+// parseHandOff reads a HandOffAnnotation.
+func parseHandOff(record string) (handOff, bool) {
+	fields := strings.Fields(record)
+	landed := len(fields) == 4 && fields[3] == landedMark
+	if landed {
+		fields = fields[:3]
+	}
 	if len(fields) < 2 || len(fields) > 3 {
 		return handOff{}, false
 	}
@@ -218,7 +249,7 @@ func handOffOf(w *Workload) (handOff, bool) {
 			return handOff{}, false
 		}
 	}
-	return handOff{node: fields[0], start: start, count: count}, true
+	return handOff{node: fields[0], start: start, count: count, landed: landed}, true
 }
 
 // candidate is a node an autoscaler may want to remove, but for w's budget.
@@ -270,11 +301,15 @@ func accepted(n *corev1.Node) bool {
 
 // handingOff returns the hand-off in progress of a surged w, its autoscaler and its
 // deadline: before the deadline (or past it, up to its latest, while the autoscaler has
-// accepted the node), and while a pod of w is still on the node. Once none is, the autoscaler has taken the node and the surge
-// ends as any other, when the original number of pods is Ready.
+// accepted the node), while a pod of w is still on the node, and unless the surge's new
+// pod landed there too (landed). Once no pod is on the node, the autoscaler has taken it
+// and the surge ends as any other, when the original number of pods is Ready.
 func handingOff(o Observed, w *Workload) (handOff, string, time.Time, bool) {
 	h, ok := handOffOf(w)
-	if !ok || !slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node }) {
+	if !ok || h.landed || !slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node }) {
+		return handOff{}, "", time.Time{}, false
+	}
+	if _, ok := landed(o, w); ok {
 		return handOff{}, "", time.Time{}, false
 	}
 	autoscaler, window := autoscalerOf(o, h.node)
@@ -285,21 +320,76 @@ func handingOff(o Observed, w *Workload) (handOff, string, time.Time, bool) {
 	return h, autoscaler, deadline, true
 }
 
-// surgeAhead starts the hand-off of w's node to its autoscaler: a surge to 2 that
-// records the hand-off. False when the node is no candidate, or is used above the
-// threshold, or when its last hand-off did not lead to its removal and the back-off
-// after it has not passed or holdfast has given up on the node.
-func surgeAhead(o Observed, w *Workload) (verdict, bool) {
-	c, ok := scaleDownCandidate(o, w)
+// handOffStart is the hand-off of w's node that surgeAhead starts if the node's pods fit
+// elsewhere: its candidate and record. False when w is no Surge single replica at rest,
+// the node is no candidate, is blocked or used above the threshold, or its last hand-off
+// did not lead to its removal and the back-off after it has not passed or holdfast has
+// given up on the node.
+func handOffStart(o *Observed, w *Workload) (candidate, handOff, bool) {
+	if _, surging := surgeOriginal(w); surging || w.Replicas != 1 || !Surges(o.Policy, w.Kind) {
+		return candidate{}, handOff{}, false
+	}
+	c, ok := scaleDownCandidate(*o, w)
 	if !ok || c.Blocker != "" || !underused(o.Nodes[c.node], c.Requested, o.Autoscalers.threshold()) {
-		return verdict{}, false
+		return candidate{}, handOff{}, false
 	}
 	h := handOff{node: c.node, start: o.Now, count: 1}
 	if last, ok := handOffOf(w); ok && last.node == c.node {
 		if next := last.next(); next.IsZero() || o.Now.Before(next) {
-			return verdict{}, false
+			return candidate{}, handOff{}, false
 		}
 		h.count = last.count + 1
+	}
+	return c, h, true
+}
+
+// roomWanted are the nodes whose room Observe reads: those a hand-off would start from
+// but for room. Only those: an answer reads the whole cluster.
+func roomWanted(o *Observed) []string {
+	var out []string
+	for i := range o.Workloads {
+		if c, _, ok := handOffStart(o, &o.Workloads[i]); ok && !slices.Contains(out, c.node) {
+			out = append(out, c.node)
+		}
+	}
+	return out
+}
+
+// setUnplaceable records the answer on node's room in its Load.
+func (o *Observed) setUnplaceable(node, why string) {
+	if c, ok := o.Claims[node]; ok {
+		c.Unplaceable = why
+		o.Claims[node] = c
+	} else if m, ok := o.NodeGroups[node]; ok {
+		m.Unplaceable = why
+		o.NodeGroups[node] = m
+	}
+}
+
+// landed returns w's hand-off, marked landed, when the surge's new pod (a pod of w made
+// since the hand-off began) was scheduled onto the node itself, and the autoscaler has
+// not accepted the node: with two of w's pods there, the budget keeps the node all the
+// same, and waiting for the deadline would only hold the surge. The hand-off is over, and
+// the mark tells status why.
+func landed(o Observed, w *Workload) (handOff, bool) {
+	h, ok := handOffOf(w)
+	if !ok || h.landed || accepted(o.Nodes[h.node]) {
+		return handOff{}, false
+	}
+	if !slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node && !p.Created.Before(h.start) }) {
+		return handOff{}, false
+	}
+	h.landed = true
+	return h, true
+}
+
+// surgeAhead starts the hand-off of w's node to its autoscaler: a surge to 2 that
+// records the hand-off. False when handOffStart finds none, or the node's pods would not
+// all fit elsewhere.
+func surgeAhead(o Observed, w *Workload) (verdict, bool) {
+	c, h, ok := handOffStart(&o, w)
+	if !ok || c.Unplaceable != "" {
+		return verdict{}, false
 	}
 	up := surgeScale(w, w.Replicas, w.Replicas+1)
 	up.HandOff = h.String()
@@ -326,6 +416,9 @@ func surgeOrHandOff(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus)
 	case !candidate:
 	case c.Blocker != "":
 		v.status.Message = msgScaleDownBlocked(c.autoscaler, c.node, c.Blocker)
+	case c.Unplaceable != "":
+		v.status.Message = msgNoRoomElsewhere(c.autoscaler, c.node, c.Unplaceable)
+		v.requeueAfter = sooner(v.requeueAfter, RoomInterval)
 	case handedOff && last.node == c.node:
 		v.status.Message = msgHandOffDeclined(c.autoscaler, last)
 	}
@@ -339,4 +432,73 @@ func protectedMessage(o Observed, w *Workload) string {
 		return msgProtectedFromConsolidation(c.node)
 	}
 	return msgProtected
+}
+
+// The hand-off taint (HandOffTaintKey:PreferNoSchedule) steers the surge's new pod off the
+// node being handed over: the scheduler scores a node with a PreferNoSchedule taint the
+// pod does not tolerate below every other that fits it. Neither autoscaler reads the
+// taints of a node it may remove (only those of the nodes its pods would move to), and
+// the node's pods are not moved by it. It goes on before the surge's first write and
+// stays while a surge records a hand-off of the node; the operator's node watcher takes
+// off any other (a surge over, or an operator stopped between the taint and the surge).
+
+// leftoverGrace is how old a hand-off taint is before the sweep may take it off for want
+// of a surge: the surge's write follows the taint's, and reaches the cache a moment
+// later.
+const leftoverGrace = 30 * time.Second
+
+// HandOffTainted reports whether n carries the hand-off taint.
+func HandOffTainted(n *corev1.Node) bool {
+	return n != nil && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.HandOffTaintKey })
+}
+
+// handOffTaints are the nodes to taint before the scales: those of the hand-offs that
+// start (scales) or go on in o, as o saw them without the taint; not a node being
+// drained, from which the surge's new pod is kept off already.
+func handOffTaints(o Observed, scales []Scale) []string {
+	var out []string
+	add := func(node string) {
+		if n := o.Nodes[node]; n != nil && !HandOffTainted(n) && !BeingDrained(n) && !slices.Contains(out, node) {
+			out = append(out, node)
+		}
+	}
+	for _, s := range scales {
+		if h, ok := parseHandOff(s.HandOff); ok && s.Original != nil && !h.landed {
+			add(h.node)
+		}
+	}
+	for i := range o.Workloads {
+		w := &o.Workloads[i]
+		if _, surging := surgeOriginal(w); !surging {
+			continue
+		}
+		if h, _, _, ok := handingOff(o, w); ok {
+			add(h.node)
+		}
+	}
+	return out
+}
+
+// LeftoverHandOffTaints are the nodes among nodes whose hand-off taint no surge keeps at
+// now: no Deployment of surging (every namespace's surging Deployments) records a
+// hand-off of the node that is still on, and the taint is older than leftoverGrace.
+func LeftoverHandOffTaints(nodes []corev1.Node, surging []Workload, now time.Time) []string {
+	kept := map[string]bool{}
+	for i := range surging {
+		if h, ok := handOffOf(&surging[i]); ok && !h.landed {
+			kept[h.node] = true
+		}
+	}
+	var out []string
+	for i := range nodes {
+		n := &nodes[i]
+		at := slices.IndexFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.HandOffTaintKey })
+		if at < 0 || kept[n.Name] {
+			continue
+		}
+		if added := n.Spec.Taints[at].TimeAdded; added == nil || now.Sub(added.Time) >= leftoverGrace {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }

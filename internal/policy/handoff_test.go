@@ -2,17 +2,29 @@ package policy
 
 import (
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
+
+// sized is a node of 4 CPUs and 16 GiB.
+func sized(name string) *corev1.Node {
+	n := node(name, false)
+	n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}
+	return n
+}
+
+// quarter is a quarter of a sized node's CPU.
+var quarter = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 
 func TestDecideConsolidationHandOff(t *testing.T) {
 	surge := func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge }
@@ -33,14 +45,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	inProgress := handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-30*time.Second)))
 	onN1 := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}}
 	bothReady := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, time.Minute)}}
-	sized := func(name string) *corev1.Node {
-		n := node(name, false)
-		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}
-		return n
-	}
 	nodes := map[string]*corev1.Node{"n1": sized("n1"), "n2": sized("n2")}
-	// A quarter of n1's CPU is requested.
-	quarter := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 	settled := func(since time.Time) map[string]NodeClaim {
 		return map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: since, ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second, Load: Load{Requested: quarter}}}
 	}
@@ -52,6 +57,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		return n
 	}
 	floor := budget("p", single, minAvailable(intstr.FromInt32(1)), nil)
+	const noRoom = "pod shop/single-a: its replacement fits on no other node: 0/2 nodes are available: 1 cordoned or being drained, 1 with too little cpu"
 	surging := func(msg string) []holdfastv1alpha1.WorkloadStatus {
 		return []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single", Message: msg}}
 	}
@@ -67,10 +73,11 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	const failed = msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:58:00Z: no new hand-off of that node before 2026-11-22T12:13:00Z"
 	// The surge ahead of a node Consolidatable under a NodePool of consolidateAfter 30 s.
 	surgedAhead := result{
-		Apply:        []*policyv1.PodDisruptionBudget{floor},
-		Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
-		Workloads:    surging(aheadUntil("Karpenter", "12:16:30")),
-		RequeueAfter: surgePoll,
+		Apply:         []*policyv1.PodDisruptionBudget{floor},
+		Scales:        []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
+		Workloads:     surging(aheadUntil("Karpenter", "12:16:30")),
+		RequeueAfter:  surgePoll,
+		HandOffTaints: []string{"n1"},
 	}
 	againAhead := func(count string) result {
 		r := surgedAhead
@@ -86,17 +93,19 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", false, 20*time.Second)}},
 			want: result{
-				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Workloads:    surging(ahead),
-				RequeueAfter: surgePoll,
+				Apply:         []*policyv1.PodDisruptionBudget{floor},
+				Workloads:     surging(ahead),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
 			},
 		},
 		"in progress: the surge holds until the deadline while the pod is on the node": {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			want: result{
-				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Workloads:    surging(aheadUntil("Karpenter", "12:06:00")),
-				RequeueAfter: surgePoll,
+				Apply:         []*policyv1.PodDisruptionBudget{floor},
+				Workloads:     surging(aheadUntil("Karpenter", "12:06:00")),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
 			},
 		},
 		"in progress: Karpenter's taint makes it a surge for the drain": {
@@ -105,6 +114,15 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			want: result{
 				Apply:        []*policyv1.PodDisruptionBudget{floor},
 				Workloads:    surging("surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere"),
+				RequeueAfter: surgePoll,
+			},
+		},
+		"in progress on a node tainted already: nothing more to taint": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, claims: settled(now.Add(-time.Minute)),
+			nodes: map[string]*corev1.Node{"n1": withTaint(sized("n1"), holdfastv1alpha1.HandOffTaintKey, corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
+			want: result{
+				Apply:        []*policyv1.PodDisruptionBudget{floor},
+				Workloads:    surging(aheadUntil("Karpenter", "12:06:00")),
 				RequeueAfter: surgePoll,
 			},
 		},
@@ -178,8 +196,9 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 				Apply:  []*policyv1.PodDisruptionBudget{floor},
 				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
 				// 10 minutes for the new pod, then the recheck (5), unneeded time (10) and a minute.
-				Workloads:    surging(aheadUntil("cluster-autoscaler", "12:26:00")),
-				RequeueAfter: surgePoll,
+				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:26:00")),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
 			},
 		},
 		"cluster-autoscaler: the threshold is the operator's: a quarter used is too much under 0.2": {
@@ -199,9 +218,10 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
 			work:    []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
 			want: result{
-				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Workloads:    surging(aheadUntil("cluster-autoscaler", "11:55:30")),
-				RequeueAfter: surgePoll,
+				Apply:         []*policyv1.PodDisruptionBudget{floor},
+				Workloads:     surging(aheadUntil("cluster-autoscaler", "11:55:30")),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
 			},
 		},
 		"cluster-autoscaler: its taint holds the hand-off no later than its latest end": {
@@ -227,6 +247,44 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
 				Workloads: budgeted(msgSurgeReady),
 			},
+		},
+		"cluster-autoscaler: the node's pods would fit on no other node, no surge and status names the pod, looked at again later": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			groups: inGroup(Load{Requested: quarter, Unplaceable: noRoom}),
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: RoomInterval,
+				Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler would find no room elsewhere for the pods of node n1 (" + noRoom + "), so holdfast does not surge ahead of it")},
+		},
+		"Karpenter: the node's pods would fit on no other node, no surge": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second,
+				Load: Load{Requested: quarter, Unplaceable: noRoom}}},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: RoomInterval,
+				Workloads: budgeted(msgSurgeReady + "; Karpenter would find no room elsewhere for the pods of node n1 (" + noRoom + "), so holdfast does not surge ahead of it")},
+		},
+		"in progress: the new pod landed on the node itself, so the hand-off ends early, and the record says so": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n1", true, 20*time.Second)}},
+			want: result{
+				Apply:     []*policyv1.PodDisruptionBudget{floor},
+				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1, HandOff: "n1 2026-11-22T11:59:30Z 1 landed"}},
+				Workloads: budgeted(msgSurgeReady),
+			},
+		},
+		"cluster-autoscaler accepted the node: a new pod there does not end the hand-off": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, groups: inGroup(Load{Requested: quarter}),
+			nodes: map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
+			pods:  map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n1", false, 20*time.Second)}},
+			want: result{
+				Apply:         []*policyv1.PodDisruptionBudget{floor},
+				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:25:30")),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
+			},
+		},
+		"after a hand-off whose new pod landed on the node: status says so, and the back-off holds": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-30 * time.Second)),
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-2*time.Minute))+" 1 landed")},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; the new pod of the last hand-off of node n1 to Karpenter (1 so far, the last at 2026-11-22T11:58:00Z) was scheduled onto that node itself, which its budget then kept all the same, so the hand-off ended early: no new hand-off of that node before 2026-11-22T12:13:00Z")},
 		},
 		"a hand-off of another node does not hold this one back": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
@@ -261,4 +319,62 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		},
 	}
 	runDecide(t, tests)
+}
+
+// Room is read only for the nodes a hand-off would start from but for room: an answer
+// reads the whole cluster.
+func TestRoomWanted(t *testing.T) {
+	surge := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	skip := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSkip })
+	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
+	backedOff := single
+	backedOff.Annotations = map[string]string{holdfastv1alpha1.HandOffAnnotation: "n1 " + stamp(now.Add(-2*time.Minute))}
+	tests := map[string]struct {
+		policy holdfastv1alpha1.DisruptionPolicy
+		work   Workload
+		load   Load
+		want   []string
+	}{
+		"a Surge single replica on an underused, unblocked node of a node group": {policy: surge, work: single, load: Load{Requested: quarter}, want: []string{"n1"}},
+		"Skip hands nothing over": {policy: skip, work: single, load: Load{Requested: quarter}},
+		"a blocked node":          {policy: surge, work: single, load: Load{Requested: quarter, Blocker: "node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled"}},
+		"a node above the threshold": {policy: surge, work: single,
+			load: Load{Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("1Gi")}}},
+		"a node in its back-off": {policy: surge, work: backedOff, load: Load{Requested: quarter}},
+		"a hand-off under way":   {policy: surge, work: surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), load: Load{Requested: quarter}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := tc.policy
+			o := Observed{Policy: &p, Workloads: []Workload{tc.work}, Now: now,
+				Pods:       map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}},
+				Nodes:      map[string]*corev1.Node{"n1": sized("n1")},
+				NodeGroups: map[string]NodeGroupMember{"n1": {Group: "general", Load: tc.load}}}
+			if got := roomWanted(&o); !slices.Equal(got, tc.want) {
+				t.Errorf("roomWanted = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// The sweep takes off the hand-off taints no surge keeps: the surge is over or never
+// came (an operator stopped between the taint and the surge), after a grace for the
+// surge's write to reach the cache.
+func TestLeftoverHandOffTaints(t *testing.T) {
+	tainted := func(name string, ago time.Duration) corev1.Node {
+		n := node(name, false)
+		n.Spec.Taints = []corev1.Taint{{Key: holdfastv1alpha1.HandOffTaintKey, Effect: corev1.TaintEffectPreferNoSchedule, TimeAdded: ptr.To(metav1.NewTime(now.Add(-ago)))}}
+		return *n
+	}
+	record := func(value string) Workload {
+		w := surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1")
+		w.Annotations = maps.Clone(w.Annotations)
+		w.Annotations[holdfastv1alpha1.HandOffAnnotation] = value
+		return w
+	}
+	nodes := []corev1.Node{tainted("handed", time.Hour), tainted("over", time.Hour), tainted("just", time.Second), tainted("landed", time.Hour), *node("plain", false)}
+	surging := []Workload{record("handed " + stamp(now.Add(-time.Minute)) + " 1"), record("landed " + stamp(now.Add(-time.Minute)) + " 1 landed")}
+	if got, want := LeftoverHandOffTaints(nodes, surging, now), []string{"over", "landed"}; !slices.Equal(got, want) {
+		t.Errorf("LeftoverHandOffTaints = %v, want %v", got, want)
+	}
 }

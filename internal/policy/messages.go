@@ -116,6 +116,10 @@ func msgSurgedAhead(from, to int32, autoscaler, node string, deadline time.Time)
 
 func msgHandOffDeclined(autoscaler string, h handOff) string {
 	declined := fmt.Sprintf("%s; %s did not take node %s after %d hand-offs, the last at %s", msgSurgeReady, autoscaler, h.node, h.count, stamp(h.start))
+	if h.landed {
+		declined = fmt.Sprintf("%s; the new pod of the last hand-off of node %s to %s (%d so far, the last at %s) was scheduled onto that node itself, which its budget then kept all the same, so the hand-off ended early",
+			msgSurgeReady, h.node, autoscaler, h.count, stamp(h.start))
+	}
 	if next := h.next(); !next.IsZero() {
 		return declined + fmt.Sprintf(": no new hand-off of that node before %s", stamp(next))
 	}
@@ -124,6 +128,10 @@ func msgHandOffDeclined(autoscaler string, h handOff) string {
 
 func msgScaleDownBlocked(autoscaler, node, blocker string) string {
 	return fmt.Sprintf("%s; %s does not remove node %s whatever its budget allows (%s), so holdfast does not surge ahead of it", msgSurgeReady, autoscaler, node, blocker)
+}
+
+func msgNoRoomElsewhere(autoscaler, node, why string) string {
+	return fmt.Sprintf("%s; %s would find no room elsewhere for the pods of node %s (%s), so holdfast does not surge ahead of it", msgSurgeReady, autoscaler, node, why)
 }
 
 func msgProtectedFromConsolidation(node string) string {

@@ -92,6 +92,9 @@ func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 	waiting := w.Replicas == set && ready < original && assess(o, w).starting > 0
 	if node == "" && !ahead && lost == 0 && !waiting {
 		back := Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w.Autoscaler)}
+		if h, ok := landed(o, w); ok {
+			back.HandOff = h.String()
+		}
 		return surgeProgress{size: original, changes: verdict{scales: []Scale{back}}}
 	}
 	p := surgeProgress{active: true, forDrain: node != "" || ahead || waiting && set > original+lost, original: original, size: original,

@@ -21,11 +21,12 @@ import (
 )
 
 // karpenterCluster is a Surge single replica alone on node-1, a Karpenter node of
-// NodePool general whose NodeClaim has been Consolidatable for a minute.
+// NodePool general whose NodeClaim has been Consolidatable for a minute, and an empty
+// node-2 where it would fit.
 func karpenterCluster() *snapshot.Snapshot {
 	node := corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{"karpenter.sh/nodepool": "general", "pool": "general"}},
-		Status:     corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}},
+		Status:     corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}},
 	}
 	pod := corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "checkout-1", Namespace: ns, Labels: map[string]string{"app": "checkout"},
@@ -47,7 +48,7 @@ func karpenterCluster() *snapshot.Snapshot {
 	}}
 	return &snapshot.Snapshot{
 		Source:      snapshot.SourceLive,
-		Nodes:       []corev1.Node{node},
+		Nodes:       []corev1.Node{node, {ObjectMeta: metav1.ObjectMeta{Name: "node-2"}, Status: node.Status}},
 		Pods:        []corev1.Pod{pod},
 		Deployments: []appsv1.Deployment{deployment("checkout", 1, map[string]string{"tier": "web"})},
 		DisruptionPolicies: []holdfastv1alpha1.DisruptionPolicy{disruptionPolicy("web", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {

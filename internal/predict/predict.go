@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
@@ -112,12 +113,14 @@ type namespaced struct {
 	sets        map[string][]*appsv1.StatefulSet
 	daemons     map[string][]*appsv1.DaemonSet
 	autoscalers map[string][]autoscalingv2.HorizontalPodAutoscaler
+	// room keeps Room's answers: every policy over the node asks the same.
+	room map[string]string
 }
 
 func index(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscalers) *namespaced {
 	x := &namespaced{s: s, operator: autoscalers, health: policy.HealthOf(s.Nodes, nodeLeases(s.Leases), now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{},
 		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{},
-		autoscalers: map[string][]autoscalingv2.HorizontalPodAutoscaler{}}
+		autoscalers: map[string][]autoscalingv2.HorizontalPodAutoscaler{}, room: map[string]string{}}
 	for i := range s.Nodes {
 		x.nodes[s.Nodes[i].Name] = &s.Nodes[i]
 	}
@@ -254,6 +257,18 @@ func (x *namespaced) NodePods(_ context.Context, node string) ([]corev1.Pod, err
 		out = append(out, *pod)
 	}
 	return out, nil
+}
+
+// Room is the planner's answer on the snapshot, as the operator's is on the cluster.
+func (x *namespaced) Room(_ context.Context, node string, now time.Time) (string, error) {
+	if why, ok := x.room[node]; ok {
+		return why, nil
+	}
+	why, err := plan.HandOffRoom(x.s, now, node)
+	if err == nil {
+		x.room[node] = why
+	}
+	return why, err
 }
 
 func (x *namespaced) NodeAutoscalers() policy.Autoscalers { return x.operator }

@@ -96,6 +96,8 @@ type reconciler struct {
 	autoscalers policy.Autoscalers
 	// nodes knows which nodes may be lost.
 	nodes *nodeWatcher
+	// room keeps the answers on nodes' room for a while.
+	room roomAnswers
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr; autoscalers is
@@ -239,6 +241,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		logger.Info("Lost node fenced", "node", klog.KRef("", f.Node), "proof", f.Proof)
 		fenced = append(fenced, announce.Warning(EventFenced, fmt.Sprintf("node %s tainted %s: %s", f.Node, holdfastv1alpha1.OutOfServiceTaintKey, f.Proof)).
 			About(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: f.Node}))
+	}
+	// A node handed over is tainted before the surge, so that its new pod goes elsewhere.
+	for _, name := range d.HandOffTaints {
+		if err := taintHandedOff(ctx, r.client, obs.Nodes[name], obs.Now); err != nil {
+			return ctrl.Result{}, err
+		}
+		logger.Info("Node tainted for its hand-off", "node", klog.KRef("", name))
 	}
 	for _, s := range d.Scales {
 		if err := r.scale(ctx, p.Namespace, s); err != nil {

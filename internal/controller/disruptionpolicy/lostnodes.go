@@ -91,8 +91,8 @@ func (w *nodeWatcher) Start(ctx context.Context) error {
 	}
 }
 
-// look reads the nodes, stores their health and wakes the policies of the nodes whose
-// suspicion changed.
+// look reads the nodes, stores their health, wakes the policies of the nodes whose
+// suspicion changed, and takes off the hand-off taints no surge keeps.
 func (w *nodeWatcher) look(ctx context.Context) error {
 	h, nodes, err := w.read(ctx)
 	if err != nil {
@@ -127,7 +127,8 @@ func (w *nodeWatcher) look(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	// Last: a failed write here must not hold up the health above.
+	return w.releaseHandOffs(ctx, nodes)
 }
 
 // read builds the nodes' health from the cache, without copying its objects (which
@@ -170,9 +171,7 @@ func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy
 
 // taintNode adds a taint to n, as read from the cache, and sets annotations (nil
 // values remove them) in the same write, so that no crash leaves one without the
-// other. The patch carries the taints with n's resourceVersion: a change made meanwhile
-// (the node-lifecycle controller's own taints) fails it, and the caller tries again on
-// what the cache then holds.
+// other.
 func taintNode(ctx context.Context, c client.Client, n *corev1.Node, add *corev1.Taint, annotations map[string]any) error {
 	_, fencedByUs := n.Annotations[holdfastv1alpha1.FencedAnnotation]
 	var taints []corev1.Taint
@@ -184,10 +183,19 @@ func taintNode(ctx context.Context, c client.Client, n *corev1.Node, add *corev1
 			return t.Key == holdfastv1alpha1.LostTaintKey || fencedByUs && t.Key == holdfastv1alpha1.OutOfServiceTaintKey
 		})
 	}
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "annotations": annotations},
-		"spec":     map[string]any{"taints": taints},
-	})
+	return setTaints(ctx, c, n, taints, annotations)
+}
+
+// setTaints writes n's taints and annotations (none: the node's stay as they are; a
+// null in a merge patch would remove them all). The patch carries the taints with n's
+// resourceVersion: a change made meanwhile (the node-lifecycle controller's own taints)
+// fails it, and the caller tries again on what the cache then holds.
+func setTaints(ctx context.Context, c client.Client, n *corev1.Node, taints []corev1.Taint, annotations map[string]any) error {
+	metadata := map[string]any{"resourceVersion": n.ResourceVersion}
+	if len(annotations) > 0 {
+		metadata["annotations"] = annotations
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": metadata, "spec": map[string]any{"taints": taints}})
 	if err != nil {
 		return fmt.Errorf("encoding the taints of node %s: %w", n.Name, err)
 	}

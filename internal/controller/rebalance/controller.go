@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -41,6 +40,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/controller/roompods"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -57,10 +57,6 @@ const optedInIndex = holdfastv1alpha1.RebalanceAnnotation
 // workload's change or a node's finds the few that opt workloads in without going
 // through every policy.
 const rebalancingIndex = "holdfast.dev/rebalancing"
-
-// podPage bounds one list of the cluster's pods, which a simulation needs for the room
-// left on each node.
-const podPage = 500
 
 // +kubebuilder:rbac:groups=holdfast.dev,resources=disruptionpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
@@ -200,7 +196,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if d.Outcome == plan.RebalanceEvict {
 		// Only a move needs every pod of the cluster, for the room left on each node:
 		// every other answer is the same without them, and is the common case.
-		if snap.Pods, err = r.allPods(ctx); err != nil {
+		if snap.Pods, err = roompods.List(ctx, r.pods); err != nil {
 			return ctrl.Result{}, err
 		}
 		d = plan.Rebalance(snap, now, target.RebalanceTarget)
@@ -281,29 +277,6 @@ func (r *reconciler) gather(ctx context.Context, obj client.Object) (*snapshot.S
 	}
 	snap.Pods = pods.Items
 	return snap, nil
-}
-
-var unfinished = fields.AndSelectors(
-	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
-	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
-)
-
-// allPods lists the cluster's pods that hold room on a node, a page at a time.
-func (r *reconciler) allPods(ctx context.Context) ([]corev1.Pod, error) {
-	var out []corev1.Pod
-	list := &corev1.PodList{}
-	for {
-		opts := []client.ListOption{client.Limit(podPage), client.Continue(list.Continue),
-			// Finished pods hold no room.
-			client.MatchingFieldsSelector{Selector: unfinished}}
-		if err := r.pods.List(ctx, list, opts...); err != nil {
-			return nil, fmt.Errorf("listing running pods: %w", err)
-		}
-		out = append(out, list.Items...)
-		if list.Continue == "" {
-			return out, nil
-		}
-	}
 }
 
 func podOf(snap *snapshot.Snapshot, namespace, name string) *corev1.Pod {

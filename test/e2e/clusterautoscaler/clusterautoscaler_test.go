@@ -79,8 +79,67 @@ func TestScaleDown(t *testing.T) {
 	if with.handOffs != "1" || declined.handOffs != "1" {
 		t.Errorf("hand-offs recorded: %q with holdfast, %q declined; want 1 each", with.handOffs, declined.handOffs)
 	}
+	if !with.tainted || !declined.tainted {
+		t.Errorf("holdfast's hand-off taint seen during the surge: %t with holdfast, %t declined; want both", with.tainted, declined.tainted)
+	}
 	if declined.stayed && !strings.Contains(declined.after, "no new hand-off of that node before") {
 		t.Errorf("after the declined hand-off, status does not say when the next may come: %q", declined.after)
+	}
+}
+
+// A single replica that would fit on no other node: cluster-autoscaler could not remove
+// its node whatever the budget allows, and a surge's new pod would land on the node
+// itself (or stay Pending and make cluster-autoscaler add a node). holdfast leaves the
+// node alone and says why: no surge, no Pending pod, the node kept.
+func TestNoRoomNoHandOff(t *testing.T) {
+	r := &run{Framework: framework.New(t)}
+	t.Cleanup(r.emptyCluster)
+	r.withHoldfast()
+	filler := r.deployment("filler", "2900m", general, nil)
+	r.waitReady(filler)
+	r.single = r.deployment("single", "1", general, nil)
+	r.waitReady(r.single)
+	node := r.nodeOf(r.single)
+	// The only other node of the group keeps 3.6 of its 4 CPUs: no room for the single
+	// replica once its node goes.
+	keeper := r.deployment("keeper", "3600m", general, func(d *appsv1.Deployment) {
+		d.Spec.Template.Annotations = map[string]string{"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+	})
+	r.waitReady(keeper)
+	r.WaitBudget("holdfast-deploy-single", 0)
+	if err := r.Client.Delete(r.Ctx, filler); err != nil {
+		t.Fatalf("deleting the filler: %v", err)
+	}
+	var msg, surged string
+	r.Eventually(scaleDown, "status to say the pods of node "+node+" fit nowhere else", func(ctx context.Context) (bool, error) {
+		var out outcome
+		d, m := r.follow(ctx, &out)
+		if d == nil {
+			return false, nil
+		}
+		msg = m
+		if ptr.Deref(d.Spec.Replicas, 0) != 1 || out.handOffs != "" {
+			surged = fmt.Sprintf("%d replicas, hand-off %q", ptr.Deref(d.Spec.Replicas, 0), d.Annotations[holdfastv1alpha1.HandOffAnnotation])
+			return true, nil
+		}
+		return strings.Contains(m, "would find no room elsewhere for the pods of node "+node), nil
+	})
+	if surged != "" {
+		t.Fatalf("holdfast surged ahead of node %s though its pods fit nowhere else: %s, status %q", node, surged, msg)
+	}
+	t.Logf("holdfast's status: %s", msg)
+	if !strings.Contains(msg, "single") {
+		t.Errorf("status does not name the pod that fits nowhere: %q", msg)
+	}
+	if _, err := r.Clientset.CoreV1().Nodes().Get(r.Ctx, node, metav1.GetOptions{}); err != nil {
+		t.Errorf("node %s: %v", node, err)
+	}
+	if r.handOffTainted(r.Ctx, node) {
+		t.Errorf("node %s carries holdfast's hand-off taint, with no hand-off", node)
+	}
+	pods, err := r.Clientset.CoreV1().Pods(r.Namespace).List(r.Ctx, metav1.ListOptions{FieldSelector: "status.phase=Pending"})
+	if err != nil || len(pods.Items) > 0 {
+		t.Errorf("Pending pods: %d, %v", len(pods.Items), err)
 	}
 }
 
@@ -98,6 +157,8 @@ type outcome struct {
 	surging, after string
 	// stayed says the single replica is still on the declined node once the surge is over.
 	stayed bool
+	// tainted says the node carried holdfast's hand-off taint while it surged.
+	tainted bool
 }
 
 // run is one scenario's namespace and workloads.
@@ -118,15 +179,7 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 		r := &run{Framework: framework.New(t)}
 		t.Cleanup(r.emptyCluster)
 		if holdfast {
-			r.hc = r.HoldfastClient()
-			r.InstallCRDs(r.hc, &holdfastv1alpha1.DisruptionPolicyList{})
-			t.Cleanup(func() {
-				if err := r.hc.DeleteAllOf(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, client.InNamespace(r.Namespace)); err != nil {
-					t.Logf("deleting DisruptionPolicies: %v", err)
-				}
-			})
-			r.StartOperator()
-			r.policy()
+			r.withHoldfast()
 		}
 		// 3.9 of the node's 4 CPUs; 1 without the filler, under half.
 		filler := r.deployment("filler", "2900m", group, nil)
@@ -183,6 +236,9 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 				return d != nil && ptr.Deref(d.Spec.Replicas, 0) == 1, nil
 			})
 			if !out.removed {
+				r.Eventually(provision, "holdfast's hand-off taint off node "+out.node, func(ctx context.Context) (bool, error) {
+					return !r.handOffTainted(ctx, out.node), nil
+				})
 				// The surge is over, and stays so: no hand-off of the node before the back-off.
 				r.Eventually(provision, "a status that says why the surge ended", func(ctx context.Context) (bool, error) {
 					_, out.after = r.follow(ctx, &out)
@@ -194,7 +250,7 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 					// same age rank alike): the single replica stays on the declined node, or
 					// has moved to the keeper's.
 					out.stayed = pods[0].Spec.NodeName == out.node
-					return !out.stayed || strings.Contains(out.after, "did not take node"), nil
+					return !out.stayed || strings.Contains(out.after, "no new hand-off of that node before"), nil
 				})
 			}
 		}
@@ -212,8 +268,11 @@ func (r *run) follow(ctx context.Context, out *outcome) (*appsv1.Deployment, str
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(r.single), d); err != nil {
 		return nil, ""
 	}
-	if fields := strings.Fields(d.Annotations[holdfastv1alpha1.HandOffAnnotation]); len(fields) == 3 {
+	if fields := strings.Fields(d.Annotations[holdfastv1alpha1.HandOffAnnotation]); len(fields) >= 3 {
 		out.handOffs = fields[2]
+	}
+	if ptr.Deref(d.Spec.Replicas, 0) > 1 && !out.tainted {
+		out.tainted = r.handOffTainted(ctx, out.node)
 	}
 	p := &holdfastv1alpha1.DisruptionPolicy{}
 	if err := r.hc.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: "single"}, p); err != nil {
@@ -231,10 +290,18 @@ func (r *run) follow(ctx context.Context, out *outcome) (*appsv1.Deployment, str
 	return d, ""
 }
 
-// policy creates the DisruptionPolicy of the measurements over the single
-// replica: maxUnavailable 1, Surge.
-func (r *run) policy() {
+// handOffTainted reports whether node carries holdfast's hand-off taint.
+func (r *run) handOffTainted(ctx context.Context, node string) bool {
+	n, err := r.Clientset.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	return err == nil && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.HandOffTaintKey })
+}
+
+// withHoldfast starts holdfast's operator and creates the DisruptionPolicy of the
+// issue's measurements over the single replica: maxUnavailable 1, Surge.
+func (r *run) withHoldfast() {
 	r.T.Helper()
+	r.hc = r.Holdfast(&holdfastv1alpha1.DisruptionPolicyList{})
+	r.StartOperator()
 	if err := r.hc.Create(r.Ctx, r.TierPolicy("single", holdfastv1alpha1.SingleReplicaSurge)); err != nil {
 		r.T.Fatalf("creating DisruptionPolicy single: %v", err)
 	}

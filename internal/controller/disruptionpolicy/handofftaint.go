@@ -1,0 +1,56 @@
+package disruptionpolicy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/policy"
+)
+
+// taintHandedOff puts the hand-off taint on a node before the surge that hands it over,
+// so that the scheduler places the surge's new pod elsewhere.
+func taintHandedOff(ctx context.Context, c client.Client, n *corev1.Node, now time.Time) error {
+	return taintNode(ctx, c, n, &corev1.Taint{Key: holdfastv1alpha1.HandOffTaintKey, Effect: corev1.TaintEffectPreferNoSchedule, TimeAdded: ptr.To(metav1.NewTime(now))}, nil)
+}
+
+// releaseHandOffs takes the hand-off taint off the nodes no surge hands over any more
+// (policy.LeftoverHandOffTaints): the surge is over, or an operator stopped between the
+// taint and the surge. Level-based, from the cache; the surging Deployments are read
+// only while a node carries the taint.
+func (w *nodeWatcher) releaseHandOffs(ctx context.Context, nodes []corev1.Node) error {
+	tainted := false
+	for i := range nodes {
+		tainted = tainted || policy.HandOffTainted(&nodes[i])
+	}
+	if !tainted {
+		return nil
+	}
+	deployments := &appsv1.DeploymentList{}
+	if err := w.cache.List(ctx, deployments, client.MatchingFields{surgingIndex: "true"}, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("listing surging Deployments: %w", err)
+	}
+	surging := make([]policy.Workload, 0, len(deployments.Items))
+	for i := range deployments.Items {
+		surging = append(surging, policy.WorkloadOf(&deployments.Items[i]))
+	}
+	for _, name := range policy.LeftoverHandOffTaints(nodes, surging, w.clock.Now()) {
+		n := &nodes[slices.IndexFunc(nodes, func(n corev1.Node) bool { return n.Name == name })]
+		taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.HandOffTaintKey })
+		if err := setTaints(ctx, w.client, n, taints, nil); err != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("Hand-off over: holdfast's taint removed", "node", klog.KObj(n))
+	}
+	return nil
+}
