@@ -17,6 +17,8 @@ ZONES ?= 3
 FUZZTIME ?= 20s
 # go test's own parallelism: each e2e package starts a testbed of its own.
 E2E_PARALLEL ?= 2
+# E2E_JSONFILE, when set, keeps every e2e test's whole output (gotestsum --jsonfile).
+E2E_JSONFILE ?=
 E2E_TIMEOUT ?= 45m
 
 # VERSION is the release the chart and config/default install (a test keeps them in
@@ -98,7 +100,7 @@ cluster-autoscaler-build: ## Build (or find in the cache) cluster-autoscaler's k
 
 .PHONY: test-e2e
 test-e2e: testbed-build karpenter-build cluster-autoscaler-build ## End-to-end tests: each package starts its own testbed.
-	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_KARPENTER=$$(hack/karpenter/build.sh) HOLDFAST_CLUSTER_AUTOSCALER=$$(hack/cluster-autoscaler/build.sh) $(TOOL) gotestsum --format testname -- \
+	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_KARPENTER=$$(hack/karpenter/build.sh) HOLDFAST_CLUSTER_AUTOSCALER=$$(hack/cluster-autoscaler/build.sh) $(TOOL) gotestsum --format testname $(if $(E2E_JSONFILE),--jsonfile $(E2E_JSONFILE)) -- \
 		-tags e2e -count=1 -p $(E2E_PARALLEL) -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 .PHONY: bench

@@ -211,8 +211,16 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 		if group == pinned {
 			r.Eventually(scaleDown, "the declined hand-off of node "+out.node+" to end", func(ctx context.Context) (bool, error) {
 				d, msg := r.follow(ctx, &out)
-				return d != nil && ptr.Deref(d.Spec.Replicas, 0) == 1 && out.surging != "" && !strings.HasPrefix(msg, "surged"), nil
+				if d == nil {
+					return false, nil
+				}
+				if ptr.Deref(d.Spec.Replicas, 0) == 1 && out.surging != "" && !strings.HasPrefix(msg, "surged") {
+					return true, nil
+				}
+				// Said if the wait times out.
+				return false, fmt.Errorf("%d replicas, seen surging %t, status %q", ptr.Deref(d.Spec.Replicas, 0), out.surging != "", msg)
 			})
+			t.Logf("the declined hand-off ended %s after the filler's deletion", time.Since(start).Round(time.Second))
 			_, err := r.Clientset.CoreV1().Nodes().Get(r.Ctx, out.node, metav1.GetOptions{})
 			out.removed = apierrors.IsNotFound(err)
 		} else {
@@ -351,14 +359,22 @@ func (r *run) emptyCluster() {
 	if err := r.Clientset.CoreV1().Pods(r.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
 		r.T.Errorf("deleting the pods of %s: %v", r.Namespace, err)
 	}
+	start := time.Now()
 	for {
 		nodes, err := r.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: framework.CANodeGroupLabel + "=" + general})
 		if err == nil && len(nodes.Items) == 0 {
+			r.T.Logf("cluster-autoscaler removed the empty nodes of group %s in %s", general, time.Since(start).Round(time.Second))
 			return
 		}
 		select {
 		case <-ctx.Done():
-			r.T.Errorf("cluster-autoscaler did not remove the empty nodes of group %s: %v", general, ctx.Err())
+			var left []string
+			if nodes != nil {
+				for _, n := range nodes.Items {
+					left = append(left, fmt.Sprintf("%s (taints %v, unschedulable %t)", n.Name, n.Spec.Taints, n.Spec.Unschedulable))
+				}
+			}
+			r.T.Errorf("cluster-autoscaler did not remove the empty nodes of group %s: %v; left %v", general, ctx.Err(), left)
 			return
 		case <-time.After(time.Second):
 		}

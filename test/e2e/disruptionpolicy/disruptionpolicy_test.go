@@ -48,14 +48,14 @@ func TestDefaultBudgetsFollowScaling(t *testing.T) {
 
 	// Scaling: the disruption controller follows maxUnavailable through the scale, so the
 	// budget is right whether or not the operator is running.
-	e.scale(d, 5)
+	e.Scale(d, 5)
 	e.waitManagedBudget(deploy, "web", "5 expected pods", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Status.ExpectedPods == 5 && pdb.Status.DisruptionsAllowed == 1
 	})
 
 	// Down to one replica under Skip: the budget goes (it would block every drain) and
 	// status says why; back up, it returns.
-	e.scale(d, 1)
+	e.Scale(d, 1)
 	e.waitManagedBudget(deploy, "web", "gone", nil)
 	st := e.waitState(p, deploy, "web", holdfastv1alpha1.WorkloadSkipped)
 	if !strings.Contains(st.Message, "single replica") {
@@ -75,7 +75,7 @@ func TestDefaultBudgetsFollowScaling(t *testing.T) {
 	// Above one replica the budget's spec does not change with the size: the disruption
 	// controller follows the scale itself. Time until the budget's status expects the new
 	// size, with holdfast out of the path.
-	e.scale(d, 3)
+	e.Scale(d, 3)
 	e.WaitBudget(disruptionBudget("web"), 1)
 	var followed []time.Duration
 	for i := range 20 {
@@ -84,7 +84,7 @@ func TestDefaultBudgetsFollowScaling(t *testing.T) {
 	t.Logf("replica change 3<->4 to budget status expecting the new size: %s", distribution(followed))
 
 	// The budget goes with its workload (garbage collection through the owner reference).
-	e.scale(d, 3)
+	e.Scale(d, 3)
 	e.waitManagedBudget(deploy, "web", "back", func(*policyv1.PodDisruptionBudget) bool { return true })
 	if err := e.c.Delete(e.Ctx, d); err != nil {
 		t.Fatal(err)
@@ -353,9 +353,9 @@ func TestProtectAnnotationGoesWithProtect(t *testing.T) {
 		t.Errorf("do-not-disrupt marked %q, want the policy's name %q", by, p.Name)
 	}
 
-	e.scale(d, 2)
+	e.Scale(d, 2)
 	annotated(false, "do-not-disrupt off both pods of the workload scaled to two")
-	e.scale(d, 1)
+	e.Scale(d, 1)
 	annotated(true, "do-not-disrupt back on the single pod")
 
 	if err := e.c.Patch(e.Ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"singleReplica":"Skip"}}`))); err != nil {

@@ -142,14 +142,6 @@ func (e *env) waitEvent(obj client.Object, reason string) string {
 	return e.WaitEvents(obj, reason, 1)[0].Note
 }
 
-func (e *env) scale(d *appsv1.Deployment, replicas int32) {
-	e.T.Helper()
-	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
-	if err := e.c.Patch(e.Ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name}}, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-		e.T.Fatalf("scaling %s to %d: %v", d.Name, replicas, err)
-	}
-}
-
 func (e *env) getDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 	e.T.Helper()
 	cur := &appsv1.Deployment{}
@@ -216,7 +208,7 @@ func (e *env) timeToBudget(d *appsv1.Deployment, replicas int32, seen func(watch
 	}
 	defer w.Stop()
 	start := time.Now()
-	e.scale(d, replicas)
+	e.Scale(d, replicas)
 	for ev := range w.ResultChan() {
 		if seen(ev) {
 			return time.Since(start)

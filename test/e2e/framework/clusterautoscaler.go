@@ -74,7 +74,7 @@ func startClusterAutoscaler(c *Cluster) (stop func(), err error) {
 		fmt.Sprintf("--address=127.0.0.1:%d", port),
 		"--scan-interval=5s", "--scale-down-unneeded-time="+CAUnneededTime.String(),
 		"--unremovable-node-recheck-timeout="+CARecheck.String(),
-		"--scale-down-delay-after-add=30s", "--scale-down-delay-after-delete=0s",
+		"--scale-down-delay-after-add=30s", "--scale-down-delay-after-delete=0s", "--scale-down-delay-after-failure=30s",
 		"--max-graceful-termination-sec=30", "--enforce-node-group-min-size=true", "--v=2")
 	// The kwok provider reads the kubeconfig and its namespace from the environment.
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig, "POD_NAMESPACE="+caNamespace, "KWOK_PROVIDER_MODE=local")

@@ -117,6 +117,12 @@ func run(m *testing.M, opts Options) int {
 	}
 	shared = c
 	defer removeOperatorBinary()
+	closeLog, err := logToFile(c.Dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer closeLog()
 	if opts.Karpenter {
 		stop, err := startKarpenter(c)
 		if err != nil {
@@ -133,7 +139,45 @@ func run(m *testing.M, opts Options) int {
 		}
 		defer stop()
 	}
-	return m.Run()
+	code := m.Run()
+	if code != 0 {
+		keepLogs(c.Dir)
+	}
+	return code
+}
+
+// logToFile sends the log of the clients and in-process operators the tests start to
+// dir/logs/tests.log rather than to the test output, so that a failing test's output
+// is its own messages.
+func logToFile(dir string) (func(), error) {
+	logs := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(logs, "tests.log"))
+	if err != nil {
+		return nil, err
+	}
+	klog.LogToStderr(false)
+	klog.SetOutput(f)
+	fmt.Fprintf(os.Stderr, "e2e: the operators' and clients' log is %s\n", f.Name())
+	return func() { klog.Flush(); f.Close() }, nil
+}
+
+// keepLogs copies the testbed's logs of a failed run to HOLDFAST_E2E_LOGS/PACKAGE-TIME
+// when that is set (the testbed's folder goes with the testbed).
+func keepLogs(dir string) {
+	into := os.Getenv("HOLDFAST_E2E_LOGS")
+	if into == "" {
+		return
+	}
+	klog.Flush()
+	dst := filepath.Join(into, fmt.Sprintf("%s-%s", strings.TrimSuffix(filepath.Base(os.Args[0]), ".test"), time.Now().UTC().Format("20060102T150405")))
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(dir, "logs"))); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: keeping the logs: %v\n", err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "e2e: the testbed's logs are in %s\n", dst)
 }
 
 // testbed runs the testbed command: the binary named by HOLDFAST_TESTBED, or

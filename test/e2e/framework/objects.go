@@ -270,3 +270,13 @@ func SyncFailed(p *policyv1.PodDisruptionBudget) bool {
 	}
 	return false
 }
+
+// Scale sets the replicas of a Deployment or StatefulSet with a merge patch, as kubectl
+// scale does: an update would conflict with the operator's own writes to the object.
+func (f *Framework) Scale(obj client.Object, replicas int32) {
+	f.T.Helper()
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+	if err := f.Client.Patch(f.Ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		f.T.Fatalf("scaling %s to %d: %v", obj.GetName(), replicas, err)
+	}
+}

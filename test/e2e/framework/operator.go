@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -210,11 +211,11 @@ type OperatorProcess struct {
 // operator acts at a time. Its output is logged if the test fails.
 func (f *Framework) StartOperatorProcess(env ...string) *OperatorProcess {
 	f.T.Helper()
-	p := &OperatorProcess{f: f, logs: filepath.Join(f.T.TempDir(), "operator.log"), done: make(chan struct{})}
-	out, err := os.Create(p.logs)
+	out, err := os.CreateTemp(filepath.Join(shared.Dir, "logs"), "operator-"+strings.ReplaceAll(f.T.Name(), "/", "_")+"-*.log")
 	if err != nil {
 		f.T.Fatal(err)
 	}
+	p := &OperatorProcess{f: f, logs: out.Name(), done: make(chan struct{})}
 	p.cmd = exec.Command(f.OperatorBinary(), "operator", "--kubeconfig", f.Kubeconfig,
 		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
 	p.cmd.Env = append(os.Environ(), env...)
@@ -231,8 +232,7 @@ func (f *Framework) StartOperatorProcess(env ...string) *OperatorProcess {
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		<-p.done
 		if f.T.Failed() {
-			b, _ := os.ReadFile(p.logs)
-			f.T.Logf("operator %v:\n%s", env, b)
+			f.T.Logf("the log of the operator %v is %s", env, p.logs)
 		}
 	})
 	return p

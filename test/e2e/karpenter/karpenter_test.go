@@ -204,7 +204,7 @@ func consolidation(r *run) (string, func()) {
 		d.Spec.Template.Annotations = map[string]string{holdfastv1alpha1.DoNotDisruptAnnotation: "true"}
 	})
 	r.waitReady(base)
-	return a[0], func() { r.scale(filler, 0) }
+	return a[0], func() { r.Scale(filler, 0) }
 }
 
 // drift: one node holds the single replica and both services; a change of the
@@ -277,14 +277,6 @@ func (r *run) nodesOf(deps ...*appsv1.Deployment) []string {
 		}
 	}
 	return out
-}
-
-func (r *run) scale(d *appsv1.Deployment, replicas int32) {
-	r.T.Helper()
-	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
-	if err := r.Client.Patch(r.Ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name}}, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-		r.T.Fatalf("scaling %s to %d: %v", d.Name, replicas, err)
-	}
 }
 
 // waitBudgets waits until holdfast's budgets are counted: the single replica's allows

@@ -254,14 +254,7 @@ func TestCrashedNodeCostsSecondsNotMinutes(t *testing.T) {
 	// The policy keeps working afterwards: its status lost the failure whole (a field
 	// left behind once made every status patch a no-op, and the reconciler waited for
 	// ever to see its own write), and a new size reaches it.
-	scaled := &appsv1.Deployment{}
-	if err := e.c.Get(e.Ctx, client.ObjectKey{Namespace: e.Namespace, Name: "web"}, scaled); err != nil {
-		t.Fatal(err)
-	}
-	scaled.Spec.Replicas = ptr.To[int32](4)
-	if err := e.c.Update(e.Ctx, scaled); err != nil {
-		t.Fatal(err)
-	}
+	e.Scale(web, 4)
 	e.Eventually(recovery, "the policy to follow web to 4 replicas, with no lost node left in its status", func(ctx context.Context) (bool, error) {
 		cur := &holdfastv1alpha1.DisruptionPolicy{}
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
