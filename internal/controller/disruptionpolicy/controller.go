@@ -228,14 +228,18 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	// Lost nodes are tainted before the replicas for their pods are added, so that the
 	// scheduler cannot place those onto them.
 	for _, name := range d.Quarantine {
-		if err := quarantine(ctx, r.client, obs.Nodes[name], obs.Now); err != nil {
+		if err := quarantine(ctx, r.client, obs.Nodes[name], obs.Now); nodeGone(err) {
+			continue
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 		logger.Info("Lost node quarantined", "node", klog.KRef("", name))
 	}
 	var fenced []announce.Event
 	for _, f := range d.Fence {
-		if err := fence(ctx, r.client, obs.Nodes[f.Node], f.Proof, obs.Now); err != nil {
+		if err := fence(ctx, r.client, obs.Nodes[f.Node], f.Proof, obs.Now); nodeGone(err) {
+			continue
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 		logger.Info("Lost node fenced", "node", klog.KRef("", f.Node), "proof", f.Proof)
@@ -244,7 +248,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	// A node handed over is tainted before the surge, so that its new pod goes elsewhere.
 	for _, name := range d.HandOffTaints {
-		if err := taintHandedOff(ctx, r.client, obs.Nodes[name], obs.Now); err != nil {
+		if err := taintHandedOff(ctx, r.client, obs.Nodes[name], obs.Now); nodeGone(err) {
+			continue
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 		logger.Info("Node tainted for its hand-off", "node", klog.KRef("", name))

@@ -11,6 +11,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -161,7 +162,9 @@ func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy
 		if _, suspect := h.Suspects[n.Name]; suspect || !policy.Quarantined(n) && !fenced {
 			continue
 		}
-		if err := taintNode(ctx, w.client, n, nil, map[string]any{holdfastv1alpha1.FencedAnnotation: nil}); err != nil {
+		if err := taintNode(ctx, w.client, n, nil, map[string]any{holdfastv1alpha1.FencedAnnotation: nil}); nodeGone(err) {
+			continue
+		} else if err != nil {
 			return err
 		}
 		log.FromContext(ctx).Info("Node back: holdfast's taints removed", "node", klog.KObj(n), "fenced", fenced)
@@ -189,7 +192,8 @@ func taintNode(ctx context.Context, c client.Client, n *corev1.Node, add *corev1
 // setTaints writes n's taints and annotations (none: the node's stay as they are; a
 // null in a merge patch would remove them all). The patch carries the taints with n's
 // resourceVersion: a change made meanwhile (the node-lifecycle controller's own taints)
-// fails it, and the caller tries again on what the cache then holds.
+// fails it, and the caller tries again on what the cache then holds. A node deleted
+// meanwhile fails it with NotFound, which the callers pass over (nodeGone).
 func setTaints(ctx context.Context, c client.Client, n *corev1.Node, taints []corev1.Taint, annotations map[string]any) error {
 	metadata := map[string]any{"resourceVersion": n.ResourceVersion}
 	if len(annotations) > 0 {
@@ -199,11 +203,15 @@ func setTaints(ctx context.Context, c client.Client, n *corev1.Node, taints []co
 	if err != nil {
 		return fmt.Errorf("encoding the taints of node %s: %w", n.Name, err)
 	}
-	if err := c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+	if err := c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("setting the taints of node %s: %w", n.Name, err)
 	}
 	return nil
 }
+
+// nodeGone says a taint's write found its node deleted: nothing to taint or release,
+// and nothing to log as done.
+func nodeGone(err error) bool { return apierrors.IsNotFound(err) }
 
 // quarantine taints a lost node so that nothing new is scheduled onto it.
 func quarantine(ctx context.Context, c client.Client, n *corev1.Node, now time.Time) error {

@@ -40,3 +40,17 @@ func TestTaintsKeepTheNodesAnnotations(t *testing.T) {
 		}
 	}
 }
+
+// A node deleted between the read and the write is passed over, not reported as
+// tainted or released.
+func TestTaintOfADeletedNode(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gone", ResourceVersion: "7"}}
+	if err := quarantine(ctx, c, n, time.Now()); !nodeGone(err) {
+		t.Errorf("quarantine of a deleted node: %v, want NotFound", err)
+	}
+	if err := taintNode(ctx, c, n, nil, nil); !nodeGone(err) {
+		t.Errorf("release of a deleted node: %v, want NotFound", err)
+	}
+}

@@ -205,6 +205,16 @@ func (e *env) podOn(ctx context.Context, node string) (*corev1.Pod, error) {
 	return nil, nil
 }
 
+// mustPodOn is db's pod on node; the test fails when there is none.
+func (e *env) mustPodOn(node string) *corev1.Pod {
+	e.T.Helper()
+	pod, err := e.podOn(e.Ctx, node)
+	if err != nil || pod == nil {
+		e.T.Fatalf("db's pod on node %s: %v, %v", node, pod, err)
+	}
+	return pod
+}
+
 func (e *env) nodesOf(zone string) []string {
 	var out []string
 	for n, z := range e.zoneOf {
@@ -408,14 +418,7 @@ func TestTwoDisruptorsRace(t *testing.T) {
 	e := setup(t, func(f *framework.Framework) { f.StartOperator() }, onePerNode)
 	const rounds = 3
 	for round := range rounds {
-		a, err := e.podOn(e.Ctx, e.nodesOf("zone-a")[round])
-		if err != nil || a == nil {
-			t.Fatalf("round %d: no pod on %s: %v", round, e.nodesOf("zone-a")[round], err)
-		}
-		b, err := e.podOn(e.Ctx, e.nodesOf("zone-b")[round])
-		if err != nil || b == nil {
-			t.Fatalf("round %d: no pod on %s: %v", round, e.nodesOf("zone-b")[round], err)
-		}
+		a, b := e.mustPodOn(e.nodesOf("zone-a")[round]), e.mustPodOn(e.nodesOf("zone-b")[round])
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		results := make([]error, 2)
@@ -456,12 +459,12 @@ func TestTwoDisruptorsRace(t *testing.T) {
 	node := e.nodesOf("zone-c")[0]
 	e.Cordon(node)
 	e.waitShape("zone c disrupted", zoneOpen("zone-c"))
-	b, _ := e.podOn(e.Ctx, e.nodesOf("zone-b")[0])
+	b := e.mustPodOn(e.nodesOf("zone-b")[0])
 	if err := e.Evict(e.Ctx, b); !apierrors.IsTooManyRequests(err) {
 		t.Fatalf("evicting %s of zone b while zone c is disrupted: %v, want 429", b.Name, err)
 	}
 	for _, n := range e.nodesOf("zone-c") {
-		c, _ := e.podOn(e.Ctx, n)
+		c := e.mustPodOn(n)
 		if err := e.Evict(e.Ctx, c); err != nil {
 			t.Fatalf("evicting %s of zone c, the zone disrupted: %v", c.Name, err)
 		}
@@ -503,7 +506,7 @@ func TestOperatorStoppedMidTransition(t *testing.T) {
 		t.Fatalf("stopped with budgets %v, want %v and no pod labelled yet (labelled: %v): not between the transition's writes", names, want, labelled)
 	}
 	for _, zone := range []string{"zone-a", "zone-b", "zone-c"} {
-		pod, _ := e.podOn(e.Ctx, e.nodesOf(zone)[0])
+		pod := e.mustPodOn(e.nodesOf(zone)[0])
 		err := e.Evict(e.Ctx, pod)
 		if !apierrors.IsTooManyRequests(err) {
 			t.Fatalf("evicting %s of %s with the operator stopped mid-transition: %v, want a refusal (429)", pod.Name, zone, err)
@@ -513,11 +516,11 @@ func TestOperatorStoppedMidTransition(t *testing.T) {
 
 	e.StartOperatorProcess()
 	e.waitShape("zone a disrupted", zoneOpen("zone-a"))
-	a, _ := e.podOn(e.Ctx, node)
+	a := e.mustPodOn(node)
 	if err := e.Evict(e.Ctx, a); err != nil {
 		t.Fatalf("evicting %s of zone a after the restart: %v", a.Name, err)
 	}
-	b, _ := e.podOn(e.Ctx, e.nodesOf("zone-b")[0])
+	b := e.mustPodOn(e.nodesOf("zone-b")[0])
 	if err := e.Evict(e.Ctx, b); !apierrors.IsTooManyRequests(err) {
 		t.Fatalf("evicting %s of zone b after the restart: %v, want 429", b.Name, err)
 	}
