@@ -21,9 +21,17 @@ type Patches struct {
 	from sync.Map
 }
 
-// Patched notes that the status of key was patched from the object at resourceVersion rv.
-func (p *Patches) Patched(key types.NamespacedName, rv string) {
-	p.from.Store(key, rv)
+// Patched notes that the status of key was patched from the object at resourceVersion
+// from, and the API server answered with resourceVersion to. A patch that changed
+// nothing (to == from: the status differed only in what its JSON drops, as a time's
+// fraction of a second) leaves nothing to wait for; waiting would last until someone
+// else wrote the object.
+func (p *Patches) Patched(key types.NamespacedName, from, to string) {
+	if to == from {
+		p.from.Delete(key)
+		return
+	}
+	p.from.Store(key, from)
 }
 
 // Behind reports whether the object of key, read at resourceVersion rv, is the one its

@@ -122,10 +122,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if equality.Semantic.DeepEqual(p.Status, d.Status) {
 		return ctrl.Result{}, nil
 	}
-	if err := apply.Status(ctx, r.client, p.DeepCopy(), p.Status, d.Status); err != nil {
+	patched := p.DeepCopy()
+	if err := apply.Status(ctx, r.client, patched, p.Status, d.Status); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.patches.Patched(req.NamespacedName, p.ResourceVersion)
+	r.patches.Patched(req.NamespacedName, p.ResourceVersion, patched.ResourceVersion)
 	log.FromContext(ctx).V(1).Info("Status updated", "namespaces", d.Status.Namespaces, "selected", d.Status.Selected, "budgeted", d.Status.Budgeted)
 	announce.Record(r.recorder, p, statusEvents(p.Name, p.Status, d.Status)...)
 	return ctrl.Result{}, nil

@@ -278,10 +278,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	summary.Set(&d.Status.Conditions, p.Generation, readyRules, "every selected workload has its budget", metav1.NewTime(obs.Now))
 	var evs []announce.Event
 	if !equality.Semantic.DeepEqual(p.Status, d.Status) {
-		if err := apply.Status(ctx, r.client, p.DeepCopy(), p.Status, d.Status); err != nil {
+		patched := p.DeepCopy()
+		if err := apply.Status(ctx, r.client, patched, p.Status, d.Status); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.patches.Patched(req.NamespacedName, p.ResourceVersion)
+		r.patches.Patched(req.NamespacedName, p.ResourceVersion, patched.ResourceVersion)
 		logger.V(1).Info("Status updated", "selected", d.Status.Selected, "budgeted", d.Status.Budgeted, "conflicting", d.Status.Conflicting, "unprotected", d.Status.Unprotected)
 		evs = append(invalidWindowEvents(p.Status, d.Status), statusEvents(p.Namespace, p.Status, d.Status)...)
 	}

@@ -19,10 +19,11 @@ func (r *reconciler) invalidSpec(ctx context.Context, p *holdfastv1alpha1.Disrup
 	st := p.Status.DeepCopy()
 	changed := invalidspec.MarkStatus(&st.Conditions, &st.ObservedGeneration, holdfastv1alpha1.ConditionBudgetsReady, msg, p.Generation, r.clock.Now())
 	if changed {
-		if err := invalidspec.PatchStatus(ctx, r.client, p.DeepCopy(), st); err != nil {
+		patched := p.DeepCopy()
+		if err := invalidspec.PatchStatus(ctx, r.client, patched, st); err != nil {
 			return err
 		}
-		r.patches.Patched(client.ObjectKeyFromObject(p), p.ResourceVersion)
+		r.patches.Patched(client.ObjectKeyFromObject(p), p.ResourceVersion, patched.ResourceVersion)
 	}
 	r.invalid.Report(ctx, p, msg, changed)
 	return nil

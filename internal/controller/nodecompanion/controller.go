@@ -177,7 +177,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(nc)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("patching status of NodeCompanion %s: %w", klog.KObj(nc), err)
 		}
-		r.patches.Patched(req.NamespacedName, nc.ResourceVersion)
+		r.patches.Patched(req.NamespacedName, nc.ResourceVersion, patched.ResourceVersion)
 		logger.V(1).Info("Status updated", "desired", d.Status.Desired, "ready", d.Status.Ready, "missing", d.Status.NodesMissing)
 		evs = append(evs, statusEvents(nc.Status, d.Status)...)
 	}

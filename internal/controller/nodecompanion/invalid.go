@@ -18,10 +18,11 @@ func (r *reconciler) invalidSpec(ctx context.Context, nc *holdfastv1alpha1.NodeC
 	st := nc.Status.DeepCopy()
 	changed := invalidspec.MarkStatus(&st.Conditions, &st.ObservedGeneration, holdfastv1alpha1.ConditionReady, msg, nc.Generation, r.clock.Now())
 	if changed {
-		if err := invalidspec.PatchStatus(ctx, r.client, nc.DeepCopy(), st); err != nil {
+		patched := nc.DeepCopy()
+		if err := invalidspec.PatchStatus(ctx, r.client, patched, st); err != nil {
 			return err
 		}
-		r.patches.Patched(client.ObjectKeyFromObject(nc), nc.ResourceVersion)
+		r.patches.Patched(client.ObjectKeyFromObject(nc), nc.ResourceVersion, patched.ResourceVersion)
 	}
 	r.invalid.Report(ctx, nc, msg, changed)
 	return nil

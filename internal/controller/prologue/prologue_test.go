@@ -65,7 +65,7 @@ func TestGet(t *testing.T) {
 				if err := c.Get(context.Background(), key, stored); err != nil {
 					t.Fatal(err)
 				}
-				p.Patches.Patched(key, stored.ResourceVersion)
+				p.Patches.Patched(key, stored.ResourceVersion, "a version after it")
 			}
 			var gone, inv bool
 			done, res, err := p.Get(context.Background(), reconcile.Request{NamespacedName: key}, &holdfastv1alpha1.DisruptionPolicy{},
