@@ -125,7 +125,7 @@ say "the hand-written minAvailable 1 budget goes; one policy keeps a budget on e
 run "$kubectl" -n prod delete pdb mysvc
 run "$kubectl" apply -f hack/demo/policy.yaml
 # status_says APP TEXT: the policy's status of APP's Deployment, "STATE: MESSAGE", holds
-# TEXT. The operator writes a policy's status after its budgets and scales, and the
+# TEXT. The operator writes a policy's status after its budgets and surge sets, and the
 # message changes as a surge goes on.
 status_says() {
 	local status
@@ -133,14 +133,19 @@ status_says() {
 		[[ $status == *"$2"* ]]
 }
 wait_for "the policy's budget of prod/mysvc" "$kubectl" -n prod get pdb holdfast-deploy-mysvc
-wait_for "prod/mysvc surged for the drain in the policy's status" status_says mysvc "Surging: surged from 1 to 2 for the drain of node node-1"
+wait_for "prod/mysvc surged for the drain in the policy's status" status_says mysvc "Surging: 1 extra pod beside the 1 replica for the drain of node node-1"
 run "$kubectl" -n prod get disruptionpolicies
 run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[*]}{.kind}/{.name}: {.state}, {.message}{"\n"}{end}'
 say "node-1 is still cordoned with mysvc's only replica on it: the same drain again"
 run "$holdfast" drain node-1 --ignore-daemonsets --timeout 60s
 run "$kubectl" uncordon node-1
-wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}/{.status.readyReplicas}') == 1/1 ]]"
-say "mysvc ran a second replica, Ready on another node before the first went, and is back at $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') replica"
+# surge_over: holdfast's surge set beside mysvc is gone and mysvc's one replica is Ready.
+surge_over() {
+	! "$kubectl" -n prod get replicaset holdfast-surge-mysvc >/dev/null 2>&1 &&
+		[[ $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.status.readyReplicas}') == 1 ]]
+}
+wait_for "holdfast's surge set beside prod/mysvc gone" surge_over
+say "mysvc ran an extra pod from holdfast's surge set, Ready on another node before its replica went; the set is gone, and the Deployment was never written: generation $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.metadata.generation}'), $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') replica"
 
 step "10. Replicas packed on one node, fixed: the operator spreads replicas piled onto one node"
 say "node-2 to node-6 are lost again while api rolls out: its three replicas pile onto node-1"
@@ -169,11 +174,11 @@ ready_elsewhere() {
 }
 wait_for "prod/mysvc Ready on a live node" ready_elsewhere mysvc
 say "mysvc Ready again on another node $((SECONDS - crashed)) s after the crash; the pod on $node is left alone"
-wait_for "prod/mysvc Recovering in the policy's status" status_says mysvc "Recovering: 1 pods on lost node $node: surged from 1 to 2"
+wait_for "prod/mysvc Recovering in the policy's status" status_says mysvc "Recovering: 1 pods on lost node $node: 1 extra pod beside the 1 replica"
 run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[?(@.state=="Recovering")]}{.kind}/{.name}: {.state}, {.message}{"\n"}{end}'
 run "$testbed" restore --dir "$dir" "$node"
-wait_for "prod/mysvc back at one replica" bash -c "[[ \$('$kubectl' -n prod get deploy mysvc -o jsonpath='{.spec.replicas}/{.status.readyReplicas}') == 1/1 ]]"
-say "$node is back: mysvc is at $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') replica again"
+wait_for "holdfast's surge set beside prod/mysvc gone" surge_over
+say "$node is back: mysvc is at its $("$kubectl" -n prod get deploy mysvc -o jsonpath='{.spec.replicas}') replica again, the extra pod gone"
 
 step "Done"
 kill "$timeline_pid"; wait "$timeline_pid" || true; timeline_pid=

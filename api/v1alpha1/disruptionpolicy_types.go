@@ -11,14 +11,15 @@ const (
 	// PolicyLabel is set on every PodDisruptionBudget a DisruptionPolicy manages, with the
 	// policy's name as value. Budgets without it are the users' own and are never touched.
 	PolicyLabel = "holdfast.dev/disruption-policy"
-	// SurgeOriginalReplicasAnnotation is set on a Deployment while holdfast has surged it
-	// by one replica, and holds the replicas to go back to. An operator that restarts in
-	// the middle of a surge reads it and finishes the surge.
-	SurgeOriginalReplicasAnnotation = "holdfast.dev/surge-original-replicas"
-	// SurgeOriginalBoundsAnnotation is set on the HorizontalPodAutoscaler of a surged
-	// Deployment, as "min/max": the bounds holdfast raised so that the autoscaler keeps the
-	// surge, and puts back after it.
-	SurgeOriginalBoundsAnnotation = "holdfast.dev/surge-original-bounds"
+	// SurgeOfLabel marks a surge set and its pods, with the UID of the Deployment they
+	// stand beside. A surge set is a ReplicaSet the DisruptionPolicy owns that runs extra
+	// pods of a Deployment's current template while a drain, a hand-off or a lost node
+	// takes one of the Deployment's own: its pods carry the template's labels, so that
+	// Services and budgets count them, and this one, which no ReplicaSet of the
+	// Deployment selects. holdfast never writes the Deployment or its autoscaler.
+	SurgeOfLabel = "holdfast.dev/surge-of"
+	// SurgeForAnnotation names, on a surge set, the Deployment it stands beside.
+	SurgeForAnnotation = "holdfast.dev/surge-for"
 	// BlockedSinceAnnotation is set on a Protect budget while the node of its pod is being
 	// drained, with the RFC 3339 time (with nanoseconds) the drain was first seen; escapeAfter counts from it.
 	BlockedSinceAnnotation = "holdfast.dev/blocked-since"
@@ -35,13 +36,14 @@ const (
 	// of the policy that put it there: holdfast removes only the annotation it wrote,
 	// once the pod's workload is no longer Protected by that policy.
 	DoNotDisruptByAnnotation = "holdfast.dev/do-not-disrupt-by"
-	// HandOffAnnotation is set on a single-replica Deployment under Surge when holdfast
-	// surges it ahead of a node autoscaler's scale-down of its node (Karpenter's
+	// HandOffAnnotation is set on the surge set of a single-replica Deployment under
+	// Surge when holdfast surges it ahead of a node autoscaler's scale-down of its node (Karpenter's
 	// consolidation, cluster-autoscaler's scale-down), as "NODE START COUNT" (START in RFC
 	// 3339, COUNT the hand-offs of that node so far), followed by "landed" once the
 	// hand-off ended early because the surge's new pod was scheduled onto the node itself:
 	// the surge ends at a deadline counted from the new pod's readiness, capped from
-	// START, unless the autoscaler takes the node first. It stays after the surge, so that
+	// START, unless the autoscaler takes the node first. It stays after the surge, on the
+	// surge set kept at 0 replicas while the Deployment's pod is on that node, so that
 	// holdfast backs off from that node (15 minutes after the first hand-off, doubling)
 	// and gives up after three, across restarts of the operator.
 	HandOffAnnotation = "holdfast.dev/consolidation-hand-off"
@@ -68,8 +70,10 @@ const (
 	// SingleReplicaSkip creates no budget and reports the workload in status.
 	SingleReplicaSkip SingleReplicaStrategy = "Skip"
 	// SingleReplicaSurge keeps a budget of minAvailable 1 and, when the node of the only
-	// replica is being drained, scales the Deployment up by one until the new pod is
-	// Ready elsewhere, so that the budget lets the eviction through; then scales back.
+	// replica is being drained, starts one extra pod from the Deployment's template in a
+	// ReplicaSet holdfast owns (its surge set), so that the budget lets the eviction
+	// through once that pod is Ready elsewhere; the extra pod goes once the Deployment's
+	// own replacement is Ready. The Deployment and its autoscaler are never written.
 	// StatefulSets cannot run a second copy of the same identity: they get no budget, as
 	// with Skip, and status says so.
 	SingleReplicaSurge SingleReplicaStrategy = "Surge"
@@ -87,10 +91,10 @@ type SurgePolicy string
 const (
 	// SurgeNever leaves a blocked drain to wait until the workload recovers.
 	SurgeNever SurgePolicy = "Never"
-	// SurgeWhenBlocked scales a Deployment up by one when its budget allows no
-	// disruption while one of its pods is on a node being drained, holds the budget at
-	// the floor of the original size so that the new pod pays for the eviction, and
-	// scales back once the drain has passed (create before evict).
+	// SurgeWhenBlocked starts one extra pod beside a Deployment (in its surge set) when
+	// its budget allows no disruption while one of its pods is on a node being drained,
+	// holds the budget at the floor of the Deployment's size so that the extra pod pays
+	// for the eviction, and removes it once the drain has passed (create before evict).
 	SurgeWhenBlocked SurgePolicy = "WhenBlocked"
 )
 
@@ -147,7 +151,7 @@ const (
 	WorkloadProtected WorkloadState = "Protected"
 	// WorkloadEscaped: a Protect drain waited escapeAfter; the budget lets it through.
 	WorkloadEscaped WorkloadState = "Escaped"
-	// WorkloadSurging: a single replica is scaled up by one for a drain.
+	// WorkloadSurging: an extra pod stands beside the workload for a drain or a hand-off.
 	WorkloadSurging WorkloadState = "Surging"
 	// WorkloadPacing: a pod became Ready less than minReadySeconds ago; the budget
 	// counts it as unavailable until then.
@@ -231,9 +235,11 @@ type DisruptionPolicySpec struct {
 	// +optional
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
 
-	// Surge, WhenBlocked, scales a Deployment of several replicas up by one when its
-	// budget allows no disruption while a drain waits on one of its pods, and back after
-	// the drain (singleReplica: Surge does the same for one replica). Defaults to Never.
+	// Surge, WhenBlocked, starts one extra pod beside a Deployment of several replicas
+	// when its budget allows no disruption while a drain waits on one of its pods, and
+	// removes it after the drain (singleReplica: Surge does the same for one replica).
+	// The extra pod runs in a ReplicaSet the policy owns; the Deployment is never
+	// written. Defaults to Never.
 	// +kubebuilder:default=Never
 	// +optional
 	Surge SurgePolicy `json:"surge,omitempty"`

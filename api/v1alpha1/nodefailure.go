@@ -4,12 +4,6 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // Annotations and taints of the response to a lost node.
 const (
-	// SurgeReplicasAnnotation is set on a surged Deployment beside
-	// SurgeOriginalReplicasAnnotation, with the size holdfast scaled it to: a surge for a
-	// drain adds one replica, a surge for a lost node one per pod on it, and a size other
-	// than this one was set by someone else. Absent on surges made before it existed,
-	// which were of one replica.
-	SurgeReplicasAnnotation = "holdfast.dev/surge-replicas"
 	// NodeDownAnnotation, set to "true" on a Node by a person or an agent that has
 	// checked the machine is powered off (a cloud API, a BMC), is proof that the node's
 	// pods run no more: StatefulSet pods stuck on it are released under fencing:
@@ -35,10 +29,11 @@ const (
 type FailureSurge string
 
 const (
-	// FailureSurgeReplace scales a Deployment up by one replica for each of its pods on a
-	// lost node, at once, without deleting the originals (they may still be serving
-	// behind a network partition), and back once the node returns or Kubernetes has
-	// replaced them.
+	// FailureSurgeReplace starts one extra pod beside a Deployment (in its surge set,
+	// a ReplicaSet the policy owns) for each of its pods on a lost node, at once,
+	// without deleting the originals (they may still be serving behind a network
+	// partition), and removes them once the node returns or Kubernetes has replaced
+	// them. The Deployment is never written.
 	FailureSurgeReplace FailureSurge = "Replace"
 	// FailureSurgeNever leaves a lost node's pods to Kubernetes: replaced once the
 	// unreachable taint's toleration (300 s by default) runs out.

@@ -117,7 +117,7 @@ func policyOverridden(o *Own) *Result {
 	}
 	return &Result{
 		Message: fmt.Sprintf("%s selects %s, but another policy that comes first selects every one of them too: %s. This policy's settings apply to none of them.",
-			describeOwn(o), plural(st.Selected, "workload"), st.Workloads[0].Message),
+			describeOwn(o), policy.Plural(st.Selected, "workload"), st.Workloads[0].Message),
 		Fix: "# narrow one of the two policies' selectors so that each workload is selected by the policy meant for it, or delete this one",
 	}
 }
@@ -144,12 +144,12 @@ func handedOff(o *Own) *Result {
 	}
 	d := o.Outcome.Decision
 	var surges []string
-	for _, sc := range d.Scales {
-		if sc.HandOff == "" {
+	for _, sc := range d.Surges {
+		if sc.HandOff == "" || sc.Replicas == 0 {
 			continue
 		}
 		at := slices.IndexFunc(d.Status.Workloads, func(w holdfastv1alpha1.WorkloadStatus) bool {
-			return w.Kind == holdfastv1alpha1.KindDeployment && w.Name == sc.Name
+			return w.Kind == holdfastv1alpha1.KindDeployment && w.Name == sc.Deployment
 		})
 		if at >= 0 {
 			surges = append(surges, fmt.Sprintf("Deployment %s %s", sc.Name, d.Status.Workloads[at].Message))

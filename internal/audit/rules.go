@@ -373,13 +373,6 @@ func soleZone(m *availability.Model, za *holdfastv1alpha1.ZoneAwareSpec, w *avai
 	return zone
 }
 
-func plural(n int32, one string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %ss", n, one)
-}
-
 // snippet renders a fix as YAML under a comment naming what to edit.
 func snippet(comment string, v any) string {
 	var b strings.Builder
@@ -450,7 +443,7 @@ func budgetNeverAllows(_ *availability.Model, b *availability.Budget) *Result {
 		return nil
 	}
 	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s (%s) requires %d of its %s to stay healthy, so it allows no eviction even when every pod is ready: every drain, upgrade or autoscaler consolidation of a node running %s blocks forever.",
-		b.Name, availability.BudgetSpec(b.PDB), b.Status.DesiredHealthy, plural(b.Status.ExpectedPods, "pod"), workloadNames(b.Workloads))}
+		b.Name, availability.BudgetSpec(b.PDB), b.Status.DesiredHealthy, policy.Plural(b.Status.ExpectedPods, "pod"), workloadNames(b.Workloads))}
 	fixBudget := obj{"spec": obj{"maxUnavailable": 1, "minAvailable": nil}}
 	res.Fix = snippet(fmt.Sprintf("PodDisruptionBudget %s: replace %s with maxUnavailable: 1", b.Name, availability.BudgetSpec(b.PDB)), fixBudget)
 	if covered(b) < 2 {
@@ -537,7 +530,7 @@ func overlappingBudgets(_ *availability.Model, b *availability.Budget) *Result {
 	others := slices.SortedFunc(maps.Keys(shared), func(x, y *availability.Budget) int { return strings.Compare(x.Name, y.Name) })
 	var parts []string
 	for _, o := range others {
-		parts = append(parts, fmt.Sprintf("%s (%s, e.g. %s)", o.Name, plural(shared[o], "pod"), example[o]))
+		parts = append(parts, fmt.Sprintf("%s (%s, e.g. %s)", o.Name, policy.Plural(shared[o], "pod"), example[o]))
 	}
 	return &Result{
 		Message: fmt.Sprintf("PodDisruptionBudget %s covers the same pods as %s: the Eviction API answers 500 for a pod with more than one budget, so every drain of their nodes fails.", b.Name, strings.Join(parts, ", ")),
@@ -646,13 +639,13 @@ func surgeWithOnePerNode(m *availability.Model, w *availability.Workload) *Resul
 	case eligible < 0:
 		nodes = fmt.Sprintf("on a cluster with %d or fewer eligible nodes", w.Desired)
 	case int(w.Desired) >= eligible:
-		nodes = fmt.Sprintf("and %s fit on the %s", plural(w.Desired, "replica"), plural(int32(eligible), "eligible node"))
+		nodes = fmt.Sprintf("and %s fit on the %s", policy.Plural(w.Desired, "replica"), policy.Plural(int32(eligible), "eligible node"))
 	default:
 		return nil
 	}
 	return &Result{
 		Message: fmt.Sprintf("%s allows one pod per node (required anti-affinity on kubernetes.io/hostname) and its rollout surges %s, %s: the surge pod has no node to go to, stays Pending, and the rollout hangs.",
-			describe(w), plural(w.Facts.Strategy.MaxSurge, "extra pod"), nodes),
+			describe(w), policy.Plural(w.Facts.Strategy.MaxSurge, "extra pod"), nodes),
 		Fix: snippet(describe(w)+": replace one pod at a time instead of surging",
 			obj{"spec": obj{"strategy": obj{"type": "RollingUpdate", "rollingUpdate": obj{"maxSurge": 0, "maxUnavailable": 1}}}}),
 	}
@@ -774,7 +767,7 @@ func budgetAboveHPAMinimum(_ *availability.Model, b *availability.Budget) *Resul
 	}
 	return &Result{
 		Message: fmt.Sprintf("PodDisruptionBudget %s requires %d healthy pods (minAvailable: %s) but HorizontalPodAutoscaler %s scales %s down to %s: whenever traffic is low the budget allows no eviction and drains block.",
-			b.Name, desired, minAvailable.String(), hpa.HPA.Name, describe(hpa), plural(atMinimum, "replica")),
+			b.Name, desired, minAvailable.String(), hpa.HPA.Name, describe(hpa), policy.Plural(atMinimum, "replica")),
 		Fix: snippet(fmt.Sprintf("PodDisruptionBudget %s: a floor that follows the scale", b.Name), obj{"spec": obj{"maxUnavailable": 1, "minAvailable": nil}}),
 	}
 }
@@ -809,7 +802,7 @@ func budgetBlockedNow(_ *availability.Model, b *availability.Budget) *Result {
 		}
 	}
 	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s allows no eviction right now: it needs %s and has %d",
-		b.Name, plural(b.Status.DesiredHealthy, "healthy pod"), b.Status.CurrentHealthy)}
+		b.Name, policy.Plural(b.Status.DesiredHealthy, "healthy pod"), b.Status.CurrentHealthy)}
 	if len(unready) > 0 {
 		res.Message += " (not ready: " + strings.Join(firstN(unready, 3), ", ") + ")"
 	}

@@ -159,7 +159,7 @@ func preview(model *availability.Model, filter drain.Filter, m *availability.Mem
 	switch {
 	case surged && ev.Reason == availability.ReasonPolicyHeld:
 		// Not asked of the API server with --dry-run=server: it refuses until the surge.
-		return "surge", fmt.Sprintf("DisruptionPolicy %s scales %s %s up first: the budget lets the eviction through once the new pod is Ready",
+		return "surge", fmt.Sprintf("DisruptionPolicy %s starts an extra pod beside %s %s first: the budget lets the eviction through once that pod is Ready",
 			availability.ManagedBy(ev.Budget.PDB), m.Workload.Kind, m.Workload.Name)
 	case !ev.Allowed && ev.Permanent:
 		return "blocked", ev.Message

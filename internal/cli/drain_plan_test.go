@@ -156,9 +156,9 @@ func karpenter(r *rand.Rand, s *snapshot.Snapshot) {
 func handOffs(outcomes []predict.Outcome) []string {
 	var out []string
 	for _, o := range outcomes {
-		for _, sc := range o.Decision.Scales {
-			if node, _, ok := strings.Cut(sc.HandOff, " "); ok {
-				out = append(out, o.Policy.Namespace+"/"+sc.Name+" "+node)
+		for _, sc := range o.Decision.Surges {
+			if node, _, ok := strings.Cut(sc.HandOff, " "); ok && sc.Replicas > 0 {
+				out = append(out, o.Policy.Namespace+"/"+sc.Deployment+" "+node)
 			}
 		}
 	}
@@ -376,7 +376,7 @@ func TestDrainDryRunSurge(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Wave 1: node-1",
-		"shop/checkout-rs-0|surge|DisruptionPolicy defaults scales Deployment checkout up first: the budget lets the eviction through once the new pod is Ready",
+		"shop/checkout-rs-0|surge|DisruptionPolicy defaults starts an extra pod beside Deployment checkout first: the budget lets the eviction through once that pod is Ready",
 		"Deployment shop/checkout keeps 1 of 1 ready (1 on these nodes), surged",
 		"every node would drain",
 	} {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -185,12 +186,16 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 // controllers only read companions from the cache (the DisruptionPolicy controller reads
 // the pods of the few workloads in motion straight from the apiserver, by label
 // selector; the rebalance controller the pods of opted-in workloads, and all pods only to
-// simulate a move). Nodes keep their labels, taints and conditions, but not the image
+// simulate a move). Of the ReplicaSets, only holdfast's surge sets are cached. Nodes keep their labels, taints and conditions, but not the image
 // lists and volumes that make most of a real node's size.
 func cacheOptions() (cache.Options, error) {
 	companions, err := labels.NewRequirement(holdfastv1alpha1.CompanionLabel, selection.Exists, nil)
 	if err != nil {
 		return cache.Options{}, fmt.Errorf("building the companion pod selector: %w", err)
+	}
+	surgeSets, err := labels.NewRequirement(holdfastv1alpha1.SurgeOfLabel, selection.Exists, nil)
+	if err != nil {
+		return cache.Options{}, fmt.Errorf("building the surge set selector: %w", err)
 	}
 	strip := cache.TransformStripManagedFields()
 	return cache.Options{
@@ -198,6 +203,11 @@ func cacheOptions() (cache.Options, error) {
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}: {
 				Label:     labels.NewSelector().Add(*companions),
+				Transform: strip,
+			},
+			// holdfast's surge sets, not the cluster's many ReplicaSets.
+			&appsv1.ReplicaSet{}: {
+				Label:     labels.NewSelector().Add(*surgeSets),
 				Transform: strip,
 			},
 			// The nodes' Leases, which say when a kubelet was last heard of, and the drain

@@ -583,8 +583,8 @@ func (c *cluster) evictionReason(p *pod) (Reason, bool) {
 	r := Reason{Type: ReasonType(ev.Reason), Message: ev.Message, Permanent: ev.Permanent}
 	if b := countedBudget(p, ev.Budget); b != nil && ev.Reason == availability.ReasonPolicyHeld {
 		if c.surges(c.budgets[b]) {
-			// The operator scales the Deployment up first; the eviction goes through once
-			// the replacement is Ready.
+			// The operator starts an extra pod beside the Deployment first; the
+			// eviction goes through once that pod is Ready.
 			return Reason{}, false
 		}
 		if m := c.protectMessage(b); m != "" {

@@ -15,7 +15,7 @@ import (
 type verdict struct {
 	status holdfastv1alpha1.WorkloadStatus
 	budget *policyv1.PodDisruptionBudget
-	scales []Scale
+	surges []Surge
 	// annotations are the changes to its pods' do-not-disrupt annotation.
 	annotations []PodAnnotation
 	// requeueAfter is when the decision must be made again; 0 for only on a change.
@@ -24,7 +24,11 @@ type verdict struct {
 
 // after returns v with first's changes put before its own, as they were decided first.
 func (v verdict) after(first verdict) verdict {
-	v.scales = append(slices.Clone(first.scales), v.scales...)
+	// A set's later change replaces its earlier one: a surge started anew, not ended.
+	earlier := slices.DeleteFunc(slices.Clone(first.surges), func(e Surge) bool {
+		return slices.ContainsFunc(v.surges, func(l Surge) bool { return l.Name == e.Name })
+	})
+	v.surges = append(earlier, v.surges...)
 	v.annotations = append(slices.Clone(first.annotations), v.annotations...)
 	v.requeueAfter = sooner(v.requeueAfter, first.requeueAfter)
 	return v
@@ -63,6 +67,11 @@ func newSubject(o Observed, w *Workload, win windowState, closed bool, siblings 
 	s.other, s.managed = overlap(o, w, siblings)
 	s.lost = s.winner != nil && s.winner.Name != o.Policy.Name
 	s.surge = followSurge(o, w, f)
+	if s.lost {
+		// The policy that wins w moves its surge: two writing it would take the set
+		// from each other.
+		s.surge.changes.surges = nil
+	}
 	s.replicas = s.surge.size
 	return s
 }
@@ -76,8 +85,8 @@ func (s *subject) entry() holdfastv1alpha1.WorkloadStatus {
 type step func(s *subject) (verdict, bool)
 
 // workloadSteps is the per-workload decision, in order: the first step whose case
-// applies decides. A surge in progress comes first, whatever else changed (even the
-// policy that wins the workload), since the workload must never stay scaled up.
+// applies decides. A surge in progress comes first, whatever else changed, since its
+// extra pods must never stay.
 var workloadSteps = []step{
 	surging,
 	overridden,
@@ -104,7 +113,7 @@ func decideWorkload(o Observed, w *Workload, win windowState, closed bool, sibli
 }
 
 // surging keeps a surge in progress going, under the budget that lets its eviction
-// through. Scales are absolute, so two policies moving one surge agree.
+// through. Surges are absolute, so two policies moving one surge agree.
 func surging(s *subject) (verdict, bool) {
 	if !s.surge.active || s.lost {
 		return verdict{}, false
@@ -116,7 +125,7 @@ func surging(s *subject) (verdict, bool) {
 		return verdict{status: st}, true
 	}
 	st.Message, st.Budget = s.surge.message, BudgetName(s.w.Kind, s.w.Name)
-	v := verdict{status: st, budget: surgeBudget(s.o, s.w, s.surge.original)}
+	v := verdict{status: st, budget: surgeBudget(s.o, s.w)}
 	return pace(s.o, s.w, s.w.Replicas, assess(s.o, s.w), v), true
 }
 
@@ -219,7 +228,7 @@ func severalReplicas(s *subject) (verdict, bool) {
 	if blocksDrain(s.o, s.w, h, v) {
 		if start, ok := startSurge(s.o, s.w); ok {
 			v.status.State, v.status.Message = holdfastv1alpha1.WorkloadSurging, start.status.Message
-			v.budget = surgeBudget(s.o, s.w, s.w.Replicas)
+			v.budget = surgeBudget(s.o, s.w)
 			v = v.after(start)
 		}
 	}

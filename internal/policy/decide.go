@@ -74,21 +74,31 @@ type Workload struct {
 	// RollingOut is true while the workload's pods are being replaced by a new template:
 	// the rollout, not the workload's health, explains pods that are not Ready.
 	RollingOut bool
-	// Annotations are the workload's annotations (the surge's memory).
+	// Annotations are the workload's annotations.
 	Annotations map[string]string
-	// Autoscaler is the HorizontalPodAutoscaler that scales a Deployment, if any.
-	Autoscaler *Autoscaler
+	// Surge is a Deployment's surge set, if it has one (Observe attaches it).
+	Surge *SurgeSet
 }
 
-// Autoscaler is a HorizontalPodAutoscaler's bounds, which a surge raises so that the
-// autoscaler does not undo it.
-type Autoscaler struct {
-	Name     string
-	Min, Max int32
-	// Original is the SurgeOriginalBoundsAnnotation, "min/max", while surging.
-	Original string
-	// Deployment is the Deployment it scales; "" for another kind.
-	Deployment string
+// SurgeSet is a surge set as Decide reads it: the ReplicaSet a policy owns that runs
+// extra pods of a Deployment's template beside the Deployment's own (SurgeOfLabel).
+type SurgeSet struct {
+	Name string
+	// Policy names the DisruptionPolicy that owns it.
+	Policy string
+	// Deployment and DeploymentUID name the Deployment it stands beside.
+	Deployment    string
+	DeploymentUID types.UID
+	// Replicas is how many extra pods it runs: 0 once its surge is over, while it keeps
+	// the record of a hand-off.
+	Replicas int32
+	// HandOff is its HandOffAnnotation.
+	HandOff string
+	// Pods are its live pods, read with its Deployment's when Decide reads those.
+	Pods []Pod
+	// Unclaimed says no policy selects its Deployment any more, or the Deployment is
+	// gone: nothing is left for it to stand beside.
+	Unclaimed bool
 }
 
 // Pod is one live (not terminating) pod of a workload whose pods Decide reads.
@@ -97,6 +107,8 @@ type Pod struct {
 	Node         string
 	Ready        bool
 	DoNotDisrupt bool
+	// Surge says the pod is a surge set's.
+	Surge bool
 	// Since is when the pod's Ready condition last changed, or its creation when it has
 	// none yet.
 	Since time.Time
@@ -135,9 +147,9 @@ type Observed struct {
 	NodeGroups map[string]NodeGroupMember
 	// Autoscalers is what holdfast knows of the autoscalers' configuration.
 	Autoscalers Autoscalers
-	// Surging are the namespace's Deployments that carry the surge annotation, selected
-	// or not: a surge whose policy went away must still end.
-	Surging []Workload
+	// Surges are the namespace's surge sets, each attached to its Deployment among
+	// Workloads too.
+	Surges []SurgeSet
 	// Health is what the response to lost nodes reads of every node.
 	Health NodeHealth
 	// Stuck are the StatefulSets' pods being deleted on suspect nodes, keyed by
@@ -160,33 +172,19 @@ type Unreadable struct {
 	Message string
 }
 
-// Scale changes a Deployment's replicas and its surge annotation in one write, and its
-// autoscaler's bounds in another.
-type Scale struct {
-	Name string
-	// From is the size the decision was made at. The write is refused when the
-	// Deployment has another by then (a user or an autoscaler changed it since the cache
-	// was read), and the decision is made again: a size computed from a stale one would
-	// overwrite their change, and a surge would later "restore" a size nobody wants.
-	From     int32
-	Replicas int32
-	// Original is the value for SurgeOriginalReplicasAnnotation; nil removes it.
-	Original   *int32
-	Autoscaler *AutoscalerBounds
-	// HandOff is the value for HandOffAnnotation; "" leaves it as it is.
+// Surge sets a Deployment's surge set to run Replicas extra pods of the Deployment's
+// current template, owned by the policy and keeping the record of a hand-off; or, with
+// Delete, removes the set and its pods. Its values are absolute, so that a write
+// repeated after a crash, or by another policy taking the set over, changes nothing more.
+type Surge struct {
+	// Name is the surge set's (SurgeSetName).
+	Name          string
+	Deployment    string
+	DeploymentUID types.UID
+	Replicas      int32
+	// HandOff is the value for HandOffAnnotation; "" for none.
 	HandOff string
-}
-
-// AutoscalerBounds sets a HorizontalPodAutoscaler's bounds and its surge annotation.
-type AutoscalerBounds struct {
-	Name string
-	// FromMin and FromMax are the bounds the decision was made at. As with Scale.From,
-	// the write is refused when the autoscaler has others by then, and the decision is
-	// made again: bounds raised from stale ones would record the wrong originals.
-	FromMin, FromMax int32
-	Min, Max         int32
-	// Original is the value for SurgeOriginalBoundsAnnotation; "" removes it.
-	Original string
+	Delete  bool
 }
 
 // PodAnnotation sets or removes karpenter.sh/do-not-disrupt on a pod, with the mark
@@ -210,15 +208,17 @@ type Decision struct {
 	PodZones []PodZone
 	// Delete are this policy's budgets that no workload wants any more.
 	Delete []*policyv1.PodDisruptionBudget
-	Scales []Scale
+	// Surges are the changes to surge sets, after the budgets that let their evictions
+	// through and the taints that keep their pods off the nodes they stand in for.
+	Surges []Surge
 	// PodAnnotations are the changes to pods' do-not-disrupt annotation.
 	PodAnnotations []PodAnnotation
-	// Quarantine are the lost nodes to taint LostTaintKey:NoSchedule before the scales,
-	// so that the replicas added for their pods are not scheduled onto them: the
+	// Quarantine are the lost nodes to taint LostTaintKey:NoSchedule before the surges,
+	// so that the pods added for their pods are not scheduled onto them: the
 	// node-lifecycle controller taints them only after its grace period.
 	Quarantine []string
 	// HandOffTaints are the nodes to taint HandOffTaintKey:PreferNoSchedule before the
-	// scales: those of the hand-offs that start or go on, so that the surge's new pod is
+	// surges: those of the hand-offs that start or go on, so that the surge's new pod is
 	// scheduled elsewhere (see handoff.go).
 	HandOffTaints []string
 	// Fence are the lost nodes to taint out-of-service, so that Kubernetes deletes their
@@ -246,7 +246,7 @@ func BeingDrained(n *corev1.Node) bool {
 	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return slices.Contains(drainTaints, t.Key) })
 }
 
-// Decide computes the budgets, scales, pod annotations and status of one policy. It
+// Decide computes the budgets, surges, pod annotations and status of one policy. It
 // reads only its argument and does not modify it.
 func Decide(o Observed) Decision {
 	p := o.Policy
@@ -266,7 +266,7 @@ func Decide(o Observed) Decision {
 			d.RequeueAfter = sooner(d.RequeueAfter, win.nextOpening.Sub(o.Now))
 		}
 	}
-	d.Scales = OrphanedSurges(o.Policies, o.Surging)
+	d.Surges = unclaimedSurges(o)
 	f := assessFailure(o)
 	d.RequeueAfter = sooner(d.RequeueAfter, f.next)
 	// Two passes: the first finds the budgets the policy would make, the second checks
@@ -296,7 +296,7 @@ func Decide(o Observed) Decision {
 		d.Fence = append(d.Fence, fences...)
 		d.RequeueAfter = sooner(d.RequeueAfter, next)
 		v := decideWorkload(o, w, win, closed, siblings, f)
-		d.Scales = append(d.Scales, v.scales...)
+		d.Surges = append(d.Surges, v.surges...)
 		d.PodAnnotations = append(d.PodAnnotations, v.annotations...)
 		if v.status.State == holdfastv1alpha1.WorkloadProtected {
 			for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
@@ -357,7 +357,7 @@ func Decide(o Observed) Decision {
 	if f.brake == "" && surgesForFailure(p) {
 		d.Quarantine = unquarantined(o, d.Status.LostNodes)
 	}
-	d.HandOffTaints = handOffTaints(o, d.Scales)
+	d.HandOffTaints = handOffTaints(o, d.Surges)
 	nl := nodesLostCondition(d.Status, f.brake)
 	nl.ObservedGeneration, nl.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
 	meta.SetStatusCondition(&d.Status.Conditions, nl)

@@ -48,14 +48,28 @@ func workload(kind, name string, replicas int32) Workload {
 	}
 }
 
-func surged(w Workload, original string) Workload {
-	w.Annotations = map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original}
+// surged gives w the surge set of policy p running extra pods, those of pods.
+func surged(w Workload, extra int32, pods ...Pod) Workload {
+	w.Surge = &SurgeSet{Name: SurgeSetName(w.Name), Policy: "p", Deployment: w.Name, DeploymentUID: w.UID, Replicas: extra, Pods: pods}
 	return w
 }
 
-func withAutoscaler(w Workload, lo, hi int32, original string) Workload {
-	w.Autoscaler = &Autoscaler{Name: w.Name + "-hpa", Min: lo, Max: hi, Original: original}
-	return w
+// surgePod marks p a surge set's.
+func surgePod(p Pod) Pod {
+	p.Surge = true
+	return p
+}
+
+// surgeTo is the change that sets the surge set of the Deployment name to extra pods.
+func surgeTo(name string, extra int32) Surge {
+	return Surge{Name: SurgeSetName(name), Deployment: name, DeploymentUID: types.UID("uid-" + name), Replicas: extra}
+}
+
+// surgeEnd is the change that removes the surge set of the Deployment name.
+func surgeEnd(name string) Surge {
+	s := surgeTo(name, 0)
+	s.Delete = true
+	return s
 }
 
 func userBudget(name string, sel map[string]string) policyv1.PodDisruptionBudget {
@@ -103,7 +117,7 @@ func minAvailable(v intstr.IntOrString) policyv1.PodDisruptionBudgetSpec {
 type result struct {
 	Apply          []*policyv1.PodDisruptionBudget
 	Delete         []string
-	Scales         []Scale
+	Surges         []Surge
 	PodAnnotations []PodAnnotation
 	Quarantine     []string
 	HandOffTaints  []string
@@ -130,20 +144,11 @@ func TestDecide(t *testing.T) {
 	}
 	cordoned := map[string]*corev1.Node{"n1": node("n1", true), "n2": node("n2", false)}
 	onN1 := map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}}}
-	// A single replica marked as surged from 1 whose autoscaler (1-1) is not raised, and
-	// the scale that resumes its surge.
-	unraised := func(replicas int32) Workload {
-		return withAutoscaler(surged(workload(holdfastv1alpha1.KindDeployment, "single", replicas), "1"), 1, 1, "")
-	}
-	resumed := func(from int32) Scale {
-		return Scale{Name: "single", From: from, Replicas: 2, Original: ptr.To[int32](1),
-			Autoscaler: &AutoscalerBounds{Name: "single-hpa", FromMin: 1, FromMax: 1, Min: 2, Max: 2, Original: "1/1"}}
-	}
 	singleBudget := []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)}
 	surgeReady := []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
-		Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}}
+		Message: "single replica under Surge: a drain of its node first starts an extra pod elsewhere, then lets the eviction through once that pod is Ready"}}
 	surgedForN1 := []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
-		Message: "surged from 1 to 2 for the drain of node n1: 0 Ready elsewhere"}}
+		Message: "1 extra pod beside the 1 replica for the drain of node n1: 0 of them Ready elsewhere"}}
 
 	tests := map[string]decideCase{
 		"deployment gets the policy's budget as is": {
@@ -296,19 +301,19 @@ func TestDecide(t *testing.T) {
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
-					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
+					Message: "single replica under Surge: a drain of its node first starts an extra pod elsewhere, then lets the eviction through once that pod is Ready"}},
 			},
 		},
-		"surge: node cordoned, scale to 2 and remember 1": {
+		"surge: node cordoned, one extra pod": {
 			policy: policy("p", time.Hour, surge),
 			work:   []Workload{single},
 			pods:   onN1,
 			nodes:  cordoned,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)}},
+				Surges: []Surge{surgeTo("single", 1)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
-					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
+					Message: "node n1 is being drained: 1 extra pod added beside the 1 replica; the eviction waits until it is Ready on another node"}},
 				RequeueAfter: surgePoll,
 			},
 		},
@@ -319,69 +324,83 @@ func TestDecide(t *testing.T) {
 			nodes:  map[string]*corev1.Node{"n1": node("n1", false, "karpenter.sh/disrupted")},
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)}},
+				Surges: []Surge{surgeTo("single", 1)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
-					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
+					Message: "node n1 is being drained: 1 extra pod added beside the 1 replica; the eviction waits until it is Ready on another node"}},
 				RequeueAfter: surgePoll,
 			},
 		},
 		"surge in progress: old pod still on the drained node, hold": {
 			policy: policy("p", time.Hour, surge),
-			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}, {Name: "single-b", Node: "n2", Ready: true}}},
+			work:   []Workload{surged(single, 1, Pod{Name: "single-s", Node: "n2", Ready: true, Surge: true})},
+			pods:   onN1,
 			nodes:  cordoned,
-			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
-					Message: "surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere"}},
-				RequeueAfter: surgePoll,
-			},
+			want:   result{Apply: singleBudget, Workloads: surgedForN1, RequeueAfter: surgePoll},
 		},
 		"surge in progress: evicted, replacement not Ready yet, hold": {
 			policy: policy("p", time.Hour, surge),
-			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
-			pods:   map[string][]Pod{"Deployment/single": {pod("single-b", "n2", false, 2*time.Second), pod("single-c", "n2", false, time.Second)}},
+			work:   []Workload{surged(single, 1, Pod{Name: "single-s", Node: "n2", Ready: true, Surge: true})},
+			pods:   map[string][]Pod{"Deployment/single": {pod("single-c", "n3", false, time.Second)}},
 			nodes:  cordoned,
 			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Apply: singleBudget,
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
-					Message: "surged from 1 to 2: waiting for 1 Ready pods before scaling back (0 now)"}},
+					Message: "1 extra pod beside the 1 replica: waiting for 1 of them Ready before removing the extra (0 now)"}},
 				RequeueAfter: surgePoll,
 			},
 		},
-		"surge done: nothing on the drained node and one Ready elsewhere, scale back": {
+		"surge done: nothing on the drained node and the Deployment's own pod Ready elsewhere, set removed": {
 			policy: policy("p", time.Hour, surge),
-			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}, {Name: "single-c", Node: "n2", Ready: false}}},
+			work:   []Workload{surged(single, 1, Pod{Name: "single-s", Node: "n2", Ready: true, Surge: true})},
+			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-c", Node: "n3", Ready: true}}},
 			nodes:  cordoned,
+			want:   result{Apply: singleBudget, Surges: []Surge{surgeEnd("single")}, Workloads: surgeReady},
+		},
+		// The Deployment's owner (an autoscaler, a GitOps tool) changes its size during a
+		// surge: the surge neither sees it as its own nor undoes it.
+		"surge: the Deployment scaled meanwhile, the surge goes on at its size": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 3), 3), 1, Pod{Name: "single-s", Node: "n2", Ready: true, Surge: true})},
+			pods: map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}, {Name: "single-b", Node: "n3", Ready: true},
+				{Name: "single-c", Node: "n3", Ready: true}}},
+			nodes: cordoned,
 			want: result{
-				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", From: 2, Replicas: 1}},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
-					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
+				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(2)), nil)},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
+					Message: "1 extra pod beside the 3 replicas for the drain of node n1: 2 of them Ready elsewhere"}},
+				RequeueAfter: surgePoll,
 			},
 		},
-		"surge: someone scaled during it, their size stays and the mark goes": {
-			policy: policy("p", time.Hour, surge),
-			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 4), "1")},
+		// The set young made while it won the workload: old, which wins it now, ends the
+		// surge, whatever its own strategy.
+		"surge is finished by the policy that now wins the workload": {
+			policy: policy("old", time.Hour, nil),
+			others: []holdfastv1alpha1.DisruptionPolicy{policy("young", time.Minute, surge)},
+			work: []Workload{func() Workload {
+				w := surged(single, 1)
+				w.Surge.Policy = "young"
+				return w
+			}()},
+			pods:  map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}}},
+			nodes: cordoned,
 			want: result{
-				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", From: 4, Replicas: 4}},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 4, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
-					Message: "1 of 4 pods may be disrupted at once"}},
+				Surges: []Surge{surgeEnd("single")},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSkipped,
+					Message: "single replica: any budget would block every drain, so it gets none (singleReplica: Skip); add replicas, or choose Surge or Protect"}},
 			},
 		},
-		"surge is finished even when a newer policy lost the workload": {
-			policy: policy("young", time.Minute, surge),
-			others: []holdfastv1alpha1.DisruptionPolicy{policy("old", time.Hour, nil)},
-			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}}},
-			nodes:  cordoned,
-			want: result{
-				Scales: []Scale{{Name: "single", From: 2, Replicas: 1}},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadOverridden,
-					Message: "DisruptionPolicy old is older and also selects it: that policy manages its budget"}},
-			},
+		// Another policy made the set (it won the workload then): this one takes it over,
+		// with the same values, so that the set goes with the policy that moves it.
+		"surge set of another policy: taken over as it is": {
+			policy: policy("p", time.Hour, surge),
+			work: []Workload{func() Workload {
+				w := surged(single, 1)
+				w.Surge.Policy = "gone"
+				return w
+			}()},
+			pods:  onN1,
+			nodes: cordoned,
+			want:  result{Apply: singleBudget, Surges: []Surge{surgeTo("single", 1)}, Workloads: surgedForN1, RequeueAfter: surgePoll},
 		},
 		"surge on a StatefulSet: no second identity, no budget": {
 			policy: policy("p", time.Hour, surge),
@@ -467,76 +486,11 @@ func TestDecide(t *testing.T) {
 					Message: "blocks the drain of node n1 (no escapeAfter)"}},
 			},
 		},
-		"surge with an autoscaler: its bounds are raised too, the originals remembered": {
-			policy: policy("p", time.Hour, surge),
-			work:   []Workload{withAutoscaler(single, 1, 1, "")},
-			pods:   onN1,
-			nodes:  cordoned,
-			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1),
-					Autoscaler: &AutoscalerBounds{Name: "single-hpa", FromMin: 1, FromMax: 1, Min: 2, Max: 2, Original: "1/1"}}},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
-					Message: "node n1 is being drained: scaled from 1 to 2; the eviction waits until the new pod is Ready on another node"}},
-				RequeueAfter: surgePoll,
-			},
-		},
-		"surge with an autoscaler done: bounds put back": {
-			policy: policy("p", time.Hour, surge),
-			work:   []Workload{withAutoscaler(surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1"), 2, 5, "1/5")},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}}},
-			nodes:  cordoned,
-			want: result{
-				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", FromMin: 2, FromMax: 5, Min: 1, Max: 5}}},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
-					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
-			},
-		},
-		// Issue 17: an operator stopped between a surge's two writes left the Deployment
-		// marked and its autoscaler at the user's bounds.
-		"surge whose autoscaler was not raised: raised now": {
-			policy: policy("p", time.Hour, surge),
-			work:   []Workload{unraised(2)},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}, {Name: "single-b", Node: "n2", Ready: false}}},
-			nodes:  cordoned,
-			want:   result{Apply: singleBudget, Scales: []Scale{resumed(2)}, Workloads: surgedForN1, RequeueAfter: surgePoll},
-		},
-		"surge whose autoscaler was not raised and scaled it back: resumed, not taken for someone else's size": {
-			policy: policy("p", time.Hour, surge),
-			work:   []Workload{unraised(1)},
-			pods:   onN1,
-			nodes:  cordoned,
-			want:   result{Apply: singleBudget, Scales: []Scale{resumed(1)}, Workloads: surgedForN1, RequeueAfter: surgePoll},
-		},
-		"surge scaled back by its autoscaler after its drain: over, not resumed for a pod starting": {
-			policy: policy("p", time.Hour, surge),
-			work:   []Workload{unraised(1)},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-c", Node: "n2", Since: now}}},
-			nodes:  cordoned,
-			want:   result{Apply: singleBudget, Scales: []Scale{{Name: "single", From: 1, Replicas: 1}}, Workloads: surgeReady, RequeueAfter: startGrace},
-		},
-		// And between a scale-back's two writes: the autoscaler restored, the Deployment
-		// still marked, at the surged size or scaled back by the autoscaler.
-		"surge over whose autoscaler is restored already: the Deployment follows": {
-			policy: policy("p", time.Hour, surge),
-			work:   []Workload{unraised(2)},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}, {Name: "single-c", Node: "n3", Ready: true}}},
-			nodes:  cordoned,
-			want:   result{Apply: singleBudget, Scales: []Scale{{Name: "single", From: 2, Replicas: 1}}, Workloads: surgeReady},
-		},
-		"surge over whose autoscaler is restored and scaled it back: the mark goes": {
-			policy: policy("p", time.Hour, surge),
-			work:   []Workload{unraised(1)},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-b", Node: "n2", Ready: true}}},
-			nodes:  cordoned,
-			want:   result{Apply: singleBudget, Scales: []Scale{{Name: "single", From: 1, Replicas: 1}}, Workloads: surgeReady},
-		},
 		"surge in progress under an older policy: moved on, budget left to the winner": {
 			policy: policy("young", time.Minute, surge),
 			others: []holdfastv1alpha1.DisruptionPolicy{policy("old", time.Hour, surge)},
-			work:   []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
-			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}, {Name: "single-b", Node: "n2", Ready: true}}},
+			work:   []Workload{surged(single, 1, Pod{Name: "single-s", Node: "n2", Ready: true, Surge: true})},
+			pods:   onN1,
 			nodes:  cordoned,
 			want: result{
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadOverridden,
@@ -546,24 +500,25 @@ func TestDecide(t *testing.T) {
 		},
 		"surge in progress when a user's budget appears: no second budget": {
 			policy:  policy("p", time.Hour, surge),
-			work:    []Workload{surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1")},
+			work:    []Workload{surged(single, 1, Pod{Name: "single-s", Node: "n2", Ready: true, Surge: true})},
 			budgets: []policyv1.PodDisruptionBudget{userBudget("mine", map[string]string{"app": "single"}), *budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
-			pods:    map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}, {Name: "single-b", Node: "n2", Ready: true}}},
+			pods:    onN1,
 			nodes:   cordoned,
 			want: result{
 				Delete: []string{"holdfast-deploy-single"},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging,
-					Message: "surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere; PodDisruptionBudget mine now covers its pods, so holdfast keeps none"}},
+					Message: "1 extra pod beside the 1 replica for the drain of node n1: 0 of them Ready elsewhere; PodDisruptionBudget mine now covers its pods, so holdfast keeps none"}},
 				RequeueAfter: surgePoll,
 			},
 		},
-		"a surge no policy selects any more is ended at once": {
+		"the policy's surge sets no policy claims any more are removed at once": {
 			policy: policy("p", time.Hour, surge),
-			surging: []Workload{
-				{Kind: "Deployment", Name: "orphan", Labels: map[string]string{"tier": "batch"}, Replicas: 2, Annotations: map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: "1"}},
-				{Kind: "Deployment", Name: "owned", Labels: map[string]string{"tier": "web"}, Replicas: 2, Annotations: map[string]string{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: "1"}},
+			surges: []SurgeSet{
+				{Name: SurgeSetName("orphan"), Policy: "p", Deployment: "orphan", DeploymentUID: "uid-orphan", Replicas: 1, Unclaimed: true},
+				{Name: SurgeSetName("theirs"), Policy: "q", Deployment: "theirs", DeploymentUID: "uid-theirs", Replicas: 1, Unclaimed: true},
+				{Name: SurgeSetName("claimed"), Policy: "p", Deployment: "claimed", DeploymentUID: "uid-claimed", Replicas: 1},
 			},
-			want: result{Scales: []Scale{{Name: "orphan", From: 2, Replicas: 1}}},
+			want: result{Surges: []Surge{surgeEnd("orphan")}},
 		},
 		"invalid selector: nothing selected, nothing deleted": {
 			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
@@ -592,7 +547,7 @@ type decideCase struct {
 	claims  map[string]NodeClaim
 	groups  map[string]NodeGroupMember
 	scalers Autoscalers
-	surging []Workload
+	surges  []SurgeSet
 	// unreadable are the scale targets gather could not read.
 	unreadable []Unreadable
 	health     NodeHealth
@@ -619,7 +574,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 				Claims:      tc.claims,
 				NodeGroups:  tc.groups,
 				Autoscalers: tc.scalers,
-				Surging:     tc.surging,
+				Surges:      tc.surges,
 				Unreadable:  tc.unreadable,
 				Health:      tc.health,
 				Stuck:       tc.stuck,
@@ -637,7 +592,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 			if diff := cmp.Diff(budgetsBefore, obs.Budgets); diff != "" {
 				t.Errorf("Decide modified the budgets:\n%s", diff)
 			}
-			got := result{Apply: d.Apply, Scales: d.Scales, PodAnnotations: d.PodAnnotations, Quarantine: d.Quarantine, HandOffTaints: d.HandOffTaints, Workloads: d.Status.Workloads, RequeueAfter: d.RequeueAfter}
+			got := result{Apply: d.Apply, Surges: d.Surges, PodAnnotations: d.PodAnnotations, Quarantine: d.Quarantine, HandOffTaints: d.HandOffTaints, Workloads: d.Status.Workloads, RequeueAfter: d.RequeueAfter}
 			for _, b := range d.Delete {
 				got.Delete = append(got.Delete, b.Name)
 			}
@@ -860,13 +815,13 @@ func TestDecidePacingAndHealth(t *testing.T) {
 			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 				s.SingleReplica, s.MinReadySeconds = holdfastv1alpha1.SingleReplicaSurge, ptr.To[int32](10)
 			}),
-			work:  []Workload{ready(surged(workload(holdfastv1alpha1.KindDeployment, "single", 2), "1"), 2)},
-			pods:  map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 3*time.Second)}},
+			work:  []Workload{ready(surged(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1, surgePod(pod("single-b", "n2", true, 3*time.Second))), 1)},
+			pods:  map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}},
 			nodes: nodes,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", workload(holdfastv1alpha1.KindDeployment, "single", 1), minAvailable(intstr.FromInt32(2)), pacing)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
-					Message: "surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere; Pacing: pod single-b Ready since 2026-11-22T11:59:57Z, counted available from 2026-11-22T12:00:08Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
+					Message: "1 extra pod beside the 1 replica for the drain of node n1: 0 of them Ready elsewhere; Pacing: pod single-b Ready since 2026-11-22T11:59:57Z, counted available from 2026-11-22T12:00:08Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
 				RequeueAfter: surgePoll,
 			},
 		},
@@ -896,22 +851,23 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 			Workloads: []holdfastv1alpha1.WorkloadStatus{st},
 		}
 	}
-	surging := surged(ready(workload(holdfastv1alpha1.KindDeployment, "web", 4), 3), "3")
+	surging := func(extra ...Pod) Workload {
+		return surged(ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 2), 1, extra...)
+	}
 	scaledUp := result{
-		Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
-		Scales: []Scale{{Name: "web", From: 3, Replicas: 4, Original: ptr.To[int32](3),
-			Autoscaler: &AutoscalerBounds{Name: "web-hpa", FromMin: 3, FromMax: 6, Min: 4, Max: 6, Original: "3/6"}}},
+		Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
+		Surges: []Surge{surgeTo("web", 1)},
 		Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web", Blocked: true,
-			Message: "node n1 is being drained: scaled from 3 to 4; the eviction waits until the new pod is Ready on another node"}},
+			Message: "node n1 is being drained: 1 extra pod added beside the 3 replicas; the eviction waits until it is Ready on another node"}},
 		RequeueAfter: surgePoll,
 	}
 	maintenancePlanned := node("n1", false)
 	maintenancePlanned.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeMaintenancePlanned, Status: corev1.ConditionTrue}}
 
 	runDecide(t, map[string]decideCase{
-		"budget at zero and a drain waiting: scale up by one, hold the original floor": {
+		"budget at zero and a drain waiting: one extra pod, the floor held": {
 			policy:  policy("p", time.Hour, whenBlocked),
-			work:    []Workload{withAutoscaler(web, 3, 6, "")},
+			work:    []Workload{web},
 			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 0)},
 			pods:    blocked,
 			nodes:   nodes,
@@ -919,7 +875,7 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 		},
 		"maintenance planned on the node, not yet cordoned: the surge starts as early": {
 			policy:  policy("p", time.Hour, whenBlocked),
-			work:    []Workload{withAutoscaler(web, 3, 6, "")},
+			work:    []Workload{web},
 			budgets: []policyv1.PodDisruptionBudget{atZero(maxUnavailable(intstr.FromInt32(1)), 0)},
 			pods:    blocked,
 			nodes:   map[string]*corev1.Node{"n1": maintenancePlanned, "n2": node("n2", false), "n3": node("n3", false)},
@@ -983,57 +939,58 @@ func TestDecideSurgeWhenBlocked(t *testing.T) {
 		},
 		"in progress: the pod on the drained node is still there, hold at the original floor": {
 			policy:  policy("p", time.Hour, whenBlocked),
-			work:    []Workload{surging},
+			work:    []Workload{surging(surgePod(pod("web-d", "n2", true, time.Minute)))},
 			budgets: []policyv1.PodDisruptionBudget{atZero(minAvailable(intstr.FromInt32(2)), 1)},
-			pods:    map[string][]Pod{"Deployment/web": append(slices.Clone(blocked["Deployment/web"]), pod("web-d", "n2", true, time.Minute))},
+			pods:    blocked,
 			nodes:   nodes,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web",
-					Message: "surged from 3 to 4 for the drain of node n1: 2 Ready elsewhere"}},
+					Message: "1 extra pod beside the 3 replicas for the drain of node n1: 1 of them Ready elsewhere"}},
 				RequeueAfter: surgePoll,
 			},
 		},
-		"the drain is over but the new pod never became Ready: scaled back all the same": {
+		"the drain is over but the extra pod never became Ready: removed all the same": {
 			policy:  policy("p", time.Hour, whenBlocked),
-			work:    []Workload{surging},
+			work:    []Workload{surging(surgePod(pod("web-d", "n2", false, time.Minute)))},
 			budgets: []policyv1.PodDisruptionBudget{atZero(minAvailable(intstr.FromInt32(2)), 0)},
 			pods: map[string][]Pod{"Deployment/web": {pod("web-a", "n3", true, time.Hour), pod("web-b", "n2", true, time.Hour),
-				pod("web-c", "n3", false, time.Minute), pod("web-d", "n2", false, time.Minute)}},
+				pod("web-c", "n3", false, time.Minute)}},
 			nodes: map[string]*corev1.Node{"n2": node("n2", false), "n3": node("n3", false)},
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "web", From: 4, Replicas: 3}},
+				Surges: []Surge{surgeEnd("web")},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web", Blocked: true,
-					Message: "2 of 3 Ready: pod web-c not Ready on node n3 since 2026-11-22T11:59:00Z, pod web-d not Ready on node n2 since 2026-11-22T11:59:00Z"}},
+					Message: "2 of 3 Ready: pod web-c not Ready on node n3 since 2026-11-22T11:59:00Z"}},
 			},
 		},
 		"a new pod still starting after the drain: the surge waits for it": {
 			policy:  policy("p", time.Hour, whenBlocked),
-			work:    []Workload{surging},
+			work:    []Workload{surging(surgePod(pod("web-d", "n2", true, time.Minute)))},
 			budgets: []policyv1.PodDisruptionBudget{atZero(minAvailable(intstr.FromInt32(2)), 0)},
 			pods: map[string][]Pod{"Deployment/web": {pod("web-b", "n2", true, time.Hour), pod("web-c", "n3", false, time.Minute),
-				pod("web-d", "n2", true, time.Minute), pod("web-e", "n3", false, 2*time.Second)}},
+				pod("web-e", "n3", false, 2*time.Second)}},
 			nodes: nodes,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", web, minAvailable(intstr.FromInt32(2)), nil)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-web", Blocked: true,
-					Message: "surged from 3 to 4: waiting for 3 Ready pods before scaling back (2 now)"}},
+					Message: "1 extra pod beside the 3 replicas: waiting for 3 of them Ready before removing the extra (1 now)"}},
 				RequeueAfter: surgePoll,
 			},
 		},
-		"done: evicted and replaced elsewhere, scaled back to 3": {
+		"done: evicted and replaced elsewhere, the extra pod removed": {
 			policy:  policy("p", time.Hour, whenBlocked),
-			work:    []Workload{surging},
+			work:    []Workload{surging(surgePod(pod("web-d", "n2", true, time.Minute)))},
 			budgets: []policyv1.PodDisruptionBudget{atZero(minAvailable(intstr.FromInt32(2)), 1)},
 			pods: map[string][]Pod{"Deployment/web": {pod("web-b", "n2", true, time.Hour), pod("web-c", "n3", false, time.Minute),
-				pod("web-d", "n2", true, time.Minute), pod("web-e", "n3", true, time.Minute)}},
+				pod("web-e", "n3", true, time.Minute)}},
 			nodes: nodes,
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales: []Scale{{Name: "web", From: 4, Replicas: 3}},
-				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web",
-					Message: "1 of 3 pods may be disrupted at once"}},
+				Surges: []Surge{surgeEnd("web")},
+				// web-c, stuck before the drain, stays: the surge was for the drain.
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadDegraded, Budget: "holdfast-deploy-web",
+					Message: "2 of 3 Ready: pod web-c not Ready on node n3 since 2026-11-22T11:59:00Z"}},
 			},
 		},
 	})
@@ -1065,7 +1022,7 @@ func TestNeedsPods(t *testing.T) {
 		"DaemonSet short of Ready pods":              {policy: p, w: ready(workload(holdfastv1alpha1.KindDaemonSet, "agent", 3), 2), want: true},
 		"pacing mark on its budget":                  {policy: p, w: web, budgets: []policyv1.PodDisruptionBudget{marked}, want: true},
 		"pacing mark on another policy's budget":     {policy: p, w: web, budgets: []policyv1.PodDisruptionBudget{foreign}, want: false},
-		"surge in progress, whatever the policy":     {policy: p, w: surged(web, "2"), want: true},
+		"surge in progress, whatever the policy":     {policy: p, w: surged(web, 1), want: true},
 		"single replica under Protect":               {policy: protect, w: ready(workload(holdfastv1alpha1.KindStatefulSet, "db", 1), 1), want: true},
 		"single replica under Skip":                  {policy: p, w: ready(workload(holdfastv1alpha1.KindDeployment, "one", 1), 1), want: false},
 		"WhenBlocked, budget at zero":                {policy: whenBlocked, w: web, budgets: []policyv1.PodDisruptionBudget{zero}, want: true},
@@ -1097,7 +1054,7 @@ func TestDecideDoesNotPaceWhatAllowsNothing(t *testing.T) {
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), pacing)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
-					Message: "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"}},
+					Message: "single replica under Surge: a drain of its node first starts an extra pod elsewhere, then lets the eviction through once that pod is Ready"}},
 				RequeueAfter: 8 * time.Second,
 			},
 		},

@@ -210,7 +210,7 @@ func (f failure) lostPods(o Observed, w *Workload) (int32, []string) {
 
 // respond turns the verdict the chain reached for w into the response to its pods on
 // lost nodes, if it has any. A surge under way was sized by followSurge; otherwise a
-// Deployment is surged now by one replica for each such pod, on top of a surge the chain
+// Deployment is surged now by one extra pod for each such pod, on top of a surge the chain
 // starts for a drain or a hand-off, under the budget of its original size. Anything
 // else, and everything under the brake, is reported.
 func (f failure) respond(s *subject, v verdict) verdict {
@@ -234,17 +234,17 @@ func (f failure) respond(s *subject, v verdict) verdict {
 	case !surgesForFailure(o.Policy):
 		v.status.Message = msgLostNoSurge(lost, nodes)
 	default:
-		base, handOff := w.Replicas, ""
-		for _, sc := range v.scales {
-			if sc.Name == w.Name && sc.Original != nil {
-				base, handOff = sc.Replicas, sc.HandOff
+		var base int32
+		rec := record(w)
+		for _, sc := range v.surges {
+			if sc.Deployment == w.Name && !sc.Delete {
+				base, rec = sc.Replicas, sc.HandOff
 			}
 		}
-		up := surgeScale(w, w.Replicas, base+lost)
-		up.HandOff = handOff
-		v.scales = append(slices.DeleteFunc(slices.Clone(v.scales), func(sc Scale) bool { return sc.Name == w.Name }), up)
+		up := surgeOf(w, base+lost, rec)
+		v.surges = append(slices.DeleteFunc(slices.Clone(v.surges), func(sc Surge) bool { return sc.Deployment == w.Name }), up)
 		v.status.Message = msgSurgedForFailure(lost, nodes, w.Replicas, up.Replicas)
-		v.status.Budget, v.budget = BudgetName(w.Kind, w.Name), surgeBudget(o, w, w.Replicas)
+		v.status.Budget, v.budget = BudgetName(w.Kind, w.Name), surgeBudget(o, w)
 		v.requeueAfter = sooner(v.requeueAfter, surgePoll)
 	}
 	return v

@@ -32,12 +32,6 @@ func staleLeases(stale map[string]time.Duration) NodeHealth {
 
 var zoneOf = map[string]string{"n1": "a", "n2": "a", "n3": "b", "n4": "b", "n5": "c", "n6": "c"}
 
-func surgedTo(w Workload, original, size string) Workload {
-	w = surged(w, original)
-	w.Annotations[holdfastv1alpha1.SurgeReplicasAnnotation] = size
-	return w
-}
-
 func TestDecideNodeFailure(t *testing.T) {
 	surge := func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge }
 	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
@@ -57,11 +51,11 @@ func TestDecideNodeFailure(t *testing.T) {
 	recovering := func(w Workload, replicas int32, budget, msg string) holdfastv1alpha1.WorkloadStatus {
 		return holdfastv1alpha1.WorkloadStatus{Kind: w.Kind, Name: w.Name, Replicas: replicas, State: holdfastv1alpha1.WorkloadRecovering, Budget: budget, Message: msg}
 	}
-	const singleMsg = "1 pods on lost node n1: surged from 1 to 2 until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition"
-	const webMsg = "2 pods on lost node n1: surged from 3 to 5 until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition"
+	const singleMsg = "1 pods on lost node n1: 1 extra pod beside the 1 replica until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition"
+	const webMsg = "2 pods on lost node n1: 2 extra pods beside the 3 replicas until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition"
 
 	runDecide(t, map[string]decideCase{
-		"a Lease 31 s old: each pod on the node gets a replica at once, originals kept": {
+		"a Lease 31 s old: each pod on the node gets an extra pod at once": {
 			policy: policy("p", time.Hour, surge),
 			work:   []Workload{single, web},
 			pods:   onN1,
@@ -70,10 +64,7 @@ func TestDecideNodeFailure(t *testing.T) {
 			want: result{
 				Quarantine: []string{"n1"},
 				Apply:      []*policyv1.PodDisruptionBudget{singleBudget, webFloor},
-				Scales: []Scale{
-					{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)},
-					{Name: "web", From: 3, Replicas: 5, Original: ptr.To[int32](3)},
-				},
+				Surges:     []Surge{surgeTo("single", 1), surgeTo("web", 2)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{
 					recovering(single, 1, "holdfast-deploy-single", singleMsg),
 					recovering(web, 3, "holdfast-deploy-web", webMsg),
@@ -104,45 +95,45 @@ func TestDecideNodeFailure(t *testing.T) {
 			want: result{
 				Quarantine:   []string{"n1"},
 				Apply:        []*policyv1.PodDisruptionBudget{singleBudget},
-				Scales:       []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1)}},
+				Surges:       []Surge{surgeTo("single", 1)},
 				Workloads:    []holdfastv1alpha1.WorkloadStatus{recovering(single, 1, "holdfast-deploy-single", singleMsg)},
 				RequeueAfter: surgePoll,
 			},
 		},
 		"the surge holds while the node is lost, and follows a second lost pod": {
 			policy: policy("p", time.Hour, nil),
-			work:   []Workload{surgedTo(ready(workload(holdfastv1alpha1.KindDeployment, "web", 4), 4), "3", "4")},
+			work:   []Workload{surged(web, 1)},
 			pods:   onN1,
 			nodes:  nodes,
 			health: staleLeases(map[string]time.Duration{"n1": time.Minute}),
 			want: result{
 				Quarantine:   []string{"n1"},
 				Apply:        []*policyv1.PodDisruptionBudget{webFloor},
-				Scales:       []Scale{{Name: "web", From: 4, Replicas: 5, Original: ptr.To[int32](3)}},
+				Surges:       []Surge{surgeTo("web", 2)},
 				Workloads:    []holdfastv1alpha1.WorkloadStatus{recovering(web, 3, "holdfast-deploy-web", webMsg)},
 				RequeueAfter: surgePoll,
 			},
 		},
-		"the node is back: the surge ends, back to the owner's size": {
+		"the node is back: the surge ends, its set removed": {
 			policy: policy("p", time.Hour, nil),
-			work:   []Workload{surgedTo(ready(workload(holdfastv1alpha1.KindDeployment, "web", 5), 5), "3", "5")},
+			work:   []Workload{surged(web, 2)},
 			pods:   onN1,
 			nodes:  nodes,
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales:    []Scale{{Name: "web", From: 5, Replicas: 3}},
+				Surges:    []Surge{surgeEnd("web")},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
 			},
 		},
 		"Kubernetes replaced the lost pods (they are terminating, so not listed): the surge ends": {
 			policy: policy("p", time.Hour, nil),
-			work:   []Workload{surgedTo(ready(workload(holdfastv1alpha1.KindDeployment, "web", 5), 5), "3", "5")},
+			work:   []Workload{surged(web, 2)},
 			pods:   map[string][]Pod{"Deployment/web": {pod("web-c", "n3", true, time.Hour), pod("web-d", "n4", true, time.Minute), pod("web-e", "n5", true, time.Minute)}},
 			nodes:  nodes,
 			health: staleLeases(map[string]time.Duration{"n1": 6 * time.Minute}),
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(1)), nil)},
-				Scales:    []Scale{{Name: "web", From: 5, Replicas: 3}},
+				Surges:    []Surge{surgeEnd("web")},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "web", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-web", Message: "1 of 3 pods may be disrupted at once"}},
 			},
 		},

@@ -2,9 +2,10 @@ package policy
 
 import (
 	"context"
+	"slices"
 	"time"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -28,8 +29,8 @@ type Source interface {
 	// ScaleTarget are the objects of a scale target whose labels sel matches, each with
 	// its scale; or why they cannot be read (a message for status, not an error).
 	ScaleTarget(ctx context.Context, namespace string, t holdfastv1alpha1.ScaleTarget, sel labels.Selector) ([]Workload, string, error)
-	// Surging are the namespace's Deployments carrying SurgeOriginalReplicasAnnotation.
-	Surging(ctx context.Context, namespace string) ([]Workload, error)
+	// SurgeSets are the namespace's ReplicaSets carrying SurgeOfLabel.
+	SurgeSets(ctx context.Context, namespace string) ([]appsv1.ReplicaSet, error)
 	// Budgets are the namespace's PodDisruptionBudgets.
 	Budgets(ctx context.Context, namespace string) ([]policyv1.PodDisruptionBudget, error)
 	// PodMeta are the labels of the namespace's pods not being deleted (Observed.PodLabels)
@@ -37,8 +38,6 @@ type Source interface {
 	PodMeta(ctx context.Context, namespace string) ([]map[string]string, map[string]string, error)
 	// LostPodLabels are the labels of the namespace's pods on the suspect nodes of h.
 	LostPodLabels(ctx context.Context, namespace string, h NodeHealth) ([]map[string]string, error)
-	// Autoscalers are the namespace's HorizontalPodAutoscalers.
-	Autoscalers(ctx context.Context, namespace string) ([]autoscalingv2.HorizontalPodAutoscaler, error)
 	// Pods are the namespace's pods whose labels sel matches, being deleted or not.
 	Pods(ctx context.Context, namespace string, sel labels.Selector) ([]corev1.Pod, error)
 	// Node is the node of that name; nil when there is none.
@@ -62,9 +61,9 @@ type Source interface {
 
 // Observe gathers from src what Decide reads for p at now: the namespace's policies, the
 // workloads p selects (its scale targets' objects included, or why they are unreadable),
-// its budgets, the labels of its pods, its Deployments in the middle of a surge; and,
-// for the workloads whose pods Decide reads (NeedsPods), their pods, their nodes, those
-// nodes' NodeClaims or cluster-autoscaler node groups and the Deployments' autoscalers;
+// its budgets, the labels of its pods, its surge sets, each attached to its Deployment;
+// and, for the workloads whose pods Decide reads (NeedsPods), their pods (a surge set's
+// apart), their nodes, and those nodes' NodeClaims or cluster-autoscaler node groups;
 // and the room of the nodes a hand-off would start from (roomWanted).
 func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPolicy, now time.Time) (Observed, error) {
 	obs := Observed{Policy: p, Now: now, Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Health: src.Health(), Stuck: map[string][]Pod{},
@@ -99,7 +98,7 @@ func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPoli
 	if obs.Budgets, err = src.Budgets(ctx, ns); err != nil {
 		return obs, err
 	}
-	if obs.Surging, err = src.Surging(ctx, ns); err != nil {
+	if err := observeSurges(ctx, src, &obs); err != nil {
 		return obs, err
 	}
 	// Read even when nothing is selected: a workload no longer selected may still carry
@@ -113,13 +112,9 @@ func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPoli
 		}
 	}
 	// A surge may start or move on only where Decide reads the pods.
-	needs := func(w *Workload) bool { return NeedsPods(&obs, w) }
-	if err := ObserveAutoscalers(ctx, src, ns, needs, obs.Workloads, obs.Surging); err != nil {
-		return obs, err
-	}
 	for i := range obs.Workloads {
 		w := &obs.Workloads[i]
-		if !needs(w) {
+		if !NeedsPods(&obs, w) {
 			continue
 		}
 		if err := observePods(ctx, src, ns, w, &obs); err != nil {
@@ -166,26 +161,41 @@ func selectedKinds(p *holdfastv1alpha1.DisruptionPolicy) []string {
 	return out
 }
 
-// ObserveAutoscalers gives each Deployment in lists for which may is true its
-// HorizontalPodAutoscaler, which a surge must raise; the autoscalers are read only when
-// there is one.
-func ObserveAutoscalers(ctx context.Context, src Source, ns string, may func(*Workload) bool, lists ...[]Workload) error {
-	var deployments []*Workload
-	for _, ws := range lists {
-		for i := range ws {
-			if ws[i].Kind == holdfastv1alpha1.KindDeployment && may(&ws[i]) {
-				deployments = append(deployments, &ws[i])
-			}
-		}
-	}
-	if len(deployments) == 0 {
-		return nil
-	}
-	hpas, err := src.Autoscalers(ctx, ns)
+// observeSurges reads the namespace's surge sets into obs and attaches each to its
+// Deployment among obs.Workloads. A set of obs.Policy's whose Deployment is not among
+// them is unclaimed unless another policy selects the Deployment; the namespace's
+// Deployments are read only then.
+func observeSurges(ctx context.Context, src Source, obs *Observed) error {
+	sets, err := src.SurgeSets(ctx, obs.Policy.Namespace)
 	if err != nil {
 		return err
 	}
-	AttachAutoscalers(hpas, deployments)
+	for i := range sets {
+		if set, ok := SurgeSetOf(&sets[i]); ok {
+			obs.Surges = append(obs.Surges, set)
+		}
+	}
+	var deployments []Workload
+	for i := range obs.Surges {
+		set := &obs.Surges[i]
+		at := slices.IndexFunc(obs.Workloads, func(w Workload) bool {
+			return w.Kind == holdfastv1alpha1.KindDeployment && w.UID == set.DeploymentUID
+		})
+		if at >= 0 {
+			obs.Workloads[at].Surge = set
+			continue
+		}
+		if set.Policy != obs.Policy.Name {
+			continue
+		}
+		if deployments == nil {
+			if deployments, err = src.Workloads(ctx, obs.Policy.Namespace, holdfastv1alpha1.KindDeployment, labels.Everything()); err != nil {
+				return err
+			}
+		}
+		at = slices.IndexFunc(deployments, func(w Workload) bool { return w.UID == set.DeploymentUID })
+		set.Unclaimed = at < 0 || WinnerOf(obs.Policies, &deployments[at]) == nil
+	}
 	return nil
 }
 
@@ -202,7 +212,13 @@ func observePods(ctx context.Context, src Source, ns string, w *Workload, obs *O
 	key := WorkloadKey(w.Kind, w.Name)
 	for i := range pods {
 		pod := &pods[i]
-		if live, ok := PodOf(pod); ok {
+		if live, ok := PodOf(pod); ok && live.Surge {
+			// Its Deployment's selector matches it, but it is the surge set's.
+			if w.Surge != nil && pod.Labels[holdfastv1alpha1.SurgeOfLabel] == string(w.Surge.DeploymentUID) {
+				w.Surge.Pods = append(w.Surge.Pods, live)
+			}
+			continue
+		} else if ok {
 			obs.Pods[key] = append(obs.Pods[key], live)
 		} else if stuck, ok := StuckOf(pod, w, obs.Health); ok {
 			obs.Stuck[key] = append(obs.Stuck[key], stuck)

@@ -43,7 +43,9 @@ func (s *oneNodeGroup) Workloads(_ context.Context, _, kind string, _ labels.Sel
 func (s *oneNodeGroup) Budgets(context.Context, string) ([]policyv1.PodDisruptionBudget, error) {
 	return nil, nil
 }
-func (s *oneNodeGroup) Surging(context.Context, string) ([]Workload, error) { return nil, nil }
+func (s *oneNodeGroup) SurgeSets(context.Context, string) ([]appsv1.ReplicaSet, error) {
+	return nil, nil
+}
 func (s *oneNodeGroup) LostPodLabels(context.Context, string, NodeHealth) ([]map[string]string, error) {
 	return nil, nil
 }
@@ -95,8 +97,8 @@ func TestObserveReadsRoomWithTheOperatorsThreshold(t *testing.T) {
 		if !slices.Equal(src.asked, tc.asked) {
 			t.Errorf("threshold %v: room read for %v, want %v", tc.threshold, src.asked, tc.asked)
 		}
-		if d := Decide(o); len(d.Scales) > 0 {
-			t.Errorf("threshold %v: scales %+v, want none", tc.threshold, d.Scales)
+		if d := Decide(o); len(d.Surges) > 0 {
+			t.Errorf("threshold %v: surges %+v, want none", tc.threshold, d.Surges)
 		}
 	}
 }

@@ -23,7 +23,7 @@ import (
 // surges ahead: once the autoscaler may want the node (Karpenter: its NodeClaim is
 // Consolidatable; cluster-autoscaler: the node is in one of its node groups), the node's
 // pods request at most the utilisation threshold, and nothing else keeps the autoscaler
-// off it, the Deployment goes to 2, which lets the budget allow one eviction once the
+// off it, holdfast adds a pod beside it, which lets the budget allow one eviction once the
 // new pod counts as available. The autoscaler's next look may then take the node, and
 // its taint (or cordon) turns the hand-off into an ordinary surge for a drain. If the
 // autoscaler leaves the node alone, the surge ends at a deadline, and holdfast backs off
@@ -201,11 +201,10 @@ func (h handOff) next() time.Time {
 // window after the surge began, however slowly the new pod starts or often it flaps.
 func (h handOff) deadline(o Observed, w *Workload, window time.Duration) time.Time {
 	latest := h.latest(window)
-	pods := o.Pods[WorkloadKey(w.Kind, w.Name)]
-	if len(pods) < 2 {
+	if w.Surge == nil || len(w.Surge.Pods) == 0 {
 		return latest
 	}
-	newest := slices.MaxFunc(pods, func(a, b Pod) int { return a.Created.Compare(b.Created) })
+	newest := slices.MaxFunc(w.Surge.Pods, func(a, b Pod) int { return a.Created.Compare(b.Created) })
 	if !newest.Ready {
 		return latest
 	}
@@ -223,10 +222,10 @@ func (h handOff) deadline(o Observed, w *Workload, window time.Duration) time.Ti
 // autoscaler's taints do.
 func (h handOff) latest(window time.Duration) time.Time { return h.start.Add(handOffStartup + window) }
 
-// handOffOf reads w's last hand-off; false when it has none, or one holdfast did not
-// write. A record without a count (an older holdfast's) is a first hand-off.
+// handOffOf reads w's last hand-off from its surge set; false when it has none, or one
+// holdfast did not write. A record without a count is a first hand-off.
 func handOffOf(w *Workload) (handOff, bool) {
-	return parseHandOff(w.Annotations[holdfastv1alpha1.HandOffAnnotation])
+	return parseHandOff(record(w))
 }
 
 // parseHandOff reads a HandOffAnnotation.
@@ -326,7 +325,7 @@ func handingOff(o Observed, w *Workload) (handOff, string, time.Time, bool) {
 // did not lead to its removal and the back-off after it has not passed or holdfast has
 // given up on the node.
 func handOffStart(o *Observed, w *Workload) (candidate, handOff, bool) {
-	if _, surging := surgeOriginal(w); surging || w.Replicas != 1 || !Surges(o.Policy, w.Kind) {
+	if w.surging() || w.Replicas != 1 || !Surges(o.Policy, w.Kind) {
 		return candidate{}, handOff{}, false
 	}
 	c, ok := scaleDownCandidate(*o, w)
@@ -366,8 +365,8 @@ func (o *Observed) setUnplaceable(node, why string) {
 	}
 }
 
-// landed returns w's hand-off, marked landed, when the surge's new pod (a pod of w made
-// since the hand-off began) was scheduled onto the node itself, and the autoscaler has
+// landed returns w's hand-off, marked landed, when the surge's new pod (one of its set
+// made since the hand-off began) was scheduled onto the node itself, and the autoscaler has
 // not accepted the node: with two of w's pods there, the budget keeps the node all the
 // same, and waiting for the deadline would only hold the surge. The hand-off is over, and
 // the mark tells status why.
@@ -376,14 +375,14 @@ func landed(o Observed, w *Workload) (handOff, bool) {
 	if !ok || h.landed || accepted(o.Nodes[h.node]) {
 		return handOff{}, false
 	}
-	if !slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node && !p.Created.Before(h.start) }) {
+	if !slices.ContainsFunc(w.Surge.Pods, func(p Pod) bool { return p.Node == h.node && !p.Created.Before(h.start) }) {
 		return handOff{}, false
 	}
 	h.landed = true
 	return h, true
 }
 
-// surgeAhead starts the hand-off of w's node to its autoscaler: a surge to 2 that
+// surgeAhead starts the hand-off of w's node to its autoscaler: one extra pod, whose set
 // records the hand-off. False when handOffStart finds none, or the node's pods would not
 // all fit elsewhere.
 func surgeAhead(o Observed, w *Workload) (verdict, bool) {
@@ -391,10 +390,9 @@ func surgeAhead(o Observed, w *Workload) (verdict, bool) {
 	if !ok || c.Unplaceable != "" {
 		return verdict{}, false
 	}
-	up := surgeScale(w, w.Replicas, w.Replicas+1)
-	up.HandOff = h.String()
-	v := verdict{scales: []Scale{up}, requeueAfter: surgePoll}
-	v.status.Message = msgSurgedAhead(w.Replicas, up.Replicas, c.autoscaler, c.node, h.deadline(o, w, c.window))
+	up := surgeOf(w, 1, h.String())
+	v := verdict{surges: []Surge{up}, requeueAfter: surgePoll}
+	v.status.Message = msgSurgedAhead(up.Replicas, c.autoscaler, c.node, h.deadline(o, w, c.window))
 	return v, true
 }
 
@@ -452,24 +450,24 @@ func HandOffTainted(n *corev1.Node) bool {
 	return n != nil && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.HandOffTaintKey })
 }
 
-// handOffTaints are the nodes to taint before the scales: those of the hand-offs that
-// start (scales) or go on in o, as o saw them without the taint; not a node being
+// handOffTaints are the nodes to taint before the surges: those of the hand-offs that
+// start (surges) or go on in o, as o saw them without the taint; not a node being
 // drained, from which the surge's new pod is kept off already.
-func handOffTaints(o Observed, scales []Scale) []string {
+func handOffTaints(o Observed, surges []Surge) []string {
 	var out []string
 	add := func(node string) {
 		if n := o.Nodes[node]; n != nil && !HandOffTainted(n) && !BeingDrained(n) && !slices.Contains(out, node) {
 			out = append(out, node)
 		}
 	}
-	for _, s := range scales {
-		if h, ok := parseHandOff(s.HandOff); ok && s.Original != nil && !h.landed {
+	for _, s := range surges {
+		if h, ok := parseHandOff(s.HandOff); ok && s.Replicas > 0 && !h.landed {
 			add(h.node)
 		}
 	}
 	for i := range o.Workloads {
 		w := &o.Workloads[i]
-		if _, surging := surgeOriginal(w); !surging {
+		if !w.surging() {
 			continue
 		}
 		if h, _, _, ok := handingOff(o, w); ok {
@@ -480,12 +478,12 @@ func handOffTaints(o Observed, scales []Scale) []string {
 }
 
 // LeftoverHandOffTaints are the nodes among nodes whose hand-off taint no surge keeps at
-// now: no Deployment of surging (every namespace's surging Deployments) records a
-// hand-off of the node that is still on, and the taint is older than leftoverGrace.
-func LeftoverHandOffTaints(nodes []corev1.Node, surging []Workload, now time.Time) []string {
+// now: no surge set of sets (every namespace's) running extra pods records a hand-off of
+// the node that is still on, and the taint is older than leftoverGrace.
+func LeftoverHandOffTaints(nodes []corev1.Node, sets []SurgeSet, now time.Time) []string {
 	kept := map[string]bool{}
-	for i := range surging {
-		if h, ok := handOffOf(&surging[i]); ok && !h.landed {
+	for _, set := range sets {
+		if h, ok := parseHandOff(set.HandOff); ok && set.Replicas > 0 && !h.landed {
 			kept[h.node] = true
 		}
 	}

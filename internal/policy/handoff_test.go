@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -26,25 +25,41 @@ func sized(name string) *corev1.Node {
 // quarter is a quarter of a sized node's CPU.
 var quarter = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 
+// handedOff gives w's surge set (an empty one if it has none) the record of a hand-off.
+func handedOff(w Workload, record string) Workload {
+	if w.Surge == nil {
+		w = surged(w, 0)
+	}
+	w.Surge.HandOff = record
+	return w
+}
+
+// ahead1 is the surge of single ahead of its node's scale-down: one extra pod, recorded.
+func ahead1(record string) Surge {
+	s := surgeTo("single", 1)
+	s.HandOff = record
+	return s
+}
+
 func TestDecideConsolidationHandOff(t *testing.T) {
 	surge := func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge }
 	protect := func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 		s.SingleReplica = holdfastv1alpha1.SingleReplicaProtect
 	}
 	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
-	handedOff := func(w Workload, value string) Workload {
-		w.Annotations = maps.Clone(w.Annotations)
-		if w.Annotations == nil {
-			w.Annotations = map[string]string{}
+	// surgingAhead is single with a surge set of one extra pod, those of extra, and the
+	// record of a hand-off.
+	surgingAhead := func(record string, extra ...Pod) Workload {
+		for i := range extra {
+			extra[i].Surge = true
 		}
-		w.Annotations[holdfastv1alpha1.HandOffAnnotation] = value
-		return w
+		return handedOff(surged(single, 1, extra...), record)
 	}
 	// A hand-off started 30 s ago: its deadline is consolidateAfter (30 s) and a minute
 	// after the later of that and the new pod's readiness.
-	inProgress := handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-30*time.Second)))
+	inProgress := func(extra ...Pod) Workload { return surgingAhead("n1 "+stamp(now.Add(-30*time.Second)), extra...) }
 	onN1 := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}}
-	bothReady := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, time.Minute)}}
+	newReady := pod("single-b", "n2", true, time.Minute)
 	nodes := map[string]*corev1.Node{"n1": sized("n1"), "n2": sized("n2")}
 	settled := func(since time.Time) map[string]NodeClaim {
 		return map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: since, ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second, Load: Load{Requested: quarter}}}
@@ -65,7 +80,13 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		return []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single", Message: msg}}
 	}
 	aheadUntil := func(by, at string) string {
-		return "surged from 1 to 2 ahead of " + by + "'s scale-down of node n1, which its budget blocked: back to 1 at 2026-11-22T" + at + "Z unless " + by + " takes the node first"
+		return "1 extra pod ahead of " + by + "'s scale-down of node n1, which its budget blocked: removed at 2026-11-22T" + at + "Z unless " + by + " takes the node first"
+	}
+	// over ends a surge ahead and keeps its record while the pod is on the node.
+	over := func(record string) []Surge {
+		s := surgeTo("single", 0)
+		s.HandOff = record
+		return []Surge{s}
 	}
 	// Before the new pod is Ready, the latest deadline: 10 minutes for its start-up, and
 	// consolidateAfter and 6 minutes.
@@ -74,14 +95,14 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	// The surge ahead of a node Consolidatable under a NodePool of consolidateAfter 30 s.
 	surgedAhead := result{
 		Apply:         []*policyv1.PodDisruptionBudget{floor},
-		Scales:        []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
+		Surges:        []Surge{ahead1("n1 2026-11-22T12:00:00Z 1")},
 		Workloads:     surging(aheadUntil("Karpenter", "12:16:30")),
 		RequeueAfter:  surgePoll,
 		HandOffTaints: []string{"n1"},
 	}
 	againAhead := func(count string) result {
 		r := surgedAhead
-		r.Scales = []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z " + count}}
+		r.Surges = []Surge{ahead1("n1 2026-11-22T12:00:00Z " + count)}
 		return r
 	}
 	tests := map[string]decideCase{
@@ -90,8 +111,8 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			want: surgedAhead,
 		},
 		"in progress: the new pod is starting, the deadline counts from its readiness": {
-			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
-			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", false, 20*time.Second)}},
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(pod("single-b", "n2", false, 20*time.Second))}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			pods: onN1,
 			want: result{
 				Apply:         []*policyv1.PodDisruptionBudget{floor},
 				Workloads:     surging(ahead),
@@ -100,7 +121,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			},
 		},
 		"in progress: the surge holds until the deadline while the pod is on the node": {
-			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(newReady)}, pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			want: result{
 				Apply:         []*policyv1.PodDisruptionBudget{floor},
 				Workloads:     surging(aheadUntil("Karpenter", "12:06:00")),
@@ -109,16 +130,16 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			},
 		},
 		"in progress: Karpenter's taint makes it a surge for the drain": {
-			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady,
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(newReady)}, pods: onN1,
 			nodes: map[string]*corev1.Node{"n1": node("n1", false, "karpenter.sh/disrupted"), "n2": node("n2", false)}, claims: settled(now.Add(-time.Minute)),
 			want: result{
 				Apply:        []*policyv1.PodDisruptionBudget{floor},
-				Workloads:    surging("surged from 1 to 2 for the drain of node n1: 1 Ready elsewhere"),
+				Workloads:    surging("1 extra pod beside the 1 replica for the drain of node n1: 0 of them Ready elsewhere"),
 				RequeueAfter: surgePoll,
 			},
 		},
 		"in progress on a node tainted already: nothing more to taint": {
-			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, pods: bothReady, claims: settled(now.Add(-time.Minute)),
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(newReady)}, pods: onN1, claims: settled(now.Add(-time.Minute)),
 			nodes: map[string]*corev1.Node{"n1": withTaint(sized("n1"), holdfastv1alpha1.HandOffTaintKey, corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
 			want: result{
 				Apply:        []*policyv1.PodDisruptionBudget{floor},
@@ -127,22 +148,22 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			},
 		},
 		"Karpenter took the node: no pod left on it, the surge ends before the deadline": {
-			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, nodes: nodes,
-			pods: map[string][]Pod{"Deployment/single": {pod("single-b", "n2", true, time.Minute), pod("single-c", "n2", true, time.Second)}},
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(newReady)}, nodes: nodes,
+			pods: map[string][]Pod{"Deployment/single": {pod("single-c", "n2", true, time.Second)}},
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
-				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
+				Surges:    []Surge{surgeEnd("single")},
 				Workloads: budgeted(msgSurgeReady),
 			},
 		},
-		"the deadline passed without Karpenter: back to 1 (status explains once one pod is left)": {
+		"the deadline passed without Karpenter: the extra pod removed, the record kept": {
 			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
-			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
-			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute)))},
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}},
+			work: []Workload{surgingAhead("n1 "+stamp(now.Add(-8*time.Minute)), pod("single-b", "n2", true, 7*time.Minute))},
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
-				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
-				Workloads: budgeted(msgSurgeReady),
+				Surges:    over("n1 2026-11-22T11:52:00Z"),
+				Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:52:00Z: no new hand-off of that node before 2026-11-22T12:07:00Z"),
 			},
 		},
 		"cooldown: the node settled anew, but too soon after the last hand-off": {
@@ -172,29 +193,29 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		},
 		"the deadline counts the new pod only: the old one's readiness flapping does not extend it": {
 			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
-			pods: map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true, Since: now.Add(-10 * time.Second), Created: now.Add(-time.Hour)}, pod("single-b", "n2", true, 7*time.Minute)}},
-			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
+			pods: map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true, Since: now.Add(-10 * time.Second), Created: now.Add(-time.Hour)}}},
+			work: []Workload{surgingAhead("n1 "+stamp(now.Add(-8*time.Minute))+" 1", pod("single-b", "n2", true, 7*time.Minute))},
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
-				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
-				Workloads: budgeted(msgSurgeReady),
+				Surges:    over("n1 2026-11-22T11:52:00Z 1"),
+				Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:52:00Z: no new hand-off of that node before 2026-11-22T12:07:00Z"),
 			},
 		},
 		"the deadline is capped from the hand-off's start: a new pod that flaps does not keep the surge": {
 			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
-			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), {Name: "single-b", Node: "n2", Ready: true, Since: now.Add(-time.Minute), Created: now.Add(-17 * time.Minute)}}},
-			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-17*time.Minute))+" 1")},
+			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}},
+			work: []Workload{surgingAhead("n1 "+stamp(now.Add(-17*time.Minute))+" 1", Pod{Name: "single-b", Node: "n2", Ready: true, Since: now.Add(-time.Minute), Created: now.Add(-17 * time.Minute)})},
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
-				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
-				Workloads: budgeted(msgSurgeReady),
+				Surges:    over("n1 2026-11-22T11:43:00Z 1"),
+				Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:43:00Z: no new hand-off of that node before 2026-11-22T11:58:00Z"),
 			},
 		},
 		"cluster-autoscaler: a node of a node group under the threshold, surge ahead with its window": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
 			want: result{
 				Apply:  []*policyv1.PodDisruptionBudget{floor},
-				Scales: []Scale{{Name: "single", From: 1, Replicas: 2, Original: ptr.To[int32](1), HandOff: "n1 2026-11-22T12:00:00Z 1"}},
+				Surges: []Surge{ahead1("n1 2026-11-22T12:00:00Z 1")},
 				// 10 minutes for the new pod, then the recheck (5), unneeded time (10) and a minute.
 				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:26:00")),
 				RequeueAfter:  surgePoll,
@@ -214,9 +235,9 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"cluster-autoscaler: its deletion-candidate taint accepts the hand-off, which holds past the deadline": {
 			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}),
 			nodes:   map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
-			pods:    map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			pods:    onN1,
 			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
-			work:    []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
+			work:    []Workload{surgingAhead("n1 "+stamp(now.Add(-8*time.Minute))+" 1", pod("single-b", "n2", true, 7*time.Minute))},
 			want: result{
 				Apply:         []*policyv1.PodDisruptionBudget{floor},
 				Workloads:     surging(aheadUntil("cluster-autoscaler", "11:55:30")),
@@ -227,25 +248,25 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"cluster-autoscaler: its taint holds the hand-off no later than its latest end": {
 			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}),
 			nodes:   map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
-			pods:    map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			pods:    onN1,
 			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
 			// 10 minutes and the window (2.5) after it began.
-			work: []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-13*time.Minute))+" 1")},
+			work: []Workload{surgingAhead("n1 "+stamp(now.Add(-13*time.Minute))+" 1", pod("single-b", "n2", true, 7*time.Minute))},
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
-				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
-				Workloads: budgeted(msgSurgeReady),
+				Surges:    over("n1 2026-11-22T11:47:00Z 1"),
+				Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:47:00Z: no new hand-off of that node before 2026-11-22T12:02:00Z"),
 			},
 		},
 		"cluster-autoscaler: without the taint the same hand-off is over": {
 			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}), nodes: nodes,
-			pods:    map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n2", true, 7*time.Minute)}},
+			pods:    onN1,
 			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
-			work:    []Workload{handedOff(surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), "n1 "+stamp(now.Add(-8*time.Minute))+" 1")},
+			work:    []Workload{surgingAhead("n1 "+stamp(now.Add(-8*time.Minute))+" 1", pod("single-b", "n2", true, 7*time.Minute))},
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
-				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1}},
-				Workloads: budgeted(msgSurgeReady),
+				Surges:    over("n1 2026-11-22T11:52:00Z 1"),
+				Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:52:00Z: no new hand-off of that node before 2026-11-22T12:07:00Z"),
 			},
 		},
 		"cluster-autoscaler: the node's pods would fit on no other node, no surge and status names the pod, looked at again later": {
@@ -262,18 +283,18 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 				Workloads: budgeted(msgSurgeReady + "; Karpenter would find no room elsewhere for the pods of node n1 (" + noRoom + "), so holdfast does not surge ahead of it")},
 		},
 		"in progress: the new pod landed on the node itself, so the hand-off ends early, and the record says so": {
-			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
-			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n1", true, 20*time.Second)}},
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(pod("single-b", "n1", true, 20*time.Second))}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
+			pods: onN1,
 			want: result{
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
-				Scales:    []Scale{{Name: "single", From: 2, Replicas: 1, HandOff: "n1 2026-11-22T11:59:30Z 1 landed"}},
-				Workloads: budgeted(msgSurgeReady),
+				Surges:    over("n1 2026-11-22T11:59:30Z 1 landed"),
+				Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:59:30Z: no new hand-off of that node before 2026-11-22T12:14:30Z"),
 			},
 		},
 		"cluster-autoscaler accepted the node: a new pod there does not end the hand-off": {
-			policy: policy("p", time.Hour, surge), work: []Workload{inProgress}, groups: inGroup(Load{Requested: quarter}),
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(pod("single-b", "n1", false, 20*time.Second))}, groups: inGroup(Load{Requested: quarter}),
 			nodes: map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
-			pods:  map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour), pod("single-b", "n1", false, 20*time.Second)}},
+			pods:  onN1,
 			want: result{
 				Apply:         []*policyv1.PodDisruptionBudget{floor},
 				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:25:30")),
@@ -327,8 +348,7 @@ func TestRoomWanted(t *testing.T) {
 	surge := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	skip := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSkip })
 	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
-	backedOff := single
-	backedOff.Annotations = map[string]string{holdfastv1alpha1.HandOffAnnotation: "n1 " + stamp(now.Add(-2*time.Minute))}
+	backedOff := handedOff(single, "n1 "+stamp(now.Add(-2*time.Minute)))
 	tests := map[string]struct {
 		policy holdfastv1alpha1.DisruptionPolicy
 		work   Workload
@@ -341,7 +361,7 @@ func TestRoomWanted(t *testing.T) {
 		"a node above the threshold": {policy: surge, work: single,
 			load: Load{Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("1Gi")}}},
 		"a node in its back-off": {policy: surge, work: backedOff, load: Load{Requested: quarter}},
-		"a hand-off under way":   {policy: surge, work: surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1"), load: Load{Requested: quarter}},
+		"a hand-off under way":   {policy: surge, work: surged(single, 1), load: Load{Requested: quarter}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -366,15 +386,12 @@ func TestLeftoverHandOffTaints(t *testing.T) {
 		n.Spec.Taints = []corev1.Taint{{Key: holdfastv1alpha1.HandOffTaintKey, Effect: corev1.TaintEffectPreferNoSchedule, TimeAdded: ptr.To(metav1.NewTime(now.Add(-ago)))}}
 		return *n
 	}
-	record := func(value string) Workload {
-		w := surged(ready(workload(holdfastv1alpha1.KindDeployment, "single", 2), 2), "1")
-		w.Annotations = maps.Clone(w.Annotations)
-		w.Annotations[holdfastv1alpha1.HandOffAnnotation] = value
-		return w
-	}
-	nodes := []corev1.Node{tainted("handed", time.Hour), tainted("over", time.Hour), tainted("just", time.Second), tainted("landed", time.Hour), *node("plain", false)}
-	surging := []Workload{record("handed " + stamp(now.Add(-time.Minute)) + " 1"), record("landed " + stamp(now.Add(-time.Minute)) + " 1 landed")}
-	if got, want := LeftoverHandOffTaints(nodes, surging, now), []string{"over", "landed"}; !slices.Equal(got, want) {
+	record := func(value string, extra int32) SurgeSet { return SurgeSet{Replicas: extra, HandOff: value} }
+	nodes := []corev1.Node{tainted("handed", time.Hour), tainted("over", time.Hour), tainted("just", time.Second), tainted("landed", time.Hour),
+		tainted("ended", time.Hour), *node("plain", false)}
+	sets := []SurgeSet{record("handed "+stamp(now.Add(-time.Minute))+" 1", 1), record("landed "+stamp(now.Add(-time.Minute))+" 1 landed", 1),
+		record("ended "+stamp(now.Add(-time.Minute))+" 1", 0)}
+	if got, want := LeftoverHandOffTaints(nodes, sets, now), []string{"over", "landed", "ended"}; !slices.Equal(got, want) {
 		t.Errorf("LeftoverHandOffTaints = %v, want %v", got, want)
 	}
 }

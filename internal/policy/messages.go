@@ -16,7 +16,7 @@ import (
 const (
 	msgNoSelector        = "its scale subresource reports no usable status.selector, so holdfast cannot tell its pods: no budget; have its controller set the selector"
 	msgNoReplicas        = "no replicas: nothing to budget"
-	msgSurgeReady        = "single replica under Surge: a drain of its node first scales it to 2, then lets the eviction through once the new pod is Ready"
+	msgSurgeReady        = "single replica under Surge: a drain of its node first starts an extra pod elsewhere, then lets the eviction through once that pod is Ready"
 	msgStatefulNotSurged = "single-replica StatefulSet under Surge: a second copy of the same identity cannot run, so it gets no budget and a drain restarts its pod on another node"
 	msgSingleSkipped     = "single replica: any budget would block every drain, so it gets none (singleReplica: Skip); add replicas, or choose Surge or Protect"
 	msgProtected         = "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod"
@@ -65,16 +65,16 @@ func msgEscaped(node string, escapeAfter time.Duration) string {
 	return fmt.Sprintf("the drain of node %s was blocked for escapeAfter (%s): its budget now lets the eviction through", node, escapeAfter)
 }
 
-func msgSurgeStarted(node string, from, to int32) string {
-	return fmt.Sprintf("node %s is being drained: scaled from %d to %d; the eviction waits until the new pod is Ready on another node", node, from, to)
+func msgSurgeStarted(node string, replicas int32) string {
+	return fmt.Sprintf("node %s is being drained: 1 extra pod added beside the %s; the eviction waits until it is Ready on another node", node, Plural(replicas, "replica"))
 }
 
-func msgSurgedForDrain(original, size int32, node string, ready int32) string {
-	return fmt.Sprintf("surged from %d to %d for the drain of node %s: %d Ready elsewhere", original, size, node, ready)
+func msgSurgedForDrain(replicas, extra int32, node string, ready int32) string {
+	return fmt.Sprintf("%s beside the %s for the drain of node %s: %d of them Ready elsewhere", Plural(extra, "extra pod"), Plural(replicas, "replica"), node, ready)
 }
 
-func msgSurgeWaiting(original, size, ready int32) string {
-	return fmt.Sprintf("surged from %d to %d: waiting for %d Ready pods before scaling back (%d now)", original, size, original, ready)
+func msgSurgeWaiting(replicas, extra, ready int32) string {
+	return fmt.Sprintf("%s beside the %s: waiting for %d of them Ready before removing the extra (%d now)", Plural(extra, "extra pod"), Plural(replicas, "replica"), replicas, ready)
 }
 
 func msgBudgeted(allowed, replicas int32) string {
@@ -109,9 +109,9 @@ func msgDegradedWorkloads(n int32) string {
 	return fmt.Sprintf("%d selected workloads have fewer Ready pods than they want, not because of a drain or a rollout; see status.workloads", n)
 }
 
-func msgSurgedAhead(from, to int32, autoscaler, node string, deadline time.Time) string {
-	return fmt.Sprintf("surged from %d to %d ahead of %s's scale-down of node %s, which its budget blocked: back to %d at %s unless %s takes the node first",
-		from, to, autoscaler, node, from, stamp(deadline), autoscaler)
+func msgSurgedAhead(extra int32, autoscaler, node string, deadline time.Time) string {
+	return fmt.Sprintf("%s ahead of %s's scale-down of node %s, which its budget blocked: removed at %s unless %s takes the node first",
+		Plural(extra, "extra pod"), autoscaler, node, stamp(deadline), autoscaler)
 }
 
 func msgHandOffDeclined(autoscaler string, h handOff) string {
@@ -138,9 +138,9 @@ func msgProtectedFromConsolidation(node string) string {
 	return fmt.Sprintf("%s, which keeps Karpenter from consolidating node %s (it considers it: Consolidatable); choose Surge to let it go with a second replica first", msgProtected, node)
 }
 
-func msgSurgedForFailure(lost int32, nodes []string, original, size int32) string {
-	return fmt.Sprintf("%d pods on lost node %s: surged from %d to %d until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition",
-		lost, strings.Join(nodes, ", "), original, size)
+func msgSurgedForFailure(lost int32, nodes []string, replicas, extra int32) string {
+	return fmt.Sprintf("%d pods on lost node %s: %s beside the %s until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition",
+		lost, strings.Join(nodes, ", "), Plural(extra, "extra pod"), Plural(replicas, "replica"))
 }
 
 func msgLostNotSurged(kind string, lost int32, nodes []string) string {
@@ -216,4 +216,12 @@ func msgZoneActive(zone string, limit, size int32, open bool) string {
 		return fmt.Sprintf("zone %s is being disrupted, but another zone has a pod not Ready, or more pods are missing than this zone lost: every zone is held until they are back", zone)
 	}
 	return fmt.Sprintf("zone %s is being disrupted: %d of its %d pods may be disrupted at once; every other zone is held", zone, limit, size)
+}
+
+// Plural is "1 pod", "2 pods": the count and the noun in English.
+func Plural(n int32, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }

@@ -2,9 +2,9 @@ package policy
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
@@ -37,31 +37,16 @@ func WorkloadOf(obj metav1.Object) Workload {
 	return w
 }
 
-// AttachAutoscalers gives each Deployment among ws the HorizontalPodAutoscaler of hpas
-// (the namespace's) that scales it, whose bounds a surge must raise.
-func AttachAutoscalers(hpas []autoscalingv2.HorizontalPodAutoscaler, ws []*Workload) {
-	for i := range hpas {
-		h := &hpas[i]
-		if h.Spec.ScaleTargetRef.Kind != holdfastv1alpha1.KindDeployment {
-			continue
-		}
-		for _, w := range ws {
-			if w.Kind == holdfastv1alpha1.KindDeployment && w.Name == h.Spec.ScaleTargetRef.Name {
-				a := AutoscalerOf(h)
-				w.Autoscaler = &a
-			}
-		}
+// SurgeSetOf reduces a ReplicaSet to a surge set; false for any ReplicaSet that is not
+// one, or is being deleted.
+func SurgeSetOf(rs *appsv1.ReplicaSet) (SurgeSet, bool) {
+	uid := rs.Labels[holdfastv1alpha1.SurgeOfLabel]
+	owner := metav1.GetControllerOf(rs)
+	if uid == "" || rs.DeletionTimestamp != nil || owner == nil || owner.Kind != "DisruptionPolicy" {
+		return SurgeSet{}, false
 	}
-}
-
-// AutoscalerOf reduces a HorizontalPodAutoscaler to its bounds and surge mark.
-func AutoscalerOf(h *autoscalingv2.HorizontalPodAutoscaler) Autoscaler {
-	a := Autoscaler{Name: h.Name, Min: Replicas(h.Spec.MinReplicas), Max: h.Spec.MaxReplicas,
-		Original: h.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]}
-	if h.Spec.ScaleTargetRef.Kind == holdfastv1alpha1.KindDeployment {
-		a.Deployment = h.Spec.ScaleTargetRef.Name
-	}
-	return a
+	return SurgeSet{Name: rs.Name, Policy: owner.Name, Deployment: rs.Annotations[holdfastv1alpha1.SurgeForAnnotation], DeploymentUID: types.UID(uid),
+		Replicas: Replicas(rs.Spec.Replicas), HandOff: rs.Annotations[holdfastv1alpha1.HandOffAnnotation]}, true
 }
 
 // Replicas defaults an unset spec.replicas to 1, as the apiserver does.
@@ -86,6 +71,7 @@ func PodOf(pod *corev1.Pod) (Pod, bool) {
 		Since:        since,
 		Created:      pod.CreationTimestamp.Time,
 		DoNotDisrupt: pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true",
+		Surge:        pod.Labels[holdfastv1alpha1.SurgeOfLabel] != "",
 		Zone:         pod.Labels[holdfastv1alpha1.ZoneLabel],
 	}, true
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -65,27 +64,32 @@ func TestReadinessFallsBackToCreation(t *testing.T) {
 	}
 }
 
-// An autoscaler goes to the Deployment it scales, by kind and name, with its surge mark.
-func TestAttachAutoscalers(t *testing.T) {
-	hpa := func(name, kind, target, mark string) autoscalingv2.HorizontalPodAutoscaler {
-		h := autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: kind, Name: target}, MaxReplicas: 4}}
-		if mark != "" {
-			h.Annotations = map[string]string{holdfastv1alpha1.SurgeOriginalBoundsAnnotation: mark}
+// A surge set is a ReplicaSet with holdfast's label and a DisruptionPolicy as its
+// controller, not being deleted.
+func TestSurgeSetOf(t *testing.T) {
+	set := func(mod func(*appsv1.ReplicaSet)) *appsv1.ReplicaSet {
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "holdfast-surge-web",
+			Labels:          map[string]string{holdfastv1alpha1.SurgeOfLabel: "uid-web"},
+			Annotations:     map[string]string{holdfastv1alpha1.SurgeForAnnotation: "web", holdfastv1alpha1.HandOffAnnotation: "n1 2026-11-22T12:00:00Z 1"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "DisruptionPolicy", Name: "p", Controller: ptr.To(true)}}},
+			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2)}}
+		if mod != nil {
+			mod(rs)
 		}
-		return h
+		return rs
 	}
-	web := &Workload{Kind: holdfastv1alpha1.KindDeployment, Name: "web"}
-	db := &Workload{Kind: holdfastv1alpha1.KindStatefulSet, Name: "db"}
-	api := &Workload{Kind: holdfastv1alpha1.KindDeployment, Name: "api"}
-	AttachAutoscalers([]autoscalingv2.HorizontalPodAutoscaler{
-		hpa("web", holdfastv1alpha1.KindDeployment, "web", "1/3"),
-		hpa("db", holdfastv1alpha1.KindStatefulSet, "db", ""),
-	}, []*Workload{web, db, api})
-	if diff := cmp.Diff(&Autoscaler{Name: "web", Min: 1, Max: 4, Original: "1/3", Deployment: "web"}, web.Autoscaler); diff != "" {
-		t.Errorf("web's autoscaler (-want +got):\n%s", diff)
+	got, ok := SurgeSetOf(set(nil))
+	want := SurgeSet{Name: "holdfast-surge-web", Policy: "p", Deployment: "web", DeploymentUID: "uid-web", Replicas: 2, HandOff: "n1 2026-11-22T12:00:00Z 1"}
+	if diff := cmp.Diff(want, got); !ok || diff != "" {
+		t.Errorf("SurgeSetOf = %t (-want +got):\n%s", ok, diff)
 	}
-	if db.Autoscaler != nil || api.Autoscaler != nil {
-		t.Errorf("autoscalers %+v and %+v, want none: only a Deployment's own is attached", db.Autoscaler, api.Autoscaler)
+	for name, mod := range map[string]func(*appsv1.ReplicaSet){
+		"a Deployment's own ReplicaSet": func(rs *appsv1.ReplicaSet) { rs.Labels = nil; rs.OwnerReferences[0].Kind = "Deployment" },
+		"labelled, but not a policy's":  func(rs *appsv1.ReplicaSet) { rs.OwnerReferences = nil },
+		"being deleted":                 func(rs *appsv1.ReplicaSet) { rs.DeletionTimestamp = ptr.To(metav1.NewTime(now)) },
+	} {
+		if _, ok := SurgeSetOf(set(mod)); ok {
+			t.Errorf("%s: read as a surge set", name)
+		}
 	}
 }

@@ -28,7 +28,7 @@ type health struct {
 	next time.Time
 }
 
-// assess reads w's pods. Pods not Ready on a node being drained are left out: the
+// assess reads w's pods, and the proof of its surge set's. Pods not Ready on a node being drained are left out: the
 // drain explains them, and their budget lets them go (unhealthyPodEvictionPolicy).
 func assess(o Observed, w *Workload) health {
 	var h health
@@ -57,6 +57,16 @@ func assess(o Observed, w *Workload) health {
 			h.stuck = append(h.stuck, fmt.Sprintf("pod %s not scheduled since %s", pod.Name, stamp(pod.Since)))
 		default:
 			h.stuck = append(h.stuck, fmt.Sprintf("pod %s not Ready on node %s since %s", pod.Name, pod.Node, stamp(pod.Since)))
+		}
+	}
+	// A surge set's pods count in the budget too: one not proven yet takes a
+	// disruption off it like the Deployment's own.
+	if w.surging() {
+		for _, pod := range w.Surge.Pods {
+			if proven := pod.Since.Add(time.Second + gate); pod.Ready && gate > 0 && o.Now.Before(proven) {
+				h.young = append(h.young, fmt.Sprintf("pod %s Ready since %s, counted available from %s", pod.Name, stamp(pod.Since), stamp(proven)))
+				soon(proven)
+			}
 		}
 	}
 	slices.Sort(h.young)
@@ -108,7 +118,7 @@ func pace(o Observed, w *Workload, size int32, h health, v verdict) verdict {
 	}
 	// A budget that already allows nothing (a single replica's minAvailable 1) has nothing
 	// to pace.
-	if tight := tighten(v.budget.Spec, w.Replicas, int32(len(h.young))); len(h.young) > 0 && !equality.Semantic.DeepEqual(tight, v.budget.Spec) {
+	if tight := tighten(v.budget.Spec, w.Replicas+w.extra(), int32(len(h.young))); len(h.young) > 0 && !equality.Semantic.DeepEqual(tight, v.budget.Spec) {
 		v.budget.Spec = tight
 		if st.State == holdfastv1alpha1.WorkloadBudgeted {
 			st.State = holdfastv1alpha1.WorkloadPacing

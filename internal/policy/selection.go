@@ -29,7 +29,7 @@ func Selects(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) (bool, error) {
 }
 
 // NeedsPods reports whether Decide needs the pods of w, which o.Policy selects: a
-// single replica under Surge or Protect, a surge in progress, a workload short of
+// single replica under Surge or Protect, one with a surge set, a workload short of
 // available pods (degraded, a replacement coming, or one not yet Ready for the
 // workload's own minReadySeconds), one whose budget carries the pacing mark, or one
 // whose budget blocks a drain under surge: WhenBlocked. Any other workload costs no read
@@ -44,7 +44,7 @@ func NeedsPods(o *Observed, w *Workload) bool {
 		// Its pods are labelled with their zones, and say which zone is disrupted.
 		return true
 	}
-	if _, surging := surgeOriginal(w); surging || w.Available < w.Replicas || selectsAny(w.Selector, o.LostPodLabels) {
+	if w.Surge != nil || w.Available < w.Replicas || selectsAny(w.Selector, o.LostPodLabels) {
 		return true
 	}
 	if w.Kind == holdfastv1alpha1.KindDaemonSet {

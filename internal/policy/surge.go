@@ -2,7 +2,12 @@ package policy
 
 import (
 	"fmt"
-	"strconv"
+	"hash/fnv"
+	"maps"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -13,62 +18,92 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
-// OrphanedSurges returns the scales that end the surges no policy selects any more (the
-// policy was deleted or its selector changed): back to the original size at once, since
-// nothing is left to wait for the drain on their behalf.
-func OrphanedSurges(policies []holdfastv1alpha1.DisruptionPolicy, surging []Workload) []Scale {
-	var out []Scale
-	for i := range surging {
-		w := &surging[i]
-		original, ok := surgeOriginal(w)
-		if !ok || WinnerOf(policies, w) != nil {
-			continue
+// The surge set: extra pods of a Deployment that holdfast owns.
+//
+// A surge adds pods beside a Deployment's own for as long as a drain, a hand-off or a
+// lost node takes some of them: a ReplicaSet owned by the policy, with the Deployment's
+// current template and one more label (SurgeOfLabel) that no ReplicaSet of the
+// Deployment selects. Services and the workload's budget select the template's labels,
+// so they count the extra pods; the Deployment, its ReplicaSets and its autoscaler
+// never see them, and holdfast writes none of them, so a GitOps tool, Helm or an
+// autoscaler that owns the Deployment's size has nothing to undo. The set is removed
+// once the Deployment's own pods are Ready again; the policy owning it lets the garbage
+// collector remove it with the policy, or with holdfast's CRDs on uninstall.
+
+// surgeSetPrefix starts every surge set's name.
+const surgeSetPrefix = "holdfast-surge-"
+
+// maxSurgeSetName keeps a surge set's pods' names (the set's, a dash and five
+// characters) within the 253 characters of an object name.
+const maxSurgeSetName = 240
+
+// SurgeSetName is the name of the surge set of the Deployment of that name: one per
+// Deployment, so that every policy and every restart of the operator finds the same.
+func SurgeSetName(deployment string) string {
+	name := surgeSetPrefix + deployment
+	if len(name) <= maxSurgeSetName {
+		return name
+	}
+	h := fnv.New32a()
+	h.Write([]byte(deployment))
+	return fmt.Sprintf("%s-%08x", name[:maxSurgeSetName-9], h.Sum32())
+}
+
+// surging reports whether w's surge set runs extra pods.
+func (w *Workload) surging() bool { return w.Surge != nil && w.Surge.Replicas > 0 }
+
+// extra is how many extra pods w's surge set runs.
+func (w *Workload) extra() int32 {
+	if w.Surge == nil {
+		return 0
+	}
+	return w.Surge.Replicas
+}
+
+// unclaimedSurges removes the surge sets o.Policy owns whose Deployment no policy
+// selects any more, or is gone: at once, since nothing is left to wait for on their
+// behalf. A set another policy now wins is left to it, which takes it over.
+func unclaimedSurges(o Observed) []Surge {
+	var out []Surge
+	for _, set := range o.Surges {
+		if set.Policy == o.Policy.Name && set.Unclaimed {
+			out = append(out, Surge{Name: set.Name, Deployment: set.Deployment, DeploymentUID: set.DeploymentUID, Delete: true})
 		}
-		out = append(out, Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w.Autoscaler)})
 	}
 	return out
 }
 
 // surgeProgress is where a surge of a workload stands.
 type surgeProgress struct {
-	// active says a surge is on and not over: the workload is scaled up for a drain or
-	// for the pods of a lost node.
+	// active says a surge is on and not over: extra pods run for a drain or for the
+	// pods of a lost node.
 	active bool
-	// forDrain says the surge holds a replica for a drain, a hand-off, or a pod still
-	// starting after them.
+	// forDrain says the surge holds a pod for a drain, a hand-off, or a pod of the
+	// Deployment still starting after them.
 	forDrain bool
-	// original is the size the workload goes back to.
-	original int32
-	// size is the size the workload is counted at: the original while the surge is on,
-	// the one it is left at once over, its own without a surge.
+	// size is the size the workload is counted at: its own.
 	size int32
 	// message says where an active surge stands.
 	message string
-	// changes are the surge's own: a resize or a scale back, a poll while on.
+	// changes are the surge's own: a resize or its end, a poll while on.
 	changes verdict
 }
 
-// followSurge moves a surge in progress on: it is over (and scaled back) once no pod is
-// on a node being drained or lost, no hand-off to an autoscaler is in progress, and the
-// original number of pods is Ready elsewhere, or no pod is still starting. While on, it
-// keeps one replica for a drain and one for each pod on a lost node; the brake keeps
-// the size made and adds nothing.
+// followSurge moves a surge in progress on: it is over (its set removed, or kept empty
+// with the record of a hand-off) once no pod of the Deployment is on a node being
+// drained or lost, no hand-off to an autoscaler is in progress, and the Deployment's
+// own pods are Ready elsewhere, or none is still starting. While on, it keeps one pod
+// for a drain and one for each pod on a lost node; the brake keeps what runs and adds
+// nothing.
 func followSurge(o Observed, w *Workload, f failure) surgeProgress {
-	original, ok := surgeOriginal(w)
-	if !ok {
-		return surgeProgress{size: w.Replicas}
+	if !w.surging() {
+		p := surgeProgress{size: w.Replicas}
+		if w.Surge != nil && !keepsRecord(o, w, w.Surge.HandOff) {
+			p.changes.surges = []Surge{surgeOf(w, 0, "")}
+		}
+		return p
 	}
-	set := surgeSize(w, original)
-	// An autoscaler not raised under a marked Deployment: the operator stopped between
-	// the surge's two writes (or the autoscaler came during the surge). It holds the
-	// Deployment to its own bounds, so a surge it scaled back to the original size is
-	// still this one, resumed below, not someone else's change.
-	unraised := w.Autoscaler != nil && w.Autoscaler.Original == ""
-	if w.Replicas != set && (!unraised || w.Replicas != original) {
-		// Someone else changed the size during the surge: theirs is the size to keep.
-		back := Scale{Name: w.Name, From: w.Replicas, Replicas: w.Replicas, Autoscaler: restoredBounds(w.Autoscaler)}
-		return surgeProgress{size: w.Replicas, changes: verdict{scales: []Scale{back}}}
-	}
+	extra := w.Surge.Replicas
 	var ready int32
 	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
 		if pod.Ready && !BeingDrained(o.Nodes[pod.Node]) && !f.lost[pod.Node] {
@@ -79,70 +114,86 @@ func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 	if !surgesForFailure(o.Policy) {
 		lost = 0
 	}
-	// Short of Ready pods, the surge waits for those still starting; once none is, waiting
-	// longer changes nothing (the new pod crash-loops, or finds no room), and scaling
-	// back deletes the pods that are not Ready first. One the autoscaler scaled back is
-	// resumed only for a drain, a hand-off or a lost node: after them, there is nothing
-	// left to wait at a larger size.
+	// Short of Ready pods, the surge waits for the Deployment's own still starting;
+	// once none is, waiting longer changes nothing (the new pod crash-loops, or finds
+	// no room).
 	node := drainedNode(o, w)
 	if f.lost[node] {
 		node = "" // counted as lost
 	}
 	h, autoscaler, deadline, ahead := handingOff(o, w)
-	waiting := w.Replicas == set && ready < original && assess(o, w).starting > 0
+	waiting := ready < w.Replicas && assess(o, w).starting > 0
 	if node == "" && !ahead && lost == 0 && !waiting {
-		back := Scale{Name: w.Name, From: w.Replicas, Replicas: original, Autoscaler: restoredBounds(w.Autoscaler)}
+		record := w.Surge.HandOff
 		if h, ok := landed(o, w); ok {
-			back.HandOff = h.String()
+			record = h.String()
 		}
-		return surgeProgress{size: original, changes: verdict{scales: []Scale{back}}}
+		if !keepsRecord(o, w, record) {
+			record = ""
+		}
+		return surgeProgress{size: w.Replicas, changes: verdict{surges: []Surge{surgeOf(w, 0, record)}}}
 	}
-	p := surgeProgress{active: true, forDrain: node != "" || ahead || waiting && set > original+lost, original: original, size: original,
+	p := surgeProgress{active: true, forDrain: node != "" || ahead || waiting && extra > lost, size: w.Replicas,
 		changes: verdict{requeueAfter: surgePoll}}
-	want := set
+	want := extra
 	if node != "" || ahead || lost > 0 {
-		want = original + lost
+		want = lost
 		if p.forDrain {
 			want++
 		}
 	}
 	if f.brake != "" {
-		want = min(want, set)
+		want = min(want, extra)
 	}
 	switch {
 	case lost > 0:
-		p.message = msgSurgedForFailure(lost, nodes, original, want)
+		p.message = msgSurgedForFailure(lost, nodes, w.Replicas, want)
 	case node != "":
-		p.message = msgSurgedForDrain(original, want, node, ready)
+		p.message = msgSurgedForDrain(w.Replicas, want, node, ready)
 	case ahead:
-		p.message = msgSurgedAhead(original, want, autoscaler, h.node, deadline)
+		p.message = msgSurgedAhead(want, autoscaler, h.node, deadline)
 	default:
-		p.message = msgSurgeWaiting(original, want, ready)
+		p.message = msgSurgeWaiting(w.Replicas, want, ready)
 	}
-	if want != w.Replicas || unraised {
-		// A new size, or the surge's first write again (a no-op unless the autoscaler
-		// scaled it back) and then its second.
-		p.changes.scales = []Scale{surgeScale(w, original, want)}
+	if want != extra || w.Surge.Policy != o.Policy.Name {
+		// A new size, or a set another policy made, which this one takes over.
+		p.changes.surges = []Surge{surgeOf(w, want, w.Surge.HandOff)}
 	}
 	return p
 }
 
-// startSurge scales a Deployment up by one when the node of one of its pods is being
+// startSurge adds one pod beside a Deployment when the node of one of its pods is being
 // drained; the verdict's message says so.
 func startSurge(o Observed, w *Workload) (verdict, bool) {
 	node := drainedNode(o, w)
 	if node == "" {
 		return verdict{}, false
 	}
-	v := verdict{scales: []Scale{surgeScale(w, w.Replicas, w.Replicas+1)}, requeueAfter: surgePoll}
-	v.status.Message = msgSurgeStarted(node, w.Replicas, w.Replicas+1)
+	v := verdict{surges: []Surge{surgeOf(w, 1, record(w))}, requeueAfter: surgePoll}
+	v.status.Message = msgSurgeStarted(node, w.Replicas)
 	return v, true
 }
 
-// surgeScale scales w from its size to size, marked with original, and raises its
-// autoscaler to match.
-func surgeScale(w *Workload, original, size int32) Scale {
-	return Scale{Name: w.Name, From: w.Replicas, Replicas: size, Original: ptr.To(original), Autoscaler: raisedBounds(w, size)}
+// surgeOf sets w's surge set to extra pods, keeping record; with no pods and no record
+// to keep, it removes the set.
+func surgeOf(w *Workload, extra int32, record string) Surge {
+	return Surge{Name: SurgeSetName(w.Name), Deployment: w.Name, DeploymentUID: w.UID, Replicas: extra, HandOff: record,
+		Delete: extra == 0 && record == ""}
+}
+
+// record is the hand-off record w's surge set keeps, if any.
+func record(w *Workload) string {
+	if w.Surge == nil {
+		return ""
+	}
+	return w.Surge.HandOff
+}
+
+// keepsRecord reports whether an empty surge set must stay for its hand-off record: the
+// record holds back the next hand-off of its node while w's pod is on it.
+func keepsRecord(o Observed, w *Workload, rec string) bool {
+	h, ok := parseHandOff(rec)
+	return ok && slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node })
 }
 
 // surgeSingle keeps minAvailable 1 on a single-replica Deployment and surges it when its
@@ -178,69 +229,16 @@ func blocksDrain(o Observed, w *Workload, h health, v verdict) bool {
 		equality.Semantic.DeepEqual(cur.Spec, v.budget.Spec)
 }
 
-// surgeBudget holds a surged Deployment at the floor of its original size, so that the
-// added pod pays for the eviction: minAvailable 1 for a single replica, the policy's
-// floor at the original size otherwise. The policy's maxUnavailable as is would raise
-// the floor with the surge and never let the eviction through.
-func surgeBudget(o Observed, w *Workload, original int32) *policyv1.PodDisruptionBudget {
-	if original <= 1 {
+// surgeBudget holds a surged Deployment at the floor of its own size, so that the
+// extra pods pay for the eviction: minAvailable 1 for a single replica, the policy's
+// floor at the Deployment's size otherwise. The policy's maxUnavailable as is would
+// count the extra pods' controller too and never let the eviction through.
+func surgeBudget(o Observed, w *Workload) *policyv1.PodDisruptionBudget {
+	if w.Replicas <= 1 {
 		return singleReplicaBudget(o, w, nil)
 	}
-	floor := availability.Floor(policyv1.PodDisruptionBudgetSpec{MaxUnavailable: o.Policy.Spec.MaxUnavailable, MinAvailable: o.Policy.Spec.MinAvailable}, original)
+	floor := availability.Floor(policyv1.PodDisruptionBudgetSpec{MaxUnavailable: o.Policy.Spec.MaxUnavailable, MinAvailable: o.Policy.Spec.MinAvailable}, w.Replicas)
 	return budgetFor(o.Policy, w, policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(floor))}, nil)
-}
-
-// surgeOriginal returns the replicas a surged Deployment goes back to.
-func surgeOriginal(w *Workload) (int32, bool) {
-	v, ok := w.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil || n < 0 {
-		// A value holdfast did not write: the surge cannot be undone safely, so it is
-		// forgotten and the current size kept.
-		return 0, false
-	}
-	return int32(n), true
-}
-
-// surgeSize returns the size holdfast surged w to: one more than original for a surge
-// that did not record it.
-func surgeSize(w *Workload, original int32) int32 {
-	n, err := strconv.ParseInt(w.Annotations[holdfastv1alpha1.SurgeReplicasAnnotation], 10, 32)
-	if err != nil || n <= int64(original) {
-		return original + 1
-	}
-	return int32(n)
-}
-
-// raisedBounds lifts w's autoscaler bounds to at least replicas for a surge,
-// remembering the first originals.
-func raisedBounds(w *Workload, replicas int32) *AutoscalerBounds {
-	a := w.Autoscaler
-	if a == nil {
-		return nil
-	}
-	original := a.Original
-	if original == "" {
-		original = fmt.Sprintf("%d/%d", a.Min, a.Max)
-	}
-	return &AutoscalerBounds{Name: a.Name, FromMin: a.Min, FromMax: a.Max, Min: max(a.Min, replicas), Max: max(a.Max, replicas), Original: original}
-}
-
-// restoredBounds puts back the bounds a surge raised; nil when it raised none. The
-// original minimum may be 0: an autoscaler that scales to zero.
-func restoredBounds(a *Autoscaler) *AutoscalerBounds {
-	if a == nil || a.Original == "" {
-		return nil
-	}
-	var lo, hi int32
-	if _, err := fmt.Sscanf(a.Original, "%d/%d", &lo, &hi); err != nil || lo < 0 || hi < max(lo, 1) {
-		// Not holdfast's writing: leave the bounds, drop the mark.
-		return &AutoscalerBounds{Name: a.Name, FromMin: a.Min, FromMax: a.Max, Min: a.Min, Max: a.Max}
-	}
-	return &AutoscalerBounds{Name: a.Name, FromMin: a.Min, FromMax: a.Max, Min: lo, Max: hi}
 }
 
 // drainedNode returns the node being drained that one of w's pods is on, or "".
@@ -251,4 +249,42 @@ func drainedNode(o Observed, w *Workload) string {
 		}
 	}
 	return ""
+}
+
+// SurgeReplicaSet is the surge set s sets beside Deployment d, under policy p: s's
+// extra pods of d's current template, which carries SurgeOfLabel so that only the set
+// selects them, and the set's own labels, which d's selector does not match, so that d
+// never adopts it. p is its controller: the garbage collector removes the set with p.
+func SurgeReplicaSet(p *holdfastv1alpha1.DisruptionPolicy, d *appsv1.Deployment, s Surge) *appsv1.ReplicaSet {
+	uid := string(d.UID)
+	template := *d.Spec.Template.DeepCopy()
+	template.Labels = maps.Clone(template.Labels)
+	if template.Labels == nil {
+		template.Labels = map[string]string{}
+	}
+	template.Labels[holdfastv1alpha1.SurgeOfLabel] = uid
+	annotations := map[string]string{holdfastv1alpha1.SurgeForAnnotation: d.Name}
+	if s.HandOff != "" {
+		annotations[holdfastv1alpha1.HandOffAnnotation] = s.HandOff
+	}
+	return &appsv1.ReplicaSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "ReplicaSet"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      s.Name,
+			Namespace: d.Namespace,
+			Labels: map[string]string{holdfastv1alpha1.SurgeOfLabel: uid, holdfastv1alpha1.PolicyLabel: p.Name,
+				managedByLabel: managedByValue},
+			Annotations: annotations,
+			// Not blocking the policy's deletion: that would need the right to set
+			// finalizers on policies, and nothing waits for the set to go.
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: holdfastv1alpha1.GroupVersion.String(), Kind: "DisruptionPolicy",
+				Name: p.Name, UID: p.UID, Controller: ptr.To(true)}},
+		},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas:        ptr.To(s.Replicas),
+			MinReadySeconds: d.Spec.MinReadySeconds,
+			Selector:        &metav1.LabelSelector{MatchLabels: map[string]string{holdfastv1alpha1.SurgeOfLabel: uid}},
+			Template:        template,
+		},
+	}
 }

@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"slices"
-
 	policyv1 "k8s.io/api/policy/v1"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -13,8 +11,8 @@ import (
 //
 // A policy deleted while the operator is down, or between two leaders, sends no event
 // that anyone sees, so its budgets (a closed window's maxUnavailable 0 would block every
-// drain for good) and its surges (a Deployment left one replica up, an autoscaler's
-// bounds raised) would stay. holdfast sweeps rather than holding the policy with a
+// drain for good) would stay. (Its surge sets need no sweep: the policy owns them, and
+// the garbage collector removes them with it.) holdfast sweeps rather than holding the policy with a
 // finalizer: a finalizer keeps a policy, and so its namespace, from being deleted while
 // the operator is not running or is uninstalled, and protects nothing for policies made
 // before it existed; the sweep needs nothing of the policy, runs at start (the budget
@@ -24,22 +22,16 @@ type Sweep struct {
 	// Delete are holdfast's budgets (OwnBudget) labelled with a policy that is not in the
 	// namespace.
 	Delete []*policyv1.PodDisruptionBudget
-	// Scales end the surges no policy selects any more.
-	Scales []Scale
-	// Autoscalers restore the bounds of autoscalers left raised: marked by a surge, but
-	// their Deployment no longer is (it was deleted, or deleted and made again by a
-	// selector change or a reinstall), so no scale-back would ever restore them.
-	Autoscalers []AutoscalerBounds
 	// PodAnnotations take do-not-disrupt off the pods that a gone policy's Protect put
 	// it on.
 	PodAnnotations []PodAnnotation
 }
 
 // SweepNamespace decides the sweep of one namespace from its policies (those being
-// deleted included: their budgets go once they are gone), its budgets and its surging
-// Deployments, its autoscalers and its pods marked by Protect (Observed.Marked). It reads
-// only its arguments and does not modify them.
-func SweepNamespace(policies []holdfastv1alpha1.DisruptionPolicy, budgets []policyv1.PodDisruptionBudget, surging []Workload, autoscalers []Autoscaler, marked map[string]string) Sweep {
+// deleted included: their budgets go once they are gone), its budgets and its pods
+// marked by Protect (Observed.Marked). It reads only its arguments and does not modify
+// them.
+func SweepNamespace(policies []holdfastv1alpha1.DisruptionPolicy, budgets []policyv1.PodDisruptionBudget, marked map[string]string) Sweep {
 	exists := make(map[string]bool, len(policies))
 	for i := range policies {
 		exists[policies[i].Name] = true
@@ -48,18 +40,6 @@ func SweepNamespace(policies []holdfastv1alpha1.DisruptionPolicy, budgets []poli
 	for i := range budgets {
 		if by := availability.ManagedBy(&budgets[i]); by != "" && !exists[by] && OwnBudget(&budgets[i]) {
 			s.Delete = append(s.Delete, &budgets[i])
-		}
-	}
-	s.Scales = OrphanedSurges(policies, surging)
-	for i := range autoscalers {
-		a := &autoscalers[i]
-		// A surge marks its Deployment before it raises the autoscaler, and restores
-		// the autoscaler before it removes the mark: a raised autoscaler whose
-		// Deployment is unmarked belongs to no surge.
-		if surgingTarget := slices.ContainsFunc(surging, func(w Workload) bool { return w.Name == a.Deployment }); !surgingTarget {
-			if b := restoredBounds(a); b != nil {
-				s.Autoscalers = append(s.Autoscalers, *b)
-			}
 		}
 	}
 	s.PodAnnotations = unmark(marked, func(by string) bool { return !exists[by] }, nil)

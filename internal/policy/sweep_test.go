@@ -14,8 +14,8 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
-// Issue 17 item 4: a policy deleted while the operator was down leaves budgets and
-// surges that the sweep finds without it.
+// Issue 17 item 4: a policy deleted while the operator was down leaves budgets that the
+// sweep finds without it (its surge sets go with it, by garbage collection).
 func TestSweepNamespace(t *testing.T) {
 	web := ready(workload(holdfastv1alpha1.KindDeployment, "web", 3), 3)
 	single := workload(holdfastv1alpha1.KindDeployment, "single", 2)
@@ -38,15 +38,11 @@ func TestSweepNamespace(t *testing.T) {
 	unlabelled := *budget("gone", web, maxUnavailable(intstr.FromInt32(1)), nil)
 	delete(unlabelled.Labels, managedByLabel)
 	tests := map[string]struct {
-		policies    []holdfastv1alpha1.DisruptionPolicy
-		budgets     []policyv1.PodDisruptionBudget
-		surging     []Workload
-		autoscalers []Autoscaler
-		delete      []string
-		scales      []Scale
-		restored    []AutoscalerBounds
-		marked      map[string]string
-		unmarked    []PodAnnotation
+		policies []holdfastv1alpha1.DisruptionPolicy
+		budgets  []policyv1.PodDisruptionBudget
+		delete   []string
+		marked   map[string]string
+		unmarked []PodAnnotation
 	}{
 		"a gone policy's budget is deleted; a live one's, a deleting one's and a user's stay": {
 			policies: []holdfastv1alpha1.DisruptionPolicy{kept, deleting},
@@ -56,42 +52,19 @@ func TestSweepNamespace(t *testing.T) {
 			},
 			delete: []string{"holdfast-deploy-other"},
 		},
-		"no policy left: every managed budget goes and the surge ends, autoscaler restored": {
+		"no policy left: every managed budget goes": {
 			budgets: []policyv1.PodDisruptionBudget{held, *budget("gone", single, minAvailable(intstr.FromInt32(1)), nil)},
-			surging: []Workload{withAutoscaler(surged(single, "1"), 2, 2, "1/1")},
 			delete:  []string{"holdfast-deploy-other", "holdfast-deploy-single"},
-			scales:  []Scale{{Name: "single", From: 2, Replicas: 1, Autoscaler: &AutoscalerBounds{Name: "single-hpa", FromMin: 2, FromMax: 2, Min: 1, Max: 1}}},
 		},
 		"a budget with a gone policy's label is deleted only with holdfast's managed-by label and its workload as owner": {
 			budgets: []policyv1.PodDisruptionBudget{held, copied, unowned, misnamed, unlabelled},
 			delete:  []string{"holdfast-deploy-other"},
-		},
-		// Issue 30 item 9: a surged Deployment deleted and made again leaves its
-		// autoscaler raised; one that scales to zero was left raised by its own mark.
-		"an autoscaler raised for a Deployment that is not surging is restored, to 0 too": {
-			policies: []holdfastv1alpha1.DisruptionPolicy{kept},
-			surging:  []Workload{withAutoscaler(surged(single, "1"), 2, 2, "1/1")},
-			autoscalers: []Autoscaler{
-				{Name: "single-hpa", Deployment: "single", Min: 2, Max: 2, Original: "1/1"},
-				{Name: "recreated", Deployment: "recreated", Min: 2, Max: 3, Original: "1/3"},
-				{Name: "to-zero", Deployment: "to-zero", Min: 2, Max: 5, Original: "0/5"},
-				{Name: "not-ours", Deployment: "not-ours", Min: 2, Max: 5, Original: "many"},
-			},
-			restored: []AutoscalerBounds{
-				{Name: "recreated", FromMin: 2, FromMax: 3, Min: 1, Max: 3},
-				{Name: "to-zero", FromMin: 2, FromMax: 5, Min: 0, Max: 5},
-				{Name: "not-ours", FromMin: 2, FromMax: 5, Min: 2, Max: 5},
-			},
 		},
 		// Issue 30 item 7: Protect's do-not-disrupt goes with its policy.
 		"a gone policy's do-not-disrupt is removed; a live one's stays": {
 			policies: []holdfastv1alpha1.DisruptionPolicy{kept, deleting},
 			marked:   map[string]string{"a-0": "gone", "b-0": "kept", "c-0": "deleting", "d-0": "gone"},
 			unmarked: []PodAnnotation{{Pod: "a-0"}, {Pod: "d-0"}},
-		},
-		"a surge another policy still selects goes on": {
-			policies: []holdfastv1alpha1.DisruptionPolicy{kept},
-			surging:  []Workload{surged(single, "1")},
 		},
 	}
 	for name, tc := range tests {
@@ -100,19 +73,13 @@ func TestSweepNamespace(t *testing.T) {
 			for i := range tc.budgets {
 				before = append(before, *tc.budgets[i].DeepCopy())
 			}
-			got := SweepNamespace(tc.policies, tc.budgets, tc.surging, tc.autoscalers, tc.marked)
+			got := SweepNamespace(tc.policies, tc.budgets, tc.marked)
 			var deleted []string
 			for _, b := range got.Delete {
 				deleted = append(deleted, b.Name)
 			}
 			if diff := cmp.Diff(tc.delete, deleted, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("deleted (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.scales, got.Scales, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("scales (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.restored, got.Autoscalers, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("autoscalers restored (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.unmarked, got.PodAnnotations, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("do-not-disrupt removed (-want +got):\n%s", diff)

@@ -102,8 +102,8 @@ func TestDecideOutsideWindows(t *testing.T) {
 	if diff := cmp.Diff(want, d.Apply); diff != "" {
 		t.Errorf("budgets (-want +got):\n%s", diff)
 	}
-	if len(d.Scales) != 0 {
-		t.Errorf("a surge started outside every window: %v", d.Scales)
+	if len(d.Surges) != 0 {
+		t.Errorf("a surge started outside every window: %v", d.Surges)
 	}
 	if d.RequeueAfter != 14*time.Hour {
 		t.Errorf("RequeueAfter = %s, want 14h (the next opening)", d.RequeueAfter)

@@ -61,8 +61,8 @@ func karpenterCluster() *snapshot.Snapshot {
 
 // The prediction reads the snapshot's NodeClaims and NodePools, and the nodes' pods, with
 // the operator's own reductions, so that plan and audit see the hand-off of a Surge
-// single replica's node to the autoscaler the operator makes: a surge to 2 ahead of the
-// scale-down, recorded on the Deployment; or, when something keeps the autoscaler off
+// single replica's node to the autoscaler the operator makes: an extra pod ahead of the
+// scale-down, recorded on its surge set; or, when something keeps the autoscaler off
 // the node, why holdfast does not surge.
 func TestPredictedHandOff(t *testing.T) {
 	handOff := "node-1 " + now.Format(time.RFC3339) + " 1"
@@ -74,7 +74,7 @@ func TestPredictedHandOff(t *testing.T) {
 		message string
 	}{
 		"Consolidatable under WhenEmptyOrUnderutilized: handed off to Karpenter": {
-			handOff: handOff, message: "surged from 1 to 2 ahead of Karpenter's scale-down of node node-1",
+			handOff: handOff, message: "1 extra pod ahead of Karpenter's scale-down of node node-1",
 		},
 		"a pod Karpenter must not disrupt: blocked": {
 			mod: func(s *snapshot.Snapshot) {
@@ -93,7 +93,7 @@ func TestPredictedHandOff(t *testing.T) {
 		"a node of a cluster-autoscaler node group, as the operator's flag names it": {
 			mod:         func(s *snapshot.Snapshot) { s.NodeClaims, s.NodePools = nil, nil },
 			autoscalers: policy.Autoscalers{NodeGroupLabel: "pool"},
-			handOff:     handOff, message: "surged from 1 to 2 ahead of cluster-autoscaler's scale-down of node node-1",
+			handOff:     handOff, message: "1 extra pod ahead of cluster-autoscaler's scale-down of node node-1",
 		},
 	}
 	for name, tc := range tests {
@@ -108,13 +108,13 @@ func TestPredictedHandOff(t *testing.T) {
 			}
 			d := outcomes[0].Decision
 			var got string
-			for _, sc := range d.Scales {
-				if sc.Name == "checkout" {
+			for _, sc := range d.Surges {
+				if sc.Deployment == "checkout" && sc.Replicas > 0 {
 					got = sc.HandOff
 				}
 			}
 			if got != tc.handOff {
-				t.Errorf("hand-off %q, want %q (scales %+v)", got, tc.handOff, d.Scales)
+				t.Errorf("hand-off %q, want %q (surges %+v)", got, tc.handOff, d.Surges)
 			}
 			var message string
 			for _, w := range d.Status.Workloads {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -112,15 +111,13 @@ type namespaced struct {
 	deployments map[string][]*appsv1.Deployment
 	sets        map[string][]*appsv1.StatefulSet
 	daemons     map[string][]*appsv1.DaemonSet
-	autoscalers map[string][]autoscalingv2.HorizontalPodAutoscaler
 	// room keeps Room's answers: every policy over the node asks the same.
 	room map[string]string
 }
 
 func index(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscalers) *namespaced {
 	x := &namespaced{s: s, operator: autoscalers, health: policy.HealthOf(s.Nodes, nodeLeases(s.Leases), now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{},
-		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{},
-		autoscalers: map[string][]autoscalingv2.HorizontalPodAutoscaler{}, room: map[string]string{}}
+		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{}, room: map[string]string{}}
 	for i := range s.Nodes {
 		x.nodes[s.Nodes[i].Name] = &s.Nodes[i]
 	}
@@ -142,9 +139,6 @@ func index(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscalers) 
 	}
 	for i := range s.DaemonSets {
 		x.daemons[s.DaemonSets[i].Namespace] = append(x.daemons[s.DaemonSets[i].Namespace], &s.DaemonSets[i])
-	}
-	for _, h := range s.HorizontalPodAutoscalers {
-		x.autoscalers[h.Namespace] = append(x.autoscalers[h.Namespace], h)
 	}
 	return x
 }
@@ -175,12 +169,15 @@ func (x *namespaced) ScaleTarget(_ context.Context, _ string, t holdfastv1alpha1
 	return nil, fmt.Sprintf("holdfast reads no %s (%s) into a snapshot, from a cluster or from manifests", t.Kind, t.APIVersion), nil
 }
 
-// Surging are the namespace's Deployments in the middle of a surge.
-func (x *namespaced) Surging(_ context.Context, ns string) ([]policy.Workload, error) {
-	return x.workloads(ns, func(w *policy.Workload) bool {
-		_, surging := w.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
-		return surging && w.Kind == holdfastv1alpha1.KindDeployment
-	}), nil
+// SurgeSets are the namespace's surge sets.
+func (x *namespaced) SurgeSets(_ context.Context, ns string) ([]appsv1.ReplicaSet, error) {
+	var out []appsv1.ReplicaSet
+	for _, rs := range x.s.ReplicaSets {
+		if rs.Namespace == ns && rs.Labels[holdfastv1alpha1.SurgeOfLabel] != "" {
+			out = append(out, rs)
+		}
+	}
+	return out, nil
 }
 
 func (x *namespaced) Budgets(_ context.Context, ns string) ([]policyv1.PodDisruptionBudget, error) {
@@ -217,10 +214,6 @@ func (x *namespaced) LostPodLabels(_ context.Context, ns string, h policy.NodeHe
 		}
 	}
 	return out, nil
-}
-
-func (x *namespaced) Autoscalers(_ context.Context, ns string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
-	return x.autoscalers[ns], nil
 }
 
 func (x *namespaced) Pods(_ context.Context, ns string, sel labels.Selector) ([]corev1.Pod, error) {

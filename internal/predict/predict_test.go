@@ -261,9 +261,9 @@ func TestPredictionKeepsScaleTargetBudgets(t *testing.T) {
 	}
 }
 
-// A surge the prediction starts raises the Deployment's autoscaler, as the controller's
-// does: the snapshot's HorizontalPodAutoscalers are read.
-func TestPredictionRaisesTheAutoscaler(t *testing.T) {
+// A surge the prediction starts is a surge set beside the Deployment, as the
+// controller's is: the Deployment and its autoscaler are left as their owners wrote them.
+func TestPredictionStartsASurgeSet(t *testing.T) {
 	s := workloads()
 	s.Nodes[0].Spec.Unschedulable = true
 	s.Pods = []corev1.Pod{{
@@ -285,10 +285,15 @@ func TestPredictionRaisesTheAutoscaler(t *testing.T) {
 	if len(outcomes) != 1 {
 		t.Fatalf("%d outcomes, want 1", len(outcomes))
 	}
-	want := []policy.Scale{{Name: "checkout", From: 1, Replicas: 2, Original: ptr.To(int32(1)),
-		Autoscaler: &policy.AutoscalerBounds{Name: "checkout", FromMin: 1, FromMax: 1, Min: 2, Max: 2, Original: "1/1"}}}
-	if diff := gocmp.Diff(want, outcomes[0].Decision.Scales); diff != "" {
-		t.Errorf("scales (-want +got):\n%s", diff)
+	var uid types.UID
+	for _, d := range s.Deployments {
+		if d.Name == "checkout" {
+			uid = d.UID
+		}
+	}
+	want := []policy.Surge{{Name: policy.SurgeSetName("checkout"), Deployment: "checkout", DeploymentUID: uid, Replicas: 1}}
+	if diff := gocmp.Diff(want, outcomes[0].Decision.Surges); diff != "" {
+		t.Errorf("surges (-want +got):\n%s", diff)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -110,4 +111,20 @@ func Object(ctx context.Context, c client.Client, live client.Reader, want clien
 func legacyFieldManager() string {
 	name, _, _ := strings.Cut(rest.DefaultKubernetesUserAgent(), "/")
 	return name
+}
+
+// SurgeSet applies a surge set when holdfast's part of it differs from want, as the
+// cache shows it.
+func SurgeSet(ctx context.Context, c client.Client, live client.Reader, want *appsv1.ReplicaSet) error {
+	cur := &appsv1.ReplicaSet{}
+	err := c.Get(ctx, client.ObjectKeyFromObject(want), cur)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("getting ReplicaSet %s: %w", klog.KObj(want), err)
+	}
+	if err == nil && cur.DeletionTimestamp == nil && equality.Semantic.DeepEqual(cur.Spec.Replicas, want.Spec.Replicas) &&
+		equality.Semantic.DeepEqual(cur.Spec.Template, want.Spec.Template) && cur.Spec.MinReadySeconds == want.Spec.MinReadySeconds &&
+		equality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences) && ours(cur.Labels, want.Labels) && ours(cur.Annotations, want.Annotations) {
+		return nil
+	}
+	return Object(ctx, c, live, want)
 }

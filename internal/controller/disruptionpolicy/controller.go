@@ -13,10 +13,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -25,7 +23,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,16 +56,11 @@ const drainIndex = "holdfast.dev/drain-strategy"
 // disturbs a zone, which may change the zone that may be disrupted.
 const zoneAwareIndex = "ZoneAware"
 
-// surgingIndex indexes Deployments that carry the surge annotation, so that a reconcile
-// finds the namespace's surges without listing its Deployments.
-const surgingIndex = "holdfast.dev/surging"
-
 // +kubebuilder:rbac:groups=holdfast.dev,resources=disruptionpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=holdfast.dev,resources=disruptionpolicies/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=apps,resources=statefulsets;daemonsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -137,32 +129,22 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, autoscalers poli
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &holdfastv1alpha1.DisruptionPolicy{}, drainIndex, drainStrategies); err != nil {
 		return fmt.Errorf("indexing DisruptionPolicies by strategy: %w", err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1.Deployment{}, surgingIndex, func(o client.Object) []string {
-		if _, ok := o.GetAnnotations()[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]; ok {
-			return []string{"true"}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("indexing surging Deployments: %w", err)
-	}
 	inNamespace := handler.EnqueueRequestsFromMapFunc(r.policiesInNamespace)
 	specOrLabels := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&holdfastv1alpha1.DisruptionPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A surge set's pods becoming Ready move its surge on.
+		Owns(&appsv1.ReplicaSet{}).
 		// A policy's arrival or departure changes which policy wins a workload.
 		Watches(&holdfastv1alpha1.DisruptionPolicy{}, inNamespace, builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		Watches(&appsv1.Deployment{}, inNamespace, builder.WithPredicates(workloadChanged())).
 		Watches(&appsv1.StatefulSet{}, inNamespace, builder.WithPredicates(workloadChanged())).
 		Watches(&appsv1.DaemonSet{}, inNamespace, builder.WithPredicates(workloadChanged())).
 		Watches(&policyv1.PodDisruptionBudget{}, inNamespace, builder.WithPredicates(predicate.Or(specOrLabels, blockedChanged()))).
-		// What a policy deleted while the operator was down left behind: its budgets and
-		// surges are swept by the request of a name that is not found.
+		// What a policy deleted while the operator was down left behind: its budgets are
+		// swept by the request of a name that is not found.
 		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(labelledPolicy), builder.WithPredicates(seenOrResynced(managedBudget))).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(sweepRequest), builder.WithPredicates(seenOrResynced(surgingDeployment))).
-		// An autoscaler a surge raised outlives its Deployment when that is deleted (and
-		// made again): any event of a marked autoscaler sweeps its namespace.
-		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(sweepRequest), builder.WithPredicates(predicate.NewPredicateFuncs(markedAutoscaler))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged())).
 		// A node that may be lost, or is back, wakes the policies of its pods' namespaces.
 		WatchesRawSource(source.Channel(r.nodes.events, inNamespace))
@@ -255,11 +237,14 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 		logger.Info("Node tainted for its hand-off", "node", klog.KRef("", name))
 	}
-	for _, s := range d.Scales {
-		if err := r.scale(ctx, p.Namespace, s); err != nil {
+	for _, s := range d.Surges {
+		if err := r.surge(ctx, p, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		logger.Info("Scaled", "deployment", klog.KRef(p.Namespace, s.Name), "replicas", s.Replicas, "surging", s.Original != nil)
+		logger.Info("Surge set", "replicaSet", klog.KRef(p.Namespace, s.Name), "deployment", klog.KRef(p.Namespace, s.Deployment), "replicas", s.Replicas, "deleted", s.Delete)
+	}
+	if len(d.Surges) > 0 {
+		r.failpoint.at(FailAfterSurge)
 	}
 	for _, a := range d.PodAnnotations {
 		if err := r.annotatePod(ctx, p.Namespace, p.Name, a); err != nil {
@@ -296,115 +281,6 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 // grant it.
 func forbidden(t holdfastv1alpha1.ScaleTarget, verb, resource string) string {
 	return fmt.Sprintf("the operator may not %s %s (%s %s): grant get, list and watch on the resource and get on its scale subresource (Helm value scaleTargets, or the ClusterRole in docs/disruptionpolicy.md)", verb, resource, t.APIVersion, t.Kind)
-}
-
-// scale sets a Deployment's replicas and its surge annotation in one merge patch, and
-// an autoscaler's bounds with their own annotation in another. The order keeps one rule
-// at every point an operator may die between the two writes: an autoscaler is raised
-// only while its Deployment carries the surge mark. A surge marks the Deployment first
-// and raises the autoscaler after; a scale-back restores the autoscaler first and
-// removes the mark last. A Deployment found marked is always followed: a surge whose
-// autoscaler is not raised gets it raised (policy.Decide resumes it, also when the
-// autoscaler scaled it back meanwhile), and a scale-back restores whichever of the two
-// is still raised; so no crash leaves either raised for good.
-func (r *reconciler) scale(ctx context.Context, namespace string, s policy.Scale) error {
-	raising := s.Autoscaler != nil && s.Autoscaler.Original != ""
-	if s.Autoscaler != nil && !raising {
-		if err := r.setBounds(ctx, namespace, s.Autoscaler); err != nil {
-			return err
-		}
-		r.failpoint.at(FailScaleBackAfterAutoscaler)
-	}
-	if err := r.scaleDeployment(ctx, namespace, s); err != nil {
-		return err
-	}
-	if raising {
-		r.failpoint.at(FailSurgeAfterDeployment)
-		return r.setBounds(ctx, namespace, s.Autoscaler)
-	}
-	return nil
-}
-
-// setBounds writes an autoscaler's bounds and its surge annotation, with the same
-// precondition as scaleDeployment: only if the autoscaler, read from the apiserver, still
-// has the bounds the decision was made at, and with the resourceVersion read in the
-// patch, so that a user's change of the bounds in between fails it (409) and the
-// decision is made again.
-func (r *reconciler) setBounds(ctx context.Context, namespace string, b *policy.AutoscalerBounds) error {
-	cur := &autoscalingv2.HorizontalPodAutoscaler{}
-	if err := r.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: b.Name}, cur); err != nil {
-		return fmt.Errorf("reading HorizontalPodAutoscaler %s before setting its bounds: %w", klog.KRef(namespace, b.Name), err)
-	}
-	lo, hi := policy.Replicas(cur.Spec.MinReplicas), cur.Spec.MaxReplicas
-	mark, marked := cur.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]
-	if lo == b.Min && hi == b.Max && mark == b.Original && marked == (b.Original != "") {
-		return nil // written already; the cache has not seen it yet
-	}
-	if lo != b.FromMin || hi != b.FromMax {
-		return fmt.Errorf("the HorizontalPodAutoscaler %s has bounds %d-%d, not the %d-%d its change to %d-%d was decided at: deciding again",
-			klog.KRef(namespace, b.Name), lo, hi, b.FromMin, b.FromMax, b.Min, b.Max)
-	}
-	var original any // nil removes the annotation
-	if b.Original != "" {
-		original = b.Original
-	}
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{
-			"resourceVersion": cur.ResourceVersion,
-			"annotations":     map[string]any{holdfastv1alpha1.SurgeOriginalBoundsAnnotation: original},
-		},
-		"spec": map[string]any{"minReplicas": b.Min, "maxReplicas": b.Max},
-	})
-	if err != nil {
-		return fmt.Errorf("encoding the bounds of HorizontalPodAutoscaler %s: %w", klog.KRef(namespace, b.Name), err)
-	}
-	if err := r.client.Patch(ctx, cur, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("setting the bounds of HorizontalPodAutoscaler %s to %d-%d: %w", klog.KRef(namespace, b.Name), b.Min, b.Max, err)
-	}
-	return nil
-}
-
-// scaleDeployment writes a Deployment's replicas and its surge annotation, only if it
-// still has the size the decision was made at (s.From), read from the apiserver: the
-// cache may be behind a user's or an autoscaler's change, which a size computed from it
-// would overwrite. The patch carries the resourceVersion read, so that a change between
-// the read and the write fails it too (409); the error requeues the policy and the
-// decision is made again on what the cache then holds.
-func (r *reconciler) scaleDeployment(ctx context.Context, namespace string, s policy.Scale) error {
-	cur := &appsv1.Deployment{}
-	if err := r.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: s.Name}, cur); err != nil {
-		return fmt.Errorf("reading Deployment %s before scaling it: %w", klog.KRef(namespace, s.Name), err)
-	}
-	var original, size any // nil removes the annotations
-	if s.Original != nil {
-		original, size = strconv.Itoa(int(*s.Original)), strconv.Itoa(int(s.Replicas))
-	}
-	mark, marked := cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
-	annotations := map[string]any{holdfastv1alpha1.SurgeOriginalReplicasAnnotation: original, holdfastv1alpha1.SurgeReplicasAnnotation: size}
-	if s.HandOff != "" {
-		annotations[holdfastv1alpha1.HandOffAnnotation] = s.HandOff
-	}
-	if ptr.Deref(cur.Spec.Replicas, 1) == s.Replicas && (s.Original == nil && !marked || s.Original != nil && mark == original && cur.Annotations[holdfastv1alpha1.SurgeReplicasAnnotation] == size) &&
-		(s.HandOff == "" || cur.Annotations[holdfastv1alpha1.HandOffAnnotation] == s.HandOff) {
-		return nil // written already; the cache has not seen it yet
-	}
-	if got := ptr.Deref(cur.Spec.Replicas, 1); got != s.From {
-		return fmt.Errorf("the Deployment %s has %d replicas, not the %d its scale to %d was decided at: deciding again", klog.KRef(namespace, s.Name), got, s.From, s.Replicas)
-	}
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{
-			"resourceVersion": cur.ResourceVersion,
-			"annotations":     annotations,
-		},
-		"spec": map[string]any{"replicas": s.Replicas},
-	})
-	if err != nil {
-		return fmt.Errorf("encoding the scale of Deployment %s: %w", klog.KRef(namespace, s.Name), err)
-	}
-	if err := r.client.Patch(ctx, cur, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("scaling Deployment %s to %d: %w", klog.KRef(namespace, s.Name), s.Replicas, err)
-	}
-	return nil
 }
 
 // annotatePod sets karpenter.sh/do-not-disrupt on a pod with the mark that says the
@@ -445,9 +321,9 @@ func (r *reconciler) labelPod(ctx context.Context, namespace string, z policy.Po
 }
 
 // sweep removes what DisruptionPolicies that no longer exist left in a namespace (see
-// policy.Sweep): their budgets, and the surges no policy selects any more. It runs for
-// any request whose policy is not found: a policy just deleted, a budget labelled with a
-// policy that is gone, a surging Deployment, each seen at start and on every resync.
+// policy.Sweep): their budgets and their pods' do-not-disrupt. It runs for any request
+// whose policy is not found: a policy just deleted, or a budget labelled with a policy
+// that is gone, seen at start and on every resync.
 // Another policy that selects the same workloads recreates their budgets, woken by the
 // deletions.
 func (r *reconciler) sweep(ctx context.Context, namespace string) error {
@@ -456,47 +332,16 @@ func (r *reconciler) sweep(ctx context.Context, namespace string) error {
 	if err != nil {
 		return err
 	}
-	surging, err := src.Surging(ctx, namespace)
-	if err != nil {
-		return err
-	}
-	if err := policy.ObserveAutoscalers(ctx, src, namespace, func(*policy.Workload) bool { return true }, surging); err != nil {
-		return err
-	}
 	budgets := &policyv1.PodDisruptionBudgetList{}
 	if err := r.client.List(ctx, budgets, client.InNamespace(namespace), client.HasLabels{holdfastv1alpha1.PolicyLabel}); err != nil {
 		return fmt.Errorf("listing managed PodDisruptionBudgets: %w", err)
-	}
-	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
-	if err := r.client.List(ctx, hpas, client.InNamespace(namespace)); err != nil {
-		return fmt.Errorf("listing HorizontalPodAutoscalers: %w", err)
-	}
-	var marked []policy.Autoscaler
-	targets := map[string]string{}
-	for i := range hpas.Items {
-		if markedAutoscaler(&hpas.Items[i]) {
-			a := policy.AutoscalerOf(&hpas.Items[i])
-			marked, targets[a.Name] = append(marked, a), a.Deployment
-		}
 	}
 	_, pods, err := src.PodMeta(ctx, namespace)
 	if err != nil {
 		return err
 	}
-	sw := policy.SweepNamespace(policies, budgets.Items, surging, marked, pods)
+	sw := policy.SweepNamespace(policies, budgets.Items, pods)
 	logger := log.FromContext(ctx)
-	for _, s := range sw.Scales {
-		if err := r.scale(ctx, namespace, s); err != nil {
-			return err
-		}
-		logger.Info("Ended a surge no policy selects", "deployment", klog.KRef(namespace, s.Name), "replicas", s.Replicas)
-	}
-	for i, b := range sw.Autoscalers {
-		if err := r.restoreStranded(ctx, namespace, targets[b.Name], &sw.Autoscalers[i]); err != nil {
-			return err
-		}
-		logger.Info("Restored an autoscaler no surge holds", "horizontalPodAutoscaler", klog.KRef(namespace, b.Name), "min", b.Min, "max", b.Max)
-	}
 	for _, a := range sw.PodAnnotations {
 		if err := r.annotatePod(ctx, namespace, "", a); err != nil {
 			return err
@@ -510,25 +355,6 @@ func (r *reconciler) sweep(ctx context.Context, namespace string) error {
 		logger.Info("Deleted the budget of a deleted policy", "budget", klog.KObj(b), "policy", b.Labels[holdfastv1alpha1.PolicyLabel])
 	}
 	return nil
-}
-
-// restoreStranded restores the bounds of an autoscaler that the sweep found raised with
-// no surge of its Deployment, once the apiserver confirms the Deployment is not marked:
-// the Deployment cache may be behind a surge that has just marked it and raised the
-// autoscaler.
-func (r *reconciler) restoreStranded(ctx context.Context, namespace, deployment string, b *policy.AutoscalerBounds) error {
-	if deployment != "" {
-		d := &metav1.PartialObjectMetadata{}
-		d.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-		err := r.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: deployment}, d)
-		if client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("reading Deployment %s before restoring its autoscaler: %w", klog.KRef(namespace, deployment), err)
-		}
-		if err == nil && surgingDeployment(d) {
-			return nil
-		}
-	}
-	return r.setBounds(ctx, namespace, b)
 }
 
 // deleteBudget deletes the budget as the cache saw it. The resourceVersion precondition
@@ -604,16 +430,6 @@ func managedBudget(obj client.Object) bool {
 	return obj.GetLabels()[holdfastv1alpha1.PolicyLabel] != ""
 }
 
-func markedAutoscaler(obj client.Object) bool {
-	_, ok := obj.GetAnnotations()[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]
-	return ok
-}
-
-func surgingDeployment(obj client.Object) bool {
-	_, ok := obj.GetAnnotations()[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
-	return ok
-}
-
 // seenOrResynced passes the objects for which keep is true when the informer lists them
 // (at start, and after a watch is lost) and at each resync, when an update carries the
 // same resourceVersion: when a policy may have gone without an event seen.
@@ -629,7 +445,7 @@ func seenOrResynced(keep func(client.Object) bool) predicate.Predicate {
 }
 
 // workloadChanged passes workload events that can change a decision: anything Decide
-// reads (size, selector, labels, the surge annotation, the Ready count a surge and
+// reads (size, selector, labels, the Ready count a surge and
 // pacing wait on, a rollout). Most workload updates are status churn of other fields.
 func workloadChanged() predicate.Predicate {
 	return predicate.Funcs{

@@ -8,16 +8,14 @@ import (
 // A failpoint is a test hook, for the end-to-end tests of crash safety only: the
 // operator started with FailpointEnv naming one exits at that point, as a kill would
 // (no deferred function runs, the leader Lease is not released). It is read once, when
-// the controller is set up; unset, it costs one comparison per scale.
+// the controller is set up; unset, it costs one comparison per point passed.
 const (
 	// FailpointEnv names the failpoint the operator exits at.
 	FailpointEnv = "HOLDFAST_FAILPOINT"
-	// FailSurgeAfterDeployment is between a surge's two writes: the Deployment marked
-	// and scaled up, its autoscaler not raised yet.
-	FailSurgeAfterDeployment = "surge-after-deployment"
-	// FailScaleBackAfterAutoscaler is between a scale-back's two writes: the autoscaler
-	// restored, the Deployment still marked and scaled up.
-	FailScaleBackAfterAutoscaler = "scaleback-after-autoscaler"
+	// FailAfterSurge is right after a reconcile's surge set writes, before its pod
+	// annotations, budget deletions and status: a surge set made or resized that the
+	// policy's status does not tell of yet.
+	FailAfterSurge = "after-surge"
 	// FailBeforeLoosening is after the budget writes that tighten and before the first
 	// write that loosens (a budget update that allows more, or a pod's zone label set):
 	// zone-aware budgets in the middle of a transition.
@@ -32,10 +30,10 @@ type failpoint string
 func failpointFromEnv() (failpoint, error) {
 	fp := failpoint(os.Getenv(FailpointEnv))
 	switch fp {
-	case "", FailSurgeAfterDeployment, FailScaleBackAfterAutoscaler, FailBeforeLoosening:
+	case "", FailAfterSurge, FailBeforeLoosening:
 		return fp, nil
 	}
-	return "", fmt.Errorf("environment variable %s=%q names no failpoint: use %s, %s or %s", FailpointEnv, fp, FailSurgeAfterDeployment, FailScaleBackAfterAutoscaler, FailBeforeLoosening)
+	return "", fmt.Errorf("environment variable %s=%q names no failpoint: use %s or %s", FailpointEnv, fp, FailAfterSurge, FailBeforeLoosening)
 }
 
 // at exits the process when point is the failpoint set.

@@ -6,7 +6,7 @@ import (
 )
 
 func TestFailpointFromEnv(t *testing.T) {
-	for value, wantErr := range map[string]bool{"": false, "surge-after-deployment": false, "scaleback-after-autoscaler": false, "surge-after-hpa": true} {
+	for value, wantErr := range map[string]bool{"": false, "after-surge": false, "before-loosening": false, "surge-after-deployment": true} {
 		t.Setenv(FailpointEnv, value)
 		fp, err := failpointFromEnv()
 		if (err != nil) != wantErr || err == nil && string(fp) != value {

@@ -26,8 +26,8 @@ func taintHandedOff(ctx context.Context, c client.Client, n *corev1.Node, now ti
 
 // releaseHandOffs takes the hand-off taint off the nodes no surge hands over any more
 // (policy.LeftoverHandOffTaints): the surge is over, or an operator stopped between the
-// taint and the surge. Level-based, from the cache; the surging Deployments are read
-// only while a node carries the taint.
+// taint and the surge. Level-based, from the cache; the surge sets are read only while
+// a node carries the taint.
 func (w *nodeWatcher) releaseHandOffs(ctx context.Context, nodes []corev1.Node) error {
 	tainted := false
 	for i := range nodes {
@@ -36,15 +36,17 @@ func (w *nodeWatcher) releaseHandOffs(ctx context.Context, nodes []corev1.Node) 
 	if !tainted {
 		return nil
 	}
-	deployments := &appsv1.DeploymentList{}
-	if err := w.cache.List(ctx, deployments, client.MatchingFields{surgingIndex: "true"}, client.UnsafeDisableDeepCopy); err != nil {
-		return fmt.Errorf("listing surging Deployments: %w", err)
+	list := &appsv1.ReplicaSetList{}
+	if err := w.cache.List(ctx, list, client.HasLabels{holdfastv1alpha1.SurgeOfLabel}, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("listing surge sets: %w", err)
 	}
-	surging := make([]policy.Workload, 0, len(deployments.Items))
-	for i := range deployments.Items {
-		surging = append(surging, policy.WorkloadOf(&deployments.Items[i]))
+	sets := make([]policy.SurgeSet, 0, len(list.Items))
+	for i := range list.Items {
+		if set, ok := policy.SurgeSetOf(&list.Items[i]); ok {
+			sets = append(sets, set)
+		}
 	}
-	for _, name := range policy.LeftoverHandOffTaints(nodes, surging, w.clock.Now()) {
+	for _, name := range policy.LeftoverHandOffTaints(nodes, sets, w.clock.Now()) {
 		n := &nodes[slices.IndexFunc(nodes, func(n corev1.Node) bool { return n.Name == name })]
 		taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.HandOffTaintKey })
 		if err := setTaints(ctx, w.client, n, taints, nil); nodeGone(err) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,9 +39,14 @@ func (r *observer) Workloads(ctx context.Context, namespace, kind string, sel la
 	return r.list(ctx, kind, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel})
 }
 
-// Surging lists the namespace's Deployments in the middle of a surge, from the index.
-func (r *observer) Surging(ctx context.Context, namespace string) ([]policy.Workload, error) {
-	return r.list(ctx, holdfastv1alpha1.KindDeployment, client.InNamespace(namespace), client.MatchingFields{surgingIndex: "true"})
+// SurgeSets lists the namespace's surge sets from the cache, which holds no other
+// ReplicaSets.
+func (r *observer) SurgeSets(ctx context.Context, namespace string) ([]appsv1.ReplicaSet, error) {
+	sets := &appsv1.ReplicaSetList{}
+	if err := r.client.List(ctx, sets, client.InNamespace(namespace), client.HasLabels{holdfastv1alpha1.SurgeOfLabel}); err != nil {
+		return nil, fmt.Errorf("listing surge sets: %w", err)
+	}
+	return sets.Items, nil
 }
 
 // Budgets lists the namespace's PodDisruptionBudgets from the cache.
@@ -101,15 +105,6 @@ func (r *observer) podMetadata(ctx context.Context, namespace string, opts ...cl
 		return nil, fmt.Errorf("listing pods of namespace %s: %w", namespace, err)
 	}
 	return pods.Items, nil
-}
-
-// Autoscalers lists the namespace's HorizontalPodAutoscalers from the cache.
-func (r *observer) Autoscalers(ctx context.Context, namespace string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
-	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
-	if err := r.client.List(ctx, hpas, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("listing HorizontalPodAutoscalers: %w", err)
-	}
-	return hpas.Items, nil
 }
 
 // Pods lists the pods sel selects from the API server.

@@ -113,13 +113,13 @@ func TestNoRoomNoHandOff(t *testing.T) {
 	var msg, surged string
 	r.Eventually(scaleDown, "status to say the pods of node "+node+" fit nowhere else", func(ctx context.Context) (bool, error) {
 		var out outcome
-		d, m := r.follow(ctx, &out)
-		if d == nil {
+		extra, m, ok := r.follow(ctx, &out)
+		if !ok {
 			return false, nil
 		}
 		msg = m
-		if ptr.Deref(d.Spec.Replicas, 0) != 1 || out.handOffs != "" {
-			surged = fmt.Sprintf("%d replicas, hand-off %q", ptr.Deref(d.Spec.Replicas, 0), d.Annotations[holdfastv1alpha1.HandOffAnnotation])
+		if extra != 0 || out.handOffs != "" {
+			surged = fmt.Sprintf("%d extra pods, %s hand-offs", extra, out.handOffs)
 			return true, nil
 		}
 		return strings.Contains(m, "would find no room elsewhere for the pods of node "+node), nil
@@ -210,15 +210,15 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 		}
 		if group == pinned {
 			r.Eventually(scaleDown, "the declined hand-off of node "+out.node+" to end", func(ctx context.Context) (bool, error) {
-				d, msg := r.follow(ctx, &out)
-				if d == nil {
+				extra, msg, ok := r.follow(ctx, &out)
+				if !ok {
 					return false, nil
 				}
-				if ptr.Deref(d.Spec.Replicas, 0) == 1 && out.surging != "" && !strings.HasPrefix(msg, "surged") {
+				if extra == 0 && out.surging != "" && !strings.Contains(msg, "extra pod ahead of") {
 					return true, nil
 				}
 				// Said if the wait times out.
-				return false, fmt.Errorf("%d replicas, seen surging %t, status %q", ptr.Deref(d.Spec.Replicas, 0), out.surging != "", msg)
+				return false, fmt.Errorf("%d extra pods, seen surging %t, status %q", extra, out.surging != "", msg)
 			})
 			t.Logf("the declined hand-off ended %s after the filler's deletion", time.Since(start).Round(time.Second))
 			_, err := r.Clientset.CoreV1().Nodes().Get(r.Ctx, out.node, metav1.GetOptions{})
@@ -239,9 +239,9 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 		out.zeroFor = watch.LongestZero()
 		if holdfast {
 			r.Eventually(provision, "the single replica back to 1 replica", func(ctx context.Context) (bool, error) {
-				d, msg := r.follow(ctx, &out)
+				extra, msg, ok := r.follow(ctx, &out)
 				out.after = msg
-				return d != nil && ptr.Deref(d.Spec.Replicas, 0) == 1, nil
+				return ok && extra == 0, nil
 			})
 			if !out.removed {
 				r.Eventually(provision, "holdfast's hand-off taint off node "+out.node, func(ctx context.Context) (bool, error) {
@@ -249,14 +249,13 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 				})
 				// The surge is over, and stays so: no hand-off of the node before the back-off.
 				r.Eventually(provision, "a status that says why the surge ended", func(ctx context.Context) (bool, error) {
-					_, out.after = r.follow(ctx, &out)
+					_, out.after, _ = r.follow(ctx, &out)
 					pods, err := r.Pods(ctx, framework.SelectorOf(r.single))
 					if err != nil || len(pods) != 1 || pods[0].DeletionTimestamp != nil {
 						return false, nil
 					}
-					// The ReplicaSet removes either pod when it scales back (pods of about the
-					// same age rank alike): the single replica stays on the declined node, or
-					// has moved to the keeper's.
+					// The extra pod goes; the single replica stays on the declined node
+					// unless something evicted it meanwhile.
 					out.stayed = pods[0].Spec.NodeName == out.node
 					return !out.stayed || strings.Contains(out.after, "no new hand-off of that node before"), nil
 				})
@@ -269,22 +268,23 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 	return out
 }
 
-// follow reads the single replica's Deployment and status message, and records the
-// hand-off count and the message while it surges.
-func (r *run) follow(ctx context.Context, out *outcome) (*appsv1.Deployment, string) {
-	d := &appsv1.Deployment{}
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(r.single), d); err != nil {
-		return nil, ""
+// follow reads how many extra pods the single replica's surge set asks for and its
+// status message, and records the hand-off count and the message while it surges; ok
+// is false when they could not be read.
+func (r *run) follow(ctx context.Context, out *outcome) (extra int32, msg string, ok bool) {
+	extra, handOff, err := r.Extra(ctx, r.single)
+	if err != nil {
+		return 0, "", false
 	}
-	if fields := strings.Fields(d.Annotations[holdfastv1alpha1.HandOffAnnotation]); len(fields) >= 3 {
+	if fields := strings.Fields(handOff); len(fields) >= 3 {
 		out.handOffs = fields[2]
 	}
-	if ptr.Deref(d.Spec.Replicas, 0) > 1 && !out.tainted {
+	if extra > 0 && !out.tainted {
 		out.tainted = r.handOffTainted(ctx, out.node)
 	}
 	p := &holdfastv1alpha1.DisruptionPolicy{}
 	if err := r.hc.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: "single"}, p); err != nil {
-		return d, ""
+		return extra, "", true
 	}
 	for _, w := range p.Status.Workloads {
 		if w.Name != "single" {
@@ -293,9 +293,9 @@ func (r *run) follow(ctx context.Context, out *outcome) (*appsv1.Deployment, str
 		if w.State == holdfastv1alpha1.WorkloadSurging && out.surging == "" {
 			out.surging = w.Message
 		}
-		return d, w.Message
+		return extra, w.Message, true
 	}
-	return d, ""
+	return extra, "", true
 }
 
 // handOffTainted reports whether node carries holdfast's hand-off taint.

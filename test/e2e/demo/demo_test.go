@@ -37,14 +37,14 @@ var narration = []struct{ step, pattern string }{
 	{"8", `node-1 \(exit 3\): node-1 prod/mysvc-\S+: PodDisruptionBudget prod/mysvc \(minAvailable 1\) .* never allows an eviction`},
 	{"8", `node-2 \(exit 0\): Drained 1 of 1 node\(s\)`},
 	{"8", `node-6 \(exit 0\): Drained 1 of 1 node\(s\)`},
-	{"9", `Deployment/mysvc: Surging, surged from 1 to 2 for the drain of node node-1`},
+	{"9", `Deployment/mysvc: Surging, 1 extra pod beside the 1 replica for the drain of node node-1`},
 	{"9", `(?m)^node-1 +drained +1 `},
-	{"9", `is back at 1 replica`},
+	{"9", `the Deployment was never written: generation \d+, 1 replica`},
 	{"10", `(?m)^Rebalanced +api +kubernetes.io/hostname: 3 to 0 pods .* moves from kubernetes.io/hostname=node-1 \(3 pods\)`},
 	{"10", `(?m)^Rebalanced +api +kubernetes.io/hostname: 2 to 0 pods .* moves from kubernetes.io/hostname=node-1 \(2 pods\)`},
 	{"11", `mysvc Ready again on another node \d+ s after the crash`},
-	{"11", `Deployment/mysvc: Recovering, 1 pods on lost node node-\d: surged from 1 to 2`},
-	{"11", `is back: mysvc is at 1 replica again`},
+	{"11", `Deployment/mysvc: Recovering, 1 pods on lost node node-\d: 1 extra pod beside the 1 replica`},
+	{"11", `is back: mysvc is at its 1 replica again, the extra pod gone`},
 }
 
 func TestDemo(t *testing.T) {

@@ -206,9 +206,8 @@ func TestSurgeDrainsSingleReplicaWithoutDowntime(t *testing.T) {
 	e.Cordon(pod.Spec.NodeName)
 	waited := e.evictUntil(pod, settle)
 	e.waitState(p, deploy, "single", holdfastv1alpha1.WorkloadBudgeted)
-	e.Eventually(settle, "back to 1 replica, Ready, not on the drained node", func(ctx context.Context) (bool, error) {
-		cur := e.getDeployment(d)
-		if ptr.Deref(cur.Spec.Replicas, 0) != 1 || cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] != "" {
+	e.Eventually(settle, "the surge set gone, 1 replica Ready, not on the drained node", func(ctx context.Context) (bool, error) {
+		if e.surgeSet(d) != nil {
 			return false, nil
 		}
 		pods, err := e.Pods(ctx, framework.SelectorOf(d))
@@ -224,10 +223,11 @@ func TestSurgeDrainsSingleReplicaWithoutDowntime(t *testing.T) {
 	}
 	e.waitEvent(p, "SurgeStarted")
 	e.waitEvent(p, "SurgeFinished")
+	e.untouched(d)
 }
 
-// An operator stopped in the middle of a surge finds it on restart and scales back,
-// from the annotation it left on the Deployment.
+// An operator stopped in the middle of a surge finds its surge set on restart and
+// removes it.
 func TestOperatorKilledMidSurgeRecovers(t *testing.T) {
 	e := setup(t)
 	stop := e.StartOperator()
@@ -237,25 +237,24 @@ func TestOperatorKilledMidSurgeRecovers(t *testing.T) {
 	pod := e.onlyPod(d)
 
 	e.Cordon(pod.Spec.NodeName)
-	e.Eventually(settle, "the surge to start", func(context.Context) (bool, error) {
-		cur := e.getDeployment(d)
-		return ptr.Deref(cur.Spec.Replicas, 0) == 2 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "1", nil
+	e.Eventually(settle, "the surge set of 1 extra pod", func(context.Context) (bool, error) {
+		return e.extra(d) == 1, nil
 	})
 	stop()
 	// With the operator down, the drain goes on: the budget lets the eviction through
-	// once the surged pod is Ready.
+	// once the extra pod is Ready.
 	e.evictUntil(pod, settle)
 	e.WaitReady(d)
-	if got := ptr.Deref(e.getDeployment(d).Spec.Replicas, 0); got != 2 {
-		t.Fatalf("replicas = %d with the operator down, want 2 (nothing should scale back yet)", got)
+	if got := e.extra(d); got != 1 {
+		t.Fatalf("the surge set asks for %d pods with the operator down, want 1 (nothing should remove it yet)", got)
 	}
 
 	e.StartOperator()
-	e.Eventually(settle, "back to 1 replica with the annotation removed", func(context.Context) (bool, error) {
-		cur := e.getDeployment(d)
-		return ptr.Deref(cur.Spec.Replicas, 0) == 1 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "", nil
+	e.Eventually(settle, "the surge set gone", func(context.Context) (bool, error) {
+		return e.surgeSet(d) == nil, nil
 	})
 	e.WaitReady(d)
+	e.untouched(d)
 }
 
 // Protect blocks the drain of a single replica's node, then lets it through after
@@ -487,8 +486,8 @@ func TestWindowClosedBlocksOpenAllows(t *testing.T) {
 	})
 }
 
-// A surge whose policy is deleted mid-way ends at once: the workload is never left
-// scaled up.
+// A surge whose policy is deleted mid-way ends at once: its surge set goes with the
+// policy.
 func TestPolicyDeletedMidSurgeEndsIt(t *testing.T) {
 	e := setup(t)
 	e.StartOperator()
@@ -497,21 +496,22 @@ func TestPolicyDeletedMidSurgeEndsIt(t *testing.T) {
 	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	e.Cordon(e.onlyPod(d).Spec.NodeName)
 	e.Eventually(settle, "the surge to start", func(context.Context) (bool, error) {
-		return ptr.Deref(e.getDeployment(d).Spec.Replicas, 0) == 2, nil
+		return e.extra(d) == 1, nil
 	})
 	if err := e.c.Delete(e.Ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	e.Eventually(settle, "back to 1 replica, its budget gone", func(ctx context.Context) (bool, error) {
-		cur := e.getDeployment(d)
+	e.Eventually(settle, "the surge set and the budget gone", func(ctx context.Context) (bool, error) {
 		pdb, err := e.budget(ctx, deploy, "single")
-		return ptr.Deref(cur.Spec.Replicas, 0) == 1 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "" && pdb == nil, err
+		return e.surgeSet(d) == nil && pdb == nil, err
 	})
+	e.untouched(d)
 }
 
-// A surge under an autoscaler: its bounds are raised for the surge, so that it does not
-// scale the new pod away (here maxReplicas 1 would), and put back after.
-func TestSurgeRaisesAutoscalerBounds(t *testing.T) {
+// A surge under an autoscaler of bounds 1-1 (as an HPA at 1/1 or a KEDA ScaledObject
+// would set): the extra pod stands beside the Deployment, so neither the autoscaler
+// nor the Deployment is written, and the autoscaler has nothing to scale back.
+func TestSurgeLeavesAutoscalerAlone(t *testing.T) {
 	e := setup(t)
 	e.StartOperator()
 	p := e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
@@ -522,22 +522,25 @@ func TestSurgeRaisesAutoscalerBounds(t *testing.T) {
 
 	watch := e.WatchReady(framework.SelectorOf(d), 200*time.Millisecond)
 	e.Cordon(pod.Spec.NodeName)
-	e.Eventually(settle, "the autoscaler raised to 2-2", func(context.Context) (bool, error) {
-		lo, hi, original := bounds()
-		return lo == 2 && hi == 2 && original == "1/1", nil
+	e.Eventually(settle, "the surge set of 1 extra pod", func(context.Context) (bool, error) {
+		return e.extra(d) == 1, nil
 	})
+	if lo, hi := bounds(); lo != 1 || hi != 1 {
+		t.Errorf("the autoscaler is at %d-%d during the surge, want 1-1 as its owner wrote it", lo, hi)
+	}
 	e.evictUntil(pod, settle)
-	e.Eventually(settle, "back to 1 replica and the autoscaler to 1-1", func(ctx context.Context) (bool, error) {
-		lo, hi, original := bounds()
-		cur := e.getDeployment(d)
+	e.Eventually(settle, "the surge set gone, 1 replica Ready elsewhere", func(ctx context.Context) (bool, error) {
 		pods, err := e.Pods(ctx, framework.SelectorOf(d))
-		return lo == 1 && hi == 1 && original == "" && ptr.Deref(cur.Spec.Replicas, 0) == 1 &&
-			len(pods) == 1 && framework.PodReady(&pods[0]) && pods[0].Spec.NodeName != pod.Spec.NodeName, err
+		return e.surgeSet(d) == nil && len(pods) == 1 && framework.PodReady(&pods[0]) && pods[0].Spec.NodeName != pod.Spec.NodeName, err
 	})
 	samples, zero, _ := watch.Stop()
 	t.Logf("%d samples every 200ms, %d at zero Ready", samples, zero)
 	if zero != 0 {
 		t.Errorf("%d samples (of %d) saw zero Ready pods", zero, samples)
 	}
+	if lo, hi := bounds(); lo != 1 || hi != 1 {
+		t.Errorf("the autoscaler is at %d-%d after the surge, want 1-1", lo, hi)
+	}
+	e.untouched(d)
 	e.waitState(p, deploy, "single", holdfastv1alpha1.WorkloadBudgeted)
 }

@@ -317,8 +317,8 @@ func (e *env) metric(name string, labels map[string]string) (float64, bool) {
 }
 
 // autoscaler creates a HorizontalPodAutoscaler of bounds 1-1 over the Deployment name and
-// returns a function that reads its bounds and its surge annotation.
-func (e *env) autoscaler(name string) func() (lo, hi int32, original string) {
+// returns a function that reads its bounds, which holdfast leaves as they are.
+func (e *env) autoscaler(name string) func() (lo, hi int32) {
 	e.T.Helper()
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace},
@@ -332,12 +332,41 @@ func (e *env) autoscaler(name string) func() (lo, hi int32, original string) {
 		},
 	}
 	e.Create(hpa)
-	return func() (int32, int32, string) {
+	return func() (int32, int32) {
 		e.T.Helper()
 		cur := &autoscalingv2.HorizontalPodAutoscaler{}
 		if err := e.c.Get(e.Ctx, client.ObjectKeyFromObject(hpa), cur); err != nil {
 			e.T.Fatal(err)
 		}
-		return ptr.Deref(cur.Spec.MinReplicas, 0), cur.Spec.MaxReplicas, cur.Annotations[holdfastv1alpha1.SurgeOriginalBoundsAnnotation]
+		return ptr.Deref(cur.Spec.MinReplicas, 0), cur.Spec.MaxReplicas
+	}
+}
+
+// surgeSet returns the surge set holdfast keeps beside the Deployment d, nil for none.
+func (e *env) surgeSet(d *appsv1.Deployment) *appsv1.ReplicaSet {
+	e.T.Helper()
+	rs, err := e.SurgeSet(e.Ctx, d)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return rs
+}
+
+// extra returns how many extra pods the surge set of d asks for: -1 for no set.
+func (e *env) extra(d *appsv1.Deployment) int32 {
+	e.T.Helper()
+	if rs := e.surgeSet(d); rs != nil {
+		return ptr.Deref(rs.Spec.Replicas, 1)
+	}
+	return -1
+}
+
+// untouched fails the test when the spec of the Deployment d, as created, was written
+// since: holdfast surges beside a workload and never writes it.
+func (e *env) untouched(d *appsv1.Deployment) {
+	e.T.Helper()
+	if cur := e.getDeployment(d); cur.Generation != d.Generation || ptr.Deref(cur.Spec.Replicas, 1) != ptr.Deref(d.Spec.Replicas, 1) {
+		e.T.Errorf("Deployment %s: generation %d, %d replicas; want %d and %d as created (holdfast wrote its spec)",
+			d.Name, cur.Generation, ptr.Deref(cur.Spec.Replicas, 1), d.Generation, ptr.Deref(d.Spec.Replicas, 1))
 	}
 }

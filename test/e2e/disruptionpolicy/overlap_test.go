@@ -76,8 +76,9 @@ func TestOverlapFoundOnPods(t *testing.T) {
 }
 
 // Issue 17 item 4: a policy deleted while the operator is stopped leaves a surge and
-// budgets; the operator, once started, ends the surge (Deployment and autoscaler back
-// to the user's values) and deletes the budgets.
+// budgets. The surge set goes with the policy at once, by garbage collection, with no
+// operator running; the operator, once started, deletes the budgets. The autoscaler
+// and the Deployment are as their owners wrote them throughout.
 func TestPolicyDeletedWhileOperatorDownIsSwept(t *testing.T) {
 	e := setup(t)
 	stop := e.StartOperator()
@@ -89,54 +90,51 @@ func TestPolicyDeletedWhileOperatorDownIsSwept(t *testing.T) {
 	e.waitManagedBudget(deploy, "several", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	pod := e.onlyPod(d)
 	e.Cordon(pod.Spec.NodeName)
-	e.Eventually(settle, "the surge to start, the autoscaler raised", func(context.Context) (bool, error) {
-		lo, hi, original := bounds()
-		cur := e.getDeployment(d)
-		return ptr.Deref(cur.Spec.Replicas, 0) == 2 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "1" &&
-			lo == 2 && hi == 2 && original == "1/1", nil
+	e.Eventually(settle, "the surge to start", func(context.Context) (bool, error) {
+		return e.extra(d) == 1, nil
 	})
 
 	stop()
 	if err := e.c.Delete(e.Ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	e.Eventually(settle, "the policy gone", func(ctx context.Context) (bool, error) {
+	e.Eventually(settle, "the policy and its surge set gone", func(ctx context.Context) (bool, error) {
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(p), &holdfastv1alpha1.DisruptionPolicy{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		return apierrors.IsNotFound(err) && e.surgeSet(d) == nil, client.IgnoreNotFound(err)
 	})
 	e.Uncordon(pod.Spec.NodeName)
 
 	e.StartOperator()
-	e.Eventually(settle, "the surge ended, the autoscaler restored, the budgets gone", func(ctx context.Context) (bool, error) {
-		lo, hi, original := bounds()
-		cur := e.getDeployment(d)
+	e.Eventually(settle, "the budgets gone", func(ctx context.Context) (bool, error) {
 		single, err := e.budget(ctx, deploy, "single")
 		if err != nil {
 			return false, err
 		}
 		several, err := e.budget(ctx, deploy, "several")
-		return ptr.Deref(cur.Spec.Replicas, 0) == 1 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "" &&
-			lo == 1 && hi == 1 && original == "" && single == nil && several == nil, err
+		return single == nil && several == nil, err
 	})
+	if lo, hi := bounds(); lo != 1 || hi != 1 {
+		t.Errorf("the autoscaler is at %d-%d, want 1-1 as its owner wrote it", lo, hi)
+	}
+	e.untouched(d)
 }
 
 // Issue 30 item 9: a Deployment deleted in the middle of a surge and made again (a
-// selector change, a reinstall) is not surging, but its autoscaler keeps the bounds the
-// surge raised, and its mark; the sweep restores them. The operator is down meanwhile,
-// so that it cannot restore them from a cache that still holds the old Deployment.
-func TestAutoscalerOfRecreatedDeploymentRestored(t *testing.T) {
+// selector change, a reinstall) is not surging: the surge set of the old one, which
+// names it by UID, is removed and the new one is not surged. The operator is down
+// meanwhile, so that it cannot act from a cache that still holds the old Deployment.
+func TestSurgeSetOfRecreatedDeploymentRemoved(t *testing.T) {
 	e := setup(t)
 	stop := e.StartOperator()
 	e.policy("single", func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	d := e.deployment("single", "single", 1)
-	bounds := e.autoscaler("single")
 	e.waitManagedBudget(deploy, "single", "present", func(*policyv1.PodDisruptionBudget) bool { return true })
 	pod := e.onlyPod(d)
 	e.Cordon(pod.Spec.NodeName)
-	e.Eventually(settle, "the surge to start, the autoscaler raised", func(context.Context) (bool, error) {
-		lo, hi, original := bounds()
-		return lo == 2 && hi == 2 && original == "1/1", nil
+	e.Eventually(settle, "the surge to start", func(context.Context) (bool, error) {
+		return e.extra(d) == 1, nil
 	})
+	old := e.surgeSet(d)
 
 	stop()
 	if err := e.c.Delete(e.Ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
@@ -147,12 +145,16 @@ func TestAutoscalerOfRecreatedDeploymentRestored(t *testing.T) {
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 	e.Uncordon(pod.Spec.NodeName)
-	e.deployment("single", "single", 1)
+	d = e.deployment("single", "single", 1)
 	e.StartOperator()
-	e.Eventually(settle, "the autoscaler restored to 1-1, its mark gone", func(context.Context) (bool, error) {
-		lo, hi, original := bounds()
-		return lo == 1 && hi == 1 && original == "", nil
+	e.Eventually(settle, "the old Deployment's surge set removed", func(context.Context) (bool, error) {
+		cur := e.surgeSet(d)
+		return cur == nil || cur.UID != old.UID, nil
 	})
+	e.WaitReady(d)
+	if got := e.extra(d); got > 0 {
+		t.Errorf("the new Deployment, on an uncordoned node, has a surge set of %d", got)
+	}
 }
 
 // userFieldOwner writes as someone other than the operator, which runs in the test's

@@ -213,18 +213,16 @@ func TestSurgeWhenBlockedDrainsSeveralReplicas(t *testing.T) {
 	if err := e.Evict(e.Ctx, victim); !apierrors.IsTooManyRequests(err) {
 		t.Fatalf("eviction at a budget of zero: %v, want refused", err)
 	}
-	e.Eventually(settle, "the surge to 4, remembering 3", func(context.Context) (bool, error) {
-		cur := e.getDeployment(d)
-		return ptr.Deref(cur.Spec.Replicas, 0) == 4 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "3", nil
+	e.Eventually(settle, "the surge set of 1 extra pod beside the 3", func(context.Context) (bool, error) {
+		return e.extra(d) == 1, nil
 	})
 	e.waitManagedBudget(deploy, "blocked", "held at the original floor, minAvailable 2", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 2
 	})
 	waited := e.evictUntil(victim, settle)
-	e.Eventually(settle, "back to 3 replicas, none on the drained node", func(ctx context.Context) (bool, error) {
-		cur := e.getDeployment(d)
+	e.Eventually(settle, "the surge set gone, 3 pods, none on the drained node", func(ctx context.Context) (bool, error) {
 		live, err := e.livePods(ctx, d)
-		return ptr.Deref(cur.Spec.Replicas, 0) == 3 && cur.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation] == "" && len(live) == 3 &&
+		return e.surgeSet(d) == nil && len(live) == 3 &&
 			!slices.ContainsFunc(live, func(p corev1.Pod) bool { return p.Spec.NodeName == victim.Spec.NodeName }), err
 	})
 	samples, _, lowest := watch.Stop()
@@ -237,4 +235,5 @@ func TestSurgeWhenBlockedDrainsSeveralReplicas(t *testing.T) {
 	e.waitManagedBudget(deploy, "blocked", "the policy's maxUnavailable 1 again", func(pdb *policyv1.PodDisruptionBudget) bool {
 		return pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 1
 	})
+	e.untouched(d)
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // Events lists the Events (events.k8s.io) of the given reason regarding obj, oldest
@@ -279,4 +280,27 @@ func (f *Framework) Scale(obj client.Object, replicas int32) {
 	if err := f.Client.Patch(f.Ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		f.T.Fatalf("scaling %s to %d: %v", obj.GetName(), replicas, err)
 	}
+}
+
+// SurgeSet returns the surge set holdfast keeps beside the Deployment d, nil for none.
+func (f *Framework) SurgeSet(ctx context.Context, d *appsv1.Deployment) (*appsv1.ReplicaSet, error) {
+	rs := &appsv1.ReplicaSet{}
+	err := f.Client.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: policy.SurgeSetName(d.Name)}, rs)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the surge set of Deployment %s: %w", d.Name, err)
+	}
+	return rs, nil
+}
+
+// Extra returns how many extra pods the surge set of d asks for, 0 for no set, and
+// the set's hand-off record.
+func (f *Framework) Extra(ctx context.Context, d *appsv1.Deployment) (int32, string, error) {
+	rs, err := f.SurgeSet(ctx, d)
+	if rs == nil || err != nil {
+		return 0, "", err
+	}
+	return ptr.Deref(rs.Spec.Replicas, 1), rs.Annotations[holdfastv1alpha1.HandOffAnnotation], nil
 }

@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -169,11 +168,14 @@ func scenario(t *testing.T, name string, holdfast bool, d disruption) outcome {
 		_, out.violations = budgets.Stop()
 		if holdfast {
 			// The surge ends once the pod is Ready on another node.
-			r.Eventually(provision, "the single replica back to 1 replica", func(ctx context.Context) (bool, error) {
-				cur := &appsv1.Deployment{}
-				err := r.Client.Get(ctx, client.ObjectKeyFromObject(r.single), cur)
-				return err == nil && ptr.Deref(cur.Spec.Replicas, 0) == 1, err
+			r.Eventually(provision, "the single replica's surge set gone", func(ctx context.Context) (bool, error) {
+				set, err := r.SurgeSet(ctx, r.single)
+				return set == nil, err
 			})
+			cur := &appsv1.Deployment{}
+			if err := r.Client.Get(r.Ctx, client.ObjectKeyFromObject(r.single), cur); err != nil || cur.Generation != r.single.Generation {
+				t.Errorf("Deployment single at generation %d (%v), want %d: holdfast wrote its spec", cur.Generation, err, r.single.Generation)
+			}
 		}
 	})
 	if !ok {

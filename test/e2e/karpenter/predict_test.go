@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -74,11 +72,7 @@ func TestPredictedHandOff(t *testing.T) {
 		return strings.Contains(said, want), nil
 	})
 	t.Logf("operator: %s", said)
-	d := &appsv1.Deployment{}
-	if err := r.Client.Get(r.Ctx, client.ObjectKeyFromObject(r.single), d); err != nil {
-		t.Fatal(err)
-	}
-	if h := d.Annotations[holdfastv1alpha1.HandOffAnnotation]; h != "" || ptr.Deref(d.Spec.Replicas, 1) != 1 {
-		t.Errorf("the operator surged single (%d replicas, hand-off %q) with no room elsewhere", ptr.Deref(d.Spec.Replicas, 1), h)
+	if set, err := r.SurgeSet(r.Ctx, r.single); err != nil || set != nil {
+		t.Errorf("the operator surged single with no room elsewhere: surge set %v (%v)", set, err)
 	}
 }

@@ -148,14 +148,16 @@ func (e *env) whole(ctx context.Context, selector string, want int, dead string)
 	return n >= want, nil
 }
 
-// replicas reads a Deployment's spec.replicas and its surge annotation.
+// replicas reads how many pods a Deployment runs with holdfast's surge: its own
+// spec.replicas, which holdfast never writes, plus the extra pods its surge set asks
+// for; and whether that set asks for any.
 func (e *env) replicas(ctx context.Context, name string) (int32, bool, error) {
 	d := &appsv1.Deployment{}
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: name}, d); err != nil {
 		return 0, false, err
 	}
-	_, surged := d.Annotations[holdfastv1alpha1.SurgeOriginalReplicasAnnotation]
-	return ptr.Deref(d.Spec.Replicas, 1), surged, nil
+	extra, _, err := e.Extra(ctx, d)
+	return ptr.Deref(d.Spec.Replicas, 1) + extra, extra > 0, err
 }
 
 // The node-failure scenario: a worker holding a single replica and one of three web
