@@ -242,9 +242,14 @@ spec:
       {{ end }}
 `
 
+// ReadyAfterAnnotation on a pod (a Go duration, "12s") is how long kwok waits before
+// marking it Running and Ready, in place of --pod-ready-delay: a workload's own start-up
+// time, set on its pod template.
+const ReadyAfterAnnotation = "testbed.holdfast.dev/ready-after"
+
 // testbedStages writes kwok's stages for the testbed: without the pod-delete stage, which
 // the pod finalizer replaces, with pod-ready-again, and with the stages that make pods
-// Ready delayed by readyDelay when it is above 0.
+// Ready delayed by readyDelay when it is above 0, or by a pod's ReadyAfterAnnotation.
 func testbedStages(from, to string, readyDelay time.Duration) (string, error) {
 	data, err := os.ReadFile(from)
 	if err != nil {
@@ -258,7 +263,9 @@ func testbedStages(from, to string, readyDelay time.Duration) (string, error) {
 			continue
 		case strings.Contains(doc, "\n  name: pod-ready\n"):
 			ready = true
-			fallthrough
+			// A pod's ReadyAfterAnnotation, when set, is its own start-up time.
+			doc = strings.Replace(doc, "\nspec:\n", fmt.Sprintf("\nspec:\n  delay:\n    durationMilliseconds: %d\n    durationFrom:\n      jq:\n        expression: '.metadata.annotations[\"%s\"]'\n",
+				readyDelay.Milliseconds(), ReadyAfterAnnotation), 1)
 		case strings.Contains(doc, "\n  name: pod-ready-again\n"):
 			if readyDelay > 0 {
 				doc = strings.Replace(doc, "\nspec:\n", fmt.Sprintf("\nspec:\n  delay:\n    durationMilliseconds: %d\n", readyDelay.Milliseconds()), 1)

@@ -94,6 +94,9 @@ type SurgeSet struct {
 	Replicas int32
 	// HandOff is its HandOffAnnotation.
 	HandOff string
+	// Since is when it was made: the Deployment's pods made since are the replacements
+	// its surge waits for.
+	Since time.Time
 	// Pods are its live pods, read with its Deployment's when Decide reads those.
 	Pods []Pod
 	// Unclaimed says no policy selects its Deployment any more, or the Deployment is

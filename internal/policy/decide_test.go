@@ -50,9 +50,14 @@ func workload(kind, name string, replicas int32) Workload {
 
 // surged gives w the surge set of policy p running extra pods, those of pods.
 func surged(w Workload, extra int32, pods ...Pod) Workload {
-	w.Surge = &SurgeSet{Name: SurgeSetName(w.Name), Policy: "p", Deployment: w.Name, DeploymentUID: w.UID, Replicas: extra, Pods: pods}
+	w.Surge = &SurgeSet{Name: SurgeSetName(w.Name), Policy: "p", Deployment: w.Name, DeploymentUID: w.UID, Replicas: extra, Pods: pods,
+		Since: now.Add(-surgeAge)}
 	return w
 }
+
+// surgeAge is how long ago the surge sets of surged were made: after the pods of a
+// minute, before those of seconds.
+const surgeAge = 30 * time.Second
 
 // surgePod marks p a surge set's.
 func surgePod(p Pod) Pod {
@@ -341,6 +346,37 @@ func TestDecide(t *testing.T) {
 			policy: policy("p", time.Hour, surge),
 			work:   []Workload{surged(single, 1, Pod{Name: "single-s", Node: "n2", Ready: true, Surge: true})},
 			pods:   map[string][]Pod{"Deployment/single": {pod("single-c", "n3", false, time.Second)}},
+			nodes:  cordoned,
+			want: result{
+				Apply: singleBudget,
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
+					Message: "1 extra pod beside the 1 replica: waiting for 1 of them Ready before removing the extra (0 now)"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		// The eviction seen before the ReplicaSet's replacement: removing the extra pod now
+		// would leave none Ready.
+		"surge in progress: evicted, replacement not made yet, hold": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{surged(single, 1, Pod{Name: "single-s", Node: "n2", Ready: true, Surge: true})},
+			pods:   map[string][]Pod{},
+			nodes:  cordoned,
+			want: result{
+				Apply: singleBudget,
+				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
+					Message: "1 extra pod beside the 1 replica: waiting for 1 of them Ready before removing the extra (0 now)"}},
+				RequeueAfter: surgePoll,
+			},
+		},
+		// However long the replacement takes: the extra pod is the one serving.
+		"surge in progress: the replacement slow to start, past the start-up grace, hold": {
+			policy: policy("p", time.Hour, surge),
+			work: []Workload{func() Workload {
+				w := surged(single, 1, Pod{Name: "single-s", Node: "n2", Ready: true, Surge: true})
+				w.Surge.Since = now.Add(-2 * startGrace)
+				return w
+			}()},
+			pods:   map[string][]Pod{"Deployment/single": {pod("single-c", "n3", false, startGrace+time.Second)}},
 			nodes:  cordoned,
 			want: result{
 				Apply: singleBudget,

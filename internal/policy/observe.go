@@ -46,7 +46,7 @@ func SurgeSetOf(rs *appsv1.ReplicaSet) (SurgeSet, bool) {
 		return SurgeSet{}, false
 	}
 	return SurgeSet{Name: rs.Name, Policy: owner.Name, Deployment: rs.Annotations[holdfastv1alpha1.SurgeForAnnotation], DeploymentUID: types.UID(uid),
-		Replicas: Replicas(rs.Spec.Replicas), HandOff: rs.Annotations[holdfastv1alpha1.HandOffAnnotation]}, true
+		Replicas: Replicas(rs.Spec.Replicas), HandOff: rs.Annotations[holdfastv1alpha1.HandOffAnnotation], Since: rs.CreationTimestamp.Time}, true
 }
 
 // Replicas defaults an unset spec.replicas to 1, as the apiserver does.

@@ -114,15 +114,12 @@ func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 	if !surgesForFailure(o.Policy) {
 		lost = 0
 	}
-	// Short of Ready pods, the surge waits for the Deployment's own still starting;
-	// once none is, waiting longer changes nothing (the new pod crash-loops, or finds
-	// no room).
 	node := drainedNode(o, w)
 	if f.lost[node] {
 		node = "" // counted as lost
 	}
 	h, autoscaler, deadline, ahead := handingOff(o, w)
-	waiting := ready < w.Replicas && assess(o, w).starting > 0
+	waiting := ready < w.Replicas && replacing(o, w, f)
 	if node == "" && !ahead && lost == 0 && !waiting {
 		record := w.Surge.HandOff
 		if h, ok := landed(o, w); ok {
@@ -160,6 +157,22 @@ func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 		p.changes.surges = []Surge{surgeOf(w, want, w.Surge.HandOff)}
 	}
 	return p
+}
+
+// replacing reports whether the Deployment is still replacing the pods its surge stood
+// in for: it has fewer live pods than it wants (the replacement is not made yet, or not
+// seen yet), or a pod made since the surge began is not Ready. Until then the extra pods
+// are the ones serving, and removing them would take a Ready pod for one that is not,
+// however long the replacement takes. A pod older than the surge that is not Ready (a
+// sick one) is the Deployment's own trouble and holds nothing.
+func replacing(o Observed, w *Workload, f failure) bool {
+	pods := o.Pods[WorkloadKey(w.Kind, w.Name)]
+	if int32(len(pods)) < w.Replicas {
+		return true
+	}
+	return slices.ContainsFunc(pods, func(p Pod) bool {
+		return !p.Ready && !p.Created.Before(w.Surge.Since) && !BeingDrained(o.Nodes[p.Node]) && !f.lost[p.Node]
+	})
 }
 
 // startSurge adds one pod beside a Deployment when the node of one of its pods is being
