@@ -376,8 +376,8 @@ func TestDecide(t *testing.T) {
 				w.Surge.Since = now.Add(-2 * startGrace)
 				return w
 			}()},
-			pods:   map[string][]Pod{"Deployment/single": {pod("single-c", "n3", false, startGrace+time.Second)}},
-			nodes:  cordoned,
+			pods:  map[string][]Pod{"Deployment/single": {pod("single-c", "n3", false, startGrace+time.Second)}},
+			nodes: cordoned,
 			want: result{
 				Apply: singleBudget,
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
