@@ -45,15 +45,16 @@ const readyAfterAnnotation = "testbed.holdfast.dev/ready-after"
 const every = 3 * time.Second
 
 // writer is another owner of the Deployment or its autoscaler. start begins its writes
-// once the workload exists and returns a function that stops them and returns how many
-// of its writes changed the spec they write (a revert of a holdfast write, if any).
+// once the workload exists and returns a function that stops them and says how many
+// rounds it ran and how many of them changed the spec it writes (a revert of a holdfast
+// write, if any).
 type writer struct {
 	name string
 	// install creates the Deployment (and whatever else the owner keeps) instead of the
 	// test; nil for a plain create.
 	install func(c *gitopsCase, d *appsv1.Deployment)
 	// start begins the owner's writes for the length of the drain.
-	start func(c *gitopsCase, d *appsv1.Deployment) (stop func() (reverts int))
+	start func(c *gitopsCase, d *appsv1.Deployment) (stop func() (rounds, reverts int))
 }
 
 // TestSurgeBesideOtherWriters drains the node of a Surge single replica beside each
@@ -142,7 +143,7 @@ func drainBeside(t *testing.T, kubectl string, w writer, ready time.Duration) ti
 	before := c.deployment(d)
 	node := c.onlyPod(d).Spec.NodeName
 
-	var stop func() int
+	var stop func() (int, int)
 	if w.start != nil {
 		stop = w.start(c, d)
 	}
@@ -151,18 +152,21 @@ func drainBeside(t *testing.T, kubectl string, w writer, ready time.Duration) ti
 	code, out := c.drain(node, ready+3*time.Minute)
 	took := time.Since(start)
 	samples, zero, lowest := watch.Stop()
-	reverts := 0
+	rounds, reverts := 0, 0
 	if stop != nil {
-		reverts = stop()
+		rounds, reverts = stop()
 	}
 	after := c.deployment(d)
-	t.Logf("drain of %s beside %s, pods Ready after %s: exit %d in %s; %d samples every 200ms, %d at zero Ready, lowest %d; %d reverts; generation %d → %d",
-		node, w.name, ready, code, took.Round(100*time.Millisecond), samples, zero, lowest, reverts, before.Generation, after.Generation)
+	t.Logf("drain of %s beside %s, pods Ready after %s: exit %d in %s; %d samples every 200ms, %d at zero Ready, lowest %d; %d rounds of the writer, %d reverts; generation %d → %d",
+		node, w.name, ready, code, took.Round(100*time.Millisecond), samples, zero, lowest, rounds, reverts, before.Generation, after.Generation)
 	if code != cli.ExitOK {
 		t.Errorf("holdfast drain exited %d, want 0:\n%s", code, out)
 	}
 	if zero != 0 {
 		t.Errorf("%d samples (of %d) saw zero Ready pods", zero, samples)
+	}
+	if stop != nil && rounds == 0 {
+		t.Errorf("%s never wrote during the drain", w.name)
 	}
 	if reverts != 0 {
 		t.Errorf("%s found %d holdfast writes to revert, want none", w.name, reverts)
@@ -262,19 +266,19 @@ func applied(kubectl, mode string) func(*gitopsCase, *appsv1.Deployment) {
 
 // applier re-applies the Deployment's manifest (replicas: 1) every 3 s, as a GitOps
 // controller with self-heal does; a revert is an apply that raised the generation.
-func applier(kubectl, mode string) func(*gitopsCase, *appsv1.Deployment) func() int {
-	return func(c *gitopsCase, d *appsv1.Deployment) func() int {
+func applier(kubectl, mode string) func(*gitopsCase, *appsv1.Deployment) func() (int, int) {
+	return func(c *gitopsCase, d *appsv1.Deployment) func() (int, int) {
 		path := filepath.Join(c.dir, "deployment.yaml")
-		return c.loop(func(ctx context.Context) (bool, error) {
+		return c.loop(func(ctx context.Context) (bool, bool, error) {
 			before, err := c.generation(ctx, d)
 			if err != nil {
-				return false, err
+				return false, false, err
 			}
 			if _, err := c.apply(kubectl, mode, path); err != nil {
-				return false, err
+				return false, false, err
 			}
 			after, err := c.generation(ctx, d)
-			return after != before, err
+			return true, after != before, err
 		})
 	}
 }
@@ -285,32 +289,37 @@ func (c *gitopsCase) generation(ctx context.Context, obj client.Object) (int64, 
 	return cur.GetGeneration(), err
 }
 
-// loop runs write every 3 s until stopped, and counts the writes that changed a spec.
-// A write that fails fails the test.
-func (c *gitopsCase) loop(write func(context.Context) (bool, error)) func() int {
+// loop runs write every 3 s until stopped, and counts the rounds that wrote and the
+// writes that changed a spec; write says wrote false for a round it skipped. A write
+// that fails fails the test.
+func (c *gitopsCase) loop(write func(context.Context) (wrote, changed bool, err error)) func() (int, int) {
 	ctx, cancel := context.WithCancel(c.Ctx)
-	done := make(chan int, 1)
+	type counts struct{ rounds, reverts int }
+	done := make(chan counts, 1)
 	go func() {
-		reverts := 0
+		var n counts
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
-			changed, err := write(ctx)
+			wrote, changed, err := write(ctx)
 			if err != nil && ctx.Err() == nil {
 				c.T.Errorf("writer: %v", err)
 			}
+			if wrote && err == nil {
+				n.rounds++
+			}
 			if changed {
-				reverts++
+				n.reverts++
 			}
 			select {
 			case <-ctx.Done():
-				done <- reverts
+				done <- n
 				return
 			case <-tick.C:
 			}
 		}
 	}()
-	return func() int { cancel(); return <-done }
+	return func() (int, int) { cancel(); n := <-done; return n.rounds, n.reverts }
 }
 
 // chart is a Helm chart that sets the Deployment's replicas from its values, as most
@@ -354,28 +363,28 @@ func helmInstall(c *gitopsCase, d *appsv1.Deployment) {
 // helmUpgrade runs helm upgrade once the surge has started, in the middle of the
 // drain, and again every 3 s after: each a new revision of the release, which resets
 // replicas to the chart's 1 if anything else had changed them.
-func helmUpgrade(c *gitopsCase, d *appsv1.Deployment) func() int {
+func helmUpgrade(c *gitopsCase, d *appsv1.Deployment) func() (int, int) {
 	chart := filepath.Join(c.dir, "chart")
 	revision := 0
 	started := false
-	return c.loop(func(ctx context.Context) (bool, error) {
+	return c.loop(func(ctx context.Context) (bool, bool, error) {
 		if !started {
 			set, err := c.SurgeSet(ctx, d)
 			if err != nil || set == nil {
-				return false, err
+				return false, false, err
 			}
 			started = true
 		}
 		before, err := c.generation(ctx, d)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		revision++
 		if _, err := c.Helm(ctx, "upgrade", "single", chart, "--namespace", c.Namespace, "--set-string", fmt.Sprintf("revision=%d", revision)); err != nil {
-			return false, err
+			return false, false, err
 		}
 		after, err := c.generation(ctx, d)
-		return after != before, err
+		return true, after != before, err
 	})
 }
 
@@ -405,37 +414,37 @@ func withAutoscaler(lo, hi int32) func(*gitopsCase, *appsv1.Deployment) {
 
 // watchAutoscaler writes nothing itself: the HPA controller owns the Deployment's
 // replicas. A revert is a change of the autoscaler's spec or of the Deployment's.
-func watchAutoscaler(c *gitopsCase, d *appsv1.Deployment) func() int {
+func watchAutoscaler(c *gitopsCase, d *appsv1.Deployment) func() (int, int) {
 	hpa := autoscaler(d, 0, 0)
 	first, err := c.generation(c.Ctx, hpa)
 	if err != nil {
 		c.T.Fatal(err)
 	}
-	return c.loop(func(ctx context.Context) (bool, error) {
+	return c.loop(func(ctx context.Context) (bool, bool, error) {
 		g, err := c.generation(ctx, hpa)
 		changed := g != first
 		first = g
-		return changed, err
+		return true, changed, err
 	})
 }
 
 // boundsRewriter rewrites the autoscaler's bounds to 1-1 every 3 s with server-side
 // apply as the field manager keda-operator, as KEDA does for the HPA of a
 // ScaledObject; a revert is a write that changed its spec.
-func boundsRewriter(kubectl string) func(*gitopsCase, *appsv1.Deployment) func() int {
-	return func(c *gitopsCase, d *appsv1.Deployment) func() int {
+func boundsRewriter(kubectl string) func(*gitopsCase, *appsv1.Deployment) func() (int, int) {
+	return func(c *gitopsCase, d *appsv1.Deployment) func() (int, int) {
 		hpa := autoscaler(d, 1, 1)
 		path := c.manifest("hpa.yaml", hpa)
-		return c.loop(func(ctx context.Context) (bool, error) {
+		return c.loop(func(ctx context.Context) (bool, bool, error) {
 			before, err := c.generation(ctx, hpa)
 			if err != nil {
-				return false, err
+				return false, false, err
 			}
 			if _, err := c.run(kubectl, "--kubeconfig", c.Kubeconfig, "apply", "-f", path, "--server-side", "--force-conflicts", "--field-manager", "keda-operator"); err != nil {
-				return false, err
+				return false, false, err
 			}
 			after, err := c.generation(ctx, hpa)
-			return after != before, err
+			return true, after != before, err
 		})
 	}
 }
