@@ -17,6 +17,9 @@ ZONES ?= 3
 FUZZTIME ?= 20s
 # go test's own parallelism: each e2e package starts a testbed of its own.
 E2E_PARALLEL ?= 2
+# Parallel tests within a package: only the GitOps cases run so, each on nodes of its
+# own and mostly waiting for pods to start.
+E2E_TESTS_PARALLEL ?= 8
 # E2E_JSONFILE, when set, keeps every e2e test's whole output (gotestsum --jsonfile).
 E2E_JSONFILE ?=
 E2E_TIMEOUT ?= 45m
@@ -101,7 +104,7 @@ cluster-autoscaler-build: ## Build (or find in the cache) cluster-autoscaler's k
 .PHONY: test-e2e
 test-e2e: testbed-build karpenter-build cluster-autoscaler-build ## End-to-end tests: each package starts its own testbed.
 	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_KARPENTER=$$(hack/karpenter/build.sh) HOLDFAST_CLUSTER_AUTOSCALER=$$(hack/cluster-autoscaler/build.sh) $(TOOL) gotestsum --format testname $(if $(E2E_JSONFILE),--jsonfile $(E2E_JSONFILE)) -- \
-		-tags e2e -count=1 -p $(E2E_PARALLEL) -timeout $(E2E_TIMEOUT) ./test/e2e/...
+		-tags e2e -count=1 -p $(E2E_PARALLEL) -parallel $(E2E_TESTS_PARALLEL) -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 .PHONY: bench
 bench: ## The benchmarks behind the README's performance figures: figures written to bin/go-Benchmark*.json, a missed target fails.
