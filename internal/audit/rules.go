@@ -263,8 +263,8 @@ fenceAfter.`,
 		Summary: "single replica whose DisruptionPolicy leaves a node's crash to Kubernetes",
 		Rationale: `A single replica is down from its node's crash until Kubernetes replaces it:
 50 s before the node is marked unreachable and 300 s of toleration, about six minutes.
-nodeFailure.surge: Never turns off holdfast's response, which starts a second replica
-30 s after the node's last Lease renewal, without touching the first.`,
+nodeFailure.surge: Never turns off holdfast's response, which starts an extra pod beside
+the Deployment 30 s after the node's last Lease renewal, without touching the first.`,
 		Workload: singleReplicaNoFailureResponse,
 	},
 	{
@@ -302,8 +302,8 @@ want it (Karpenter: its NodeClaim is Consolidatable and its NodePool consolidate
 WhenEmptyOrUnderutilized; cluster-autoscaler: it is in one of the node groups that
 --cluster-autoscaler-node-group-label names), its pods request at most
 --scale-down-utilization-threshold of it and nothing keeps the autoscaler off it, the
-Deployment goes to 2 so that the budget lets the old pod go. The finding names the
-Deployments the operator scales up now and the nodes it hands over; plan and audit take
+operator starts an extra pod beside the Deployment so that the budget lets the old pod
+go. The finding names the Deployments the operator surges now and the nodes it hands over; plan and audit take
 the operator's autoscaler flags to see cluster-autoscaler's node groups as it does.`,
 		Own: handedOff,
 	},

@@ -187,7 +187,7 @@ func TestDecideNodeFailure(t *testing.T) {
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{singleBudget},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(single, 1, "holdfast-deploy-single",
-					"1 pods on lost node n1: 2 of 6 nodes are lost at once, more than a fifth: holdfast adds no replicas and fences nothing, since the survivors cannot hold them all and the network is the likelier cause")},
+					"1 pods on lost node n1: 2 of 6 nodes are lost at once, more than a fifth: holdfast starts no extra pods and fences nothing, since the survivors cannot hold them all and the network is the likelier cause")},
 			},
 			wantCond: map[string]string{holdfastv1alpha1.ConditionNodesLost: holdfastv1alpha1.ReasonCorrelatedFailure},
 		},

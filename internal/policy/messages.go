@@ -156,11 +156,11 @@ func msgLostBraked(lost int32, nodes []string, brake string) string {
 }
 
 func msgBrakeShare(lost, total int) string {
-	return fmt.Sprintf("%d of %d nodes are lost at once, more than a fifth: holdfast adds no replicas and fences nothing, since the survivors cannot hold them all and the network is the likelier cause", lost, total)
+	return fmt.Sprintf("%d of %d nodes are lost at once, more than a fifth: holdfast starts no extra pods and fences nothing, since the survivors cannot hold them all and the network is the likelier cause", lost, total)
 }
 
 func msgBrakeZone(zone string, lost int) string {
-	return fmt.Sprintf("every node of zone %s (%d) is lost at once: holdfast adds no replicas and fences nothing, since the zone's network is the likelier cause", zone, lost)
+	return fmt.Sprintf("every node of zone %s (%d) is lost at once: holdfast starts no extra pods and fences nothing, since the zone's network is the likelier cause", zone, lost)
 }
 
 func msgNodesLost(nodes []string, recovering int32) string {

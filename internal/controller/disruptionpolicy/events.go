@@ -70,7 +70,7 @@ func statusEvents(namespace string, old, cur holdfastv1alpha1.DisruptionPolicySt
 		}
 		switch prev {
 		case holdfastv1alpha1.WorkloadSurging:
-			out = append(out, announce.Normal(EventSurgeFinished, fmt.Sprintf("%s %s: surge over, back to %d replicas", w.Kind, w.Name, w.Replicas)).About(ref))
+			out = append(out, announce.Normal(EventSurgeFinished, fmt.Sprintf("%s %s: surge over, its extra pods removed beside its %s", w.Kind, w.Name, policy.Plural(w.Replicas, "replica"))).About(ref))
 		case holdfastv1alpha1.WorkloadRecovering:
 			out = append(out, announce.Normal(EventRecovered, fmt.Sprintf("%s %s: no pod left on a lost node, %d replicas", w.Kind, w.Name, w.Replicas)).About(ref))
 		}

@@ -36,7 +36,7 @@ func TestStatusEvents(t *testing.T) {
 		return &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name}
 	}
 	want := []announce.Event{
-		announce.Normal(EventSurgeFinished, "Deployment a: surge over, back to 1 replicas").About(deployment("a")),
+		announce.Normal(EventSurgeFinished, "Deployment a: surge over, its extra pods removed beside its 1 replica").About(deployment("a")),
 		announce.Warning(EventNoDisruption, "Deployment c: keeps 3 of 3").About(deployment("c")),
 		announce.Warning(EventDegraded, "Deployment d: 2 of 3 Ready").About(deployment("d")),
 		announce.Normal(EventPaced, "Deployment e: Pacing: pod e-1").About(deployment("e")),
