@@ -199,7 +199,12 @@ func budgetWindow(b map[string]any, now time.Time) (end time.Time, active bool, 
 		return time.Time{}, false, ".duration", fmt.Errorf("%q is no duration (one is needed with a schedule)", ds)
 	}
 	first := sched.Next(now.Add(-d))
-	if first.IsZero() || first.After(now) {
+	if first.IsZero() {
+		// A schedule that never fires ("0 0 30 2 *"; robfig/cron gives up after five
+		// years) has no next firing after now either: Karpenter counts it active, for good.
+		return time.Time{}, true, "", nil
+	}
+	if first.After(now) {
 		return time.Time{}, false, "", nil
 	}
 	return windowEnd(sched, latestOpening(sched, now.Add(-d), now), d), true, "", nil

@@ -128,6 +128,10 @@ func TestPoolBudgetOf(t *testing.T) {
 			budgets: []any{poolBudget("nodes", "0", "schedule", "@hourly", "duration", "2h")}, claims: poolClaims(3, 0),
 			closed: "allows 0",
 		},
+		"a schedule that never fires is active for good, as Karpenter has it": {
+			budgets: []any{poolBudget("nodes", "0", "schedule", "0 0 30 2 *", "duration", "1h")}, claims: poolClaims(3, 0),
+			closed: "allows 0",
+		},
 		"a budget without schedule closes it too: no end known": {
 			budgets: []any{poolBudget("nodes", "0", "schedule", "0 9 * * *", "duration", "8h"), poolBudget("nodes", "0")}, claims: poolClaims(3, 0),
 			closed: "allows 0",
