@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -107,10 +108,14 @@ func closedBy(pool string, blocking []budgetTerm, nodes, disrupting int) string 
 	if i := slices.IndexFunc(blocking, func(t budgetTerm) bool { return t.err != nil }); i >= 0 {
 		return fmt.Sprintf("NodePool %s's %s cannot be read (%v), and Karpenter allows no disruption under it", pool, blocking[i].field, blocking[i].err)
 	}
-	t := slices.MinFunc(blocking, func(a, b budgetTerm) int { return a.allowed - b.allowed })
+	t := slices.MinFunc(blocking, func(a, b budgetTerm) int { return cmp.Compare(a.allowed, b.allowed) })
 	why := fmt.Sprintf("NodePool %s's %s (nodes %q of %s) allows %s", pool, t.field, t.nodes, Plural(int32(nodes), "node"), Plural(int32(t.allowed), "disruption"))
 	if disrupting > 0 {
-		why += fmt.Sprintf(", and %d of its nodes being disrupted count against it", disrupting)
+		verb := "are"
+		if disrupting == 1 {
+			verb = "is"
+		}
+		why += fmt.Sprintf(", and %d of its nodes %s being disrupted", disrupting, verb)
 	}
 	return why
 }
@@ -118,12 +123,12 @@ func closedBy(pool string, blocking []budgetTerm, nodes, disrupting int) string 
 // budgetTerms reads what each of pool's budgets that apply to reason and are active at
 // now allows over its nodes; Karpenter's default budget when it sets none.
 func budgetTerms(pool *unstructured.Unstructured, reason string, nodes int, now time.Time) []budgetTerm {
-	raw, found, err := unstructured.NestedFieldNoCopy(pool.Object, "spec", "disruption", "budgets")
+	raw, found, _ := unstructured.NestedFieldNoCopy(pool.Object, "spec", "disruption", "budgets")
 	if !found {
 		return []budgetTerm{{field: "default budget", nodes: defaultBudgetNodes, allowed: scaled(defaultBudgetNodes, nodes)}}
 	}
 	list, ok := raw.([]any)
-	if err != nil || !ok {
+	if !ok {
 		return []budgetTerm{{field: budgetsField, err: errors.New("not a list")}}
 	}
 	var out []budgetTerm

@@ -74,7 +74,7 @@ func TestPoolBudgetOf(t *testing.T) {
 	}{
 		"no budgets: Karpenter's 10%, of 3 nodes rounded up to 1": {claims: poolClaims(3, 0)},
 		"no budgets, and a node being disrupted": {
-			claims: poolClaims(3, 1), closed: `default budget (nodes "10%" of 3 nodes) allows 1 disruption, and 1 of its nodes being disrupted`,
+			claims: poolClaims(3, 1), closed: `default budget (nodes "10%" of 3 nodes) allows 1 disruption, and 1 of its nodes is being disrupted`,
 		},
 		"an empty list: no limit": {budgets: []any{}, claims: poolClaims(3, 3)},
 		"nodes 0": {
@@ -82,11 +82,11 @@ func TestPoolBudgetOf(t *testing.T) {
 			closed: `NodePool general's spec.disruption.budgets[0] (nodes "0" of 3 nodes) allows 0 disruptions`,
 		},
 		"nodes 2, one being disrupted": {budgets: []any{poolBudget("nodes", "2")}, claims: poolClaims(3, 1)},
-		"nodes 2, two being disrupted": {budgets: []any{poolBudget("nodes", "2")}, claims: poolClaims(3, 2), closed: "allows 2 disruptions, and 2 of its nodes"},
+		"nodes 2, two being disrupted": {budgets: []any{poolBudget("nodes", "2")}, claims: poolClaims(3, 2), closed: "allows 2 disruptions, and 2 of its nodes are being disrupted"},
 		"a node Karpenter marked for disruption counts": {
 			budgets: []any{poolBudget("nodes", "1")},
 			claims:  append(poolClaims(2, 0), poolClaim("general", map[string]string{"DisruptionReason": "True"})),
-			closed:  "allows 1 disruption, and 1 of its nodes",
+			closed:  "allows 1 disruption, and 1 of its nodes is being disrupted",
 		},
 		"50% of 3 nodes is 2, one being disrupted": {budgets: []any{poolBudget("nodes", "50%")}, claims: poolClaims(3, 1)},
 		"50% of 3 nodes is 2, two being disrupted": {budgets: []any{poolBudget("nodes", "50%")}, claims: poolClaims(3, 2), closed: `(nodes "50%" of 3 nodes) allows 2`},
