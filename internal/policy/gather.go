@@ -240,8 +240,8 @@ func observePods(ctx context.Context, src Source, ns string, w *Workload, obs *O
 }
 
 // observeClaims reads the NodeClaims behind nodes, their NodePools' consolidation, and,
-// for a node Karpenter considers for consolidation, what runs on it; nil without
-// Karpenter.
+// for a node Karpenter considers for consolidation, what its NodePool's budgets allow
+// and what runs on it; nil without Karpenter.
 func observeClaims(ctx context.Context, src Source, nodes map[string]*corev1.Node, now time.Time) (map[string]NodeClaim, error) {
 	claims, err := src.NodeClaims(ctx)
 	if err != nil || claims == nil {
@@ -249,6 +249,7 @@ func observeClaims(ctx context.Context, src Source, nodes map[string]*corev1.Nod
 	}
 	out := map[string]NodeClaim{}
 	pools := map[string]*unstructured.Unstructured{}
+	budgets := map[string]PoolBudget{}
 	for i := range claims {
 		u := &claims[i]
 		node := nodes[ClaimNode(u)]
@@ -265,6 +266,14 @@ func observeClaims(ctx context.Context, src Source, nodes map[string]*corev1.Nod
 		}
 		c := ClaimOf(u, pool)
 		if !c.ConsolidatableSince.IsZero() {
+			if pool != nil {
+				b, read := budgets[name]
+				if !read {
+					b = poolBudgetOf(pool, claims, reasonUnderutilized, now)
+					budgets[name] = b
+				}
+				c.Budget = b
+			}
 			pods, err := src.NodePods(ctx, node.Name)
 			if err != nil {
 				return nil, err

@@ -122,6 +122,9 @@ type NodeClaim struct {
 	// ConsolidationPolicy and ConsolidateAfter are its NodePool's.
 	ConsolidationPolicy string
 	ConsolidateAfter    time.Duration
+	// Budget is what its NodePool's disruption budgets allow Karpenter's consolidation
+	// of the node; read only while the node is Consolidatable.
+	Budget PoolBudget
 	// Load is read only while the node is Consolidatable.
 	Load
 }
@@ -259,6 +262,8 @@ type candidate struct {
 	// window is how long the autoscaler may take to remove the node once the budget
 	// allows the eviction.
 	window time.Duration
+	// pool is what the NodePool's disruption budgets allow (Karpenter only).
+	pool PoolBudget
 }
 
 // scaleDownCandidate returns the node of w's only pod when an autoscaler considers it
@@ -275,7 +280,7 @@ func scaleDownCandidate(o Observed, w *Workload) (candidate, bool) {
 		if c.ConsolidatableSince.IsZero() || c.ConsolidationPolicy != consolidateUnderutilized {
 			return candidate{}, false
 		}
-		return candidate{node: node, autoscaler: karpenterName, Load: c.Load, window: c.ConsolidateAfter + handOffGrace}, true
+		return candidate{node: node, autoscaler: karpenterName, Load: c.Load, window: c.ConsolidateAfter + handOffGrace, pool: c.Budget}, true
 	}
 	if m, ok := o.NodeGroups[node]; ok {
 		return candidate{node: node, autoscaler: caName, Load: m.Load, window: o.Autoscalers.caWindow()}, true
@@ -321,7 +326,8 @@ func handingOff(o Observed, w *Workload) (handOff, string, time.Time, bool) {
 
 // handOffStart is the hand-off of w's node that surgeAhead starts if the node's pods fit
 // elsewhere: its candidate and record. False when w is no Surge single replica at rest,
-// the node is no candidate, is blocked or used above the threshold, or its last hand-off
+// the node is no candidate, is blocked, its NodePool's budgets allow Karpenter no
+// disruption now, or it is used above the threshold, or its last hand-off
 // did not lead to its removal and the back-off after it has not passed or holdfast has
 // given up on the node.
 func handOffStart(o *Observed, w *Workload) (candidate, handOff, bool) {
@@ -329,7 +335,7 @@ func handOffStart(o *Observed, w *Workload) (candidate, handOff, bool) {
 		return candidate{}, handOff{}, false
 	}
 	c, ok := scaleDownCandidate(*o, w)
-	if !ok || c.Blocker != "" || !underused(o.Nodes[c.node], c.Requested, o.Autoscalers.threshold()) {
+	if !ok || c.Blocker != "" || c.pool.Closed != "" || !underused(o.Nodes[c.node], c.Requested, o.Autoscalers.threshold()) {
 		return candidate{}, handOff{}, false
 	}
 	h := handOff{node: c.node, start: o.Now, count: 1}
@@ -414,6 +420,9 @@ func surgeOrHandOff(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus)
 	case !candidate:
 	case c.Blocker != "":
 		v.status.Message = msgScaleDownBlocked(c.autoscaler, c.node, c.Blocker)
+	case c.pool.Closed != "":
+		v.status.Message = msgPoolBudgetClosed(c.node, c.pool)
+		v.requeueAfter = sooner(v.requeueAfter, c.pool.recheck(o.Now))
 	case c.Unplaceable != "":
 		v.status.Message = msgNoRoomElsewhere(c.autoscaler, c.node, c.Unplaceable)
 		v.requeueAfter = sooner(v.requeueAfter, RoomInterval)

@@ -332,6 +332,13 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", Load: Load{Blocker: "pod shop/db-0 has karpenter.sh/do-not-disrupt"}}},
 			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter does not remove node n1 whatever its budget allows (pod shop/db-0 has karpenter.sh/do-not-disrupt), so holdfast does not surge ahead of it")},
 		},
+		"a NodePool budget that allows no consolidation now: no surge, status says why, and the policy is looked at again when its window ends": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", Load: Load{Requested: quarter},
+				Budget: PoolBudget{Pool: "general", Closed: "NodePool general's spec.disruption.budgets[0] (nodes \"0\" of 3 nodes) allows 0 disruptions", Opens: now.Add(2 * time.Hour)}}},
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: 2 * time.Hour,
+				Workloads: budgeted(msgSurgeReady + "; Karpenter does not consolidate node n1 now: NodePool general's spec.disruption.budgets[0] (nodes \"0\" of 3 nodes) allows 0 disruptions, so holdfast does not surge ahead of it until " + stamp(now.Add(2*time.Hour)) + ", when the scheduled budgets that allow none end their windows")},
+		},
 		"Protect keeps blocking consolidation, and says so": {
 			policy: policy("p", time.Hour, protect), work: []Workload{single}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			pods: map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true, DoNotDisrupt: true, Since: now.Add(-time.Hour)}}},
@@ -353,6 +360,8 @@ func TestRoomWanted(t *testing.T) {
 		policy holdfastv1alpha1.DisruptionPolicy
 		work   Workload
 		load   Load
+		// closed, when set, puts n1 under Karpenter, its NodePool's budgets closed so.
+		closed string
 		want   []string
 	}{
 		"a Surge single replica on an underused, unblocked node of a node group": {policy: surge, work: single, load: Load{Requested: quarter}, want: []string{"n1"}},
@@ -362,6 +371,8 @@ func TestRoomWanted(t *testing.T) {
 			load: Load{Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("1Gi")}}},
 		"a node in its back-off": {policy: surge, work: backedOff, load: Load{Requested: quarter}},
 		"a hand-off under way":   {policy: surge, work: surged(single, 1), load: Load{Requested: quarter}},
+		"a Karpenter node whose NodePool's budgets allow no consolidation now": {policy: surge, work: single, load: Load{Requested: quarter},
+			closed: "NodePool general's spec.disruption.budgets[0] (nodes \"0\" of 3 nodes) allows 0 disruptions"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -370,6 +381,11 @@ func TestRoomWanted(t *testing.T) {
 				Pods:       map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}},
 				Nodes:      map[string]*corev1.Node{"n1": sized("n1")},
 				NodeGroups: map[string]NodeGroupMember{"n1": {Group: "general", Load: tc.load}}}
+			if tc.closed != "" {
+				o.NodeGroups = nil
+				o.Claims = map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: consolidateUnderutilized, Load: tc.load,
+					Budget: PoolBudget{Pool: "general", Closed: tc.closed}}}
+			}
 			if got := roomWanted(&o); !slices.Equal(got, tc.want) {
 				t.Errorf("roomWanted = %v, want %v", got, tc.want)
 			}

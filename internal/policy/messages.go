@@ -130,6 +130,14 @@ func msgScaleDownBlocked(autoscaler, node, blocker string) string {
 	return fmt.Sprintf("%s; %s does not remove node %s whatever its budget allows (%s), so holdfast does not surge ahead of it", msgSurgeReady, autoscaler, node, blocker)
 }
 
+func msgPoolBudgetClosed(node string, b PoolBudget) string {
+	m := fmt.Sprintf("%s; Karpenter does not consolidate node %s now: %s, so holdfast does not surge ahead of it", msgSurgeReady, node, b.Closed)
+	if !b.Opens.IsZero() {
+		m += fmt.Sprintf(" until %s, when the scheduled budgets that allow none end their windows", stamp(b.Opens))
+	}
+	return m
+}
+
 func msgNoRoomElsewhere(autoscaler, node, why string) string {
 	return fmt.Sprintf("%s; %s would find no room elsewhere for the pods of node %s (%s), so holdfast does not surge ahead of it", msgSurgeReady, autoscaler, node, why)
 }

@@ -44,20 +44,16 @@ func ClaimOf(claim, pool *unstructured.Unstructured) NodeClaim {
 // ConsolidatableSince is when a NodeClaim's Consolidatable condition turned True; zero
 // while it is not True.
 func ConsolidatableSince(claim *unstructured.Unstructured) time.Time {
-	conds, _, _ := unstructured.NestedSlice(claim.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] != "Consolidatable" || m["status"] != "True" {
-			continue
-		}
-		s, _ := m["lastTransitionTime"].(string)
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			return time.Time{}
-		}
-		return t
+	c := condition(claim, "Consolidatable")
+	if c == nil || c["status"] != "True" {
+		return time.Time{}
 	}
-	return time.Time{}
+	s, _ := c["lastTransitionTime"].(string)
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // consolidation reads a NodePool's consolidationPolicy and consolidateAfter; "" and 0 for

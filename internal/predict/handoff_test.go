@@ -72,6 +72,8 @@ func TestPredictedHandOff(t *testing.T) {
 		// handOff is the predicted Scale's HandOff; "" for no surge.
 		handOff string
 		message string
+		// requeue, when set, is when the operator would look again.
+		requeue time.Duration
 	}{
 		"Consolidatable under WhenEmptyOrUnderutilized: handed off to Karpenter": {
 			handOff: handOff, message: "1 extra pod ahead of Karpenter's scale-down of node node-1",
@@ -81,6 +83,22 @@ func TestPredictedHandOff(t *testing.T) {
 				s.Pods[0].Annotations = map[string]string{availability.AnnotationKarpenterDoNotDisrupt: "true"}
 			},
 			message: "Karpenter does not remove node node-1 whatever its budget allows (pod shop/checkout-1 has karpenter.sh/do-not-disrupt)",
+		},
+		"a NodePool whose budget allows no consolidation now: no hand-off until its window ends": {
+			mod: func(s *snapshot.Snapshot) {
+				disruption := s.NodePools[0].Object["spec"].(map[string]any)["disruption"].(map[string]any)
+				disruption["budgets"] = []any{map[string]any{"nodes": "0", "reasons": []any{"Underutilized"}, "schedule": "0 9 * * 1-5", "duration": "8h"},
+					map[string]any{"nodes": "0", "schedule": "0 9 * * 0", "duration": "8h"}}
+			},
+			message: `Karpenter does not consolidate node node-1 now: NodePool general's spec.disruption.budgets[1] (nodes "0" of 1 node) allows 0 disruptions, so holdfast does not surge ahead of it until 2026-11-22T17:00:00Z`,
+			requeue: 5 * time.Hour,
+		},
+		"a NodePool whose budget cannot be read: no hand-off": {
+			mod: func(s *snapshot.Snapshot) {
+				disruption := s.NodePools[0].Object["spec"].(map[string]any)["disruption"].(map[string]any)
+				disruption["budgets"] = []any{map[string]any{"nodes": "all"}}
+			},
+			message: `NodePool general's spec.disruption.budgets[0].nodes cannot be read ("all" is neither a number of nodes nor a percentage up to 100%), and Karpenter allows no disruption under it`,
 		},
 		"a NodePool that consolidates only empty nodes: no hand-off": {
 			mod: func(s *snapshot.Snapshot) {
@@ -124,6 +142,9 @@ func TestPredictedHandOff(t *testing.T) {
 			}
 			if !strings.Contains(message, tc.message) {
 				t.Errorf("status %q, want it to say %q", message, tc.message)
+			}
+			if tc.requeue != 0 && d.RequeueAfter != tc.requeue {
+				t.Errorf("requeue after %v, want %v", d.RequeueAfter, tc.requeue)
 			}
 		})
 	}
