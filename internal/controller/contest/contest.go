@@ -161,7 +161,8 @@ func (l *Ledger) Forget(f Field) {
 
 // live returns f's record without its writes older than Window, nil when none is
 // left. Once a Window, it drops every record whose writes are all old, so that the
-// ledger holds only the fields of the last two minutes, and no call reads them all.
+// ledger holds only the fields of the last two minutes, and only that one call in a
+// Window reads them all.
 func (l *Ledger) live(f Field) *record {
 	now := l.clock.Now()
 	since := now.Add(-Window)
