@@ -111,6 +111,11 @@ const (
 	ConditionWindowOpen = "WindowOpen"
 	// ConditionNodesLost is True while selected pods are on a lost node.
 	ConditionNodesLost = "NodesLost"
+	// ConditionWritesContested is True while another writer undoes what holdfast writes
+	// (a budget's spec, a node's taint, a pod's annotation or label): holdfast then
+	// writes it at most three times a minute, and the message names the object, the
+	// field and the other writer's field manager.
+	ConditionWritesContested = "WritesContested"
 
 	ReasonAllBudgetsManaged  = "AllBudgetsManaged"
 	ReasonSomeWithoutBudget  = "SomeWithoutBudget"
@@ -138,6 +143,9 @@ const (
 	ReasonNoNodeLost        = "NoNodeLost"
 	ReasonNodeLost          = "NodeLost"
 	ReasonCorrelatedFailure = "CorrelatedFailure"
+	// The reasons of ConditionWritesContested.
+	ReasonNoContest           = "NoContest"
+	ReasonUndoneByOtherWriter = "UndoneByOtherWriter"
 )
 
 // WorkloadState is what a DisruptionPolicy did for one selected workload.
@@ -461,7 +469,8 @@ type DisruptionPolicyStatus struct {
 	// +optional
 	// +listType=atomic
 	Workloads []WorkloadStatus `json:"workloads,omitempty"`
-	// Conditions are BudgetsReady, Conflicted, WindowOpen, Degraded and NodesLost.
+	// Conditions are BudgetsReady, Conflicted, WindowOpen, Degraded, NodesLost,
+	// WritesContested and Ready.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -31,21 +31,28 @@ const FieldOwner = "holdfast-operator"
 // holdfastPrefix starts the keys of the labels and annotations holdfast writes.
 const holdfastPrefix = "holdfast.dev/"
 
-// Budget applies the budget when holdfast's part of it (its labels and annotations, the
-// owner references, the spec) differs from want, as the cache shows it: the cache is
-// often a write behind, and the apply of an unchanged budget would be a request for
-// nothing.
+// Budget applies the budget when BudgetStale says so.
 func Budget(ctx context.Context, c client.Client, live client.Reader, want *policyv1.PodDisruptionBudget) error {
-	cur := &policyv1.PodDisruptionBudget{}
-	err := c.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("getting PodDisruptionBudget %s: %w", klog.KObj(want), err)
-	}
-	if err == nil && equality.Semantic.DeepEqual(cur.Spec, want.Spec) && equality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences) &&
-		ours(cur.Labels, want.Labels) && ours(cur.Annotations, want.Annotations) {
-		return nil
+	if _, stale, err := BudgetStale(ctx, c, want); err != nil || !stale {
+		return err
 	}
 	return Object(ctx, c, live, want)
+}
+
+// BudgetStale reads the budget from the cache (nil when it has none) and says whether
+// holdfast's part of it (its labels and annotations, the owner references, the spec)
+// differs from want. The cache is often a write behind, and the apply of an unchanged
+// budget would be a request for nothing.
+func BudgetStale(ctx context.Context, c client.Reader, want *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, bool, error) {
+	cur := &policyv1.PodDisruptionBudget{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(want), cur); apierrors.IsNotFound(err) {
+		return nil, true, nil
+	} else if err != nil {
+		return nil, false, fmt.Errorf("getting PodDisruptionBudget %s: %w", klog.KObj(want), err)
+	}
+	current := equality.Semantic.DeepEqual(cur.Spec, want.Spec) && equality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences) &&
+		ours(cur.Labels, want.Labels) && ours(cur.Annotations, want.Annotations)
+	return cur, !current, nil
 }
 
 // ours reports whether the keys of have that holdfast writes (those of want, and any
@@ -105,6 +112,10 @@ func Object(ctx context.Context, c client.Client, live client.Reader, want clien
 	}
 	return nil
 }
+
+// Own says a field manager is holdfast's: FieldOwner, or the one of its patches (taints,
+// pods' labels and annotations), which the apiserver names as legacyFieldManager.
+func Own(manager string) bool { return manager == FieldOwner || manager == legacyFieldManager() }
 
 // legacyFieldManager is the field manager the apiserver recorded for holdfast's writes
 // before they were applied: the client's default user agent up to its first slash.

@@ -13,11 +13,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -38,6 +40,7 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/announce"
 	"github.com/holdfast-dev/holdfast/internal/controller/apply"
 	"github.com/holdfast-dev/holdfast/internal/controller/cachelag"
+	"github.com/holdfast-dev/holdfast/internal/controller/contest"
 	"github.com/holdfast-dev/holdfast/internal/controller/invalidspec"
 	"github.com/holdfast-dev/holdfast/internal/controller/prologue"
 	"github.com/holdfast-dev/holdfast/internal/controller/summary"
@@ -90,6 +93,8 @@ type reconciler struct {
 	nodes *nodeWatcher
 	// room keeps the answers on nodes' room for a while.
 	room roomAnswers
+	// ledger bounds the writes that another writer undoes (see contested.go).
+	ledger *contest.Ledger
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr; autoscalers is
@@ -112,8 +117,9 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, autoscalers poli
 		metrics:     m,
 		cache:       mgr.GetCache(),
 		autoscalers: autoscalers,
+		ledger:      contest.NewLedger(clk),
 	}
-	r.nodes = newNodeWatcher(mgr.GetClient(), mgr.GetCache(), mgr.GetAPIReader(), clk)
+	r.nodes = newNodeWatcher(mgr.GetClient(), mgr.GetCache(), mgr.GetAPIReader(), clk, r.ledger)
 	if err := mgr.Add(r.nodes); err != nil {
 		return fmt.Errorf("adding the node watcher: %w", err)
 	}
@@ -180,10 +186,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	d := policy.Decide(obs)
 
+	// Every write below of a field another writer may undo goes through the ledger.
+	var cs contests
 	// Zone-aware workloads' pods move between budgets by their label: out of the zones'
 	// budgets first, into them last, once the budgets exist (see policy/zones.go).
 	for _, pod := range d.Unlabel {
-		if err := r.labelPod(ctx, p.Namespace, policy.PodZone{Pod: pod}); err != nil {
+		if err := r.guardedLabel(ctx, &cs, p.Namespace, policy.PodZone{Pod: pod}); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -195,7 +203,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if i == tight {
 			r.failpoint.at(FailBeforeLoosening)
 		}
-		if err := apply.Budget(ctx, r.client, r.live, b); err != nil {
+		if err := r.applyBudget(ctx, &cs, b); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -203,26 +211,27 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		r.failpoint.at(FailBeforeLoosening)
 	}
 	for _, z := range d.PodZones {
-		if err := r.labelPod(ctx, p.Namespace, z); err != nil {
+		if err := r.guardedLabel(ctx, &cs, p.Namespace, z); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	// Lost nodes are tainted before the replicas for their pods are added, so that the
 	// scheduler cannot place those onto them.
 	for _, name := range d.Quarantine {
-		if err := quarantine(ctx, r.client, obs.Nodes[name], obs.Now); nodeGone(err) {
-			continue
-		} else if err != nil {
+		n := obs.Nodes[name]
+		if done, err := r.taint(ctx, &cs, n, holdfastv1alpha1.LostTaintKey, func() error { return quarantine(ctx, r.client, n, obs.Now) }); err != nil {
 			return ctrl.Result{}, err
+		} else if done {
+			logger.Info("Lost node quarantined", "node", klog.KRef("", name))
 		}
-		logger.Info("Lost node quarantined", "node", klog.KRef("", name))
 	}
 	var fenced []announce.Event
 	for _, f := range d.Fence {
-		if err := fence(ctx, r.client, obs.Nodes[f.Node], f.Proof, obs.Now); nodeGone(err) {
-			continue
-		} else if err != nil {
+		n := obs.Nodes[f.Node]
+		if done, err := r.taint(ctx, &cs, n, holdfastv1alpha1.OutOfServiceTaintKey, func() error { return fence(ctx, r.client, n, f.Proof, obs.Now) }); err != nil {
 			return ctrl.Result{}, err
+		} else if !done {
+			continue
 		}
 		logger.Info("Lost node fenced", "node", klog.KRef("", f.Node), "proof", f.Proof)
 		fenced = append(fenced, announce.Warning(EventFenced, fmt.Sprintf("node %s tainted %s: %s", f.Node, holdfastv1alpha1.OutOfServiceTaintKey, f.Proof)).
@@ -230,12 +239,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	// A node handed over is tainted before the surge, so that its new pod goes elsewhere.
 	for _, name := range d.HandOffTaints {
-		if err := taintHandedOff(ctx, r.client, obs.Nodes[name], obs.Now); nodeGone(err) {
-			continue
-		} else if err != nil {
+		n := obs.Nodes[name]
+		if done, err := r.taint(ctx, &cs, n, holdfastv1alpha1.HandOffTaintKey, func() error { return taintHandedOff(ctx, r.client, n, obs.Now) }); err != nil {
 			return ctrl.Result{}, err
+		} else if done {
+			logger.Info("Node tainted for its hand-off", "node", klog.KRef("", name))
 		}
-		logger.Info("Node tainted for its hand-off", "node", klog.KRef("", name))
 	}
 	for _, s := range d.Surges {
 		if err := r.surge(ctx, p, s); err != nil {
@@ -247,7 +256,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		r.failpoint.at(FailAfterSurge)
 	}
 	for _, a := range d.PodAnnotations {
-		if err := r.annotatePod(ctx, p.Namespace, p.Name, a); err != nil {
+		if err := r.guardedAnnotation(ctx, &cs, p.Namespace, p.Name, a); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -260,6 +269,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 	}
 
+	meta.SetStatusCondition(&d.Status.Conditions, cs.condition(p.Generation, obs.Now))
+	if cs.retry > 0 && (d.RequeueAfter == 0 || cs.retry < d.RequeueAfter) {
+		d.RequeueAfter = cs.retry
+	}
 	summary.Set(&d.Status.Conditions, p.Generation, readyRules, "every selected workload has its budget", metav1.NewTime(obs.Now))
 	var evs []announce.Event
 	if !equality.Semantic.DeepEqual(p.Status, d.Status) {
@@ -273,7 +286,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	r.metrics.set(req.NamespacedName, d.Status)
 	r.windows.set(req.NamespacedName, p.Spec.MaintenanceWindows, obs.Now)
-	announce.Record(r.recorder, p, append(fenced, evs...)...)
+	announce.Record(r.recorder, p, slices.Concat(fenced, cs.events, evs)...)
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
@@ -489,4 +502,5 @@ var readyRules = []summary.Rule{
 	summary.When(holdfastv1alpha1.ConditionBudgetsReady, metav1.ConditionFalse),
 	summary.WhenReason(holdfastv1alpha1.ConditionConflicted, holdfastv1alpha1.ReasonConflictingBudgets),
 	summary.WhenReason(holdfastv1alpha1.ConditionWindowOpen, holdfastv1alpha1.ReasonInvalidWindow),
+	summary.When(holdfastv1alpha1.ConditionWritesContested, metav1.ConditionTrue),
 }

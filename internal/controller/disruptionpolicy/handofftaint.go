@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/contest"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
@@ -54,6 +55,7 @@ func (w *nodeWatcher) releaseHandOffs(ctx context.Context, nodes []corev1.Node) 
 		} else if err != nil {
 			return err
 		}
+		w.ledger.Forget(contest.Taint(n.Name, holdfastv1alpha1.HandOffTaintKey))
 		log.FromContext(ctx).Info("Hand-off over: holdfast's taint removed", "node", klog.KObj(n))
 	}
 	return nil

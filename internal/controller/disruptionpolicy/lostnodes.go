@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/controller/contest"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
@@ -63,10 +64,12 @@ type nodeWatcher struct {
 	// events carries one event per namespace to wake, to the controller.
 	events chan event.GenericEvent
 	health atomic.Pointer[policy.NodeHealth]
+	// ledger is told of the taints the watcher takes off.
+	ledger *contest.Ledger
 }
 
-func newNodeWatcher(c client.Client, cache, live client.Reader, clk clock.PassiveClock) *nodeWatcher {
-	w := &nodeWatcher{client: c, cache: cache, live: live, clock: clk, events: make(chan event.GenericEvent, 1024)}
+func newNodeWatcher(c client.Client, cache, live client.Reader, clk clock.PassiveClock, ledger *contest.Ledger) *nodeWatcher {
+	w := &nodeWatcher{client: c, cache: cache, live: live, clock: clk, events: make(chan event.GenericEvent, 1024), ledger: ledger}
 	w.health.Store(&policy.NodeHealth{})
 	return w
 }
@@ -167,6 +170,8 @@ func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy
 		} else if err != nil {
 			return err
 		}
+		w.ledger.Forget(contest.Taint(n.Name, holdfastv1alpha1.LostTaintKey))
+		w.ledger.Forget(contest.Taint(n.Name, holdfastv1alpha1.OutOfServiceTaintKey))
 		log.FromContext(ctx).Info("Node back: holdfast's taints removed", "node", klog.KObj(n), "fenced", fenced)
 	}
 	return nil
