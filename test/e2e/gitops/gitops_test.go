@@ -291,7 +291,7 @@ func (c *gitopsCase) generation(ctx context.Context, obj client.Object) (int64, 
 
 // loop runs write every 3 s until stopped, and counts the rounds that wrote and the
 // writes that changed a spec; write says wrote false for a round it skipped. A write
-// that fails fails the test.
+// that fails fails the test, unless the stop cut it short.
 func (c *gitopsCase) loop(write func(context.Context) (wrote, changed bool, err error)) func() (int, int) {
 	ctx, cancel := context.WithCancel(c.Ctx)
 	type counts struct{ rounds, reverts int }
@@ -305,11 +305,12 @@ func (c *gitopsCase) loop(write func(context.Context) (wrote, changed bool, err 
 			if err != nil && ctx.Err() == nil {
 				c.T.Errorf("writer: %v", err)
 			}
+			// A round cut short by the stop reads no generation: it counts for nothing.
 			if wrote && err == nil {
 				n.rounds++
-			}
-			if changed {
-				n.reverts++
+				if changed {
+					n.reverts++
+				}
 			}
 			select {
 			case <-ctx.Done():
