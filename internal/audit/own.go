@@ -144,7 +144,7 @@ func handedOff(o *Own) *Result {
 	}
 	d := o.Outcome.Decision
 	var surges []string
-	for _, sc := range d.Surges {
+	for _, sc := range policy.EffectsOf[policy.Surge](d.Effects) {
 		if sc.HandOff == "" || sc.Replicas == 0 {
 			continue
 		}

@@ -156,7 +156,7 @@ func karpenter(r *rand.Rand, s *snapshot.Snapshot) {
 func handOffs(outcomes []predict.Outcome) []string {
 	var out []string
 	for _, o := range outcomes {
-		for _, sc := range o.Decision.Surges {
+		for _, sc := range policy.EffectsOf[policy.Surge](o.Decision.Effects) {
 			if node, _, ok := strings.Cut(sc.HandOff, " "); ok && sc.Replicas > 0 {
 				out = append(out, o.Policy.Namespace+"/"+sc.Deployment+" "+node)
 			}

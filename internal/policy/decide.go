@@ -199,34 +199,8 @@ type PodAnnotation struct {
 
 // Decision is what the reconciler does for one policy.
 type Decision struct {
-	// Apply are the budgets to create or update, in this order: zone-aware budgets that
-	// tighten come first and those that loosen last (see zones.go).
-	Apply []*policyv1.PodDisruptionBudget
-	// Loosen is how many writes at the end of Apply let more disruptions through.
-	Loosen int
-	// Unlabel are the pods of zone-aware workloads to remove the holdfast.dev/zone label
-	// from, before Apply; PodZones the labels to set, after Apply and before Delete (see
-	// zones.go).
-	Unlabel  []string
-	PodZones []PodZone
-	// Delete are this policy's budgets that no workload wants any more.
-	Delete []*policyv1.PodDisruptionBudget
-	// Surges are the changes to surge sets, after the budgets that let their evictions
-	// through and the taints that keep their pods off the nodes they stand in for.
-	Surges []Surge
-	// PodAnnotations are the changes to pods' do-not-disrupt annotation.
-	PodAnnotations []PodAnnotation
-	// Quarantine are the lost nodes to taint LostTaintKey:NoSchedule before the surges,
-	// so that the pods added for their pods are not scheduled onto them: the
-	// node-lifecycle controller taints them only after its grace period.
-	Quarantine []string
-	// HandOffTaints are the nodes to taint HandOffTaintKey:PreferNoSchedule before the
-	// surges: those of the hand-offs that start or go on, so that the surge's new pod is
-	// scheduled elsewhere (see handoff.go).
-	HandOffTaints []string
-	// Fence are the lost nodes to taint out-of-service, so that Kubernetes deletes their
-	// StatefulSet pods, each with the proof that it is down.
-	Fence        []Fence
+	// Effects are its writes, in the order the reconciler makes them (writes.ordered).
+	Effects      []Effect
 	Status       holdfastv1alpha1.DisruptionPolicyStatus
 	RequeueAfter time.Duration
 }
@@ -269,7 +243,8 @@ func Decide(o Observed) Decision {
 			d.RequeueAfter = sooner(d.RequeueAfter, win.nextOpening.Sub(o.Now))
 		}
 	}
-	d.Surges = unclaimedSurges(o)
+	var ws writes
+	ws.surges = unclaimedSurges(o)
 	f := assessFailure(o)
 	d.RequeueAfter = sooner(d.RequeueAfter, f.next)
 	// Two passes: the first finds the budgets the policy would make, the second checks
@@ -289,18 +264,17 @@ func Decide(o Observed) Decision {
 	}
 	wanted := map[string]bool{}
 	protected := map[string]bool{}
-	var tighten, loosen []*policyv1.PodDisruptionBudget
 	var outs []holdfastv1alpha1.WorkloadStatus
 	var lostNodes []string
 	for _, w := range selected {
 		_, nodes := f.lostPods(o, w)
 		lostNodes = append(lostNodes, nodes...)
 		fences, next := f.fences(o, w, nodes)
-		d.Fence = append(d.Fence, fences...)
+		ws.fence = append(ws.fence, fences...)
 		d.RequeueAfter = sooner(d.RequeueAfter, next)
 		v := decideWorkload(o, w, win, closed, siblings, f)
-		d.Surges = append(d.Surges, v.surges...)
-		d.PodAnnotations = append(d.PodAnnotations, v.annotations...)
+		ws.surges = append(ws.surges, v.surges...)
+		ws.annotations = append(ws.annotations, v.annotations...)
 		if v.status.State == holdfastv1alpha1.WorkloadProtected {
 			for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
 				protected[pod.Name] = true
@@ -315,9 +289,9 @@ func Decide(o Observed) Decision {
 			for _, name := range z.keep {
 				wanted[name] = true
 			}
-			d.Unlabel = append(d.Unlabel, z.unlabel...)
-			tighten, loosen = append(tighten, z.tighten...), append(loosen, z.loosen...)
-			d.PodZones = append(d.PodZones, z.labels...)
+			ws.unlabel = append(ws.unlabel, z.unlabel...)
+			ws.tighten, ws.loosen = append(ws.tighten, z.tighten...), append(ws.loosen, z.loosen...)
+			ws.labels = append(ws.labels, z.labels...)
 			d.RequeueAfter = sooner(d.RequeueAfter, z.requeueAfter)
 			v.status.Budget, v.status.Zone = z.budget, z.zone
 			if !closed {
@@ -326,21 +300,18 @@ func Decide(o Observed) Decision {
 			v.status.Blocked = availability.AllowsNone(existingBudget(o.Budgets, z.budget))
 		} else if v.budget != nil {
 			wanted[v.budget.Name] = true
-			d.Apply = append(d.Apply, v.budget)
+			ws.apply = append(ws.apply, v.budget)
 			v.status.Blocked = availability.AllowsNone(existingBudget(o.Budgets, v.budget.Name))
 		}
 		outs = append(outs, v.status)
 	}
-	// Zone-aware budgets tighten before anything else is written and loosen after; the
-	// reconciler deletes last.
-	d.Apply, d.Loosen = slices.Concat(tighten, d.Apply, loosen), len(loosen)
 	for i := range o.Budgets {
 		b := &o.Budgets[i]
 		if b.Labels[holdfastv1alpha1.PolicyLabel] == p.Name && OwnBudget(b) && !wanted[b.Name] && !ownedByUnreadable(b, o.Unreadable) {
-			d.Delete = append(d.Delete, b)
+			ws.delete = append(ws.delete, b)
 		}
 	}
-	d.PodAnnotations = append(d.PodAnnotations, unmark(o.Marked, func(by string) bool { return by == p.Name }, protected)...)
+	ws.annotations = append(ws.annotations, unmark(o.Marked, func(by string) bool { return by == p.Name }, protected)...)
 	if len(p.Spec.ScaleTargets) > 0 {
 		d.RequeueAfter = sooner(d.RequeueAfter, scaleTargetPoll)
 	}
@@ -356,11 +327,12 @@ func Decide(o Observed) Decision {
 		})
 	}
 	d.Status.LostNodes = lostNodesStatus(lostNodes)
-	d.Fence = compactFences(d.Fence)
+	ws.fence = compactFences(ws.fence)
 	if f.brake == "" && surgesForFailure(p) {
-		d.Quarantine = unquarantined(o, d.Status.LostNodes)
+		ws.quarantine = unquarantined(o, d.Status.LostNodes)
 	}
-	d.HandOffTaints = handOffTaints(o, d.Surges)
+	ws.hand = handOffTaints(o, ws.surges)
+	d.Effects = ws.ordered()
 	nl := nodesLostCondition(d.Status, f.brake)
 	nl.ObservedGeneration, nl.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
 	meta.SetStatusCondition(&d.Status.Conditions, nl)

@@ -628,10 +628,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 			if diff := cmp.Diff(budgetsBefore, obs.Budgets); diff != "" {
 				t.Errorf("Decide modified the budgets:\n%s", diff)
 			}
-			got := result{Apply: d.Apply, Surges: d.Surges, PodAnnotations: d.PodAnnotations, Quarantine: d.Quarantine, HandOffTaints: d.HandOffTaints, Workloads: d.Status.Workloads, RequeueAfter: d.RequeueAfter}
-			for _, b := range d.Delete {
-				got.Delete = append(got.Delete, b.Name)
-			}
+			got := resultOf(d)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
@@ -1171,4 +1168,30 @@ func TestDecideBlocked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resultOf sums d up for the table above: its effects by kind, but fences, which a
+// test of their own checks.
+func resultOf(d Decision) result {
+	got := result{Workloads: d.Status.Workloads, RequeueAfter: d.RequeueAfter}
+	for _, e := range d.Effects {
+		switch e := e.(type) {
+		case ApplyBudget:
+			got.Apply = append(got.Apply, e.Budget)
+		case DeleteBudget:
+			got.Delete = append(got.Delete, e.Budget.Name)
+		case Surge:
+			got.Surges = append(got.Surges, e)
+		case PodAnnotation:
+			got.PodAnnotations = append(got.PodAnnotations, e)
+		case NodeTaint:
+			switch e.Key {
+			case holdfastv1alpha1.LostTaintKey:
+				got.Quarantine = append(got.Quarantine, e.Node)
+			case holdfastv1alpha1.HandOffTaintKey:
+				got.HandOffTaints = append(got.HandOffTaints, e.Node)
+			}
+		}
+	}
+	return got
 }

@@ -274,21 +274,16 @@ func nodesLostCondition(st holdfastv1alpha1.DisruptionPolicyStatus, brake string
 	return c
 }
 
-// unquarantined are the nodes without holdfast's taint among nodes, as o saw them.
-func unquarantined(o Observed, nodes []string) []string {
-	var out []string
+// unquarantined quarantines the nodes without holdfast's taint among nodes, as o saw
+// them.
+func unquarantined(o Observed, nodes []string) []NodeTaint {
+	var out []NodeTaint
 	for _, name := range nodes {
 		if n := o.Nodes[name]; n != nil && !Quarantined(n) {
-			out = append(out, name)
+			out = append(out, NodeTaint{Node: name, Key: holdfastv1alpha1.LostTaintKey})
 		}
 	}
 	return out
-}
-
-// Fence is a lost node to taint out-of-service, and the proof that it is down.
-type Fence struct {
-	Node  string
-	Proof string
 }
 
 // fencing reports whether p releases the StatefulSet pods of lost nodes.
@@ -300,16 +295,16 @@ func fencing(p *holdfastv1alpha1.DisruptionPolicy) bool {
 // fences are the nodes among nodes, lost and running pods of w, to fence now: w is a
 // StatefulSet under fencing: Verified, the brake does not hold, the node is not fenced
 // yet and there is proof that it is down.
-func (f failure) fences(o Observed, w *Workload, nodes []string) ([]Fence, time.Duration) {
+func (f failure) fences(o Observed, w *Workload, nodes []string) ([]NodeTaint, time.Duration) {
 	if w.Kind != holdfastv1alpha1.KindStatefulSet || !fencing(o.Policy) || f.brake != "" {
 		return nil, 0
 	}
-	var out []Fence
+	var out []NodeTaint
 	var next time.Duration
 	for _, name := range nodes {
 		proof := f.proof(o, name)
 		if proof != "" && !Fenced(o.Nodes[name]) {
-			out = append(out, Fence{Node: name, Proof: proof})
+			out = append(out, NodeTaint{Node: name, Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: proof})
 		}
 		// fenceAfter is proof by the clock alone: nothing else wakes the policy then.
 		if after := o.Policy.Spec.NodeFailure.FenceAfter; proof == "" && after != nil {
@@ -368,9 +363,9 @@ func Fenced(n *corev1.Node) bool {
 }
 
 // compactFences keeps one fence per node, sorted.
-func compactFences(fs []Fence) []Fence {
-	slices.SortFunc(fs, func(a, b Fence) int { return strings.Compare(a.Node, b.Node) })
-	return slices.CompactFunc(fs, func(a, b Fence) bool { return a.Node == b.Node })
+func compactFences(fs []NodeTaint) []NodeTaint {
+	slices.SortFunc(fs, func(a, b NodeTaint) int { return strings.Compare(a.Node, b.Node) })
+	return slices.CompactFunc(fs, func(a, b NodeTaint) bool { return a.Node == b.Node })
 }
 
 // Kubernetes' own timing of a lost node, as kube-controller-manager and the API server

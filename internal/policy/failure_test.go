@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -331,10 +332,10 @@ func TestDecideFencing(t *testing.T) {
 		spec   func(*holdfastv1alpha1.DisruptionPolicySpec)
 		mod    func(*corev1.Node)
 		health NodeHealth
-		want   []Fence
+		want   []NodeTaint
 	}{
-		"annotation":      {spec: verified(0), mod: down, health: lostTwoMinutes, want: []Fence{{Node: "n1", Proof: "annotation holdfast.dev/node-down=true"}}},
-		"fenceAfter":      {spec: verified(time.Minute), health: lostTwoMinutes, want: []Fence{{Node: "n1", Proof: "no Lease renewal since 2026-11-22T11:58:00Z, fenceAfter 1m0s"}}},
+		"annotation":      {spec: verified(0), mod: down, health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "annotation holdfast.dev/node-down=true"}}},
+		"fenceAfter":      {spec: verified(time.Minute), health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "no Lease renewal since 2026-11-22T11:58:00Z, fenceAfter 1m0s"}}},
 		"no proof":        {spec: verified(0), health: lostTwoMinutes},
 		"fenced already":  {spec: verified(0), mod: func(n *corev1.Node) { down(n); fenced(n) }, health: lostTwoMinutes},
 		"never":           {spec: nil, mod: down, health: lostTwoMinutes},
@@ -344,7 +345,7 @@ func TestDecideFencing(t *testing.T) {
 		t.Run("fences/"+name, func(t *testing.T) {
 			p := policy("p", time.Hour, tc.spec)
 			d := Decide(Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{db}, Pods: pods, Nodes: nodesWith(tc.mod), Health: tc.health, Now: now})
-			if diff := cmp.Diff(tc.want, d.Fence, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tc.want, fencesOf(d), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("fences (-want +got):\n%s", diff)
 			}
 		})
@@ -432,4 +433,8 @@ func TestStuckOf(t *testing.T) {
 	if _, ok := StuckOf(elsewhere, &db, h); ok {
 		t.Error("a pod being deleted on a healthy node counts as stuck")
 	}
+}
+
+func fencesOf(d Decision) []NodeTaint {
+	return slices.DeleteFunc(EffectsOf[NodeTaint](d.Effects), func(t NodeTaint) bool { return t.Key != holdfastv1alpha1.OutOfServiceTaintKey })
 }

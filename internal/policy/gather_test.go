@@ -97,8 +97,8 @@ func TestObserveReadsRoomWithTheOperatorsThreshold(t *testing.T) {
 		if !slices.Equal(src.asked, tc.asked) {
 			t.Errorf("threshold %v: room read for %v, want %v", tc.threshold, src.asked, tc.asked)
 		}
-		if d := Decide(o); len(d.Surges) > 0 {
-			t.Errorf("threshold %v: surges %+v, want none", tc.threshold, d.Surges)
+		if d := Decide(o); len(resultOf(d).Surges) > 0 {
+			t.Errorf("threshold %v: surges %+v, want none", tc.threshold, resultOf(d).Surges)
 		}
 	}
 }

@@ -462,11 +462,11 @@ func HandOffTainted(n *corev1.Node) bool {
 // handOffTaints are the nodes to taint before the surges: those of the hand-offs that
 // start (surges) or go on in o, as o saw them without the taint; not a node being
 // drained, from which the surge's new pod is kept off already.
-func handOffTaints(o Observed, surges []Surge) []string {
-	var out []string
+func handOffTaints(o Observed, surges []Surge) []NodeTaint {
+	var out []NodeTaint
 	add := func(node string) {
-		if n := o.Nodes[node]; n != nil && !HandOffTainted(n) && !BeingDrained(n) && !slices.Contains(out, node) {
-			out = append(out, node)
+		if n := o.Nodes[node]; n != nil && !HandOffTainted(n) && !BeingDrained(n) && !slices.ContainsFunc(out, func(t NodeTaint) bool { return t.Node == node }) {
+			out = append(out, NodeTaint{Node: node, Key: holdfastv1alpha1.HandOffTaintKey})
 		}
 	}
 	for _, s := range surges {

@@ -99,11 +99,11 @@ func TestDecideOutsideWindows(t *testing.T) {
 		budget("p", agent, minAvailable(intstr.FromInt32(5)), nil),
 		budget("p", single, maxUnavailable(intstr.FromInt32(0)), nil),
 	}
-	if diff := cmp.Diff(want, d.Apply); diff != "" {
+	if diff := cmp.Diff(want, resultOf(d).Apply); diff != "" {
 		t.Errorf("budgets (-want +got):\n%s", diff)
 	}
-	if len(d.Surges) != 0 {
-		t.Errorf("a surge started outside every window: %v", d.Surges)
+	if len(resultOf(d).Surges) != 0 {
+		t.Errorf("a surge started outside every window: %v", resultOf(d).Surges)
 	}
 	if d.RequeueAfter != 14*time.Hour {
 		t.Errorf("RequeueAfter = %s, want 14h (the next opening)", d.RequeueAfter)
@@ -239,7 +239,7 @@ func TestDecideInvalidWindowFailsClosed(t *testing.T) {
 	web := workload(holdfastv1alpha1.KindDeployment, "web", 3)
 	d := Decide(Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{web}, Now: now})
 	want := []*policyv1.PodDisruptionBudget{budget("p", web, maxUnavailable(intstr.FromInt32(0)), nil)}
-	if diff := cmp.Diff(want, d.Apply); diff != "" {
+	if diff := cmp.Diff(want, resultOf(d).Apply); diff != "" {
 		t.Errorf("budgets (-want +got):\n%s", diff)
 	}
 	if d.RequeueAfter != 0 {

@@ -60,7 +60,7 @@ func ZoneAware(p *holdfastv1alpha1.DisruptionPolicy, w *Workload) bool {
 	return p.Spec.ZoneAware != nil && (w.Kind == holdfastv1alpha1.KindDeployment || w.Kind == holdfastv1alpha1.KindStatefulSet)
 }
 
-// PodZone sets a pod's holdfast.dev/zone label.
+// PodZone sets a pod's holdfast.dev/zone label, or removes it (Zone "").
 type PodZone struct {
 	Pod  string
 	Zone string
@@ -322,7 +322,7 @@ type zoneVerdict struct {
 	tighten, loosen []*policyv1.PodDisruptionBudget
 	// labels are set after the budgets are written, unlabel removed before.
 	labels  []PodZone
-	unlabel []string
+	unlabel []PodZone
 	// keep are zone budgets to leave as they are: no zone is disrupted, but pods are
 	// still seen under them.
 	keep    []string
@@ -362,7 +362,9 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 			// A zone-aware budget is not paced: the settle time stands for it.
 			b.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(idleMaxUnavailable))
 		}
-		out.unlabel = v.labelled
+		for _, pod := range v.labelled {
+			out.unlabel = append(out.unlabel, PodZone{Pod: pod})
+		}
 		if len(v.labelled) > 0 {
 			// Deleted only once no pod is seen under them: an eviction in flight under
 			// a budget deleted meanwhile fails with a 404, which kubectl drain takes

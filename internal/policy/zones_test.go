@@ -58,7 +58,7 @@ func (z *zoned) cordon(node string) { z.o.Nodes[node].Spec.Unschedulable = true 
 // apply makes the budgets and pod labels d decides the existing ones, as the
 // reconciler writes them.
 func (z *zoned) apply(d Decision) {
-	for _, w := range writes(d) {
+	for _, w := range zonedWrites(d) {
 		z.o.Budgets, z.o.Pods["StatefulSet/db"] = w(z.o.Budgets, z.o.Pods["StatefulSet/db"])
 	}
 }
@@ -66,30 +66,21 @@ func (z *zoned) apply(d Decision) {
 // write is one of the reconciler's writes: a budget's, or a pod's label.
 type write func([]policyv1.PodDisruptionBudget, []Pod) ([]policyv1.PodDisruptionBudget, []Pod)
 
-// writes are d's writes in the reconciler's order.
-func writes(d Decision) []write {
-	label := func(pod, zone string) write {
-		return func(budgets []policyv1.PodDisruptionBudget, pods []Pod) ([]policyv1.PodDisruptionBudget, []Pod) {
-			pods = slices.Clone(pods)
-			pods[slices.IndexFunc(pods, func(p Pod) bool { return p.Name == pod })].Zone = zone
-			return budgets, pods
-		}
-	}
+// zonedWrites are d's writes in the reconciler's order.
+func zonedWrites(d Decision) []write {
 	var out []write
-	for _, pod := range d.Unlabel {
-		out = append(out, label(pod, ""))
-	}
-	for _, b := range d.Apply {
+	for _, e := range d.Effects {
 		out = append(out, func(budgets []policyv1.PodDisruptionBudget, pods []Pod) ([]policyv1.PodDisruptionBudget, []Pod) {
-			return writeBudget(budgets, b), pods
-		})
-	}
-	for _, z := range d.PodZones {
-		out = append(out, label(z.Pod, z.Zone))
-	}
-	for _, b := range d.Delete {
-		out = append(out, func(budgets []policyv1.PodDisruptionBudget, pods []Pod) ([]policyv1.PodDisruptionBudget, []Pod) {
-			return slices.DeleteFunc(slices.Clone(budgets), func(c policyv1.PodDisruptionBudget) bool { return c.Name == b.Name }), pods
+			switch e := e.(type) {
+			case PodZone:
+				pods = slices.Clone(pods)
+				pods[slices.IndexFunc(pods, func(p Pod) bool { return p.Name == e.Pod })].Zone = e.Zone
+			case ApplyBudget:
+				budgets = writeBudget(budgets, e.Budget)
+			case DeleteBudget:
+				budgets = slices.DeleteFunc(slices.Clone(budgets), func(c policyv1.PodDisruptionBudget) bool { return c.Name == e.Budget.Name })
+			}
+			return budgets, pods
 		})
 	}
 	return out
@@ -118,6 +109,27 @@ func shape(budgets []policyv1.PodDisruptionBudget) map[string]string {
 	return out
 }
 
+// zoneLabels are the zone labels d sets; unlabelled the pods whose label it removes.
+func zoneLabels(d Decision) []PodZone {
+	var out []PodZone
+	for _, z := range EffectsOf[PodZone](d.Effects) {
+		if z.Zone != "" {
+			out = append(out, z)
+		}
+	}
+	return out
+}
+
+func unlabelled(d Decision) []string {
+	var out []string
+	for _, z := range EffectsOf[PodZone](d.Effects) {
+		if z.Zone == "" {
+			out = append(out, z.Pod)
+		}
+	}
+	return out
+}
+
 func names(budgets []*policyv1.PodDisruptionBudget) []string {
 	var out []string
 	for _, b := range budgets {
@@ -140,10 +152,10 @@ func TestZoneTransitions(t *testing.T) {
 	step := func(name string, wantShape map[string]string, wantApply, wantDelete []string) Decision {
 		t.Helper()
 		d := Decide(z.o)
-		if diff := cmp.Diff(wantApply, names(d.Apply)); diff != "" {
+		if diff := cmp.Diff(wantApply, names(resultOf(d).Apply)); diff != "" {
 			t.Errorf("%s: order of writes (-want +got):\n%s", name, diff)
 		}
-		if diff := cmp.Diff(wantDelete, slices.Sorted(slices.Values(names(d.Delete)))); diff != "" {
+		if diff := cmp.Diff(wantDelete, slices.Sorted(slices.Values(resultOf(d).Delete))); diff != "" {
 			t.Errorf("%s: deletions (-want +got):\n%s", name, diff)
 		}
 		z.apply(d)
@@ -219,8 +231,8 @@ func TestZoneWindowClosesMidTransition(t *testing.T) {
 
 	z.o.Now = now.Add(90 * time.Minute) // 13:30: the window has closed
 	d := Decide(z.o)
-	if len(d.Delete) > 0 || len(d.Unlabel) > 0 || len(d.PodZones) > 0 {
-		t.Errorf("closing the window deletes %v, unlabels %v, labels %v: want budgets held as they are", names(d.Delete), d.Unlabel, d.PodZones)
+	if len(resultOf(d).Delete) > 0 || len(unlabelled(d)) > 0 || len(zoneLabels(d)) > 0 {
+		t.Errorf("closing the window deletes %v, unlabels %v, labels %v: want budgets held as they are", resultOf(d).Delete, unlabelled(d), zoneLabels(d))
 	}
 	z.apply(d)
 	held := map[string]string{zoneA: "max=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"}
@@ -237,8 +249,8 @@ func TestZoneWindowClosesMidTransition(t *testing.T) {
 	}
 	again := Decide(z.o)
 	z.apply(again)
-	if diff := cmp.Diff(held, shape(z.o.Budgets)); diff != "" || len(again.Delete)+len(again.Unlabel)+len(again.PodZones) > 0 {
-		t.Errorf("window closed, a second pass changes budgets (-want +got):\n%s, deletes %v, labels %v %v", diff, names(again.Delete), again.Unlabel, again.PodZones)
+	if diff := cmp.Diff(held, shape(z.o.Budgets)); diff != "" || len(resultOf(again).Delete)+len(unlabelled(again))+len(zoneLabels(again)) > 0 {
+		t.Errorf("window closed, a second pass changes budgets (-want +got):\n%s, deletes %v, labels %v %v", diff, resultOf(again).Delete, unlabelled(again), zoneLabels(again))
 	}
 
 	z.o.Now = now.Add(23*time.Hour + 30*time.Minute) // 11:30 the next day: open again
@@ -355,10 +367,10 @@ func TestZoneChoice(t *testing.T) {
 				t.Errorf("budgets (-want +got):\n%s", diff)
 			}
 			if tc.wantZone != nil || tc.wantUnlabel != nil {
-				if diff := cmp.Diff(tc.wantZone, d.PodZones); diff != "" {
+				if diff := cmp.Diff(tc.wantZone, zoneLabels(d)); diff != "" {
 					t.Errorf("pod labels (-want +got):\n%s", diff)
 				}
-				if diff := cmp.Diff(tc.wantUnlabel, d.Unlabel); diff != "" {
+				if diff := cmp.Diff(tc.wantUnlabel, unlabelled(d)); diff != "" {
 					t.Errorf("pod labels removed (-want +got):\n%s", diff)
 				}
 			}
@@ -411,7 +423,7 @@ func TestZoneWritesCrashSafe(t *testing.T) {
 			}
 			var steps []state
 			cur := state{start, startPods}
-			for _, w := range writes(Decide(z.o)) {
+			for _, w := range zonedWrites(Decide(z.o)) {
 				cur.budgets, cur.pods = w(cur.budgets, cur.pods)
 				steps = append(steps, cur)
 			}

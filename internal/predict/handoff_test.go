@@ -126,13 +126,13 @@ func TestPredictedHandOff(t *testing.T) {
 			}
 			d := outcomes[0].Decision
 			var got string
-			for _, sc := range d.Surges {
+			for _, sc := range policy.EffectsOf[policy.Surge](d.Effects) {
 				if sc.Deployment == "checkout" && sc.Replicas > 0 {
 					got = sc.HandOff
 				}
 			}
 			if got != tc.handOff {
-				t.Errorf("hand-off %q, want %q (surges %+v)", got, tc.handOff, d.Surges)
+				t.Errorf("hand-off %q, want %q (effects %+v)", got, tc.handOff, d.Effects)
 			}
 			var message string
 			for _, w := range d.Status.Workloads {

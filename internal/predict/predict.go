@@ -16,7 +16,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -40,30 +39,20 @@ func Operator(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscaler
 	out := *s
 	inEffect := policy.InEffect(Namespaces(s), s.DisruptionPolicies, s.ClusterDisruptionPolicies, now)
 	out.DisruptionPolicies = inEffect
-	budgets := slices.Clone(s.PodDisruptionBudgets)
 	idx := index(&out, now, autoscalers)
+	// Every policy decides on the snapshot as it was, as the operator's reconciles of
+	// one state of the cluster do; their effects are made after.
 	var outcomes []Outcome
 	for i := range inEffect {
 		p := &inEffect[i]
 		// A snapshot is read without error.
 		o, _ := policy.Observe(context.Background(), idx, p, now)
-		d := policy.Decide(o)
-		outcomes = append(outcomes, Outcome{Policy: *p, Decision: d})
-		for _, b := range d.Delete {
-			budgets = slices.DeleteFunc(budgets, func(c policyv1.PodDisruptionBudget) bool { return c.Namespace == b.Namespace && c.Name == b.Name })
-		}
-		for _, b := range d.Apply {
-			at := slices.IndexFunc(budgets, func(c policyv1.PodDisruptionBudget) bool { return c.Namespace == b.Namespace && c.Name == b.Name })
-			switch {
-			case at < 0:
-				budgets = append(budgets, *b)
-			case !equality.Semantic.DeepEqual(budgets[at].Spec, b.Spec) || budgets[at].Labels[holdfastv1alpha1.PolicyLabel] != p.Name:
-				// The operator rewrites it; the disruption controller counts it anew.
-				budgets[at] = *b
-			}
-		}
+		outcomes = append(outcomes, Outcome{Policy: *p, Decision: policy.Decide(o)})
 	}
-	out.PodDisruptionBudgets = budgets
+	a := &applier{s: &out, now: now, copied: map[string]bool{}}
+	for _, o := range outcomes {
+		a.apply(&o.Policy, o.Decision.Effects)
+	}
 	return &out, outcomes
 }
 

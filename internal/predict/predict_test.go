@@ -111,8 +111,8 @@ func controllerBudgets(s *snapshot.Snapshot, policies []holdfastv1alpha1.Disrupt
 		})
 		d := policy.Decide(policy.Observed{Policy: &policies[i], Policies: policies, Workloads: selected, Budgets: s.PodDisruptionBudgets,
 			PodLabels: podLabels, Pods: map[string][]policy.Pod{}, Nodes: map[string]*corev1.Node{}, Now: now})
-		for _, b := range d.Apply {
-			out = append(out, *b)
+		for _, b := range policy.EffectsOf[policy.ApplyBudget](d.Effects) {
+			out = append(out, *b.Budget)
 		}
 	}
 	return sorted(out)
@@ -292,7 +292,7 @@ func TestPredictionStartsASurgeSet(t *testing.T) {
 		}
 	}
 	want := []policy.Surge{{Name: policy.SurgeSetName("checkout"), Deployment: "checkout", DeploymentUID: uid, Replicas: 1}}
-	if diff := gocmp.Diff(want, outcomes[0].Decision.Surges); diff != "" {
+	if diff := gocmp.Diff(want, policy.EffectsOf[policy.Surge](outcomes[0].Decision.Effects)); diff != "" {
 		t.Errorf("surges (-want +got):\n%s", diff)
 	}
 }

@@ -186,86 +186,24 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	d := policy.Decide(obs)
 
-	// Every write below of a field another writer may undo goes through the ledger.
+	// Every write of a field another writer may undo goes through the ledger.
 	var cs contests
-	// Zone-aware workloads' pods move between budgets by their label: out of the zones'
-	// budgets first, into them last, once the budgets exist (see policy/zones.go).
-	for _, pod := range d.Unlabel {
-		if err := r.guardedLabel(ctx, &cs, p.Namespace, policy.PodZone{Pod: pod}); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	// Apply is ordered: the writes that tighten first, those that loosen last (Loosen),
-	// then the labels and the deletions below, so that a crash between any two writes
-	// leaves budgets at least as strict as before or after.
-	tight := len(d.Apply) - d.Loosen
-	for i, b := range d.Apply {
-		if i == tight {
+	var fenced []announce.Event
+	loosening := false
+	for _, e := range d.Effects {
+		if e.Loosens() && !loosening {
+			loosening = true
 			r.failpoint.at(FailBeforeLoosening)
 		}
-		if err := r.applyBudget(ctx, &cs, b); err != nil {
+		ev, err := r.execute(ctx, &cs, p, obs, e)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
-	}
-	if d.Loosen == 0 && len(d.PodZones) > 0 {
-		r.failpoint.at(FailBeforeLoosening)
-	}
-	for _, z := range d.PodZones {
-		if err := r.guardedLabel(ctx, &cs, p.Namespace, z); err != nil {
-			return ctrl.Result{}, err
+		if ev != nil {
+			fenced = append(fenced, *ev)
 		}
-	}
-	// Lost nodes are tainted before the replicas for their pods are added, so that the
-	// scheduler cannot place those onto them.
-	for _, name := range d.Quarantine {
-		n := obs.Nodes[name]
-		if done, err := r.taint(ctx, &cs, n, holdfastv1alpha1.LostTaintKey, func() error { return quarantine(ctx, r.client, n, obs.Now) }); err != nil {
-			return ctrl.Result{}, err
-		} else if done {
-			logger.Info("Lost node quarantined", "node", klog.KRef("", name))
-		}
-	}
-	var fenced []announce.Event
-	for _, f := range d.Fence {
-		n := obs.Nodes[f.Node]
-		if done, err := r.taint(ctx, &cs, n, holdfastv1alpha1.OutOfServiceTaintKey, func() error { return fence(ctx, r.client, n, f.Proof, obs.Now) }); err != nil {
-			return ctrl.Result{}, err
-		} else if !done {
-			continue
-		}
-		logger.Info("Lost node fenced", "node", klog.KRef("", f.Node), "proof", f.Proof)
-		fenced = append(fenced, announce.Warning(EventFenced, fmt.Sprintf("node %s tainted %s: %s", f.Node, holdfastv1alpha1.OutOfServiceTaintKey, f.Proof)).
-			About(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: f.Node}))
-	}
-	// A node handed over is tainted before the surge, so that its new pod goes elsewhere.
-	for _, name := range d.HandOffTaints {
-		n := obs.Nodes[name]
-		if done, err := r.taint(ctx, &cs, n, holdfastv1alpha1.HandOffTaintKey, func() error { return taintHandedOff(ctx, r.client, n, obs.Now) }); err != nil {
-			return ctrl.Result{}, err
-		} else if done {
-			logger.Info("Node tainted for its hand-off", "node", klog.KRef("", name))
-		}
-	}
-	for _, s := range d.Surges {
-		if err := r.surge(ctx, p, s); err != nil {
-			return ctrl.Result{}, err
-		}
-		logger.Info("Surge set", "replicaSet", klog.KRef(p.Namespace, s.Name), "deployment", klog.KRef(p.Namespace, s.Deployment), "replicas", s.Replicas, "deleted", s.Delete)
-	}
-	if len(d.Surges) > 0 {
-		r.failpoint.at(FailAfterSurge)
-	}
-	for _, a := range d.PodAnnotations {
-		if err := r.guardedAnnotation(ctx, &cs, p.Namespace, p.Name, a); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if len(d.Delete) > 0 && d.Loosen == 0 {
-		r.failpoint.at(FailBeforeLoosening)
-	}
-	for _, b := range d.Delete {
-		if err := r.deleteBudget(ctx, b); err != nil {
-			return ctrl.Result{}, err
+		if _, surge := e.(policy.Surge); surge {
+			r.failpoint.at(FailAfterSurge)
 		}
 	}
 

@@ -12,9 +12,9 @@ import (
 const (
 	// FailpointEnv names the failpoint the operator exits at.
 	FailpointEnv = "HOLDFAST_FAILPOINT"
-	// FailAfterSurge is right after a reconcile's surge set writes, before its pod
-	// annotations, budget deletions and status: a surge set made or resized that the
-	// policy's status does not tell of yet.
+	// FailAfterSurge is right after a surge set write, before the effects that follow
+	// it (pod annotations, budget deletions) and status: a surge set made or resized
+	// that the policy's status does not tell of yet.
 	FailAfterSurge = "after-surge"
 	// FailBeforeLoosening is after the budget writes that tighten and before the first
 	// write that loosens (a budget update that allows more, or a pod's zone label set):

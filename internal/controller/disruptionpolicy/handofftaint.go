@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -18,12 +15,6 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/controller/contest"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
-
-// taintHandedOff puts the hand-off taint on a node before the surge that hands it over,
-// so that the scheduler places the surge's new pod elsewhere.
-func taintHandedOff(ctx context.Context, c client.Client, n *corev1.Node, now time.Time) error {
-	return taintNode(ctx, c, n, &corev1.Taint{Key: holdfastv1alpha1.HandOffTaintKey, Effect: corev1.TaintEffectPreferNoSchedule, TimeAdded: ptr.To(metav1.NewTime(now))}, nil)
-}
 
 // releaseHandOffs takes the hand-off taint off the nodes no surge hands over any more
 // (policy.LeftoverHandOffTaints): the surge is over, or an operator stopped between the

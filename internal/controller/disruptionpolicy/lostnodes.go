@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -165,7 +164,7 @@ func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy
 		if _, suspect := h.Suspects[n.Name]; suspect || !policy.Quarantined(n) && !fenced {
 			continue
 		}
-		if err := taintNode(ctx, w.client, n, nil, map[string]any{holdfastv1alpha1.FencedAnnotation: nil}); nodeGone(err) {
+		if err := releaseNode(ctx, w.client, n); nodeGone(err) {
 			continue
 		} else if err != nil {
 			return err
@@ -177,21 +176,25 @@ func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy
 	return nil
 }
 
-// taintNode adds a taint to n, as read from the cache, and sets annotations (nil
-// values remove them) in the same write, so that no crash leaves one without the
-// other.
-func taintNode(ctx context.Context, c client.Client, n *corev1.Node, add *corev1.Taint, annotations map[string]any) error {
-	_, fencedByUs := n.Annotations[holdfastv1alpha1.FencedAnnotation]
-	var taints []corev1.Taint
-	if add != nil {
-		taints = append(slices.Clone(n.Spec.Taints), *add)
-	} else {
-		// Released: holdfast's taints go, the out-of-service one only if holdfast put it.
-		taints = slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool {
-			return t.Key == holdfastv1alpha1.LostTaintKey || fencedByUs && t.Key == holdfastv1alpha1.OutOfServiceTaintKey
-		})
+// taintNode makes t on n, as read from the cache: its taint and its annotations in
+// one write, so that no crash leaves one without the other.
+func taintNode(ctx context.Context, c client.Client, n *corev1.Node, t policy.NodeTaint, now time.Time) error {
+	annotations := map[string]any{}
+	for k, v := range t.Annotations(now) {
+		annotations[k] = v
 	}
-	return setTaints(ctx, c, n, taints, annotations)
+	return setTaints(ctx, c, n, t.On(n, now).Spec.Taints, annotations)
+}
+
+// releaseNode takes holdfast's quarantine off n, as read from the cache, and the
+// out-of-service taint only if holdfast put it (FencedAnnotation), with that
+// annotation, in one write.
+func releaseNode(ctx context.Context, c client.Client, n *corev1.Node) error {
+	_, fencedByUs := n.Annotations[holdfastv1alpha1.FencedAnnotation]
+	taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool {
+		return t.Key == holdfastv1alpha1.LostTaintKey || fencedByUs && t.Key == holdfastv1alpha1.OutOfServiceTaintKey
+	})
+	return setTaints(ctx, c, n, taints, map[string]any{holdfastv1alpha1.FencedAnnotation: nil})
 }
 
 // setTaints writes n's taints and annotations (none: the node's stay as they are; a
@@ -217,18 +220,6 @@ func setTaints(ctx context.Context, c client.Client, n *corev1.Node, taints []co
 // nodeGone says a taint's write found its node deleted: nothing to taint or release,
 // and nothing to log as done.
 func nodeGone(err error) bool { return apierrors.IsNotFound(err) }
-
-// quarantine taints a lost node so that nothing new is scheduled onto it.
-func quarantine(ctx context.Context, c client.Client, n *corev1.Node, now time.Time) error {
-	return taintNode(ctx, c, n, &corev1.Taint{Key: holdfastv1alpha1.LostTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr.To(metav1.NewTime(now))}, nil)
-}
-
-// fence taints a node proven down out-of-service, as non-graceful node shutdown asks,
-// and records the time and proof.
-func fence(ctx context.Context, c client.Client, n *corev1.Node, proof string, now time.Time) error {
-	return taintNode(ctx, c, n, &corev1.Taint{Key: holdfastv1alpha1.OutOfServiceTaintKey, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute, TimeAdded: ptr.To(metav1.NewTime(now))},
-		map[string]any{holdfastv1alpha1.FencedAnnotation: now.UTC().Format(time.RFC3339) + " " + proof})
-}
 
 // wake sends one event for each namespace with pods on node.
 func (w *nodeWatcher) wake(ctx context.Context, node string) error {

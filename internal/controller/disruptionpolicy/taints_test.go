@@ -9,6 +9,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/policy"
+)
+
+var (
+	lost    = policy.NodeTaint{Node: "n1", Key: holdfastv1alpha1.LostTaintKey}
+	handOff = policy.NodeTaint{Node: "n1", Key: holdfastv1alpha1.HandOffTaintKey}
 )
 
 // holdfast's taints leave the node's annotations alone: a kwok node that lost its
@@ -28,9 +36,9 @@ func TestTaintsKeepTheNodesAnnotations(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	for name, write := range map[string]func(*corev1.Node) error{
-		"hand-off taint": func(n *corev1.Node) error { return taintHandedOff(ctx, c, n, now) },
-		"quarantine":     func(n *corev1.Node) error { return quarantine(ctx, c, n, now) },
-		"release":        func(n *corev1.Node) error { return taintNode(ctx, c, n, nil, nil) },
+		"hand-off taint": func(n *corev1.Node) error { return taintNode(ctx, c, n, handOff, now) },
+		"quarantine":     func(n *corev1.Node) error { return taintNode(ctx, c, n, lost, now) },
+		"release":        func(n *corev1.Node) error { return releaseNode(ctx, c, n) },
 	} {
 		if err := write(read()); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -47,10 +55,10 @@ func TestTaintOfADeletedNode(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().Build()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gone", ResourceVersion: "7"}}
-	if err := quarantine(ctx, c, n, time.Now()); !nodeGone(err) {
+	if err := taintNode(ctx, c, n, lost, time.Now()); !nodeGone(err) {
 		t.Errorf("quarantine of a deleted node: %v, want NotFound", err)
 	}
-	if err := taintNode(ctx, c, n, nil, nil); !nodeGone(err) {
+	if err := releaseNode(ctx, c, n); !nodeGone(err) {
 		t.Errorf("release of a deleted node: %v, want NotFound", err)
 	}
 }
