@@ -89,7 +89,9 @@ func (a *applier) surge(p *holdfastv1alpha1.DisruptionPolicy, s policy.Surge) {
 		}
 		return
 	}
-	d := slices.IndexFunc(a.s.Deployments, func(d appsv1.Deployment) bool { return d.Namespace == p.Namespace && d.Name == s.Deployment && d.UID == s.DeploymentUID })
+	d := slices.IndexFunc(a.s.Deployments, func(d appsv1.Deployment) bool {
+		return d.Namespace == p.Namespace && d.Name == s.Deployment && d.UID == s.DeploymentUID
+	})
 	if d < 0 {
 		return // the reconciler decides again, as it does for a Deployment made anew
 	}
