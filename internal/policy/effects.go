@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,10 +70,13 @@ func (t NodeTaint) Taint(now time.Time) corev1.Taint {
 	return taint
 }
 
-// On returns a copy of n with t's taint added at now, and its annotations.
+// On returns a copy of n with t's taint added at now, unless n has a taint of its key
+// already (another policy's effect made it first), and its annotations.
 func (t NodeTaint) On(n *corev1.Node, now time.Time) *corev1.Node {
 	out := n.DeepCopy()
-	out.Spec.Taints = append(out.Spec.Taints, t.Taint(now))
+	if !slices.ContainsFunc(out.Spec.Taints, func(c corev1.Taint) bool { return c.Key == t.Key }) {
+		out.Spec.Taints = append(out.Spec.Taints, t.Taint(now))
+	}
 	for k, v := range t.Annotations(now) {
 		if out.Annotations == nil {
 			out.Annotations = map[string]string{}

@@ -52,7 +52,8 @@ func TestQuarantineAgainstANodeSyncer(t *testing.T) {
 		if !policy.Quarantined(n) {
 			cs = contests{}
 			done, err := r.taint(ctx, &cs, n, holdfastv1alpha1.LostTaintKey, func() error {
-				return taintNode(ctx, c, n, policy.NodeTaint{Node: n.Name, Key: holdfastv1alpha1.LostTaintKey}, clk.Now())
+				_, err := taintNode(ctx, c, n, policy.NodeTaint{Node: n.Name, Key: holdfastv1alpha1.LostTaintKey}, clk.Now())
+				return err
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -41,7 +41,13 @@ func (r *reconciler) execute(ctx context.Context, cs *contests, p *holdfastv1alp
 		return nil, nil
 	case policy.NodeTaint:
 		n := obs.Nodes[e.Node]
-		done, err := r.taint(ctx, cs, n, e.Key, func() error { return taintNode(ctx, r.client, n, e, obs.Now) })
+		done, err := r.taint(ctx, cs, n, e.Key, func() error {
+			written, err := taintNode(ctx, r.client, n, e, obs.Now)
+			if err == nil {
+				obs.Nodes[e.Node] = written // a fence after a quarantine starts from it
+			}
+			return err
+		})
 		if err != nil || !done {
 			return nil, err
 		}

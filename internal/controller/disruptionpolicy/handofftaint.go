@@ -41,7 +41,7 @@ func (w *nodeWatcher) releaseHandOffs(ctx context.Context, nodes []corev1.Node) 
 	for _, name := range policy.LeftoverHandOffTaints(nodes, sets, w.clock.Now()) {
 		n := &nodes[slices.IndexFunc(nodes, func(n corev1.Node) bool { return n.Name == name })]
 		taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.HandOffTaintKey })
-		if err := setTaints(ctx, w.client, n, taints, nil); nodeGone(err) {
+		if _, err := setTaints(ctx, w.client, n, taints, nil); nodeGone(err) {
 			continue
 		} else if err != nil {
 			return err

@@ -177,8 +177,9 @@ func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy
 }
 
 // taintNode makes t on n, as read from the cache: its taint and its annotations in
-// one write, so that no crash leaves one without the other.
-func taintNode(ctx context.Context, c client.Client, n *corev1.Node, t policy.NodeTaint, now time.Time) error {
+// one write, so that no crash leaves one without the other. It returns the node as
+// written, which the next taint of the same reconcile starts from.
+func taintNode(ctx context.Context, c client.Client, n *corev1.Node, t policy.NodeTaint, now time.Time) (*corev1.Node, error) {
 	annotations := map[string]any{}
 	for k, v := range t.Annotations(now) {
 		annotations[k] = v
@@ -194,7 +195,8 @@ func releaseNode(ctx context.Context, c client.Client, n *corev1.Node) error {
 	taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool {
 		return t.Key == holdfastv1alpha1.LostTaintKey || fencedByUs && t.Key == holdfastv1alpha1.OutOfServiceTaintKey
 	})
-	return setTaints(ctx, c, n, taints, map[string]any{holdfastv1alpha1.FencedAnnotation: nil})
+	_, err := setTaints(ctx, c, n, taints, map[string]any{holdfastv1alpha1.FencedAnnotation: nil})
+	return err
 }
 
 // setTaints writes n's taints and annotations (none: the node's stay as they are; a
@@ -202,19 +204,20 @@ func releaseNode(ctx context.Context, c client.Client, n *corev1.Node) error {
 // resourceVersion: a change made meanwhile (the node-lifecycle controller's own taints)
 // fails it, and the caller tries again on what the cache then holds. A node deleted
 // meanwhile fails it with NotFound, which the callers pass over (nodeGone).
-func setTaints(ctx context.Context, c client.Client, n *corev1.Node, taints []corev1.Taint, annotations map[string]any) error {
+func setTaints(ctx context.Context, c client.Client, n *corev1.Node, taints []corev1.Taint, annotations map[string]any) (*corev1.Node, error) {
 	metadata := map[string]any{"resourceVersion": n.ResourceVersion}
 	if len(annotations) > 0 {
 		metadata["annotations"] = annotations
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": metadata, "spec": map[string]any{"taints": taints}})
 	if err != nil {
-		return fmt.Errorf("encoding the taints of node %s: %w", n.Name, err)
+		return nil, fmt.Errorf("encoding the taints of node %s: %w", n.Name, err)
 	}
-	if err := c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("setting the taints of node %s: %w", n.Name, err)
+	written := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}
+	if err := c.Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return nil, fmt.Errorf("setting the taints of node %s: %w", n.Name, err)
 	}
-	return nil
+	return written, nil
 }
 
 // nodeGone says a taint's write found its node deleted: nothing to taint or release,

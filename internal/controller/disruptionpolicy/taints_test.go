@@ -36,8 +36,8 @@ func TestTaintsKeepTheNodesAnnotations(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	for name, write := range map[string]func(*corev1.Node) error{
-		"hand-off taint": func(n *corev1.Node) error { return taintNode(ctx, c, n, handOff, now) },
-		"quarantine":     func(n *corev1.Node) error { return taintNode(ctx, c, n, lost, now) },
+		"hand-off taint": func(n *corev1.Node) error { _, err := taintNode(ctx, c, n, handOff, now); return err },
+		"quarantine":     func(n *corev1.Node) error { _, err := taintNode(ctx, c, n, lost, now); return err },
 		"release":        func(n *corev1.Node) error { return releaseNode(ctx, c, n) },
 	} {
 		if err := write(read()); err != nil {
@@ -55,7 +55,7 @@ func TestTaintOfADeletedNode(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().Build()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gone", ResourceVersion: "7"}}
-	if err := taintNode(ctx, c, n, lost, time.Now()); !nodeGone(err) {
+	if _, err := taintNode(ctx, c, n, lost, time.Now()); !nodeGone(err) {
 		t.Errorf("quarantine of a deleted node: %v, want NotFound", err)
 	}
 	if err := releaseNode(ctx, c, n); !nodeGone(err) {
