@@ -48,10 +48,6 @@ type Source interface {
 	NodePool(ctx context.Context, name string) (*unstructured.Unstructured, error)
 	// NodePods are the pods on the node of that name, being deleted or not.
 	NodePods(ctx context.Context, node string) ([]corev1.Pod, error)
-	// Room says whether the pods of node, DaemonSets' aside, would all fit on the other
-	// nodes at now: "" when they do, else the first that fits nowhere and why (the
-	// planner's simulation, plan.HandOffRoom, over the whole cluster).
-	Room(ctx context.Context, node string, now time.Time) (string, error)
 	// Health is the health of every node.
 	Health() NodeHealth
 	// NodeAutoscalers is what holdfast knows of the node autoscalers' configuration: the
@@ -63,8 +59,9 @@ type Source interface {
 // workloads p selects (its scale targets' objects included, or why they are unreadable),
 // its budgets, the labels of its pods, its surge sets, each attached to its Deployment;
 // and, for the workloads whose pods Decide reads (NeedsPods), their pods (a surge set's
-// apart), their nodes, and those nodes' NodeClaims or cluster-autoscaler node groups;
-// and the room of the nodes a hand-off would start from (roomWanted).
+// apart), their nodes, and those nodes' NodeClaims or cluster-autoscaler node groups.
+// The caller then reads the room of the nodes a hand-off would start from (RoomWanted,
+// SetRoom) with the planner: the core never calls back into it.
 func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPolicy, now time.Time) (Observed, error) {
 	obs := Observed{Policy: p, Now: now, Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Health: src.Health(), Stuck: map[string][]Pod{},
 		Autoscalers: src.NodeAutoscalers()}
@@ -138,13 +135,6 @@ func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPoli
 		if obs.NodeGroups, err = observeNodeGroups(ctx, src, &obs); err != nil {
 			return obs, err
 		}
-	}
-	for _, node := range roomWanted(&obs) {
-		why, err := src.Room(ctx, node, now)
-		if err != nil {
-			return obs, err
-		}
-		obs.setUnplaceable(node, why)
 	}
 	return obs, nil
 }

@@ -20,12 +20,11 @@ import (
 )
 
 // oneNodeGroup is a Source of one Surge single replica on node n1 of a cluster-autoscaler
-// node group, 60% of its CPU requested, that counts the room it is asked for.
+// node group, 60% of its CPU requested.
 type oneNodeGroup struct {
 	Source // the methods Observe does not call here
 	policy holdfastv1alpha1.DisruptionPolicy
 	scale  Autoscalers
-	asked  []string
 }
 
 func (s *oneNodeGroup) Policies(context.Context, string) ([]holdfastv1alpha1.DisruptionPolicy, error) {
@@ -73,17 +72,13 @@ func (s *oneNodeGroup) NodePods(_ context.Context, node string) ([]corev1.Pod, e
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2400m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
 	return []corev1.Pod{pod}, nil
 }
-func (s *oneNodeGroup) Room(_ context.Context, node string, _ time.Time) (string, error) {
-	s.asked = append(s.asked, node)
-	return "pod shop/single-a: its replacement fits on no other node", nil
-}
 func (s *oneNodeGroup) Health() NodeHealth           { return NodeHealth{} }
 func (s *oneNodeGroup) NodeAutoscalers() Autoscalers { return s.scale }
 
-// Observe reads room with the operator's threshold, as Decide judges the node: under a
+// Room is wanted with the operator's threshold, as Decide judges the node: under a
 // threshold of 0.7 the node at 60% is handed over only if its pods fit elsewhere, so its
 // room is read (and found wanting: no surge); under the default 0.5 it is not read.
-func TestObserveReadsRoomWithTheOperatorsThreshold(t *testing.T) {
+func TestRoomWantedWithTheOperatorsThreshold(t *testing.T) {
 	surge := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
 	for _, tc := range []struct {
 		threshold float64
@@ -94,8 +89,12 @@ func TestObserveReadsRoomWithTheOperatorsThreshold(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(src.asked, tc.asked) {
-			t.Errorf("threshold %v: room read for %v, want %v", tc.threshold, src.asked, tc.asked)
+		asked := o.RoomWanted()
+		for _, node := range asked {
+			o.SetRoom(node, "pod shop/single-a: its replacement fits on no other node")
+		}
+		if !slices.Equal(asked, tc.asked) {
+			t.Errorf("threshold %v: room wanted for %v, want %v", tc.threshold, asked, tc.asked)
 		}
 		if d := Decide(o); len(resultOf(d).Surges) > 0 {
 			t.Errorf("threshold %v: surges %+v, want none", tc.threshold, resultOf(d).Surges)

@@ -141,8 +141,8 @@ type Load struct {
 	// Unplaceable names the first of the node's pods (DaemonSets' aside, the single
 	// replica's included) that would fit on no other node, and why: the autoscaler would
 	// not take the node, and the surge's new pod would have nowhere to go but the node.
-	// "" when they all fit. Observe asks the Source for it only when a hand-off of the
-	// node would start but for room (roomWanted).
+	// "" when they all fit. Read with the planner only when a hand-off of the node would
+	// start but for room (RoomWanted, SetRoom).
 	Unplaceable string
 }
 
@@ -348,9 +348,9 @@ func handOffStart(o *Observed, w *Workload) (candidate, handOff, bool) {
 	return c, h, true
 }
 
-// roomWanted are the nodes whose room Observe reads: those a hand-off would start from
-// but for room. Only those: an answer reads the whole cluster.
-func roomWanted(o *Observed) []string {
+// RoomWanted are the nodes whose room Decide reads (SetRoom): those a hand-off would
+// start from but for room. Only those: an answer reads the whole cluster.
+func (o *Observed) RoomWanted() []string {
 	var out []string
 	for i := range o.Workloads {
 		if c, _, ok := handOffStart(o, &o.Workloads[i]); ok && !slices.Contains(out, c.node) {
@@ -360,8 +360,10 @@ func roomWanted(o *Observed) []string {
 	return out
 }
 
-// setUnplaceable records the answer on node's room in its Load.
-func (o *Observed) setUnplaceable(node, why string) {
+// SetRoom records the planner's answer on node's room (plan.HandOffRoom): "" when its
+// pods, DaemonSets' aside, would all fit on the other nodes, else the first that fits
+// nowhere and why.
+func (o *Observed) SetRoom(node, why string) {
 	if c, ok := o.Claims[node]; ok {
 		c.Unplaceable = why
 		o.Claims[node] = c

@@ -386,8 +386,8 @@ func TestRoomWanted(t *testing.T) {
 				o.Claims = map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: consolidateUnderutilized, Load: tc.load,
 					Budget: PoolBudget{Pool: "general", Closed: tc.closed}}}
 			}
-			if got := roomWanted(&o); !slices.Equal(got, tc.want) {
-				t.Errorf("roomWanted = %v, want %v", got, tc.want)
+			if got := o.RoomWanted(); !slices.Equal(got, tc.want) {
+				t.Errorf("RoomWanted = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -45,9 +45,7 @@ func Operator(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscaler
 	var outcomes []Outcome
 	for i := range inEffect {
 		p := &inEffect[i]
-		// A snapshot is read without error.
-		o, _ := policy.Observe(context.Background(), idx, p, now)
-		outcomes = append(outcomes, Outcome{Policy: *p, Decision: policy.Decide(o)})
+		outcomes = append(outcomes, Outcome{Policy: *p, Decision: policy.Decide(idx.observe(p, now))})
 	}
 	a := &applier{s: &out, now: now, copied: map[string]bool{}}
 	for _, o := range outcomes {
@@ -241,16 +239,30 @@ func (x *namespaced) NodePods(_ context.Context, node string) ([]corev1.Pod, err
 	return out, nil
 }
 
-// Room is the planner's answer on the snapshot, as the operator's is on the cluster.
-func (x *namespaced) Room(_ context.Context, node string, now time.Time) (string, error) {
+// observe reads what Decide reads for p at now from the snapshot, as the operator's
+// reconciler reads it from the cluster: policy.Observe, then the room of the nodes a
+// hand-off would start from.
+func (x *namespaced) observe(p *holdfastv1alpha1.DisruptionPolicy, now time.Time) policy.Observed {
+	// A snapshot is read without error.
+	o, _ := policy.Observe(context.Background(), x, p, now)
+	for _, node := range o.RoomWanted() {
+		o.SetRoom(node, x.roomOf(node, now))
+	}
+	return o
+}
+
+// roomOf is the planner's answer on node's room in the snapshot, as the operator's is
+// on the cluster. A node the planner cannot read (none named so) has no room.
+func (x *namespaced) roomOf(node string, now time.Time) string {
 	if why, ok := x.room[node]; ok {
-		return why, nil
+		return why
 	}
 	why, err := plan.HandOffRoom(x.s, now, node)
-	if err == nil {
-		x.room[node] = why
+	if err != nil {
+		why = err.Error()
 	}
-	return why, err
+	x.room[node] = why
+	return why
 }
 
 func (x *namespaced) NodeAutoscalers() policy.Autoscalers { return x.operator }

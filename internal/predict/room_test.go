@@ -1,7 +1,6 @@
 package predict
 
 import (
-	"context"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 	"strings"
 	"testing"
@@ -34,10 +33,7 @@ func TestRoomFromTheSnapshot(t *testing.T) {
 				d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: "node-1"}
 			}
 		})
-		got, err := index(c.Snapshot, at, policy.Autoscalers{}).Room(context.Background(), "node-1", at)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := index(c.Snapshot, at, policy.Autoscalers{}).roomOf("node-1", at)
 		const want = "pod shop/single-rs-0: its replacement fits on no other node"
 		if pinned != strings.HasPrefix(got, want) {
 			t.Errorf("pinned %t: Room = %q", pinned, got)

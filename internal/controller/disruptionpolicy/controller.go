@@ -180,7 +180,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return res, err
 	}
 
-	obs, err := policy.Observe(ctx, (*observer)(r), p, r.clock.Now())
+	obs, err := r.observe(ctx, p, r.clock.Now())
 	if err != nil {
 		return ctrl.Result{}, err
 	}

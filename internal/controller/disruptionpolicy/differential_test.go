@@ -79,7 +79,7 @@ func differ(t *testing.T, objs []client.Object) map[string]int {
 	r := differentialReconciler(t, c)
 	made := map[string]int{}
 	for _, o := range outcomes {
-		obs, err := policy.Observe(ctx, (*observer)(r), &o.Policy, differentialNow)
+		obs, err := r.observe(ctx, &o.Policy, differentialNow)
 		if err != nil {
 			t.Fatal(err)
 		}

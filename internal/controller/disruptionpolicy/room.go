@@ -11,13 +11,14 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/roompods"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
-// roomAnswers keeps each node's answer on room (policy.Source's Room) for
+// roomAnswers keeps each node's answer on room (observe) for
 // policy.RoomInterval. An answer reads every node, workload and budget from the cache
 // and every unfinished pod and ReplicaSet from the API server: the cost of a drain's
 // room check, paid only for a node a hand-off would start from (a Surge single
@@ -33,8 +34,25 @@ type roomAnswer struct {
 	why string
 }
 
-// Room is the planner's answer on node's room, read at most every policy.RoomInterval.
-func (r *observer) Room(ctx context.Context, node string, now time.Time) (string, error) {
+// observe reads what Decide reads for p at now: policy.Observe from the cache and the
+// API server, then the room of the nodes a hand-off would start from.
+func (r *reconciler) observe(ctx context.Context, p *holdfastv1alpha1.DisruptionPolicy, now time.Time) (policy.Observed, error) {
+	obs, err := policy.Observe(ctx, (*observer)(r), p, now)
+	if err != nil {
+		return obs, err
+	}
+	for _, node := range obs.RoomWanted() {
+		why, err := (*observer)(r).roomFor(ctx, node, now)
+		if err != nil {
+			return obs, err
+		}
+		obs.SetRoom(node, why)
+	}
+	return obs, nil
+}
+
+// roomFor is the planner's answer on node's room, read at most every policy.RoomInterval.
+func (r *observer) roomFor(ctx context.Context, node string, now time.Time) (string, error) {
 	a := &r.room
 	a.mu.Lock()
 	defer a.mu.Unlock()
