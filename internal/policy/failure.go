@@ -136,6 +136,58 @@ func lostAfter(p *holdfastv1alpha1.DisruptionPolicy) time.Duration {
 	return defaultLostAfter
 }
 
+// response is what holdfast does for a workload's pods on a lost node, by its policy
+// and its kind: the one table the operator (respond) and its prediction (RecoveryOf)
+// read.
+type response int
+
+const (
+	// respondNone: no policy manages the workload.
+	respondNone response = iota
+	// respondBraked: too many nodes are lost at once (brake); nothing is added.
+	respondBraked
+	// respondFence: a StatefulSet under fencing: Verified; its pods are released once
+	// their node is proven down.
+	respondFence
+	// respondNotFenced: a StatefulSet under fencing: Never; it waits for the node.
+	respondNotFenced
+	// respondNotSurged: a kind holdfast does not surge (a DaemonSet, a scale target).
+	respondNotSurged
+	// respondSurgeNever: a Deployment under nodeFailure.surge: Never.
+	respondSurgeNever
+	// respondSurge: a Deployment, surged by one extra pod per lost pod (surgeSize).
+	respondSurge
+)
+
+// responseTo is the response of policy p (nil for none) to a lost node's pods of a
+// workload of kind; braked says the brake holds.
+func responseTo(p *holdfastv1alpha1.DisruptionPolicy, kind string, braked bool) response {
+	switch {
+	case p == nil:
+		return respondNone
+	case braked:
+		return respondBraked
+	case kind == holdfastv1alpha1.KindStatefulSet && fencing(p):
+		return respondFence
+	case kind == holdfastv1alpha1.KindStatefulSet:
+		return respondNotFenced
+	case kind != holdfastv1alpha1.KindDeployment:
+		return respondNotSurged
+	case !surgesForFailure(p):
+		return respondSurgeNever
+	}
+	return respondSurge
+}
+
+// surgeSize is how many extra pods a surge runs: one for each pod on a lost node, and
+// one more while it stands in for a pod of a drain or a hand-off.
+func surgeSize(lost int32, forDrain bool) int32 {
+	if forDrain {
+		return lost + 1
+	}
+	return lost
+}
+
 // surgesForFailure reports whether p surges Deployments for the pods of lost nodes.
 func surgesForFailure(p *holdfastv1alpha1.DisruptionPolicy) bool {
 	f := p.Spec.NodeFailure
@@ -220,28 +272,31 @@ func (f failure) respond(s *subject, v verdict) verdict {
 	}
 	o, w := s.o, s.w
 	v.status.State = holdfastv1alpha1.WorkloadRecovering
-	switch {
-	case s.surge.active:
+	if s.surge.active {
+		// followSurge sized it, and the brake keeps it as it is.
 		if f.brake != "" {
 			v.status.Message = msgLostBraked(lost, nodes, f.brake)
 		}
-	case f.brake != "":
+		return v
+	}
+	switch responseTo(o.Policy, w.Kind, f.brake != "") {
+	case respondBraked:
 		v.status.Message = msgLostBraked(lost, nodes, f.brake)
-	case w.Kind == holdfastv1alpha1.KindStatefulSet && fencing(o.Policy):
+	case respondFence:
 		v.status.Message = f.fencingMessage(o, lost, nodes)
-	case w.Kind != holdfastv1alpha1.KindDeployment:
+	case respondNotFenced, respondNotSurged:
 		v.status.Message = msgLostNotSurged(w.Kind, lost, nodes)
-	case !surgesForFailure(o.Policy):
+	case respondSurgeNever:
 		v.status.Message = msgLostNoSurge(lost, nodes)
-	default:
-		var base int32
+	case respondSurge:
+		forDrain := false
 		rec := record(w)
 		for _, sc := range v.surges {
 			if sc.Deployment == w.Name && !sc.Delete {
-				base, rec = sc.Replicas, sc.HandOff
+				forDrain, rec = sc.Replicas > 0, sc.HandOff
 			}
 		}
-		up := surgeOf(w, base+lost, rec)
+		up := surgeOf(w, surgeSize(lost, forDrain), rec)
 		v.surges = append(slices.DeleteFunc(slices.Clone(v.surges), func(sc Surge) bool { return sc.Deployment == w.Name }), up)
 		v.status.Message = msgSurgedForFailure(lost, nodes, w.Replicas, up.Replicas)
 		v.status.Budget, v.budget = BudgetName(w.Kind, w.Name), surgeBudget(o, w)
@@ -404,25 +459,26 @@ func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, s
 		r.Alone, r.AloneNever = 0, true
 	}
 	r.With, r.WithNever = r.Alone, r.AloneNever
-	switch {
-	case p == nil:
+	switch responseTo(p, kind, braked) {
+	case respondNone:
 		r.How = "no DisruptionPolicy"
-	case braked:
+	case respondBraked:
 		r.How = "the brake holds: too many nodes lost at once"
-	case kind == holdfastv1alpha1.KindStatefulSet && fencing(p) && p.Spec.NodeFailure.FenceAfter != nil:
-		// Kubernetes deletes the pods of an out-of-service node once the node is marked
-		// not Ready, at its next garbage collection.
-		r.With, r.WithNever = max(p.Spec.NodeFailure.FenceAfter.Duration, NodeMonitorGracePeriod)+podGCPeriod+startup, false
-		r.How = "fenced after fenceAfter " + p.Spec.NodeFailure.FenceAfter.Duration.String()
-	case kind == holdfastv1alpha1.KindStatefulSet && fencing(p):
+	case respondFence:
 		r.How = "fenced on proof that the node is down, not before: no fenceAfter"
-	case kind == holdfastv1alpha1.KindStatefulSet:
+		if after := p.Spec.NodeFailure.FenceAfter; after != nil {
+			// Kubernetes deletes the pods of an out-of-service node once the node is
+			// marked not Ready, at its next garbage collection.
+			r.With, r.WithNever = max(after.Duration, NodeMonitorGracePeriod)+podGCPeriod+startup, false
+			r.How = "fenced after fenceAfter " + after.Duration.String()
+		}
+	case respondNotFenced:
 		r.How = "not fenced: nodeFailure.fencing is Never"
-	case kind != holdfastv1alpha1.KindDeployment:
+	case respondNotSurged:
 		r.How = "holdfast surges only Deployments"
-	case !surgesForFailure(p):
+	case respondSurgeNever:
 		r.How = "not surged: nodeFailure.surge is Never"
-	default:
+	case respondSurge:
 		r.With, r.WithNever = lostAfter(p)+startup, false
 		if !r.AloneNever {
 			r.With = min(r.With, r.Alone)

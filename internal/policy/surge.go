@@ -134,10 +134,7 @@ func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 		changes: verdict{requeueAfter: surgePoll}}
 	want := extra
 	if node != "" || ahead || lost > 0 {
-		want = lost
-		if p.forDrain {
-			want++
-		}
+		want = surgeSize(lost, p.forDrain)
 	}
 	if f.brake != "" {
 		want = min(want, extra)
