@@ -15,9 +15,9 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 )
 
-// RoomInterval is how often a node whose pods' replacements fit nowhere looks again: an
+// RoomRecheck is how often a node whose pods' replacements fit nowhere looks again: an
 // uncordon, a new node or a pod gone elsewhere can make room.
-const RoomInterval = 10 * time.Second
+const RoomRecheck = 10 * time.Second
 
 // Unplaceable returns the pods of node (namespace/name) whose replacement would fit on no
 // other node of snap as it is now, each with the planner's explanation: the planner's
@@ -41,7 +41,7 @@ func Unplaceable(snap *snapshot.Snapshot, now time.Time, node string, f Filter) 
 // roomView is a run's read of the cluster for room checks, shared by every node it
 // drains. The cluster's pods come from the run's pod cache, which keeps what placing them
 // takes; the workloads and budgets, which a drain changes little, are read again at most
-// every RoomInterval; the nodes (which are cordoned changes most during a drain) and the
+// every RoomRecheck; the nodes (which are cordoned changes most during a drain) and the
 // checked node's pods, whole, at every check. Reading every pod per check instead cost
 // seconds and hundreds of megabytes each at 50,000 pods.
 type roomView struct {
@@ -54,7 +54,7 @@ type roomView struct {
 // not to be changed.
 func (v *roomView) get(ctx context.Context, client kubernetes.Interface, pods func() []*corev1.Pod, now time.Time, node string) (*snapshot.Snapshot, error) {
 	v.mu.Lock()
-	if v.rest == nil || !now.Before(v.at.Add(RoomInterval)) {
+	if v.rest == nil || !now.Before(v.at.Add(RoomRecheck)) {
 		rest, err := live.LoadWithoutPods(ctx, client, metav1.NamespaceAll)
 		if err != nil {
 			v.mu.Unlock()
@@ -85,11 +85,11 @@ func (v *roomView) get(ctx context.Context, client kubernetes.Interface, pods fu
 }
 
 // checkRoom marks the node's pods whose replacement fits nowhere; a pod that has room
-// again loses the mark. It runs once when the node starts and then every RoomInterval
+// again loses the mark. It runs once when the node starts and then every RoomRecheck
 // while a pod waits for room.
 func (w *nodeWork) checkRoom(ctx context.Context) error {
 	now := w.d.Clock.Now()
-	if !w.roomAt.IsZero() && now.Before(w.roomAt.Add(RoomInterval)) {
+	if !w.roomAt.IsZero() && now.Before(w.roomAt.Add(RoomRecheck)) {
 		return nil
 	}
 	w.roomAt = now

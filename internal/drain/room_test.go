@@ -111,7 +111,7 @@ func TestUnplaceable(t *testing.T) {
 }
 
 // The room checks of a run take the cluster's pods from the run's cache and never list
-// them all, share one read of the workloads for RoomInterval, and read the nodes and the
+// them all, share one read of the workloads for RoomRecheck, and read the nodes and the
 // checked node's pods each time: a node cordoned since is no place for a pod, and a
 // replacement that landed on the checked node since needs room too.
 func TestRoomViewSharesPodsAndReadsNodes(t *testing.T) {
@@ -161,12 +161,12 @@ func TestRoomViewSharesPodsAndReadsNodes(t *testing.T) {
 	if _, err := client.CoreV1().Pods("shop").Create(ctx, pod("web-3", "node-1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := v.get(ctx, client, cached, t0.Add(RoomInterval-time.Millisecond), "node-1")
+	snap, err := v.get(ctx, client, cached, t0.Add(RoomRecheck-time.Millisecond), "node-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := lists("deployments"); got != 1 {
-		t.Errorf("the workloads listed %d times within RoomInterval, want once", got)
+		t.Errorf("the workloads listed %d times within RoomRecheck, want once", got)
 	}
 	if !slices.ContainsFunc(snap.Nodes, func(n corev1.Node) bool { return n.Name == "node-2" && n.Spec.Unschedulable }) {
 		t.Errorf("the second check does not see node-2 cordoned: %+v", snap.Nodes)
@@ -179,11 +179,11 @@ func TestRoomViewSharesPodsAndReadsNodes(t *testing.T) {
 	if diff := cmp.Diff([]string{"node-1/web-1", "node-1/web-3", "node-2/web-2"}, names); diff != "" {
 		t.Errorf("pods of the second check (-want +got):\n%s", diff)
 	}
-	if _, err := v.get(ctx, client, cached, t0.Add(RoomInterval), "node-1"); err != nil {
+	if _, err := v.get(ctx, client, cached, t0.Add(RoomRecheck), "node-1"); err != nil {
 		t.Fatal(err)
 	}
 	if got := lists("deployments"); got != 2 {
-		t.Errorf("the workloads listed %d times after RoomInterval, want twice", got)
+		t.Errorf("the workloads listed %d times after RoomRecheck, want twice", got)
 	}
 	if got := lists("pods"); got != 0 {
 		t.Errorf("every pod listed %d times, want never: they come from the cache", got)

@@ -169,7 +169,7 @@ func (c *cluster) nextWave(remaining []*node, opts Options, done int, blocked ma
 		// The nodes whose pods did not fit try again in a later wave, alone if need be.
 		var fitting []*node
 		for _, n := range wave {
-			if !slices.ContainsFunc(failed, func(f failure) bool { return f.from == n }) {
+			if !slices.ContainsFunc(failed, func(f homeless) bool { return f.from == n }) {
 				fitting = append(fitting, n)
 			}
 		}
@@ -350,8 +350,8 @@ func (c *cluster) exhausted(ds []demand, done int) []Reason {
 	return out
 }
 
-// failure is an evicted pod that fits nowhere.
-type failure struct {
+// homeless is an evicted pod that fits nowhere.
+type homeless struct {
 	pod  *pod
 	from *node
 	why  [refusals]int
@@ -376,7 +376,7 @@ type undoLog struct {
 // elsewhere. With Uncordon, pods that fit nowhere during the wave wait for its nodes to
 // come back. It returns the pods that fit nowhere. pl places the pods, or, when nil, a
 // placer made for the wave.
-func (c *cluster) evict(wave []*node, opts Options, pl *placer) (*undoLog, []failure) {
+func (c *cluster) evict(wave []*node, opts Options, pl *placer) (*undoLog, []homeless) {
 	u := &undoLog{c: c, nodes: wave}
 	var evicted []*pod
 	var from []*node
@@ -402,7 +402,7 @@ func (c *cluster) evict(wave []*node, opts Options, pl *placer) (*undoLog, []fai
 			from = append(from, n)
 		}
 	}
-	var failed []failure
+	var failed []homeless
 	if pl == nil {
 		pl = c.newPlacer()
 	}
@@ -413,7 +413,7 @@ func (c *cluster) evict(wave []*node, opts Options, pl *placer) (*undoLog, []fai
 				waiting = append(waiting, i)
 				continue
 			}
-			failed = append(failed, failure{pod: p, from: from[i], why: why})
+			failed = append(failed, homeless{pod: p, from: from[i], why: why})
 		}
 	}
 	if len(waiting) > 0 {
@@ -423,7 +423,7 @@ func (c *cluster) evict(wave []*node, opts Options, pl *placer) (*undoLog, []fai
 		pl := c.newPlacer()
 		for _, i := range waiting {
 			if ok, why := pl.place(evicted[i]); !ok {
-				failed = append(failed, failure{pod: evicted[i], from: from[i], why: why})
+				failed = append(failed, homeless{pod: evicted[i], from: from[i], why: why})
 			}
 		}
 		for _, n := range wave {
@@ -456,7 +456,7 @@ func (u *undoLog) revert() {
 }
 
 // roomReasons explains the pods of a node that fit nowhere.
-func (c *cluster) roomReasons(failed []failure, done int) []Reason {
+func (c *cluster) roomReasons(failed []homeless, done int) []Reason {
 	var out []Reason
 	after := ""
 	if done > 0 {

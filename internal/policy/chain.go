@@ -62,7 +62,7 @@ type subject struct {
 	closed bool
 }
 
-func newSubject(o Observed, w *Workload, win windowState, closed bool, siblings []*policyv1.PodDisruptionBudget, f failure) *subject {
+func newSubject(o Observed, w *Workload, win windowState, closed bool, siblings []*policyv1.PodDisruptionBudget, f losses) *subject {
 	s := &subject{o: o, w: w, win: win, closed: closed, winner: WinnerOf(o.Policies, w)}
 	s.other, s.managed = overlap(o, w, siblings)
 	s.lost = s.winner != nil && s.winner.Name != o.Policy.Name
@@ -102,7 +102,7 @@ var workloadSteps = []step{
 // the policy makes for its other workloads. A surge's own changes (a resize, a scale
 // back, a poll) hold whichever step decides; the response to lost nodes comes last, as
 // it adds to whatever else the workload needs.
-func decideWorkload(o Observed, w *Workload, win windowState, closed bool, siblings []*policyv1.PodDisruptionBudget, f failure) verdict {
+func decideWorkload(o Observed, w *Workload, win windowState, closed bool, siblings []*policyv1.PodDisruptionBudget, f losses) verdict {
 	s := newSubject(o, w, win, closed, siblings, f)
 	for _, decide := range workloadSteps {
 		if v, ok := decide(s); ok {

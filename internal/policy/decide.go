@@ -245,7 +245,7 @@ func Decide(o Observed) Decision {
 	}
 	var ws writes
 	ws.surges = unclaimedSurges(o)
-	f := assessFailure(o)
+	f := assessLosses(o)
 	d.RequeueAfter = sooner(d.RequeueAfter, f.next)
 	// Two passes: the first finds the budgets the policy would make, the second checks
 	// each against the others, so that two workloads whose budgets would cover one pod

@@ -45,11 +45,11 @@ const (
 	// handOffStartup bounds the new pod's start-up and readiness flaps: a hand-off ends
 	// at most this long plus the autoscaler's window after it began.
 	handOffStartup = 10 * time.Minute
-	// RoomInterval is how long an answer on a node's room holds: a node whose pods fit
+	// RoomAnswerLife is how long an answer on a node's room holds: a node whose pods fit
 	// nowhere else is looked at again after it (the operator reads every node and pod
 	// to answer, at most once per node in this time), as a pod gone elsewhere, a new
 	// node or an uncordon sends no event a policy is woken by.
-	RoomInterval = time.Minute
+	RoomAnswerLife = time.Minute
 	// handOffCooldown is the least time between the starts of the first two hand-offs of
 	// one node, for a node the autoscaler did not take; it doubles with each further one.
 	handOffCooldown = 15 * time.Minute
@@ -427,7 +427,7 @@ func surgeOrHandOff(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus)
 		v.requeueAfter = sooner(v.requeueAfter, c.pool.recheck(o.Now))
 	case c.Unplaceable != "":
 		v.status.Message = msgNoRoomElsewhere(c.autoscaler, c.node, c.Unplaceable)
-		v.requeueAfter = sooner(v.requeueAfter, RoomInterval)
+		v.requeueAfter = sooner(v.requeueAfter, RoomAnswerLife)
 	case handedOff && last.node == c.node:
 		v.status.Message = msgHandOffDeclined(c.autoscaler, last)
 	}

@@ -272,14 +272,14 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"cluster-autoscaler: the node's pods would fit on no other node, no surge and status names the pod, looked at again later": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
 			groups: inGroup(Load{Requested: quarter, Unplaceable: noRoom}),
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: RoomInterval,
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: RoomAnswerLife,
 				Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler would find no room elsewhere for the pods of node n1 (" + noRoom + "), so holdfast does not surge ahead of it")},
 		},
 		"Karpenter: the node's pods would fit on no other node, no surge": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
 			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second,
 				Load: Load{Requested: quarter, Unplaceable: noRoom}}},
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: RoomInterval,
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: RoomAnswerLife,
 				Workloads: budgeted(msgSurgeReady + "; Karpenter would find no room elsewhere for the pods of node n1 (" + noRoom + "), so holdfast does not surge ahead of it")},
 		},
 		"in progress: the new pod landed on the node itself, so the hand-off ends early, and the record says so": {

@@ -1,95 +1,103 @@
 package policy
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
-	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
-func TestToWorkloadReadsReadinessAndRollouts(t *testing.T) {
-	deployment := func(mod func(*appsv1.Deployment)) *appsv1.Deployment {
-		d := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 2},
-			Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), MinReadySeconds: 5},
-			Status:     appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 2},
-		}
-		if mod != nil {
-			mod(d)
-		}
-		return d
-	}
-	tests := map[string]struct {
-		obj         metav1.Object
-		ready       int32
-		rollingOut  bool
-		minReadySec int32
-	}{
-		"settled Deployment, one pod not Ready": {obj: deployment(nil), ready: 2, minReadySec: 5},
-		"spec not observed yet":                 {obj: deployment(func(d *appsv1.Deployment) { d.Generation = 3 }), ready: 2, rollingOut: true, minReadySec: 5},
-		"old pods left":                         {obj: deployment(func(d *appsv1.Deployment) { d.Status.Replicas, d.Status.UpdatedReplicas = 4, 2 }), ready: 2, rollingOut: true, minReadySec: 5},
-		"StatefulSet between revisions": {obj: &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](2)},
-			Status: appsv1.StatefulSetStatus{UpdatedReplicas: 2, ReadyReplicas: 2, CurrentRevision: "a", UpdateRevision: "b"}}, ready: 2, rollingOut: true},
-		"DaemonSet not yet updated on every node": {obj: &appsv1.DaemonSet{Spec: appsv1.DaemonSetSpec{MinReadySeconds: 7},
-			Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 4, UpdatedNumberScheduled: 3, NumberReady: 4}}, ready: 4, rollingOut: true, minReadySec: 7},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			w := WorkloadOf(tc.obj)
-			if w.Ready != tc.ready || w.RollingOut != tc.rollingOut || w.MinReadySeconds != tc.minReadySec {
-				t.Errorf("ready %d, rolling out %t, minReadySeconds %d; want %d, %t, %d", w.Ready, w.RollingOut, w.MinReadySeconds, tc.ready, tc.rollingOut, tc.minReadySec)
-			}
-		})
-	}
+// oneNodeGroup is a Source of one Surge single replica on node n1 of a cluster-autoscaler
+// node group, 60% of its CPU requested.
+type oneNodeGroup struct {
+	Source // the methods Observe does not call here
+	policy holdfastv1alpha1.DisruptionPolicy
+	scale  Autoscalers
 }
 
-func TestReadinessFallsBackToCreation(t *testing.T) {
-	created := time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)
-	changed := created.Add(time.Minute)
-	pending := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
-	if ready, since := availability.Readiness(pending); ready || !since.Equal(created) {
-		t.Errorf("pending pod: %t since %s, want not Ready since its creation", ready, since)
-	}
-	running := pending.DeepCopy()
-	running.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(changed)}}
-	if ready, since := availability.Readiness(running); !ready || !since.Equal(changed) {
-		t.Errorf("running pod: %t since %s, want Ready since %s", ready, since, changed)
-	}
+func (s *oneNodeGroup) Policies(context.Context, string) ([]holdfastv1alpha1.DisruptionPolicy, error) {
+	return []holdfastv1alpha1.DisruptionPolicy{s.policy}, nil
 }
 
-// A surge set is a ReplicaSet with holdfast's label and a DisruptionPolicy as its
-// controller, not being deleted.
-func TestSurgeSetOf(t *testing.T) {
-	set := func(mod func(*appsv1.ReplicaSet)) *appsv1.ReplicaSet {
-		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "holdfast-surge-web",
-			Labels:          map[string]string{holdfastv1alpha1.SurgeOfLabel: "uid-web"},
-			Annotations:     map[string]string{holdfastv1alpha1.SurgeForAnnotation: "web", holdfastv1alpha1.HandOffAnnotation: "n1 2026-11-22T12:00:00Z 1"},
-			OwnerReferences: []metav1.OwnerReference{{Kind: "DisruptionPolicy", Name: "p", Controller: ptr.To(true)}}},
-			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2)}}
-		if mod != nil {
-			mod(rs)
+func (s *oneNodeGroup) Workloads(_ context.Context, _, kind string, _ labels.Selector) ([]Workload, error) {
+	if kind != holdfastv1alpha1.KindDeployment {
+		return nil, nil
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "single"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1),
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "single"}}}, Status: appsv1.DeploymentStatus{ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1, Replicas: 1}}
+	return []Workload{WorkloadOf(d)}, nil
+}
+func (s *oneNodeGroup) Budgets(context.Context, string) ([]policyv1.PodDisruptionBudget, error) {
+	return nil, nil
+}
+func (s *oneNodeGroup) SurgeSets(context.Context, string) ([]appsv1.ReplicaSet, error) {
+	return nil, nil
+}
+func (s *oneNodeGroup) LostPodLabels(context.Context, string, NodeHealth) ([]map[string]string, error) {
+	return nil, nil
+}
+func (s *oneNodeGroup) PodMeta(context.Context, string) ([]map[string]string, map[string]string, error) {
+	return nil, nil, nil
+}
+func (s *oneNodeGroup) Autoscalers(context.Context, string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
+	return nil, nil
+}
+func (s *oneNodeGroup) Pods(context.Context, string, labels.Selector) ([]corev1.Pod, error) {
+	return []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "single-a", Labels: map[string]string{"app": "single"}}, Spec: corev1.PodSpec{NodeName: "n1"}}}, nil
+}
+func (s *oneNodeGroup) Node(_ context.Context, name string) (*corev1.Node, error) {
+	n := sized(name)
+	n.Labels = map[string]string{"group": "general"}
+	return n, nil
+}
+func (s *oneNodeGroup) NodeClaims(context.Context) ([]unstructured.Unstructured, error) {
+	return nil, nil
+}
+func (s *oneNodeGroup) NodePods(_ context.Context, node string) ([]corev1.Pod, error) {
+	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "single-a", Namespace: s.policy.Namespace, Labels: map[string]string{"app": "single"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "single-rs", Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2400m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+	return []corev1.Pod{pod}, nil
+}
+func (s *oneNodeGroup) Health() NodeHealth           { return NodeHealth{} }
+func (s *oneNodeGroup) NodeAutoscalers() Autoscalers { return s.scale }
+
+// Room is wanted with the operator's threshold, as Decide judges the node: under a
+// threshold of 0.7 the node at 60% is handed over only if its pods fit elsewhere, so its
+// room is read (and found wanting: no surge); under the default 0.5 it is not read.
+func TestRoomWantedWithTheOperatorsThreshold(t *testing.T) {
+	surge := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	for _, tc := range []struct {
+		threshold float64
+		asked     []string
+	}{{0.7, []string{"n1"}}, {0, nil}} {
+		src := &oneNodeGroup{policy: surge, scale: Autoscalers{Threshold: tc.threshold, NodeGroupLabel: "group"}}
+		o, err := Observe(context.Background(), src, &surge, now)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return rs
-	}
-	got, ok := SurgeSetOf(set(nil))
-	want := SurgeSet{Name: "holdfast-surge-web", Policy: "p", Deployment: "web", DeploymentUID: "uid-web", Replicas: 2, HandOff: "n1 2026-11-22T12:00:00Z 1"}
-	if diff := cmp.Diff(want, got); !ok || diff != "" {
-		t.Errorf("SurgeSetOf = %t (-want +got):\n%s", ok, diff)
-	}
-	for name, mod := range map[string]func(*appsv1.ReplicaSet){
-		"a Deployment's own ReplicaSet": func(rs *appsv1.ReplicaSet) { rs.Labels = nil; rs.OwnerReferences[0].Kind = "Deployment" },
-		"labelled, but not a policy's":  func(rs *appsv1.ReplicaSet) { rs.OwnerReferences = nil },
-		"being deleted":                 func(rs *appsv1.ReplicaSet) { rs.DeletionTimestamp = ptr.To(metav1.NewTime(now)) },
-	} {
-		if _, ok := SurgeSetOf(set(mod)); ok {
-			t.Errorf("%s: read as a surge set", name)
+		asked := o.RoomWanted()
+		for _, node := range asked {
+			o.SetRoom(node, "pod shop/single-a: its replacement fits on no other node")
+		}
+		if !slices.Equal(asked, tc.asked) {
+			t.Errorf("threshold %v: room wanted for %v, want %v", tc.threshold, asked, tc.asked)
+		}
+		if d := Decide(o); len(resultOf(d).Surges) > 0 {
+			t.Errorf("threshold %v: surges %+v, want none", tc.threshold, resultOf(d).Surges)
 		}
 	}
 }

@@ -95,7 +95,7 @@ type surgeProgress struct {
 // own pods are Ready elsewhere, or none is still starting. While on, it keeps one pod
 // for a drain and one for each pod on a lost node; the brake keeps what runs and adds
 // nothing.
-func followSurge(o Observed, w *Workload, f failure) surgeProgress {
+func followSurge(o Observed, w *Workload, f losses) surgeProgress {
 	if !w.surging() {
 		p := surgeProgress{size: w.Replicas}
 		if w.Surge != nil && !keepsRecord(o, w, w.Surge.HandOff) {
@@ -162,7 +162,7 @@ func followSurge(o Observed, w *Workload, f failure) surgeProgress {
 // are the ones serving, and removing them would take a Ready pod for one that is not,
 // however long the replacement takes. A pod older than the surge that is not Ready (a
 // sick one) is the Deployment's own trouble and holds nothing.
-func replacing(o Observed, w *Workload, f failure) bool {
+func replacing(o Observed, w *Workload, f losses) bool {
 	pods := o.Pods[WorkloadKey(w.Kind, w.Name)]
 	if int32(len(pods)) < w.Replicas {
 		return true

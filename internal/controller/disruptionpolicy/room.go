@@ -19,7 +19,7 @@ import (
 )
 
 // roomAnswers keeps each node's answer on room (observe) for
-// policy.RoomInterval. An answer reads every node, workload and budget from the cache
+// policy.RoomAnswerLife. An answer reads every node, workload and budget from the cache
 // and every unfinished pod and ReplicaSet from the API server: the cost of a drain's
 // room check, paid only for a node a hand-off would start from (a Surge single
 // replica's node the autoscaler may want, under the threshold, unblocked, out of its
@@ -51,13 +51,13 @@ func (r *reconciler) observe(ctx context.Context, p *holdfastv1alpha1.Disruption
 	return obs, nil
 }
 
-// roomFor is the planner's answer on node's room, read at most every policy.RoomInterval.
+// roomFor is the planner's answer on node's room, read at most every policy.RoomAnswerLife.
 func (r *observer) roomFor(ctx context.Context, node string, now time.Time) (string, error) {
 	a := &r.room
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for name, old := range a.byNode {
-		if now.Sub(old.at) >= policy.RoomInterval || now.Before(old.at) {
+		if now.Sub(old.at) >= policy.RoomAnswerLife || now.Before(old.at) {
 			delete(a.byNode, name)
 		}
 	}

@@ -117,9 +117,9 @@ func (h NodeHealth) lost(after time.Duration, now time.Time) map[string]bool {
 	return out
 }
 
-// failure is what the response to lost nodes knows of one policy's namespace, worked
+// losses are what the response to lost nodes knows of one policy's namespace, worked
 // out once per decision.
-type failure struct {
+type losses struct {
 	// lost are the lost nodes, by the policy's lostAfter.
 	lost map[string]bool
 	// brake says why holdfast holds back ("" when it does not).
@@ -194,10 +194,10 @@ func surgesForFailure(p *holdfastv1alpha1.DisruptionPolicy) bool {
 	return f == nil || f.Surge != holdfastv1alpha1.FailureSurgeNever
 }
 
-// assessFailure finds the nodes o's policy counts as lost and whether the brake holds.
-func assessFailure(o Observed) failure {
+// assessLosses finds the nodes o's policy counts as lost and whether the brake holds.
+func assessLosses(o Observed) losses {
 	after := lostAfter(o.Policy)
-	f := failure{lost: o.Health.lost(after, o.Now)}
+	f := losses{lost: o.Health.lost(after, o.Now)}
 	for name, s := range o.Health.Suspects {
 		if at := s.lostAt(after); !f.lost[name] && !at.IsZero() {
 			f.next = sooner(f.next, at.Sub(o.Now))
@@ -244,7 +244,7 @@ func Brake(nodesPerZone map[string]int, lost map[string]string) string {
 
 // lostPods counts w's pods on lost nodes, live or stuck in their deletion, and names
 // the nodes.
-func (f failure) lostPods(o Observed, w *Workload) (int32, []string) {
+func (f losses) lostPods(o Observed, w *Workload) (int32, []string) {
 	var n int32
 	var nodes []string
 	key := WorkloadKey(w.Kind, w.Name)
@@ -265,7 +265,7 @@ func (f failure) lostPods(o Observed, w *Workload) (int32, []string) {
 // Deployment is surged now by one extra pod for each such pod, on top of a surge the chain
 // starts for a drain or a hand-off, under the budget of its original size. Anything
 // else, and everything under the brake, is reported.
-func (f failure) respond(s *subject, v verdict) verdict {
+func (f losses) respond(s *subject, v verdict) verdict {
 	lost, nodes := f.lostPods(s.o, s.w)
 	if lost == 0 || s.lost || v.status.State == holdfastv1alpha1.WorkloadConflict {
 		return v
@@ -350,7 +350,7 @@ func fencing(p *holdfastv1alpha1.DisruptionPolicy) bool {
 // fences are the nodes among nodes, lost and running pods of w, to fence now: w is a
 // StatefulSet under fencing: Verified, the brake does not hold, the node is not fenced
 // yet and there is proof that it is down.
-func (f failure) fences(o Observed, w *Workload, nodes []string) ([]NodeTaint, time.Duration) {
+func (f losses) fences(o Observed, w *Workload, nodes []string) ([]NodeTaint, time.Duration) {
 	if w.Kind != holdfastv1alpha1.KindStatefulSet || !fencing(o.Policy) || f.brake != "" {
 		return nil, 0
 	}
@@ -374,7 +374,7 @@ func (f failure) fences(o Observed, w *Workload, nodes []string) ([]NodeTaint, t
 // proof says why a lost node is known to be down, or "" when it is not known: the
 // node-down annotation a person or an agent set, its Karpenter NodeClaim gone or being
 // deleted, or the policy's fenceAfter passed since its Lease was last renewed.
-func (f failure) proof(o Observed, name string) string {
+func (f losses) proof(o Observed, name string) string {
 	n := o.Nodes[name]
 	if n == nil {
 		return ""
@@ -400,7 +400,7 @@ func (f failure) proof(o Observed, name string) string {
 }
 
 // fencingMessage says where the fencing of a StatefulSet's lost pods stands.
-func (f failure) fencingMessage(o Observed, lost int32, nodes []string) string {
+func (f losses) fencingMessage(o Observed, lost int32, nodes []string) string {
 	var fenced, waiting []string
 	for _, name := range nodes {
 		if Fenced(o.Nodes[name]) || f.proof(o, name) != "" {
