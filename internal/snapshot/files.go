@@ -1,0 +1,93 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// listFiles expands a path into the files to parse.
+func listFiles(path string, opts ManifestOptions) []fileJob {
+	if path == StdinPath {
+		if opts.Stdin == nil {
+			return []fileJob{{name: path, err: errors.New("no standard input to read")}}
+		}
+		return []fileJob{{name: path, read: func() ([]byte, error) { return readLimited(opts.Stdin, opts.MaxFileSize) }}}
+	}
+	switch {
+	case opts.Kustomize:
+		return []fileJob{{name: path, read: func() ([]byte, error) { return kustomize(filesys.MakeFsOnDisk(), path) }}}
+	case isURL(path):
+		return []fileJob{{name: path, read: func() ([]byte, error) { return fetch(path, opts.MaxFileSize) }}}
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return []fileJob{{name: path, err: err}}
+	}
+	if !info.IsDir() {
+		return []fileJob{fileAt(path, opts)}
+	}
+	var jobs []fileJob
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			jobs = append(jobs, fileJob{name: p, err: err})
+			return nil
+		}
+		// Hidden folders hold VCS data and editor state, never manifests.
+		if d.IsDir() && p != path && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && isManifestFile(p) {
+			jobs = append(jobs, fileAt(p, opts))
+		}
+		return nil
+	})
+	if err != nil {
+		jobs = append(jobs, fileJob{name: path, err: err})
+	}
+	return jobs
+}
+
+func isManifestFile(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+func fileAt(path string, opts ManifestOptions) fileJob {
+	return fileJob{name: path, read: func() ([]byte, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readLimited(f, opts.MaxFileSize)
+	}}
+}
+
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	// Read one byte past the limit to tell "exactly at the limit" from "over it".
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than the %d-byte limit for one manifest file", limit)
+	}
+	return data, nil
+}
+
+func (j fileJob) data() ([]byte, error) {
+	if j.err != nil {
+		return nil, j.err
+	}
+	return j.read()
+}
