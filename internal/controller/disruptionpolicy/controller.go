@@ -11,7 +11,6 @@ package disruptionpolicy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -21,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -234,43 +232,6 @@ func forbidden(t holdfastv1alpha1.ScaleTarget, verb, resource string) string {
 	return fmt.Sprintf("the operator may not %s %s (%s %s): grant get, list and watch on the resource and get on its scale subresource (Helm value scaleTargets, or the ClusterRole in docs/disruptionpolicy.md)", verb, resource, t.APIVersion, t.Kind)
 }
 
-// annotatePod sets karpenter.sh/do-not-disrupt on a pod with the mark that says the
-// policy put it there, or removes both. On the pod, not on its template: a template
-// change would roll the very pod it protects.
-func (r *reconciler) annotatePod(ctx context.Context, namespace, policyName string, a policy.PodAnnotation) error {
-	annotations := map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: nil, holdfastv1alpha1.DoNotDisruptByAnnotation: nil}
-	if a.DoNotDisrupt {
-		annotations = map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: "true", holdfastv1alpha1.DoNotDisruptByAnnotation: policyName}
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-	if err != nil {
-		return fmt.Errorf("encoding the annotation of pod %s: %w", klog.KRef(namespace, a.Pod), err)
-	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: a.Pod}}
-	if err := r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("annotating pod %s: %w", klog.KRef(namespace, a.Pod), err)
-	}
-	return nil
-}
-
-// labelPod sets a pod's zone label, which zone-aware budgets select it on, or removes
-// it (z.Zone ""). A pod gone meanwhile needs none.
-func (r *reconciler) labelPod(ctx context.Context, namespace string, z policy.PodZone) error {
-	var value any // null removes the label in a merge patch
-	if z.Zone != "" {
-		value = z.Zone
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{holdfastv1alpha1.ZoneLabel: value}}})
-	if err != nil {
-		return fmt.Errorf("encoding the zone label of pod %s: %w", klog.KRef(namespace, z.Pod), err)
-	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: z.Pod}}
-	if err := r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("setting the zone label of pod %s: %w", klog.KRef(namespace, z.Pod), err)
-	}
-	return nil
-}
-
 // sweep removes what DisruptionPolicies that no longer exist left in a namespace (see
 // policy.Sweep): their budgets and their pods' do-not-disrupt. It runs for any request
 // whose policy is not found: a policy just deleted, or a budget labelled with a policy
@@ -306,131 +267,6 @@ func (r *reconciler) sweep(ctx context.Context, namespace string) error {
 		logger.Info("Deleted the budget of a deleted policy", "budget", klog.KObj(b), "policy", b.Labels[holdfastv1alpha1.PolicyLabel])
 	}
 	return nil
-}
-
-// deleteBudget deletes the budget as the cache saw it. The resourceVersion precondition
-// keeps it from deleting a budget that another policy has just taken over; a conflict
-// (most often only the disruption controller's status write) is an error, so that the
-// reconcile is retried once the cache has caught up.
-func (r *reconciler) deleteBudget(ctx context.Context, b *policyv1.PodDisruptionBudget) error {
-	if err := r.client.Delete(ctx, b, client.Preconditions{UID: &b.UID, ResourceVersion: &b.ResourceVersion}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting PodDisruptionBudget %s: %w", klog.KObj(b), err)
-	}
-	return nil
-}
-
-// policiesInNamespace maps a change in a namespace to every policy of it: policies per
-// namespace are few, and any of them may select the workload or lose it.
-func (r *reconciler) policiesInNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &holdfastv1alpha1.DisruptionPolicyList{}
-	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
-		log.FromContext(ctx).Error(err, "Listing DisruptionPolicies for a change", "object", klog.KObj(obj))
-		return nil
-	}
-	return requests(list.Items)
-}
-
-// drainingPolicies maps a node's cordon or drain taint to the policies that act on
-// drains: those with singleReplica Surge or Protect, or surge WhenBlocked.
-func (r *reconciler) drainingPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
-	var out []reconcile.Request
-	for _, s := range []string{string(holdfastv1alpha1.SingleReplicaSurge), string(holdfastv1alpha1.SingleReplicaProtect), string(holdfastv1alpha1.SurgeWhenBlocked), zoneAwareIndex} {
-		list := &holdfastv1alpha1.DisruptionPolicyList{}
-		if err := r.client.List(ctx, list, client.MatchingFields{drainIndex: s}); err != nil {
-			log.FromContext(ctx).Error(err, "Listing DisruptionPolicies for a node change")
-			return nil
-		}
-		out = append(out, requests(list.Items)...)
-	}
-	return out
-}
-
-// drainStrategies are the values of drainIndex for a policy.
-func drainStrategies(o client.Object) []string {
-	spec := o.(*holdfastv1alpha1.DisruptionPolicy).Spec
-	if spec.ZoneAware != nil {
-		return []string{string(spec.SingleReplica), string(spec.Surge), zoneAwareIndex}
-	}
-	return []string{string(spec.SingleReplica), string(spec.Surge)}
-}
-
-func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request {
-	reqs := make([]reconcile.Request, 0, len(policies))
-	for i := range policies {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&policies[i])})
-	}
-	return reqs
-}
-
-// sweepName names no DisruptionPolicy (an object's name is never empty), so that its
-// request is not found and sweeps the namespace.
-const sweepName = ""
-
-// labelledPolicy maps a managed budget to the policy its label names: when that policy
-// is gone, its reconcile sweeps the namespace.
-func labelledPolicy(_ context.Context, obj client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetLabels()[holdfastv1alpha1.PolicyLabel]}}}
-}
-
-// sweepRequest maps an object to the sweep of its namespace.
-func sweepRequest(_ context.Context, obj client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: sweepName}}}
-}
-
-func managedBudget(obj client.Object) bool {
-	return obj.GetLabels()[holdfastv1alpha1.PolicyLabel] != ""
-}
-
-// seenOrResynced passes the objects for which keep is true when the informer lists them
-// (at start, and after a watch is lost) and at each resync, when an update carries the
-// same resourceVersion: when a policy may have gone without an event seen.
-func seenOrResynced(keep func(client.Object) bool) predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc: func(e event.CreateEvent) bool { return keep(e.Object) },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return keep(e.ObjectNew) && e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
-		},
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
-}
-
-// workloadChanged passes workload events that can change a decision: anything Decide
-// reads (size, selector, labels, the Ready count a surge and
-// pacing wait on, a rollout). Most workload updates are status churn of other fields.
-func workloadChanged() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return !equality.Semantic.DeepEqual(policy.WorkloadOf(e.ObjectOld), policy.WorkloadOf(e.ObjectNew))
-		},
-	}
-}
-
-// blockedChanged passes a budget's status update that starts or ends blocking
-// disruptions, which a surge: WhenBlocked waits on and status.blocked counts, and the
-// first count after a spec change, which may block from the start.
-func blockedChanged() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, okOld := e.ObjectOld.(*policyv1.PodDisruptionBudget)
-			n, okNew := e.ObjectNew.(*policyv1.PodDisruptionBudget)
-			return !okOld || !okNew || o.Status.ObservedGeneration != n.Status.ObservedGeneration ||
-				(o.Status.DisruptionsAllowed == 0) != (n.Status.DisruptionsAllowed == 0) ||
-				(o.Status.ExpectedPods == 0) != (n.Status.ExpectedPods == 0)
-		},
-	}
-}
-
-// drainSignalChanged passes node events that start or end a drain: cordon and taints.
-func drainSignalChanged() predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc: func(event.CreateEvent) bool { return false },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, okOld := e.ObjectOld.(*corev1.Node)
-			n, okNew := e.ObjectNew.(*corev1.Node)
-			return !okOld || !okNew || policy.BeingDrained(o) != policy.BeingDrained(n)
-		},
-	}
 }
 
 // readyRules sum up a policy's conditions in Ready. A policy outside its windows, or

@@ -2,10 +2,15 @@ package disruptionpolicy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
@@ -61,4 +66,52 @@ func (r *reconciler) execute(ctx context.Context, cs *contests, p *holdfastv1alp
 		return &ev, nil
 	}
 	return nil, fmt.Errorf("no way to make effect %T", e)
+}
+
+// annotatePod sets karpenter.sh/do-not-disrupt on a pod with the mark that says the
+// policy put it there, or removes both. On the pod, not on its template: a template
+// change would roll the very pod it protects.
+func (r *reconciler) annotatePod(ctx context.Context, namespace, policyName string, a policy.PodAnnotation) error {
+	annotations := map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: nil, holdfastv1alpha1.DoNotDisruptByAnnotation: nil}
+	if a.DoNotDisrupt {
+		annotations = map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: "true", holdfastv1alpha1.DoNotDisruptByAnnotation: policyName}
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return fmt.Errorf("encoding the annotation of pod %s: %w", klog.KRef(namespace, a.Pod), err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: a.Pod}}
+	if err := r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("annotating pod %s: %w", klog.KRef(namespace, a.Pod), err)
+	}
+	return nil
+}
+
+// labelPod sets a pod's zone label, which zone-aware budgets select it on, or removes
+// it (z.Zone ""). A pod gone meanwhile needs none.
+func (r *reconciler) labelPod(ctx context.Context, namespace string, z policy.PodZone) error {
+	var value any // null removes the label in a merge patch
+	if z.Zone != "" {
+		value = z.Zone
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{holdfastv1alpha1.ZoneLabel: value}}})
+	if err != nil {
+		return fmt.Errorf("encoding the zone label of pod %s: %w", klog.KRef(namespace, z.Pod), err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: z.Pod}}
+	if err := r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("setting the zone label of pod %s: %w", klog.KRef(namespace, z.Pod), err)
+	}
+	return nil
+}
+
+// deleteBudget deletes the budget as the cache saw it. The resourceVersion precondition
+// keeps it from deleting a budget that another policy has just taken over; a conflict
+// (most often only the disruption controller's status write) is an error, so that the
+// reconcile is retried once the cache has caught up.
+func (r *reconciler) deleteBudget(ctx context.Context, b *policyv1.PodDisruptionBudget) error {
+	if err := r.client.Delete(ctx, b, client.Preconditions{UID: &b.UID, ResourceVersion: &b.ResourceVersion}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting PodDisruptionBudget %s: %w", klog.KObj(b), err)
+	}
+	return nil
 }
