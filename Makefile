@@ -153,7 +153,7 @@ verify: generate lint ## Tidy, generate and lint, then fail if anything changed.
 	git diff --exit-code
 
 .PHONY: demo
-demo: build testbed-build ## Start a 6-node testbed and walk through the articles' scenarios.
+demo: build testbed-build ## Start a 6-node testbed and walk through the misconfigurations.
 	hack/demo.sh
 
 .PHONY: testbed-up

@@ -2,10 +2,11 @@ package v1alpha1
 
 import "time"
 
-// Annotations that opt a Deployment or StatefulSet into rebalancing (article 002), and the
-// one the rebalance controller writes on it. On a workload whose DisruptionPolicy has
-// spec.rebalance, each of the first three overrides the policy's setting of the same
-// meaning.
+// Annotations that opt a Deployment or StatefulSet into rebalancing, and the one the
+// rebalance controller writes on it. Rebalancing spreads again the replicas that piled
+// onto one node after a node crash, which the scheduler never moves. On a workload whose
+// DisruptionPolicy has spec.rebalance, each of the first three overrides the policy's
+// setting of the same meaning.
 const (
 	// RebalanceAnnotation opts a workload in: "true" spreads its replicas over nodes
 	// (kubernetes.io/hostname, or its policy's topologyKeys), a comma-separated list of

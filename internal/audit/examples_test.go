@@ -14,8 +14,8 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
-// TestExamples audits examples/: each bad manifest shows its article's misconfigurations,
-// and its fixed version audits clean.
+// TestExamples audits examples/: each bad manifest shows the misconfigurations its
+// directory is named after, and its fixed version audits clean.
 func TestExamples(t *testing.T) {
 	bad := map[string][]string{
 		"000-companion-per-node":       {"HF005", "HF010", "HF015"},

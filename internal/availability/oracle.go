@@ -145,8 +145,9 @@ func DisruptionsAllowed(expected, desired, current int32) int32 {
 
 // NeverAllows reports whether a budget expecting expected pods and holding desired of
 // them allows no disruption even with every one of them healthy: minAvailable equal to
-// the replicas (article 003's 1 of 1, or 50% of 1 rounded up), 100%, maxUnavailable 0.
-// A budget expecting no pod is not counted: it allows nothing only until pods appear.
+// the replicas (1 of 1 on a single replica, or 50% of 1 rounded up), 100%,
+// maxUnavailable 0. A budget expecting no pod is not counted: it allows nothing only
+// until pods appear.
 func NeverAllows(expected, desired int32) bool {
 	return expected > 0 && DisruptionsAllowed(expected, desired, expected) == 0
 }
@@ -263,8 +264,8 @@ const (
 	// ReasonBudgetUncomputable: the disruption controller cannot count the budget
 	// (maxUnavailable or a percentage over DaemonSet pods, say), so it allows nothing (429).
 	ReasonBudgetUncomputable Reason = "BudgetUncomputable"
-	// ReasonSingleReplicaBudget: article 003, a budget over one replica that needs it
-	// healthy: it never allows an eviction (429).
+	// ReasonSingleReplicaBudget: a budget over one replica that needs it healthy: it
+	// never allows an eviction (429).
 	ReasonSingleReplicaBudget Reason = "SingleReplicaBudget"
 	// ReasonBudgetNeverAllows: a budget that allows nothing even with every pod healthy (429).
 	ReasonBudgetNeverAllows Reason = "BudgetNeverAllows"

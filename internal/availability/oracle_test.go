@@ -56,15 +56,15 @@ func TestFloor(t *testing.T) {
 		expected, desired      int32
 		neverAllows, usesScale bool
 	}{
-		"integer minAvailable counts pods":             {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(i(2))}, pods: 3, scale: 5, expected: 3, desired: 2},
-		"minAvailable 50% of 3 rounds up":              {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(s("50%"))}, pods: 2, scale: 3, expected: 3, desired: 2, usesScale: true},
-		"minAvailable 50% of 1 rounds up: article 003": {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(s("50%"))}, pods: 1, scale: 1, expected: 1, desired: 1, neverAllows: true, usesScale: true},
-		"maxUnavailable 25% of 3 rounds up to 1":       {spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(s("25%"))}, pods: 3, scale: 3, expected: 3, desired: 2, usesScale: true},
-		"maxUnavailable above the scale floors at 0":   {spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(i(5))}, pods: 3, scale: 3, expected: 3, desired: 0, usesScale: true},
-		"maxUnavailable 0":                             {spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(i(0))}, pods: 3, scale: 3, expected: 3, desired: 3, neverAllows: true, usesScale: true},
-		"minAvailable 1 on one replica":                {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(i(1))}, pods: 1, scale: 1, expected: 1, desired: 1, neverAllows: true},
-		"no pod expected is not never":                 {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(i(1))}, expected: 0, desired: 1},
-		"neither field":                                {pods: 3, scale: 3},
+		"integer minAvailable counts pods":           {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(i(2))}, pods: 3, scale: 5, expected: 3, desired: 2},
+		"minAvailable 50% of 3 rounds up":            {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(s("50%"))}, pods: 2, scale: 3, expected: 3, desired: 2, usesScale: true},
+		"minAvailable 50% of 1 rounds up":            {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(s("50%"))}, pods: 1, scale: 1, expected: 1, desired: 1, neverAllows: true, usesScale: true},
+		"maxUnavailable 25% of 3 rounds up to 1":     {spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(s("25%"))}, pods: 3, scale: 3, expected: 3, desired: 2, usesScale: true},
+		"maxUnavailable above the scale floors at 0": {spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(i(5))}, pods: 3, scale: 3, expected: 3, desired: 0, usesScale: true},
+		"maxUnavailable 0":                           {spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(i(0))}, pods: 3, scale: 3, expected: 3, desired: 3, neverAllows: true, usesScale: true},
+		"minAvailable 1 on one replica":              {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(i(1))}, pods: 1, scale: 1, expected: 1, desired: 1, neverAllows: true},
+		"no pod expected is not never":               {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(i(1))}, expected: 0, desired: 1},
+		"neither field":                              {pods: 3, scale: 3},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -176,7 +176,7 @@ func TestCanEvict(t *testing.T) {
 		})}, want: verdict{Code: 403, Reason: availability.ReasonBudgetInvalid}},
 		"uncomputable": {pod: ready, budgets: []availability.Count{count("b", 0, 0, 0, func(c *availability.Count) { c.SyncError = "daemonsets.apps does not implement the scale subresource" })},
 			want: verdict{Code: 429, Reason: availability.ReasonBudgetUncomputable, Permanent: true}},
-		"article 003: single replica": {pod: ready, budgets: []availability.Count{count("b", 1, 1, 1)},
+		"single replica": {pod: ready, budgets: []availability.Count{count("b", 1, 1, 1)},
 			want: verdict{Code: 429, Reason: availability.ReasonSingleReplicaBudget, Permanent: true}},
 		"minAvailable of every replica": {pod: ready, budgets: []availability.Count{count("b", 3, 3, 3)},
 			want: verdict{Code: 429, Reason: availability.ReasonBudgetNeverAllows, Permanent: true}},

@@ -61,7 +61,8 @@ type TemplateFacts struct {
 	NodeSpread Spread
 	ZoneSpread Spread
 	// OnePerNode is true with required pod anti-affinity on the hostname against the
-	// template's own labels: never two replicas on one node (article 000's companion).
+	// template's own labels: never two replicas on one node (a critical DaemonSet's
+	// companion).
 	OnePerNode bool
 	Strategy   Strategy
 	// NoReadiness and NoLiveness name the containers without that probe.

@@ -30,9 +30,9 @@ func checkWidth(t *testing.T, out string) {
 	}
 }
 
-// TestPlanDrainArticle004 plans the article's node-by-node upgrade: node-2, with two of
-// the three replicas, takes the service down to a third while it drains.
-func TestPlanDrainArticle004(t *testing.T) {
+// TestPlanNodeByNodeUpgrade plans a node-by-node upgrade: node-2, with two of the three
+// replicas, takes the service down to a third while it drains.
+func TestPlanNodeByNodeUpgrade(t *testing.T) {
 	stdout, stderr, code := runAudit(t, "", "plan", "drain", "--all", "--uncordon", "--max-concurrent", "1",
 		"-f", example004+"bad.yaml", "-f", example004+"placement.yaml", "-f", example004+"nodes.yaml")
 	want := `Wave 1 (1 node): node-1
@@ -47,17 +47,17 @@ Wave 3 (1 node): node-3
 	if diff := cmp.Diff(want, stdout); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
 	}
-	// The article's manifests are from before apps/v1.
+	// The example's manifests are from before apps/v1.
 	removed := "holdfast: warning: ../../examples/004-upgrade-mass-drain/bad.yaml:4: Deployment/default/platform: extensions/v1beta1 Deployment was removed in Kubernetes 1.16 and the API server refuses it: use apps/v1 (read here as if it were)\n"
 	if stderr != removed || code != ExitOK {
 		t.Errorf("stderr %q, exit %d; want %q, %d", stderr, code, removed, ExitOK)
 	}
 }
 
-// TestPlanDrainArticle004Fixed plans the fixed manifests: one replica per node and a
+// TestPlanNodeByNodeUpgradeFixed plans the fixed manifests: one replica per node and a
 // budget of minAvailable 2, so the nodes go one at a time, each losing one replica; kept
 // cordoned, the replica of the first node drained would have nowhere to go.
-func TestPlanDrainArticle004Fixed(t *testing.T) {
+func TestPlanNodeByNodeUpgradeFixed(t *testing.T) {
 	args := []string{"plan", "drain", "--all", "-f", example004 + "fixed.yaml", "-f", example004 + "nodes.yaml"}
 	stdout, _, code := runAudit(t, "", append(args, "--uncordon")...)
 	want := `Wave 1 (1 node): node-1
@@ -80,8 +80,8 @@ default/platform-pdb has pods on 3 nodes and lets 1 go at once).
 	checkWidth(t, stdout)
 }
 
-// TestPlanDrainArticle003 finds the single-replica budgets, each blocking its node.
-func TestPlanDrainArticle003(t *testing.T) {
+// TestPlanSingleReplicaBudgets finds the single-replica budgets, each blocking its node.
+func TestPlanSingleReplicaBudgets(t *testing.T) {
 	stdout, stderr, code := runAudit(t, "", "plan", "drain", "--all", "-f", example003+"bad.yaml", "-f", example003+"nodes.yaml")
 	want := `Wave 1 (1 node): node-3
 Blocked: node-1
@@ -262,9 +262,9 @@ func TestPlanDrainTableLayout(t *testing.T) {
 	checkWidth(t, out.String())
 }
 
-// TestPlanNamespace narrows the article's plan failure to one namespace with -n, the way
-// -n narrows audit, and -A keeps every namespace (plan failure -A was "unknown shorthand
-// flag" in issue 19). The manifests' objects that name no namespace get -n's.
+// TestPlanNamespace narrows the upgrade example's plan failure to one namespace with -n,
+// the way -n narrows audit, and -A keeps every namespace (plan failure -A was "unknown
+// shorthand flag" in issue 19). The manifests' objects that name no namespace get -n's.
 func TestPlanNamespace(t *testing.T) {
 	const shop = `apiVersion: apps/v1
 kind: Deployment

@@ -228,7 +228,7 @@ func TestNeverAllows(t *testing.T) {
 		pdb  policyv1.PodDisruptionBudget
 		want bool
 	}{
-		"article 003: minAvailable 1 on one replica": {
+		"minAvailable 1 on one replica": {
 			pdb:  budget("single", policyv1.PodDisruptionBudgetSpec{MinAvailable: &one}, policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, ExpectedPods: 1, DesiredHealthy: 1, CurrentHealthy: 1}),
 			want: true,
 		},

@@ -330,8 +330,8 @@ func (c *cluster) allowed(b int) int32 {
 // budgetOf returns the budget a drain of the pod counts against: its only
 // PodDisruptionBudget or, for a workload with several ready pods and no budget at all, an
 // implicit one that keeps one ready. That stops a plan from emptying a workload nobody
-// protected (article 004's loop of drains); holdfast drain's pacing keeps the same
-// promise. It returns -1 for pods no budget applies to.
+// protected (an upgrade that drains every node at once); holdfast drain's pacing keeps
+// the same promise. It returns -1 for pods no budget applies to.
 func (c *cluster) budgetOf(p *pod) int {
 	if p.budget >= 0 || len(p.member.Budgets) > 0 || p.wl < 0 || c.ready[p.wl] < 2 {
 		return p.budget

@@ -135,8 +135,8 @@ const (
 	// BudgetNeverAllows: a budget cannot allow a disruption even with every pod
 	// healthy (minAvailable equal to the replicas, maxUnavailable 0).
 	BudgetNeverAllows = ReasonType(availability.ReasonBudgetNeverAllows)
-	// SingleReplicaBudget: article 003, a budget over a single replica that needs it
-	// available; the drain waits forever.
+	// SingleReplicaBudget: a budget over a single replica that needs it available; the
+	// drain waits forever.
 	SingleReplicaBudget = ReasonType(availability.ReasonSingleReplicaBudget)
 	// PolicyHeld: a budget that a DisruptionPolicy manages allows nothing now; the
 	// policy makes room (it surges a replacement first, or lets the drain through after

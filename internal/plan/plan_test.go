@@ -104,7 +104,7 @@ func TestBlockers(t *testing.T) {
 		opts  plan.Options
 		want  []plan.Reason
 	}{
-		"single-replica budget (article 003)": {
+		"single-replica budget": {
 			build: func(c *snapshottest.Cluster) {
 				c.Deployment("prod", "mysvc", app("mysvc"), []string{"n1"})
 				c.PDB("prod", "mysvc-prod", app("mysvc"), snapshottest.MinAvailable(intstr.FromInt32(1)))
@@ -118,7 +118,7 @@ func TestBlockers(t *testing.T) {
 			},
 			want: []plan.Reason{{Type: plan.PolicyHeld, Kind: "PodDisruptionBudget", Namespace: "prod", Name: "holdfast-deploy-mysvc"}},
 		},
-		"50% on a single replica rounds up (article 003)": {
+		"50% on a single replica rounds up": {
 			build: func(c *snapshottest.Cluster) {
 				c.Deployment("prod", "worker", app("worker"), []string{"n1"})
 				c.PDB("prod", "worker", app("worker"), snapshottest.MinAvailable(intstr.FromString("50%")))

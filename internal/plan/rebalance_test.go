@@ -69,9 +69,9 @@ func converge(t *testing.T, s *snapshot.Snapshot, target plan.RebalanceTarget) (
 	return nil, plan.Rebalancing{}
 }
 
-// Article 002: a lost node's replicas piled on one node. Each decision moves one pod to a
-// node without one; once spread, nothing moves.
-func TestRebalanceArticle002(t *testing.T) {
+// After a node crash its replicas pile onto one node, and the scheduler never moves them.
+// Each decision moves one pod to a node without one; once spread, nothing moves.
+func TestRebalancePiledReplicas(t *testing.T) {
 	c := six()
 	c.Deployment("shop", "web", app("web"), []string{"n1", "n1", "n1"})
 	c.PDB("shop", "web", app("web"), snapshottest.MaxUnavailable(intstr.FromInt32(1)))

@@ -204,7 +204,7 @@ func TestSequentialWaves(t *testing.T) {
 	}
 }
 
-// TestCapacity is article 004: three replicas, two of them on node-2. A node-by-node
+// TestCapacity is a node-by-node upgrade over three replicas, two of them on node-2. The
 // upgrade keeps 2/3, then 1/3 while node-2 drains; a budget of minAvailable 2 keeps 2/3
 // throughout, node-2's pods going one after the other.
 func TestCapacity(t *testing.T) {

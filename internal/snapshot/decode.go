@@ -31,7 +31,7 @@ type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind) (
 
 // decodeInto appends the object to the snapshot's slice. Retired API versions (policy/v1beta1,
 // extensions/v1beta1, apps/v1beta2, autoscaling/v1...) share the fields holdfast reads with
-// the current ones, so the articles' manifests, written for them, are read into the current
+// the current ones, so older manifests, written for them, are read into the current
 // types rather than rejected.
 //
 // The object is decoded twice: here, while files are read in parallel, for its problems,

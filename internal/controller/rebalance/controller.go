@@ -1,9 +1,9 @@
 // Package rebalance spreads the replicas of opted-in Deployments and StatefulSets again
-// when they crowd one node or zone (article 002: after a node is lost and comes back, the
-// scheduler never moves them back). A workload opts in by its annotations or through the
-// rebalance settings of the DisruptionPolicy that manages it. One pod at a time goes
-// through the Eviction API, only when plan.Rebalance's simulation says its replacement
-// lands somewhere better.
+// when they crowd one node or zone (after a node is lost and comes back, the scheduler
+// never moves them back). A workload opts in by its annotations or through the rebalance
+// settings of the DisruptionPolicy that manages it. One pod at a time goes through the
+// Eviction API, only when plan.Rebalance's simulation says its replacement lands
+// somewhere better.
 //
 // The reconciler is keyed on the workload. It gathers nodes and budgets from the cache and
 // the workload's pods from the apiserver (the shared cache holds only companion pods),

@@ -1,6 +1,6 @@
 //go:build e2e
 
-// Package audit_test deploys the articles' scenarios on the testbed and checks that
+// Package audit_test deploys common misconfigurations on the testbed and checks that
 // `holdfast audit` reports them from live state, and that the four numbers it computes
 // for every budget are the ones the real disruption controller writes.
 package audit_test
@@ -97,12 +97,15 @@ func minAvailablePDB(f *framework.Framework, name, app string, v intstr.IntOrStr
 	return p
 }
 
-// TestArticleScenarios deploys the misconfigurations of articles 000, 001, 003 and 004
-// next to a well-configured service, and expects exactly their findings.
-func TestArticleScenarios(t *testing.T) {
+// TestMisconfiguredScenarios deploys single replicas whose budgets block every drain of
+// their node, a service that an upgrade draining every node at once would take down and a
+// critical DaemonSet under a budget the controller cannot compute, next to a
+// well-configured service, and expects exactly their findings.
+func TestMisconfiguredScenarios(t *testing.T) {
 	f := framework.New(t)
 
-	// Article 003: single replicas whose budgets never allow a disruption.
+	// Single replicas whose budgets never allow a disruption, so every drain of their node
+	// blocks forever; worker also asks Karpenter never to disrupt its node.
 	mysvc := f.Deployment("mysvc", 1)
 	probes(mysvc)
 	f.Create(mysvc)
@@ -113,11 +116,12 @@ func TestArticleScenarios(t *testing.T) {
 	f.Create(worker)
 	f.Create(minAvailablePDB(f, "worker", "worker", intstr.FromString("50%")))
 
-	// Article 004: three replicas, no budget, no probes, nothing spreading them.
+	// Three replicas, no budget, no probes, nothing spreading them: an upgrade that drains
+	// every node at once takes them all down.
 	platform := f.Deployment("platform", 3)
 	f.Create(platform)
 
-	// Article 000: a critical DaemonSet under a budget the controller cannot compute.
+	// A critical DaemonSet under a budget the controller cannot compute.
 	labels := map[string]string{"app": "storage-agent"}
 	ds := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "storage-agent", Namespace: f.Namespace,
@@ -194,10 +198,10 @@ func TestArticleScenarios(t *testing.T) {
 	}
 }
 
-// TestRuntimeConcentration reproduces article 002 deterministically: three replicas
-// spread by the scheduler; two nodes are lost (cordoned, their pods deleted) and the
-// replicas pile onto the third; the nodes come back and nothing moves the pods. Only the
-// live audit can see it.
+// TestRuntimeConcentration reproduces a node crash's pile-up deterministically: three
+// replicas spread by the scheduler; two nodes are lost (cordoned, their pods deleted) and
+// the replicas pile onto the third; the nodes come back and nothing moves the pods. Only
+// the live audit can see it.
 func TestRuntimeConcentration(t *testing.T) {
 	f := framework.New(t)
 	hello := f.Deployment("hello-world", 3)

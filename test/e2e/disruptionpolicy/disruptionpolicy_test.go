@@ -25,8 +25,9 @@ import (
 
 const deploy = holdfastv1alpha1.KindDeployment
 
-// Article 004's Ralph: budgets appear for every selected workload without anyone
-// writing one, follow scaling, and go with the workload.
+// An upgrade loop drains every node at once, so every workload needs a budget: budgets
+// appear for every selected workload without anyone writing one, follow scaling, and go
+// with the workload.
 func TestDefaultBudgetsFollowScaling(t *testing.T) {
 	e := setup(t)
 	e.StartOperator()
@@ -150,8 +151,9 @@ func TestUserBudgetLeftAloneAndConflictReported(t *testing.T) {
 	t.Logf("kubectl get disruptionpolicies,pdb -o wide:\n%s", e.kubectl("get", "disruptionpolicies,pdb", "-o", "wide"))
 }
 
-// Article 000's first approach done right: a DaemonSet's budget is the integer
-// minAvailable the disruption controller accepts, recomputed as the node count changes.
+// The disruption controller cannot compute a percentage or maxUnavailable over a
+// DaemonSet's pods, so a DaemonSet's budget is the integer minAvailable it accepts,
+// recomputed as the node count changes.
 func TestDaemonSetBudgetFollowsNodeCount(t *testing.T) {
 	e := setup(t)
 	e.StartOperator()
@@ -189,8 +191,9 @@ func TestDaemonSetBudgetFollowsNodeCount(t *testing.T) {
 	e.waitState(p, holdfastv1alpha1.KindDaemonSet, "agent", holdfastv1alpha1.WorkloadBudgeted)
 }
 
-// Article 003: a single replica under Surge is drained with no time at zero Ready pods,
-// and ends at its original size.
+// A budget over a single replica never allows an eviction, so every drain of its node
+// blocks. Under Surge the single replica is drained with no time at zero Ready pods, and
+// ends at its original size.
 func TestSurgeDrainsSingleReplicaWithoutDowntime(t *testing.T) {
 	e := setup(t)
 	e.StartOperator()
@@ -414,8 +417,8 @@ func findCondition(cs []metav1.Condition, typ string) *metav1.Condition {
 	return nil
 }
 
-// Article 004's maintenance windows: outside every window the budget allows nothing, so
-// a drain is refused; when the window opens, by the clock alone, the same drain goes.
+// Maintenance windows: outside every window the budget allows nothing, so a drain is
+// refused; when the window opens, by the clock alone, the same drain goes.
 func TestWindowClosedBlocksOpenAllows(t *testing.T) {
 	e := setup(t)
 	e.StartOperator()

@@ -1,8 +1,9 @@
 //go:build e2e
 
-// Package drain_test runs holdfast drain on the testbed: article 004's loop that drains
-// every node at once, article 003's single-replica budget, a refusal that is retried
-// until the budget allows it, and a drain stopped by --timeout and resumed.
+// Package drain_test runs holdfast drain on the testbed: an upgrade loop that drains
+// every node at once, a single replica's budget that never allows an eviction, a refusal
+// that is retried until the budget allows it, and a drain stopped by --timeout and
+// resumed.
 package drain_test
 
 import (
@@ -150,10 +151,10 @@ func uncordonAtEnd(f *framework.Framework, nodes ...string) {
 	})
 }
 
-// Article 004: Ralph's loop starts a drain on every node at the same moment. With
-// holdfast each drain waits for the one slot, so the nodes are drained one at a time,
-// and no budget ever goes below its floor. Three extra nodes outside the loop stand
-// for the surge capacity an upgrade adds, so that the evicted pods have somewhere to go.
+// An upgrade loop starts a drain on every node at the same moment. With holdfast each
+// drain waits for the one slot, so the nodes are drained one at a time, and no budget
+// ever goes below its floor. Three extra nodes outside the loop stand for the surge
+// capacity an upgrade adds, so that the evicted pods have somewhere to go.
 func TestEveryNodeAtOnce(t *testing.T) {
 	f := framework.New(t)
 	platform := f.Deployment("platform", 3)
@@ -161,7 +162,7 @@ func TestEveryNodeAtOnce(t *testing.T) {
 	f.Create(platform)
 	platformPDB := f.PDB("platform-pdb", "platform", 0)
 	platformPDB.Spec.MaxUnavailable = nil
-	platformPDB.Spec.MinAvailable = ptr.To(intstr.FromInt32(2)) // the article's budget
+	platformPDB.Spec.MinAvailable = ptr.To(intstr.FromInt32(2)) // one down at a time
 	f.Create(platformPDB)
 	api := f.Deployment("api", 4)
 	f.Create(api)
@@ -205,9 +206,9 @@ func TestEveryNodeAtOnce(t *testing.T) {
 	}
 }
 
-// Article 003: a budget of minAvailable 1 over one replica never allows an eviction.
-// kubectl drain retries until its timeout (forever by default); holdfast stops at once,
-// names the budget and says what to change, and leaves the node cordoned.
+// A budget of minAvailable 1 over one replica never allows an eviction. kubectl drain
+// retries until its timeout (forever by default); holdfast stops at once, names the
+// budget and says what to change, and leaves the node cordoned.
 func TestSingleReplicaBudgetStopsWithItsName(t *testing.T) {
 	f := framework.New(t)
 	d := f.Deployment("single", 1)

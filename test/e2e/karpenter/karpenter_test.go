@@ -1,10 +1,10 @@
 //go:build e2e
 
-// Package karpenter runs article 001's scenario with the real Karpenter (its kwok
-// provider) on the testbed: consolidation of an underutilised node after a scale-down,
-// and drift with the NodePool's terminationGracePeriod. Each scenario runs without
-// holdfast and with it, over a single replica (Surge), a 3-replica service under a
-// policy and a 3-replica service with neither, sampled every 200 ms, and prints both
+// Package karpenter runs the real Karpenter (its kwok provider) on the testbed while it
+// disrupts the node of a single replica: consolidation of an underutilised node after a
+// scale-down, and drift with the NodePool's terminationGracePeriod. Each scenario runs
+// without holdfast and with it, over a single replica (Surge), a 3-replica service under
+// a policy and a 3-replica service with neither, sampled every 200 ms, and prints both
 // runs side by side.
 package karpenter
 
@@ -46,11 +46,11 @@ func TestMain(m *testing.M) {
 	framework.Main(m, framework.Options{Nodes: 0, PodReadyDelay: podReadyDelay, Karpenter: true})
 }
 
-// Article 001: after a scale-down, Karpenter consolidates the underutilised node that
-// holds a single replica and two services. Without holdfast the single replica and the
-// unbudgeted service go to zero Ready; with it, the single replica's budget is handed
-// over (a surge ahead of consolidation), the node still goes, and nothing drops to zero
-// but the service that has neither policy nor budget.
+// After a scale-down, Karpenter consolidates the underutilised node that holds a single
+// replica and two services. Without holdfast the single replica and the unbudgeted
+// service go to zero Ready; with it, the single replica's budget is handed over (a surge
+// ahead of consolidation), the node still goes, and nothing drops to zero but the service
+// that has neither policy nor budget.
 func TestConsolidation(t *testing.T) {
 	without := scenario(t, "without holdfast", false, consolidation)
 	with := scenario(t, "with holdfast", true, consolidation)

@@ -68,8 +68,8 @@ func (e *env) daemonSet(name string, mod func(*corev1.PodSpec)) *appsv1.DaemonSe
 	return ds
 }
 
-// companionFor is article 000's case as one object: a watcher next to every pod of the
-// storage DaemonSet, one node at a time through drains.
+// companionFor is a critical DaemonSet's companion as one object: a watcher next to every
+// pod of the storage DaemonSet, one node at a time through drains.
 func (e *env) companionFor(ds string, mod func(*holdfastv1alpha1.NodeCompanion)) *holdfastv1alpha1.NodeCompanion {
 	e.T.Helper()
 	nc := &holdfastv1alpha1.NodeCompanion{

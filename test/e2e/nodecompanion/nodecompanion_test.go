@@ -1,6 +1,6 @@
 //go:build e2e
 
-// Package nodecompanion's end-to-end tests reproduce article 000 on the testbed: a
+// Package nodecompanion's end-to-end tests protect a critical DaemonSet on the testbed: a
 // companion next to every pod of a storage DaemonSet, drained one node at a time even
 // though drains pass --ignore-daemonsets, with a per-node guard, through cordons, node
 // churn, DaemonSet changes, rollouts and operator restarts.

@@ -1,8 +1,8 @@
 //go:build e2e
 
-// Package plan_test runs holdfast plan against the testbed's live state: article 003's
-// single-replica budget must be reported as the blocker of the node its pod runs on,
-// with the numbers the disruption controller itself computed.
+// Package plan_test runs holdfast plan against the testbed's live state: a budget over a
+// single replica, which never allows an eviction, must be reported as the blocker of the
+// node its pod runs on, with the numbers the disruption controller itself computed.
 package plan_test
 
 import (

@@ -1,6 +1,6 @@
 //go:build e2e
 
-// Package rebalance reproduces article 002 on the testbed: replicas piled on one node
+// Package rebalance reproduces a node crash on the testbed: replicas piled on one node
 // after the other nodes were lost and came back, spread again by the operator with no
 // more evictions than needed, for a Deployment and for a StatefulSet, whether the
 // workload opts in by annotation or its DisruptionPolicy does; and a workload whose pods
@@ -48,14 +48,13 @@ func TestMain(m *testing.M) {
 	framework.Main(m, framework.Options{Nodes: 6, Zones: 3, PodReadyDelay: 2 * time.Second})
 }
 
-// Article 002: every node but node-1 is lost (cordoned, its pods gone) while the
-// workload replaces its replicas, so all three land on node-1; the nodes come back and
-// nothing moves the replicas. With the annotation, the operator moves two pods, one at a
-// time within the budget and at least the least cooldown apart, and they run on three
-// nodes; a second run moves nothing. A
-// StatefulSet's replacement takes the evicted pod's name, and must count as a move all
-// the same.
-func TestArticle002PiledReplicasSpread(t *testing.T) {
+// Every node but node-1 is lost (cordoned, its pods gone) while the workload replaces its
+// replicas, so all three land on node-1; the nodes come back and nothing moves the
+// replicas. With the annotation, the operator moves two pods, one at a time within the
+// budget and at least the least cooldown apart, and they run on three nodes; a second run
+// moves nothing. A StatefulSet's replacement takes the evicted pod's name, and must count
+// as a move all the same.
+func TestPiledReplicasSpread(t *testing.T) {
 	for _, tt := range []struct {
 		kind  string
 		build func(f *env) client.Object
@@ -64,12 +63,12 @@ func TestArticle002PiledReplicasSpread(t *testing.T) {
 		{"StatefulSet", func(f *env) client.Object { return f.StatefulSet("web", 3) }},
 	} {
 		t.Run(tt.kind, func(t *testing.T) {
-			article002(t, tt.build)
+			spreadPiledReplicas(t, tt.build)
 		})
 	}
 }
 
-func article002(t *testing.T, build func(f *env) client.Object) {
+func spreadPiledReplicas(t *testing.T, build func(f *env) client.Object) {
 	f := setup(t)
 	w := build(f)
 	f.pileUp(w)
@@ -198,8 +197,8 @@ func setup(t *testing.T) *env {
 }
 
 // pileUp creates a workload of 3 replicas (a Deployment or a StatefulSet) and reproduces
-// the loss of article 002: every node but the first goes away, and the pods on them with
-// it, so that the replicas are replaced on the first; then the nodes come back, and the
+// a node crash: every node but the first goes away, and the pods on them with it, so
+// that the replicas are replaced on the first; then the nodes come back, and the
 // scheduler has no reason to move anything.
 func (f *env) pileUp(w client.Object) {
 	f.T.Helper()

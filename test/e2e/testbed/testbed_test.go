@@ -23,8 +23,8 @@ func TestMain(m *testing.M) {
 	framework.Main(m, framework.Options{Nodes: 3, Zones: 3})
 }
 
-// Article 004's protection: three replicas, one per node, under a budget of one
-// unavailable. Draining a first node evicts its pod, whose replacement stays Pending
+// What protects a node-by-node upgrade: three replicas, one per node, under a budget of
+// one unavailable. Draining a first node evicts its pod, whose replacement stays Pending
 // because no other node may take it; evicting a second pod is then refused with 429
 // naming the budget.
 func TestEvictionRefusedWhileReplacementPending(t *testing.T) {
