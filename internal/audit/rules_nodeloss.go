@@ -20,7 +20,7 @@ const recoveryStartup = 10 * time.Second
 // and with the policy that manages it, by the model the operator acts on.
 func recoveryNote(m *availability.Model, w *availability.Workload) string {
 	p := policy.Managing(m.DisruptionPolicies, w.Object)
-	r := policy.RecoveryOf(p, w.Kind, policy.UnreachableToleration(w.Template), recoveryStartup, false)
+	r := policy.RecoveryOf(p, w.Kind, policy.UnreachableToleration(w.Template), recoveryStartup, policy.Spread{})
 	switch {
 	case r.WithNever:
 		return fmt.Sprintf("after its node's crash it is not whole again until the node returns (%s)", r.How)

@@ -3,6 +3,7 @@ package plan
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -108,7 +109,13 @@ func Failures(snap *snapshot.Snapshot, now time.Time, o FailureOptions) ([]Failu
 		if len(o.Domains) > 0 && !slices.Contains(o.Domains, domain) {
 			continue
 		}
-		braked := policy.Brake(c.nodesPerZone(), c.lostNodes(domain, o.Zones)) != ""
+		lostNodes := c.lostNodes(domain, o.Zones)
+		braked := policy.Brake(c.nodesPerZone(), lostNodes) != ""
+		// More than one node lost: the operator surges only what fits on the survivors.
+		var room map[string]string
+		if len(lostNodes) > 1 && !braked {
+			room = LostRoom(snap, now, slices.Sorted(maps.Keys(lostNodes)))
+		}
 		f := Failure{Topology: topology, Domain: domain}
 		for wl, lost := range counts {
 			w := c.m.Workloads[wl]
@@ -116,7 +123,7 @@ func Failures(snap *snapshot.Snapshot, now time.Time, o FailureOptions) ([]Failu
 				continue
 			}
 			l := Loss{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, Desired: w.Desired, Running: running[wl], Lost: lost, All: lost == running[wl]}
-			c.recovery(snap, w, &l, o.Startup, braked)
+			c.recovery(snap, w, &l, o.Startup, policy.Spread{Braked: braked, Homeless: homelessOf(w, room)})
 			f.Losses = append(f.Losses, l)
 		}
 		if len(f.Losses) == 0 {
@@ -177,7 +184,7 @@ func (c *cluster) lostNodes(domain string, zones bool) map[string]string {
 
 // recovery fills in how long w takes to be whole again after the loss, by the model the
 // operator acts on.
-func (c *cluster) recovery(snap *snapshot.Snapshot, w *availability.Workload, l *Loss, startup time.Duration, braked bool) {
+func (c *cluster) recovery(snap *snapshot.Snapshot, w *availability.Workload, l *Loss, startup time.Duration, spread policy.Spread) {
 	p := policy.Managing(snap.DisruptionPolicies, w.Object)
 	if p != nil {
 		l.Policy = p.Name
@@ -185,7 +192,7 @@ func (c *cluster) recovery(snap *snapshot.Snapshot, w *availability.Workload, l 
 	if startup == 0 {
 		startup = startupOf(w)
 	}
-	r := policy.RecoveryOf(p, w.Kind, policy.UnreachableToleration(w.Template), startup, braked)
+	r := policy.RecoveryOf(p, w.Kind, policy.UnreachableToleration(w.Template), startup, spread)
 	l.Response = r.How
 	if !r.AloneNever {
 		l.AloneSeconds = ptr.To(int64(r.Alone.Round(time.Second) / time.Second))
@@ -193,6 +200,17 @@ func (c *cluster) recovery(snap *snapshot.Snapshot, w *availability.Workload, l 
 	if !r.WithNever {
 		l.WithHoldfastSeconds = ptr.To(int64(r.With.Round(time.Second) / time.Second))
 	}
+}
+
+// homelessOf counts w's pods that room (LostRoom's answer) places nowhere.
+func homelessOf(w *availability.Workload, room map[string]string) int32 {
+	var n int32
+	for _, m := range w.Members {
+		if m.Pod != nil && room[m.Pod.Namespace+"/"+m.Pod.Name] != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // startupOf estimates how long w's pods take to be Ready: the quickest of its running

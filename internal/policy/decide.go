@@ -41,7 +41,7 @@ const (
 )
 
 // Taints that autoscalers put on a node they are about to drain: Karpenter v1 and its
-// beta, which article 001 shows.
+// beta, which still runs in many clusters.
 var drainTaints = []string{"karpenter.sh/disrupted", "karpenter.sh/disruption"}
 
 // Workload is a Deployment, StatefulSet, DaemonSet or object of a scale target,
@@ -155,6 +155,10 @@ type Observed struct {
 	Surges []SurgeSet
 	// Health is what the response to lost nodes reads of every node.
 	Health NodeHealth
+	// LostRoom is the planner's answer, when more than one node is lost at once, on
+	// which pods of the lost nodes fit on the survivors: by namespace/name, "" for one
+	// that fits, else why not (LostRoomWanted, SetLostRoom). Nil: every pod fits.
+	LostRoom map[string]string
 	// Stuck are the StatefulSets' pods being deleted on suspect nodes, keyed by
 	// workloadKey: a dead kubelet never confirms their deletion (Kubernetes' eviction
 	// of the unreachable node's pods leaves them so), and only fencing releases them.

@@ -588,6 +588,7 @@ type decideCase struct {
 	unreadable []Unreadable
 	health     NodeHealth
 	stuck      map[string][]Pod
+	lostRoom   map[string]string
 	want       result
 	wantCond   map[string]string // condition type -> reason
 }
@@ -614,6 +615,7 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 				Unreadable:  tc.unreadable,
 				Health:      tc.health,
 				Stuck:       tc.stuck,
+				LostRoom:    tc.lostRoom,
 				Now:         now,
 			}
 			policyBefore := p.DeepCopy()

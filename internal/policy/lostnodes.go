@@ -33,11 +33,16 @@ const (
 	SuspectAfter = 15 * time.Second
 	// defaultLostAfter is three missed renewals of a kubelet's Lease (every 10 s).
 	defaultLostAfter = 30 * time.Second
-	// brakeShare is the share of the cluster's nodes lost at once above which holdfast
-	// holds back: a failure that wide is more often the network or the control plane
-	// than the machines, and the survivors could not hold every surge anyway (Karpenter
-	// stops repairing nodes above the same share).
+	// brakeShare is the share of the cluster's nodes that, lost at once in more than one
+	// zone, makes holdfast hold back: a failure that wide and that scattered is more
+	// often the network, the control plane or holdfast's own view than the machines
+	// (Karpenter stops repairing nodes above the same share). A zone going dark alone is
+	// acted on, within what fits on the survivors.
 	brakeShare = 0.2
+	// atOnce is how close the last renewals of nodes' Leases must be for the nodes to
+	// count as lost at once: a kubelet renews every 10 s, so nodes that die together
+	// stop within a renewal or two of each other.
+	atOnce = 30 * time.Second
 )
 
 // karpenterNodePoolLabel marks the nodes Karpenter made, each of which has a NodeClaim.
@@ -207,37 +212,50 @@ func assessLosses(o Observed) losses {
 	return f
 }
 
-// brake says why so many suspect nodes call for holding back, or "" (see Brake).
-// Suspects count, not only the nodes lost: nodes that die together are seen lost up to
-// a renewal apart (10 s), and the first must not be surged for before the others are
-// seen, which they are as suspects by then.
+// brake says why the suspect nodes call for holding back, or "" (see Brake). Suspects
+// count, not only the nodes lost: nodes that die together are seen lost up to a renewal
+// apart (10 s), and the first must not be surged for before the others are seen, which
+// they are as suspects by then. Only the suspects whose Leases stopped within atOnce of
+// the latest count: a zone lost an hour ago and a node lost now are two failures.
 func brake(h NodeHealth) string {
+	var latest time.Time
+	for _, s := range h.Suspects {
+		if s.Renewed.After(latest) {
+			latest = s.Renewed
+		}
+	}
 	zones := make(map[string]string, len(h.Suspects))
 	for name, s := range h.Suspects {
-		zones[name] = s.Zone
+		if s.Renewed.IsZero() || latest.Sub(s.Renewed) <= atOnce {
+			zones[name] = s.Zone
+		}
 	}
 	return Brake(h.Zones, zones)
 }
 
 // Brake says why losing the nodes of lost (node name -> zone) at once calls for holding
-// back, or "": more than brakeShare of the nodes of nodesPerZone, or every node of a
-// zone of several.
+// back, or "": more than brakeShare of the nodes of nodesPerZone, in more than one zone
+// or in a cluster without zones. That points at the control plane, the network or
+// holdfast's own view (a stale cache makes every Lease look old), not at dead machines.
+// A whole zone lost alone does not hold it: holdfast acts within what fits on the
+// survivors (LostRoom). A single node never trips it.
 func Brake(nodesPerZone map[string]int, lost map[string]string) string {
+	if len(lost) < 2 {
+		return ""
+	}
 	total := 0
 	for _, n := range nodesPerZone {
 		total += n
 	}
-	if len(lost) > 1 && float64(len(lost)) > brakeShare*float64(total) {
-		return msgBrakeShare(len(lost), total)
-	}
-	perZone := map[string]int{}
+	zones := map[string]bool{}
 	for _, zone := range lost {
-		perZone[zone]++
+		zones[zone] = true
 	}
-	for _, zone := range slices.Sorted(maps.Keys(perZone)) {
-		if n := perZone[zone]; zone != "" && n > 1 && n >= nodesPerZone[zone] {
-			return msgBrakeZone(zone, n)
-		}
+	if zoned := !(len(nodesPerZone) == 1 && nodesPerZone[""] > 0); zoned && len(zones) < 2 && !zones[""] {
+		return ""
+	}
+	if float64(len(lost)) > brakeShare*float64(total) {
+		return msgBrakeShare(len(lost), total, len(zones))
 	}
 	return ""
 }
@@ -258,6 +276,44 @@ func (f losses) lostPods(o Observed, w *Workload) (int32, []string) {
 	}
 	slices.Sort(nodes)
 	return n, nodes
+}
+
+// LostRoomWanted are the lost nodes whose pods' room on the survivors Decide reads
+// (SetLostRoom, with plan.LostRoom): those the policy counts as lost, when there are
+// more than one and the brake does not hold. One lost node's pods are surged without
+// the question: the survivors almost always hold them, and a single crash must cost
+// seconds.
+func (o *Observed) LostRoomWanted() []string {
+	if !surgesForFailure(o.Policy) {
+		return nil
+	}
+	f := assessLosses(*o)
+	if len(f.lost) < 2 || f.brake != "" {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(f.lost))
+}
+
+// SetLostRoom records the planner's answer on the room of the lost nodes' pods
+// (plan.LostRoom): by namespace/name, "" for a pod that fits on the survivors.
+func (o *Observed) SetLostRoom(answer map[string]string) { o.LostRoom = answer }
+
+// fit splits w's pods on lost nodes into those that fit on the surviving nodes and
+// those that fit nowhere, by the planner's answer (Observed.LostRoom); without one
+// (a single node lost) every pod fits.
+func (f losses) fit(o Observed, w *Workload) (fits, homeless int32) {
+	key := WorkloadKey(w.Kind, w.Name)
+	for _, pod := range slices.Concat(o.Pods[key], o.Stuck[key]) {
+		if !f.lost[pod.Node] {
+			continue
+		}
+		if why := o.LostRoom[o.Policy.Namespace+"/"+pod.Name]; why != "" {
+			homeless++
+		} else {
+			fits++
+		}
+	}
+	return fits, homeless
 }
 
 // respond turns the verdict the chain reached for w into the response to its pods on
@@ -296,9 +352,10 @@ func (f losses) respond(s *subject, v verdict) verdict {
 				forDrain, rec = sc.Replicas > 0, sc.HandOff
 			}
 		}
-		up := surgeOf(w, surgeSize(lost, forDrain), rec)
+		fits, homeless := f.fit(o, w)
+		up := surgeOf(w, surgeSize(fits, forDrain), rec)
 		v.surges = append(slices.DeleteFunc(slices.Clone(v.surges), func(sc Surge) bool { return sc.Deployment == w.Name }), up)
-		v.status.Message = msgSurgedForFailure(lost, nodes, w.Replicas, up.Replicas)
+		v.status.Message = msgSurgedForFailure(lost, nodes, w.Replicas, up.Replicas, homeless)
 		v.status.Budget, v.budget = BudgetName(w.Kind, w.Name), surgeBudget(o, w)
 		v.requeueAfter = sooner(v.requeueAfter, surgePoll)
 	}
@@ -447,19 +504,26 @@ type Recovery struct {
 	How string
 }
 
-// RecoveryOf predicts a workload's recovery from the loss of a node running some of its
+// Spread is what a loss shares with the rest of the cluster: whether it is wide enough
+// for the brake, and how many of the workload's lost pods would fit on no surviving
+// node (plan.LostRoom).
+type Spread struct {
+	Braked   bool
+	Homeless int32
+}
+
+// RecoveryOf predicts a workload's recovery from the loss of nodes running some of its
 // pods, which tolerate being unreachable for toleration (DefaultToleration
 // unless a pod says otherwise; negative for ever) and take startup to become Ready. p
-// is the policy that manages the workload, nil for none; braked says the loss is wide
-// enough for the brake.
-func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, startup time.Duration, braked bool) Recovery {
+// is the policy that manages the workload, nil for none.
+func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, startup time.Duration, spread Spread) Recovery {
 	r := Recovery{Alone: NodeMonitorGracePeriod + toleration + startup}
 	if kind == holdfastv1alpha1.KindStatefulSet || toleration < 0 {
 		// Two pods of one identity must never run: Kubernetes waits for the node.
 		r.Alone, r.AloneNever = 0, true
 	}
 	r.With, r.WithNever = r.Alone, r.AloneNever
-	switch responseTo(p, kind, braked) {
+	switch responseTo(p, kind, spread.Braked) {
 	case respondNone:
 		r.How = "no DisruptionPolicy"
 	case respondBraked:
@@ -484,6 +548,12 @@ func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, s
 			r.With = min(r.With, r.Alone)
 		}
 		r.How = "surged once the node's Lease is " + lostAfter(p).String() + " old"
+		if spread.Homeless > 0 {
+			// Those wait for Kubernetes' own replacements, and for a node autoscaler to
+			// add room for them.
+			r.With, r.WithNever = r.Alone, r.AloneNever
+			r.How += ", as far as the surviving nodes have room: " + Plural(spread.Homeless, "lost pod") + " would fit on none and wait for Kubernetes and the node autoscalers"
+		}
 	}
 	return r
 }

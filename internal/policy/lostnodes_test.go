@@ -179,16 +179,49 @@ func TestDecideNodeFailure(t *testing.T) {
 				RequeueAfter: time.Minute,
 			},
 		},
-		"a whole zone lost: the brake holds, nothing added": {
+		"a whole zone lost alone: surged for": {
 			policy: policy("p", time.Hour, surge),
 			work:   []Workload{single},
 			pods:   onN1,
 			nodes:  nodes,
 			health: staleLeases(map[string]time.Duration{"n1": time.Minute, "n2": time.Minute}),
 			want: result{
+				Apply:      []*policyv1.PodDisruptionBudget{singleBudget},
+				Surges:     []Surge{surgeTo("single", 1)},
+				Quarantine: []string{"n1"},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(single, 1, "holdfast-deploy-single",
+					"1 pods on lost node n1: 1 extra pod beside the 1 replica until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition")},
+				RequeueAfter: 2 * time.Second,
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionNodesLost: holdfastv1alpha1.ReasonNodeLost},
+		},
+		"a zone lost, some pods fit nowhere else: only those that fit are surged for": {
+			policy:   policy("p", time.Hour, nil),
+			work:     []Workload{web},
+			pods:     onN1,
+			nodes:    nodes,
+			health:   staleLeases(map[string]time.Duration{"n1": time.Minute, "n2": time.Minute}),
+			lostRoom: map[string]string{"shop/web-a": "", "shop/web-b": "0/6 nodes are available: 2 cordoned or being drained, 4 with too little cpu"},
+			want: result{
+				Apply:      []*policyv1.PodDisruptionBudget{webFloor},
+				Surges:     []Surge{surgeTo("web", 1)},
+				Quarantine: []string{"n1"},
+				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(web, 3, "holdfast-deploy-web",
+					"2 pods on lost node n1: 1 extra pod beside the 3 replicas until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition; 1 would fit on no surviving node, and are left to Kubernetes and the node autoscalers")},
+				RequeueAfter: 2 * time.Second,
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionNodesLost: holdfastv1alpha1.ReasonNodeLost},
+		},
+		"nodes of two zones lost at once, more than a fifth: the brake holds, nothing added": {
+			policy: policy("p", time.Hour, surge),
+			work:   []Workload{single},
+			pods:   onN1,
+			nodes:  nodes,
+			health: staleLeases(map[string]time.Duration{"n1": time.Minute, "n3": time.Minute}),
+			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{singleBudget},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(single, 1, "holdfast-deploy-single",
-					"1 pods on lost node n1: 2 of 6 nodes are lost at once, more than a fifth: holdfast starts no extra pods and fences nothing, since the survivors cannot hold them all and the network is the likelier cause")},
+					"1 pods on lost node n1: 2 of 6 nodes in 2 zones stopped renewing their Leases at once, more than a fifth: holdfast starts no extra pods and fences nothing, since the control plane or the network is the likelier cause")},
 			},
 			wantCond: map[string]string{holdfastv1alpha1.ConditionNodesLost: holdfastv1alpha1.ReasonCorrelatedFailure},
 		},
@@ -203,17 +236,29 @@ func TestBrake(t *testing.T) {
 	if got := Brake(perZone, map[string]string{"c1": "c"}); got != "" {
 		t.Errorf("one node of a zone of two: brake %q, want none", got)
 	}
-	if got := Brake(perZone, map[string]string{"c1": "c", "c2": "c"}); got == "" {
-		t.Error("every node of zone c: no brake")
+	if got := Brake(perZone, map[string]string{"c1": "c", "c2": "c"}); got != "" {
+		t.Errorf("every node of zone c: brake %q, want none: a zone alone is acted on", got)
+	}
+	if got := Brake(perZone, map[string]string{"a1": "a", "a2": "a", "a3": "a", "a4": "a", "a5": "a", "a6": "a"}); got != "" {
+		t.Errorf("6 of 22 nodes, all in zone a: brake %q, want none", got)
 	}
 	if got := Brake(perZone, map[string]string{"a1": "a", "a2": "a", "b1": "b", "b2": "b", "b3": "b"}); got == "" {
-		t.Error("5 of 22 nodes: no brake")
+		t.Error("5 of 22 nodes in two zones: no brake")
+	}
+	if got := Brake(perZone, map[string]string{"a1": "a", "b1": "b"}); got != "" {
+		t.Errorf("2 of 22 nodes in two zones: brake %q, want none", got)
+	}
+	if got := Brake(map[string]int{"": 10}, map[string]string{"n1": "", "n2": "", "n3": ""}); got == "" {
+		t.Error("3 of 10 nodes of a cluster without zones: no brake")
 	}
 	// Nodes that die together are seen a renewal apart: the second is a suspect when the
 	// first is lost, and the brake holds from the start.
-	h := staleLeases(map[string]time.Duration{"n1": 31 * time.Second, "n2": 22 * time.Second})
-	if got := brake(h); got == "" {
-		t.Error("zone a: n1 lost and n2 suspect: no brake")
+	if got := brake(staleLeases(map[string]time.Duration{"n1": 31 * time.Second, "n3": 22 * time.Second})); got == "" {
+		t.Error("n1 (zone a) lost and n3 (zone b) suspect: no brake")
+	}
+	// A zone lost long ago and a node lost now are two failures.
+	if got := brake(staleLeases(map[string]time.Duration{"n1": 10 * time.Minute, "n3": 22 * time.Second})); got != "" {
+		t.Errorf("n1 lost 10 minutes before n3: brake %q, want none", got)
 	}
 }
 
@@ -334,13 +379,13 @@ func TestDecideFencing(t *testing.T) {
 		health NodeHealth
 		want   []NodeTaint
 	}{
-		"annotation":      {spec: verified(0), mod: down, health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "annotation holdfast.dev/node-down=true"}}},
-		"fenceAfter":      {spec: verified(time.Minute), health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "no Lease renewal since 2026-11-22T11:58:00Z, fenceAfter 1m0s"}}},
-		"no proof":        {spec: verified(0), health: lostTwoMinutes},
-		"fenced already":  {spec: verified(0), mod: func(n *corev1.Node) { down(n); fenced(n) }, health: lostTwoMinutes},
-		"never":           {spec: nil, mod: down, health: lostTwoMinutes},
-		"brake: a zone":   {spec: verified(0), mod: down, health: staleLeases(map[string]time.Duration{"n1": 2 * time.Minute, "n2": 2 * time.Minute})},
-		"not lost (20 s)": {spec: verified(0), mod: down, health: staleLeases(map[string]time.Duration{"n1": 20 * time.Second})},
+		"annotation":       {spec: verified(0), mod: down, health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "annotation holdfast.dev/node-down=true"}}},
+		"fenceAfter":       {spec: verified(time.Minute), health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "no Lease renewal since 2026-11-22T11:58:00Z, fenceAfter 1m0s"}}},
+		"no proof":         {spec: verified(0), health: lostTwoMinutes},
+		"fenced already":   {spec: verified(0), mod: func(n *corev1.Node) { down(n); fenced(n) }, health: lostTwoMinutes},
+		"never":            {spec: nil, mod: down, health: lostTwoMinutes},
+		"brake: two zones": {spec: verified(0), mod: down, health: staleLeases(map[string]time.Duration{"n1": 2 * time.Minute, "n3": 2 * time.Minute})},
+		"not lost (20 s)":  {spec: verified(0), mod: down, health: staleLeases(map[string]time.Duration{"n1": 20 * time.Second})},
 	} {
 		t.Run("fences/"+name, func(t *testing.T) {
 			p := policy("p", time.Hour, tc.spec)
@@ -385,7 +430,7 @@ func TestRecoveryOf(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, RecoveryOf(tc.p, tc.kind, tc.toleration, start, tc.braked)); diff != "" {
+			if diff := cmp.Diff(tc.want, RecoveryOf(tc.p, tc.kind, tc.toleration, start, Spread{Braked: tc.braked})); diff != "" {
 				t.Errorf("RecoveryOf (-want +got):\n%s", diff)
 			}
 		})

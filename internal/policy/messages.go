@@ -146,9 +146,13 @@ func msgProtectedFromConsolidation(node string) string {
 	return fmt.Sprintf("%s, which keeps Karpenter from consolidating node %s (it considers it: Consolidatable); choose Surge to let it go with a second replica first", msgProtected, node)
 }
 
-func msgSurgedForFailure(lost int32, nodes []string, replicas, extra int32) string {
-	return fmt.Sprintf("%d pods on lost node %s: %s beside the %s until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition",
+func msgSurgedForFailure(lost int32, nodes []string, replicas, extra, homeless int32) string {
+	msg := fmt.Sprintf("%d pods on lost node %s: %s beside the %s until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition",
 		lost, strings.Join(nodes, ", "), Plural(extra, "extra pod"), Plural(replicas, "replica"))
+	if homeless > 0 {
+		msg += fmt.Sprintf("; %d would fit on no surviving node, and are left to Kubernetes and the node autoscalers", homeless)
+	}
+	return msg
 }
 
 func msgLostNotSurged(kind string, lost int32, nodes []string) string {
@@ -163,12 +167,12 @@ func msgLostBraked(lost int32, nodes []string, brake string) string {
 	return fmt.Sprintf("%d pods on lost node %s: %s", lost, strings.Join(nodes, ", "), brake)
 }
 
-func msgBrakeShare(lost, total int) string {
-	return fmt.Sprintf("%d of %d nodes are lost at once, more than a fifth: holdfast starts no extra pods and fences nothing, since the survivors cannot hold them all and the network is the likelier cause", lost, total)
-}
-
-func msgBrakeZone(zone string, lost int) string {
-	return fmt.Sprintf("every node of zone %s (%d) is lost at once: holdfast starts no extra pods and fences nothing, since the zone's network is the likelier cause", zone, lost)
+func msgBrakeShare(lost, total, zones int) string {
+	where := fmt.Sprintf("in %d zones", zones)
+	if zones < 2 {
+		where = "in a cluster without zones"
+	}
+	return fmt.Sprintf("%d of %d nodes %s stopped renewing their Leases at once, more than a fifth: holdfast starts no extra pods and fences nothing, since the control plane or the network is the likelier cause", lost, total, where)
 }
 
 func msgNodesLost(nodes []string, recovering int32) string {

@@ -111,8 +111,9 @@ func followSurge(o Observed, w *Workload, f losses) surgeProgress {
 		}
 	}
 	lost, nodes := f.lostPods(o, w)
+	fits, homeless := f.fit(o, w)
 	if !surgesForFailure(o.Policy) {
-		lost = 0
+		lost, fits, homeless = 0, 0, 0
 	}
 	node := drainedNode(o, w)
 	if f.lost[node] {
@@ -134,14 +135,14 @@ func followSurge(o Observed, w *Workload, f losses) surgeProgress {
 		changes: verdict{requeueAfter: surgePoll}}
 	want := extra
 	if node != "" || ahead || lost > 0 {
-		want = surgeSize(lost, p.forDrain)
+		want = surgeSize(fits, p.forDrain)
 	}
 	if f.brake != "" {
 		want = min(want, extra)
 	}
 	switch {
 	case lost > 0:
-		p.message = msgSurgedForFailure(lost, nodes, w.Replicas, want)
+		p.message = msgSurgedForFailure(lost, nodes, w.Replicas, want, homeless)
 	case node != "":
 		p.message = msgSurgedForDrain(w.Replicas, want, node, ready)
 	case ahead:

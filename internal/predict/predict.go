@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -98,13 +99,15 @@ type namespaced struct {
 	deployments map[string][]*appsv1.Deployment
 	sets        map[string][]*appsv1.StatefulSet
 	daemons     map[string][]*appsv1.DaemonSet
-	// room keeps Room's answers: every policy over the node asks the same.
-	room map[string]string
+	// room and lostRoom keep the planner's answers: every policy asks the same.
+	room     map[string]string
+	lostRoom map[string]map[string]string
 }
 
 func index(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscalers) *namespaced {
 	x := &namespaced{s: s, operator: autoscalers, health: policy.HealthOf(s.Nodes, nodeLeases(s.Leases), now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{},
-		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{}, room: map[string]string{}}
+		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{}, room: map[string]string{},
+		lostRoom: map[string]map[string]string{}}
 	for i := range s.Nodes {
 		x.nodes[s.Nodes[i].Name] = &s.Nodes[i]
 	}
@@ -247,6 +250,13 @@ func (x *namespaced) observe(p *holdfastv1alpha1.DisruptionPolicy, now time.Time
 	o, _ := policy.Observe(context.Background(), x, p, now)
 	for _, node := range o.RoomWanted() {
 		o.SetRoom(node, x.roomOf(node, now))
+	}
+	if lost := o.LostRoomWanted(); len(lost) > 0 {
+		key := strings.Join(lost, ",")
+		if x.lostRoom[key] == nil {
+			x.lostRoom[key] = plan.LostRoom(x.s, now, lost)
+		}
+		o.SetLostRoom(x.lostRoom[key])
 	}
 	return o
 }

@@ -3,6 +3,7 @@ package disruptionpolicy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,65 +19,84 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
-// roomAnswers keeps each node's answer on room (observe) for
-// policy.RoomAnswerLife. An answer reads every node, workload and budget from the cache
-// and every unfinished pod and ReplicaSet from the API server: the cost of a drain's
-// room check, paid only for a node a hand-off would start from (a Surge single
-// replica's node the autoscaler may want, under the threshold, unblocked, out of its
-// back-off), at most once per node in the interval. One answer is read at a time.
+// roomAnswers keeps the planner's answers on room (observe) for policy.RoomAnswerLife,
+// by question: a node's (a hand-off's), or the lost nodes' together. An answer reads
+// every node, workload and budget from the cache and every unfinished pod and
+// ReplicaSet from the API server: the cost of a drain's room check, paid only for a
+// node a hand-off would start from (a Surge single replica's node the autoscaler may
+// want, under the threshold, unblocked, out of its back-off), or when more than one
+// node is lost at once, at most once per question in the interval. One answer is read
+// at a time.
 type roomAnswers struct {
-	mu     sync.Mutex
-	byNode map[string]roomAnswer
+	mu    sync.Mutex
+	byKey map[string]roomAnswer
 }
 
 type roomAnswer struct {
-	at  time.Time
-	why string
+	at time.Time
+	// why is a node's answer (plan.HandOffRoom); lost the lost nodes' (plan.LostRoom).
+	why  string
+	lost map[string]string
 }
 
 // observe reads what Decide reads for p at now: policy.Observe from the cache and the
-// API server, then the room of the nodes a hand-off would start from.
+// API server, then the planner's answers on the room of the nodes a hand-off would
+// start from, and of the lost nodes' pods on the survivors.
 func (r *reconciler) observe(ctx context.Context, p *holdfastv1alpha1.DisruptionPolicy, now time.Time) (policy.Observed, error) {
 	obs, err := policy.Observe(ctx, (*observer)(r), p, now)
 	if err != nil {
 		return obs, err
 	}
 	for _, node := range obs.RoomWanted() {
-		why, err := (*observer)(r).roomFor(ctx, node, now)
+		a, err := r.answer(ctx, node, now, func(snap *snapshot.Snapshot) (roomAnswer, error) {
+			why, err := plan.HandOffRoom(snap, now, node)
+			return roomAnswer{why: why}, err
+		})
 		if err != nil {
-			return obs, err
+			return obs, fmt.Errorf("placing node %s's pods elsewhere: %w", node, err)
 		}
-		obs.SetRoom(node, why)
+		obs.SetRoom(node, a.why)
+	}
+	if lost := obs.LostRoomWanted(); len(lost) > 0 {
+		a, err := r.answer(ctx, "lost "+strings.Join(lost, ","), now, func(snap *snapshot.Snapshot) (roomAnswer, error) {
+			return roomAnswer{lost: plan.LostRoom(snap, now, lost)}, nil
+		})
+		if err != nil {
+			return obs, fmt.Errorf("placing the pods of lost nodes %v on the others: %w", lost, err)
+		}
+		obs.SetLostRoom(a.lost)
 	}
 	return obs, nil
 }
 
-// roomFor is the planner's answer on node's room, read at most every policy.RoomAnswerLife.
-func (r *observer) roomFor(ctx context.Context, node string, now time.Time) (string, error) {
+// answer is the planner's answer to the question key, asked of a fresh read of the
+// cluster at most every policy.RoomAnswerLife.
+func (r *reconciler) answer(ctx context.Context, key string, now time.Time, ask func(*snapshot.Snapshot) (roomAnswer, error)) (roomAnswer, error) {
 	a := &r.room
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for name, old := range a.byNode {
+	for k, old := range a.byKey {
 		if now.Sub(old.at) >= policy.RoomAnswerLife || now.Before(old.at) {
-			delete(a.byNode, name)
+			delete(a.byKey, k)
 		}
 	}
-	if old, ok := a.byNode[node]; ok {
-		return old.why, nil
+	if old, ok := a.byKey[key]; ok {
+		return old, nil
 	}
-	snap, err := r.roomSnapshot(ctx)
+	snap, err := (*observer)(r).roomSnapshot(ctx)
 	if err != nil {
-		return "", fmt.Errorf("reading the cluster to place node %s's pods elsewhere: %w", node, err)
+		return roomAnswer{}, fmt.Errorf("reading the cluster: %w", err)
 	}
-	why, err := plan.HandOffRoom(snap, now, node)
+	ans, err := ask(snap)
 	if err != nil {
-		return "", fmt.Errorf("placing node %s's pods elsewhere: %w", node, err)
+		return roomAnswer{}, err
 	}
-	if a.byNode == nil {
-		a.byNode = map[string]roomAnswer{}
+	ans.at = now
+	if a.byKey == nil {
+		a.byKey = map[string]roomAnswer{}
 	}
-	a.byNode[node] = roomAnswer{at: now, why: why}
-	return why, nil
+	a.byKey[key] = ans
+	return ans, nil
 }
 
 // roomSnapshot is the cluster as the planner's simulation reads it: the nodes,
