@@ -137,9 +137,9 @@ const (
 	ReasonAllHealthy        = "AllHealthy"
 	ReasonWorkloadsDegraded = "WorkloadsDegraded"
 	// The reasons of ConditionNodesLost: no lost node runs a selected pod; some do and
-	// holdfast responds; so many nodes are lost at once (more than a fifth, or a whole
-	// zone) that holdfast neither surges nor fences, since the survivors cannot hold
-	// everything and a partition is the likelier cause.
+	// holdfast responds (within what fits on the survivors); so many nodes in more than
+	// one zone are lost at once (more than a fifth) that holdfast neither surges nor
+	// fences, since the control plane or a partition is the likelier cause.
 	ReasonNoNodeLost        = "NoNodeLost"
 	ReasonNodeLost          = "NodeLost"
 	ReasonCorrelatedFailure = "CorrelatedFailure"

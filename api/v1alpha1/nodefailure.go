@@ -4,10 +4,12 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // Annotations and taints of the response to a lost node.
 const (
-	// NodeDownAnnotation, set to "true" on a Node by a person or an agent that has
-	// checked the machine is powered off (a cloud API, a BMC), is proof that the node's
-	// pods run no more: StatefulSet pods stuck on it are released under fencing:
-	// Verified.
+	// NodeDownAnnotation, set on a Node by a person or an agent that has checked the
+	// machine is powered off (a cloud API, a BMC), is proof that the node's pods run no
+	// more: StatefulSet pods stuck on it are released under fencing: Verified. Its value
+	// is the RFC 3339 time of the check, and it proves only a failure after the node's
+	// last Lease renewal, so that it can never prove a later failure; "true" proves the
+	// current one, and holdfast removes the annotation when the node is back.
 	NodeDownAnnotation = "holdfast.dev/node-down"
 	// FencedAnnotation is set on a Node that holdfast tainted out-of-service, with the
 	// RFC 3339 time and the proof; the taint is removed, and the annotation with it, once

@@ -110,9 +110,6 @@ func (a Autoscalers) caWindow() time.Duration {
 // NodeClaim is what Decide reads of the Karpenter NodeClaim behind a node.
 type NodeClaim struct {
 	Name string
-	// Deleting says the NodeClaim is being deleted: Karpenter is terminating its
-	// instance, proof enough that the node's pods run no more once it is lost.
-	Deleting bool
 	// ConsolidatableSince is when its Consolidatable condition turned True: the node's
 	// pods have not changed for the NodePool's consolidateAfter, and Karpenter's
 	// consolidation looks at it. Zero while the condition is not True. It says nothing of

@@ -89,7 +89,7 @@ func SuspectOf(n *corev1.Node, lease *coordinationv1.Lease, now time.Time) (Susp
 	s.Tainted = slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
 		return t.Effect == corev1.TaintEffectNoExecute && slices.Contains(lostTaints, t.Key)
 	})
-	s.Down = n.Annotations[holdfastv1alpha1.NodeDownAnnotation] == "true"
+	s.Down = NodeDown(n, s.Renewed) != ""
 	return s, s.Tainted || !s.Renewed.IsZero() && !now.Before(s.Renewed.Add(max(SuspectAfter, s.LeaseDuration*3/8)))
 }
 
@@ -429,29 +429,41 @@ func (f losses) fences(o Observed, w *Workload, nodes []string) ([]NodeTaint, ti
 }
 
 // proof says why a lost node is known to be down, or "" when it is not known: the
-// node-down annotation a person or an agent set, its Karpenter NodeClaim gone or being
-// deleted, or the policy's fenceAfter passed since its Lease was last renewed.
+// node-down annotation a person or an agent set for this failure (NodeDown), its
+// Karpenter NodeClaim gone, or the policy's fenceAfter passed since its Lease was last
+// renewed.
 func (f losses) proof(o Observed, name string) string {
 	n := o.Nodes[name]
 	if n == nil {
 		return ""
 	}
-	if n.Annotations[holdfastv1alpha1.NodeDownAnnotation] == "true" {
-		return "annotation " + holdfastv1alpha1.NodeDownAnnotation + "=true"
+	if proof := NodeDown(n, o.Health.Suspects[name].Renewed); proof != "" {
+		return proof
 	}
+	// Only gone: Karpenter drains a NodeClaim being deleted before it ends the instance.
 	if _, karpenter := n.Labels[karpenterNodePoolLabel]; karpenter && o.Claims != nil {
-		c, ok := o.Claims[name]
-		switch {
-		case !ok:
+		if _, ok := o.Claims[name]; !ok {
 			return "its Karpenter NodeClaim is gone"
-		case c.Deleting:
-			return "its Karpenter NodeClaim " + c.Name + " is being deleted"
 		}
 	}
 	if after := o.Policy.Spec.NodeFailure.FenceAfter; after != nil {
 		if s := o.Health.Suspects[name]; !s.Renewed.IsZero() && !o.Now.Before(s.Renewed.Add(after.Duration)) {
 			return "no Lease renewal since " + stamp(s.Renewed) + ", fenceAfter " + after.Duration.String()
 		}
+	}
+	return ""
+}
+
+// NodeDown is the proof NodeDownAnnotation gives that n is down now, or "": "true", or
+// a time later than renewed, the node's last Lease renewal. A time before it tells of
+// an earlier failure, which the node came back from.
+func NodeDown(n *corev1.Node, renewed time.Time) string {
+	v := n.Annotations[holdfastv1alpha1.NodeDownAnnotation]
+	if v == "true" {
+		return "annotation " + holdfastv1alpha1.NodeDownAnnotation + "=true"
+	}
+	if at, err := time.Parse(time.RFC3339, v); err == nil && at.After(renewed) {
+		return "annotation " + holdfastv1alpha1.NodeDownAnnotation + " at " + stamp(at) + ", after the last Lease renewal at " + stamp(renewed)
 	}
 	return ""
 }

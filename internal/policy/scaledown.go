@@ -36,7 +36,7 @@ func ClaimNode(claim *unstructured.Unstructured) string {
 // ClaimOf reads a NodeClaim and its NodePool (nil when it is gone), without the load of
 // its node.
 func ClaimOf(claim, pool *unstructured.Unstructured) NodeClaim {
-	c := NodeClaim{Name: claim.GetName(), ConsolidatableSince: ConsolidatableSince(claim), Deleting: claim.GetDeletionTimestamp() != nil}
+	c := NodeClaim{Name: claim.GetName(), ConsolidatableSince: ConsolidatableSince(claim)}
 	c.ConsolidationPolicy, c.ConsolidateAfter = consolidation(pool)
 	return c
 }

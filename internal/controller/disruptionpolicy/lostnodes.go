@@ -104,7 +104,13 @@ func (w *nodeWatcher) look(ctx context.Context) error {
 	// The new health first: a reconcile that read the old one could quarantine a node
 	// just released (the next look releases it again).
 	old := w.health.Swap(&h)
-	if err := w.release(ctx, nodes, h); err != nil {
+	back := map[string]bool{}
+	for name := range old.Suspects {
+		if _, is := h.Suspects[name]; !is {
+			back[name] = true
+		}
+	}
+	if err := w.release(ctx, nodes, h, back); err != nil {
 		return err
 	}
 	for name, s := range h.Suspects {
@@ -157,11 +163,14 @@ func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, []corev1.Nod
 // NoSchedule quarantine, and the out-of-service taint of a fence holdfast made (one a
 // person made has no FencedAnnotation, and stays). Level-based, from the cache: taints
 // left by an operator that stopped before the node came back are removed by the next.
-func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy.NodeHealth) error {
+// The proof that a node was down (NodeDownAnnotation) goes too, with them or when the
+// node is back (in back), so that it proves no later failure.
+func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy.NodeHealth, back map[string]bool) error {
 	for i := range nodes {
 		n := &nodes[i]
 		_, fenced := n.Annotations[holdfastv1alpha1.FencedAnnotation]
-		if _, suspect := h.Suspects[n.Name]; suspect || !policy.Quarantined(n) && !fenced {
+		_, proven := n.Annotations[holdfastv1alpha1.NodeDownAnnotation]
+		if _, suspect := h.Suspects[n.Name]; suspect || !policy.Quarantined(n) && !fenced && !(proven && back[n.Name]) {
 			continue
 		}
 		if err := releaseNode(ctx, w.client, n); nodeGone(err) {
@@ -189,13 +198,13 @@ func taintNode(ctx context.Context, c client.Client, n *corev1.Node, t policy.No
 
 // releaseNode takes holdfast's quarantine off n, as read from the cache, and the
 // out-of-service taint only if holdfast put it (FencedAnnotation), with that
-// annotation, in one write.
+// annotation and the proof of the failure (NodeDownAnnotation), in one write.
 func releaseNode(ctx context.Context, c client.Client, n *corev1.Node) error {
 	_, fencedByUs := n.Annotations[holdfastv1alpha1.FencedAnnotation]
 	taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool {
 		return t.Key == holdfastv1alpha1.LostTaintKey || fencedByUs && t.Key == holdfastv1alpha1.OutOfServiceTaintKey
 	})
-	_, err := setTaints(ctx, c, n, taints, map[string]any{holdfastv1alpha1.FencedAnnotation: nil})
+	_, err := setTaints(ctx, c, n, taints, map[string]any{holdfastv1alpha1.FencedAnnotation: nil, holdfastv1alpha1.NodeDownAnnotation: nil})
 	return err
 }
 
