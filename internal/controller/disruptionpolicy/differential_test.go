@@ -176,7 +176,7 @@ func fakeCluster(t *testing.T, objs []client.Object) client.WithWatch {
 }
 
 // differentialReconciler is the reconciler over c, at differentialNow, with the node
-// watcher's health read once.
+// watcher's health read as one that has watched the Leases for a while.
 func differentialReconciler(t *testing.T, c client.WithWatch) *reconciler {
 	t.Helper()
 	clk := clocktesting.NewFakePassiveClock(differentialNow)
@@ -195,7 +195,13 @@ func differentialReconciler(t *testing.T, c client.WithWatch) *reconciler {
 		t.Fatal(err)
 	}
 	r := &reconciler{client: c, live: c, cache: c, clock: clk, recorder: rec, metrics: m, invalid: inv, windows: win, ledger: contest.NewLedger(clk)}
+	// The watcher has watched for a while: it saw every Lease's last renewal happen.
 	r.nodes = newNodeWatcher(c, c, c, clk, r.ledger)
+	clk.SetTime(differentialNow.Add(-10 * time.Minute))
+	if _, _, err := r.nodes.read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(differentialNow)
 	h, _, err := r.nodes.read(context.Background())
 	if err != nil {
 		t.Fatal(err)

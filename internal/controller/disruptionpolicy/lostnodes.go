@@ -3,6 +3,7 @@ package disruptionpolicy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -65,10 +66,23 @@ type nodeWatcher struct {
 	health atomic.Pointer[policy.NodeHealth]
 	// ledger is told of the taints the watcher takes off.
 	ledger *contest.Ledger
+	// renewals are the Leases' renewals as the watcher saw them change, by node (look
+	// alone uses them, from one goroutine).
+	renewals map[string]renewal
+	// toWake and back are the nodes whose change is not acted on yet: a failed wake or
+	// release is tried again at the next look, not lost with the health it came from.
+	toWake, back map[string]bool
+}
+
+// renewal is a Lease's renewTime as last seen, and when the watcher saw it change.
+type renewal struct {
+	renewTime time.Time
+	seen      time.Time
 }
 
 func newNodeWatcher(c client.Client, cache, live client.Reader, clk clock.PassiveClock, ledger *contest.Ledger) *nodeWatcher {
-	w := &nodeWatcher{client: c, cache: cache, live: live, clock: clk, events: make(chan event.GenericEvent, 1024), ledger: ledger}
+	w := &nodeWatcher{client: c, cache: cache, live: live, clock: clk, events: make(chan event.GenericEvent, 1024), ledger: ledger,
+		renewals: map[string]renewal{}, toWake: map[string]bool{}, back: map[string]bool{}}
 	w.health.Store(&policy.NodeHealth{})
 	return w
 }
@@ -95,7 +109,7 @@ func (w *nodeWatcher) Start(ctx context.Context) error {
 }
 
 // look reads the nodes, stores their health, wakes the policies of the nodes whose
-// suspicion changed, and takes off the hand-off taints no surge keeps.
+// suspicion changed, and takes off holdfast's taints no lost node or surge keeps.
 func (w *nodeWatcher) look(ctx context.Context) error {
 	h, nodes, err := w.read(ctx)
 	if err != nil {
@@ -104,40 +118,37 @@ func (w *nodeWatcher) look(ctx context.Context) error {
 	// The new health first: a reconcile that read the old one could quarantine a node
 	// just released (the next look releases it again).
 	old := w.health.Swap(&h)
-	back := map[string]bool{}
-	for name := range old.Suspects {
-		if _, is := h.Suspects[name]; !is {
-			back[name] = true
-		}
-	}
-	if err := w.release(ctx, nodes, h, back); err != nil {
-		return err
-	}
+	logger := log.FromContext(ctx)
 	for name, s := range h.Suspects {
 		was, suspected := old.Suspects[name]
 		switch {
 		case !suspected:
-			log.FromContext(ctx).Info("Node suspected lost", "node", klog.KRef("", name), "renewed", s.Renewed)
+			logger.Info("Node suspected lost", "node", klog.KRef("", name), "renewed", s.Renewed)
 		case was != s:
 			// Tainted by the node-lifecycle controller, or proven down: fencing may act.
-			log.FromContext(ctx).Info("Lost node changed", "node", klog.KRef("", name), "tainted", s.Tainted, "down", s.Down)
+			logger.Info("Lost node changed", "node", klog.KRef("", name), "tainted", s.Tainted, "down", s.Down)
 		default:
 			continue
 		}
-		if err := w.wake(ctx, name); err != nil {
-			return err
-		}
+		w.toWake[name] = true
+		delete(w.back, name)
 	}
 	for name := range old.Suspects {
 		if _, is := h.Suspects[name]; !is {
-			log.FromContext(ctx).Info("Node back", "node", klog.KRef("", name))
-			if err := w.wake(ctx, name); err != nil {
-				return err
-			}
+			logger.Info("Node back", "node", klog.KRef("", name))
+			w.toWake[name], w.back[name] = true, true
 		}
 	}
-	// Last: a failed write here must not hold up the health above.
-	return w.releaseHandOffs(ctx, nodes)
+	var errs []error
+	for name := range w.toWake {
+		if err := w.wake(ctx, name); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		delete(w.toWake, name)
+	}
+	errs = append(errs, w.release(ctx, nodes, h), w.releaseHandOffs(ctx, nodes))
+	return errors.Join(errs...)
 }
 
 // read builds the nodes' health from the cache, without copying its objects (which
@@ -151,12 +162,43 @@ func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, []corev1.Nod
 	if err := w.cache.List(ctx, leases, client.InNamespace(corev1.NamespaceNodeLease), client.UnsafeDisableDeepCopy); err != nil {
 		return policy.NodeHealth{}, nil, fmt.Errorf("listing node Leases: %w", err)
 	}
+	now := w.clock.Now()
 	byNode := make(map[string]*coordinationv1.Lease, len(leases.Items))
 	for i := range leases.Items {
-		byNode[leases.Items[i].Name] = &leases.Items[i]
+		byNode[leases.Items[i].Name] = w.seen(&leases.Items[i], now)
 	}
-	h := policy.HealthOf(nodes.Items, byNode, w.clock.Now())
+	h := policy.HealthOf(nodes.Items, byNode, now)
 	return h, nodes.Items, nil
+}
+
+// seen is the Lease l as the watcher judges its age: renewed when the watcher saw its
+// renewTime change, by the operator's clock, as the node-lifecycle controller judges
+// it, so that a node whose clock is behind is not lost while it renews. A Lease seen
+// for the first time (the operator just started) is taken at its renewTime, but as
+// renewed at most SuspectAfter ago: a node is lost only once this operator has itself
+// seen no renewal for a while.
+func (w *nodeWatcher) seen(l *coordinationv1.Lease, now time.Time) *coordinationv1.Lease {
+	if l.Spec.RenewTime == nil {
+		return l
+	}
+	renewed := l.Spec.RenewTime.Time
+	r, ok := w.renewals[l.Name]
+	switch {
+	case !ok:
+		r = renewal{renewTime: renewed, seen: renewed}
+		if floor := now.Add(-policy.SuspectAfter); renewed.Before(floor) {
+			r.seen = floor
+		}
+	case !r.renewTime.Equal(renewed):
+		r = renewal{renewTime: renewed, seen: now}
+	}
+	w.renewals[l.Name] = r
+	if r.seen.Equal(renewed) {
+		return l
+	}
+	c := l.DeepCopy()
+	c.Spec.RenewTime = &metav1.MicroTime{Time: r.seen}
+	return c
 }
 
 // release takes holdfast's taints off every node that is no longer a suspect: the
@@ -164,18 +206,23 @@ func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, []corev1.Nod
 // person made has no FencedAnnotation, and stays). Level-based, from the cache: taints
 // left by an operator that stopped before the node came back are removed by the next.
 // The proof that a node was down (NodeDownAnnotation) goes too, with them or when the
-// node is back (in back), so that it proves no later failure.
-func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy.NodeHealth, back map[string]bool) error {
+// node is back (w.back), so that it proves no later failure.
+func (w *nodeWatcher) release(ctx context.Context, nodes []corev1.Node, h policy.NodeHealth) error {
 	for i := range nodes {
 		n := &nodes[i]
 		_, fenced := n.Annotations[holdfastv1alpha1.FencedAnnotation]
 		_, proven := n.Annotations[holdfastv1alpha1.NodeDownAnnotation]
-		if _, suspect := h.Suspects[n.Name]; suspect || !policy.Quarantined(n) && !fenced && !(proven && back[n.Name]) {
+		back := w.back[n.Name]
+		delete(w.back, n.Name) // kept below when its release fails
+		if _, suspect := h.Suspects[n.Name]; suspect || !policy.Quarantined(n) && !fenced && !(proven && back) {
 			continue
 		}
 		if err := releaseNode(ctx, w.client, n); nodeGone(err) {
 			continue
 		} else if err != nil {
+			if back {
+				w.back[n.Name] = true
+			}
 			return err
 		}
 		w.ledger.Forget(contest.Taint(n.Name, holdfastv1alpha1.LostTaintKey))

@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,7 +32,7 @@ const benchWait = 7 * time.Minute
 // a node holding a single replica, one of three web replicas and one of three
 // StatefulSet pods of each of two namespaces, one with holdfast's policy and one
 // without; then the proof that lets holdfast release the StatefulSet pod; then the
-// node's return; then the loss of a whole zone. Figures are printed and written as
+// node's return; then the loss of a whole zone, met within what fits. Figures are printed and written as
 // data with their targets (package bench); a missed target fails the run.
 func TestBenchFailure(t *testing.T) {
 	if os.Getenv("HOLDFAST_BENCH_FAILURE") == "" {
@@ -113,14 +112,9 @@ func TestBenchFailure(t *testing.T) {
 	}
 	with.released(victim)
 
-	// A whole zone dies: the brake holds.
+	// A whole zone dies: holdfast acts within what fits on the survivors, here all of it.
 	zone := with.zoneOf(with.Nodes[2])
-	var victims []string
-	for _, n := range with.Nodes {
-		if with.zoneOf(n) == zone {
-			victims = append(victims, n)
-		}
-	}
+	victims := with.zoneNodes(zone)
 	for _, e := range []*env{with, alone} {
 		e.deleteWorkloads()
 		e.workloads(func(spec *corev1.PodSpec) { preferZone(spec, zone) }, victims...)
@@ -129,42 +123,20 @@ func TestBenchFailure(t *testing.T) {
 	for _, n := range victims {
 		with.CrashNode(n)
 	}
-	braked := with.correlated(recovery)
-	figures = append(figures, bench.Check(fmt.Sprintf("zone crash (%d of %d nodes): reported as a correlated failure", len(victims), len(with.Nodes)), braked))
-	untouched := true
-	for name, want := range map[string]int32{"single": 1, "web": 3} {
-		if n, surged, err := with.replicas(with.Ctx, name); err != nil || n != want || surged {
-			untouched = false
-		}
-	}
-	figures = append(figures, bench.Check("zone crash: holdfast added no replica", untouched))
 	times = strength(t, []*env{with, alone}, victims, benchWait)
 	for _, e := range []*env{with, alone} {
 		for _, w := range []string{"Deployment/single", "Deployment/web"} {
-			figures = append(figures, bench.Figure{Name: fmt.Sprintf("zone crash: %s %s", e.label, w), Unit: "s", Value: since(times[e.Namespace+"/"+w], crashed)})
+			f := bench.Figure{Name: fmt.Sprintf("zone crash (%d of %d nodes): %s %s", len(victims), len(with.Nodes), e.label, w), Unit: "s", Value: since(times[e.Namespace+"/"+w], crashed)}
+			if e == with {
+				f = f.AtMost(60)
+			}
+			figures = append(figures, f)
 		}
 	}
 	for _, n := range victims {
 		with.RestoreNode(n)
 	}
 	report(t, figures)
-}
-
-// correlated waits up to timeout for the policy to report a correlated failure.
-func (e *env) correlated(timeout time.Duration) bool {
-	e.T.Helper()
-	ctx, cancel := context.WithTimeout(e.Ctx, timeout)
-	defer cancel()
-	for ctx.Err() == nil {
-		cur := &holdfastv1alpha1.DisruptionPolicy{}
-		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: "defaults"}, cur); err == nil {
-			if c := meta.FindStatusCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionNodesLost); c != nil && c.Reason == holdfastv1alpha1.ReasonCorrelatedFailure {
-				return true
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return false
 }
 
 // released waits until the node is back and holdfast's taints are off it.
