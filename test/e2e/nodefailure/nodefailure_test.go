@@ -340,15 +340,17 @@ func TestStatefulSetPodIsReleasedOnlyWithProof(t *testing.T) {
 	t.Logf("FIGURE node-failure statefulset-ready-after-proof-seconds=%.1f (fencing: Verified, proof by annotation)", time.Since(proven).Seconds())
 	e.WaitEvents(p, "Fenced", 1)
 
+	// Back, the node loses the fence and the proof with it: the annotation told of this
+	// failure, and must not prove the next one.
 	e.RestoreNode(victim)
-	e.annotateNode(victim, holdfastv1alpha1.NodeDownAnnotation, nil)
-	e.Eventually(recovery, "the out-of-service taint removed once the node is back", func(ctx context.Context) (bool, error) {
+	e.Eventually(recovery, "the out-of-service taint and the proof removed once the node is back", func(ctx context.Context) (bool, error) {
 		n := &corev1.Node{}
 		if err := e.c.Get(ctx, client.ObjectKey{Name: victim}, n); err != nil {
 			return false, err
 		}
 		_, fenced := n.Annotations[holdfastv1alpha1.FencedAnnotation]
-		return !fenced && !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.OutOfServiceTaintKey }), nil
+		_, proven := n.Annotations[holdfastv1alpha1.NodeDownAnnotation]
+		return !fenced && !proven && !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == holdfastv1alpha1.OutOfServiceTaintKey }), nil
 	})
 	e.Eventually(recovery, "db whole after the node returned", func(ctx context.Context) (bool, error) {
 		return e.whole(ctx, "app=db", 3, "")
