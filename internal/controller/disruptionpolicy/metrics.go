@@ -21,14 +21,16 @@ var workloadCounts = []string{"selected", "budgeted", "conflicting", "unprotecte
 
 // metrics exports each policy's workload counts, so that an alert can fire on a
 // workload left without a budget, or a surge that does not end; whether its maintenance
-// windows are open; the zone each of its zone-aware workloads has disrupted; and the
-// disruptions each of its budgets allows.
+// windows are open; the zone each of its zone-aware workloads has disrupted; the
+// disruptions each of its budgets allows; and how long its workloads took to be whole
+// again after a node failure.
 type metrics struct {
 	workloads     *prometheus.GaugeVec
 	windowOpen    *prometheus.GaugeVec
 	conditions    *prometheus.GaugeVec
 	zoneDisrupted *prometheus.GaugeVec
 	budgets       *budgetCollector
+	recoveries    *recoveries
 }
 
 // newMetrics registers the collectors with reg; at each scrape, cache gives the managed
@@ -67,7 +69,11 @@ func newMetrics(reg prometheus.Registerer, cache, live client.Reader) (*metrics,
 		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
 	}
 	bc.readers.Store(&readers{cache: cache, live: live})
-	return &metrics{workloads: workloads, windowOpen: windowOpen, conditions: conditions, zoneDisrupted: zoneDisrupted, budgets: bc}, nil
+	rec, err := newRecoveries(reg)
+	if err != nil {
+		return nil, err
+	}
+	return &metrics{workloads: workloads, windowOpen: windowOpen, conditions: conditions, zoneDisrupted: zoneDisrupted, budgets: bc, recoveries: rec}, nil
 }
 
 func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPolicyStatus) {
@@ -125,6 +131,7 @@ func (m *metrics) forget(key types.NamespacedName) {
 	policy := prometheus.Labels{collectors.LabelNamespace: key.Namespace, collectors.LabelPolicy: key.Name}
 	m.conditions.DeletePartialMatch(policy)
 	m.zoneDisrupted.DeletePartialMatch(policy)
+	m.recoveries.forget(key)
 }
 
 const zoneDisruptedHelp = "1 for the zone a workload with zone-aware budgets (spec.zoneAware) has disrupted: its pods there may go, every other zone's are held; absent while no zone is."
