@@ -298,6 +298,28 @@ func (o *Observed) LostRoomWanted() []string {
 // (plan.LostRoom): by namespace/name, "" for a pod that fits on the survivors.
 func (o *Observed) SetLostRoom(answer map[string]string) { o.LostRoom = answer }
 
+// FullStrength reports whether the workload kind/name of o has as many Ready pods as it
+// wants on nodes that are not suspects, its surge set's counted: whole again after a
+// node failure, whatever is left on the lost node.
+func FullStrength(o Observed, kind, name string) bool {
+	i := slices.IndexFunc(o.Workloads, func(w Workload) bool { return w.Kind == kind && w.Name == name })
+	if i < 0 {
+		return false
+	}
+	w := &o.Workloads[i]
+	pods := o.Pods[WorkloadKey(kind, name)]
+	if w.Surge != nil {
+		pods = slices.Concat(pods, w.Surge.Pods)
+	}
+	var ready int32
+	for _, pod := range pods {
+		if _, suspect := o.Health.Suspects[pod.Node]; pod.Ready && !suspect {
+			ready++
+		}
+	}
+	return ready >= w.Replicas
+}
+
 // fit splits w's pods on lost nodes into those that fit on the surviving nodes and
 // those that fit nowhere, by the planner's answer (Observed.LostRoom); without one
 // (a single node lost) every pod fits.

@@ -221,7 +221,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		evs = append(invalidWindowEvents(p.Status, d.Status), statusEvents(p.Namespace, p.Status, d.Status)...)
 	}
 	r.metrics.set(req.NamespacedName, d.Status)
-	r.metrics.recoveries.observe(req.NamespacedName, d.Status, obs.Health, obs.Now)
+	r.metrics.recoveries.observe(req.NamespacedName, d.Status, obs)
 	r.windows.set(req.NamespacedName, p.Spec.MaintenanceWindows, obs.Now)
 	announce.Record(r.recorder, p, slices.Concat(fenced, cs.events, evs)...)
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil

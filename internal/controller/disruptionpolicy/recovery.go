@@ -13,22 +13,29 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
-const recoverySecondsHelp = "Seconds from a node's failure (its Lease's last renewal) to a workload with pods on it being at full strength again (no longer Recovering), for the last such failure of each workload a DisruptionPolicy selects."
+const recoverySecondsHelp = "Seconds from a node's failure (its Lease's last renewal) to a workload with pods on it being at full strength again on the other nodes, for the last such failure of each workload a DisruptionPolicy selects."
 
-// recoveries measures how long workloads take to be whole again after a node failure:
-// from the last renewal of the earliest lost node a workload had pods on, as the
-// operator saw it when the workload became Recovering, to the reconcile that finds it
-// no longer so. An operator restarted meanwhile measures nothing for that failure.
+// recoveries measures how long workloads take to be at full strength again after a node
+// failure: from the last renewal of the earliest lost node a workload has pods on, as
+// the operator saw it when the workload became Recovering, to the first reconcile that
+// finds as many of its pods Ready on other nodes as it wants (policy.FullStrength). An
+// operator restarted meanwhile measures from the renewal it then sees.
 type recoveries struct {
 	seconds   *prometheus.GaugeVec
 	histogram *prometheus.HistogramVec
 	mu        sync.Mutex
-	since     map[recoveryKey]time.Time
+	episodes  map[recoveryKey]episode
 }
 
 type recoveryKey struct {
 	policy     types.NamespacedName
 	kind, name string
+}
+
+// episode is one workload's recovery from a failure.
+type episode struct {
+	failed   time.Time
+	measured bool
 }
 
 func newRecoveries(reg prometheus.Registerer) (*recoveries, error) {
@@ -47,15 +54,16 @@ func newRecoveries(reg prometheus.Registerer) (*recoveries, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
 	}
-	return &recoveries{seconds: seconds, histogram: histogram, since: map[recoveryKey]time.Time{}}, nil
+	return &recoveries{seconds: seconds, histogram: histogram, episodes: map[recoveryKey]episode{}}, nil
 }
 
-// observe notes the workloads of st that start or end Recovering at now; h gives when
-// the lost nodes in st last renewed their Leases.
-func (r *recoveries) observe(key types.NamespacedName, st holdfastv1alpha1.DisruptionPolicyStatus, h policy.NodeHealth, now time.Time) {
-	failed := now
+// observe follows the Recovering workloads of st, as decided from obs: a recovery
+// starts when a workload becomes Recovering, is measured once it is at full strength,
+// and is forgotten when it is Recovering no more.
+func (r *recoveries) observe(key types.NamespacedName, st holdfastv1alpha1.DisruptionPolicyStatus, obs policy.Observed) {
+	failed := obs.Now
 	for _, n := range st.LostNodes {
-		if s, ok := h.Suspects[n]; ok && !s.Renewed.IsZero() && s.Renewed.Before(failed) {
+		if s, ok := obs.Health.Suspects[n]; ok && !s.Renewed.IsZero() && s.Renewed.Before(failed) {
 			failed = s.Renewed
 		}
 	}
@@ -68,28 +76,32 @@ func (r *recoveries) observe(key types.NamespacedName, st holdfastv1alpha1.Disru
 		}
 		k := recoveryKey{policy: key, kind: w.Kind, name: w.Name}
 		recovering[k] = true
-		if _, ok := r.since[k]; !ok {
-			r.since[k] = failed
+		e, ok := r.episodes[k]
+		if !ok {
+			e = episode{failed: failed}
 		}
+		if !e.measured && policy.FullStrength(obs, w.Kind, w.Name) {
+			s := obs.Now.Sub(e.failed).Seconds()
+			r.seconds.WithLabelValues(key.Namespace, key.Name, w.Kind, w.Name).Set(s)
+			r.histogram.WithLabelValues(key.Namespace, key.Name).Observe(s)
+			e.measured = true
+		}
+		r.episodes[k] = e
 	}
-	for k, since := range r.since {
-		if k.policy != key || recovering[k] {
-			continue
+	for k := range r.episodes {
+		if k.policy == key && !recovering[k] {
+			delete(r.episodes, k)
 		}
-		delete(r.since, k)
-		s := now.Sub(since).Seconds()
-		r.seconds.WithLabelValues(key.Namespace, key.Name, k.kind, k.name).Set(s)
-		r.histogram.WithLabelValues(key.Namespace, key.Name).Observe(s)
 	}
 }
 
-// forget drops a deleted policy's series and the recoveries it was timing.
+// forget drops a deleted policy's series and the recoveries it was following.
 func (r *recoveries) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for k := range r.since {
+	for k := range r.episodes {
 		if k.policy == key {
-			delete(r.since, k)
+			delete(r.episodes, k)
 		}
 	}
 	labels := prometheus.Labels{collectors.LabelNamespace: key.Namespace, collectors.LabelPolicy: key.Name}

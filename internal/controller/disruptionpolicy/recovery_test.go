@@ -13,7 +13,8 @@ import (
 )
 
 // A workload's time to full strength runs from its lost node's last Lease renewal to the
-// reconcile that finds it no longer Recovering; one still Recovering has no figure yet.
+// first reconcile that finds as many of its pods Ready elsewhere as it wants, its surge
+// set's counted; it is measured once per failure, and not for a workload still short.
 func TestRecoverySeconds(t *testing.T) {
 	r, err := newRecoveries(prometheus.NewRegistry())
 	if err != nil {
@@ -21,25 +22,27 @@ func TestRecoverySeconds(t *testing.T) {
 	}
 	key := types.NamespacedName{Namespace: "shop", Name: "defaults"}
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	h := policy.NodeHealth{Suspects: map[string]policy.Suspect{"n1": {Renewed: t0}}}
-	status := func(states ...holdfastv1alpha1.WorkloadState) holdfastv1alpha1.DisruptionPolicyStatus {
-		st := holdfastv1alpha1.DisruptionPolicyStatus{LostNodes: []string{"n1"}}
-		for i, s := range states {
-			st.Workloads = append(st.Workloads, holdfastv1alpha1.WorkloadStatus{Kind: holdfastv1alpha1.KindDeployment, Name: []string{"single", "web"}[i], State: s})
+	lost := policy.NodeHealth{Suspects: map[string]policy.Suspect{"n1": {Renewed: t0}}}
+	recovering := holdfastv1alpha1.DisruptionPolicyStatus{LostNodes: []string{"n1"}, Workloads: []holdfastv1alpha1.WorkloadStatus{
+		{Kind: holdfastv1alpha1.KindDeployment, Name: "web", State: holdfastv1alpha1.WorkloadRecovering},
+	}}
+	// web wants 2: one pod on the lost node, one elsewhere, and the surge's extra pod.
+	observed := func(at time.Duration, extraReady bool) policy.Observed {
+		return policy.Observed{Now: t0.Add(at), Health: lost,
+			Workloads: []policy.Workload{{Kind: holdfastv1alpha1.KindDeployment, Name: "web", Replicas: 2,
+				Surge: &policy.SurgeSet{Replicas: 1, Pods: []policy.Pod{{Name: "web-x", Node: "n3", Ready: extraReady, Surge: true}}}}},
+			Pods: map[string][]policy.Pod{"Deployment/web": {{Name: "web-a", Node: "n1", Ready: true}, {Name: "web-b", Node: "n2", Ready: true}}},
 		}
-		return st
 	}
-	r.observe(key, status(holdfastv1alpha1.WorkloadRecovering, holdfastv1alpha1.WorkloadRecovering), h, t0.Add(31*time.Second))
-	r.observe(key, status(holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadRecovering), policy.NodeHealth{}, t0.Add(40*time.Second))
-	if got := testutil.ToFloat64(r.seconds.WithLabelValues("shop", "defaults", holdfastv1alpha1.KindDeployment, "single")); got != 40 {
-		t.Errorf("single recovered in %v s, want 40", got)
+	web := r.seconds.WithLabelValues("shop", "defaults", holdfastv1alpha1.KindDeployment, "web")
+	r.observe(key, recovering, observed(31*time.Second, false))
+	if n := testutil.CollectAndCount(r.histogram); n != 0 {
+		t.Errorf("measured while web is short of a Ready pod: %d series", n)
 	}
-	if n := testutil.CollectAndCount(r.seconds); n != 1 {
-		t.Errorf("%d series, want only the recovered workload's", n)
-	}
-	r.observe(key, status(holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadBudgeted), policy.NodeHealth{}, t0.Add(52*time.Second))
-	if got := testutil.ToFloat64(r.seconds.WithLabelValues("shop", "defaults", holdfastv1alpha1.KindDeployment, "web")); got != 52 {
-		t.Errorf("web recovered in %v s, want 52", got)
+	r.observe(key, recovering, observed(37*time.Second, true))
+	r.observe(key, recovering, observed(45*time.Second, true))
+	if got := testutil.ToFloat64(web); got != 37 {
+		t.Errorf("web at full strength after %v s, want 37, measured once", got)
 	}
 	r.forget(key)
 	if n := testutil.CollectAndCount(r.seconds); n != 0 {

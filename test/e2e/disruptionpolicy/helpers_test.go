@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -24,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/policy"
@@ -295,25 +293,11 @@ func (e *env) gauge(p *holdfastv1alpha1.DisruptionPolicy, state string) (float64
 // in-process operator exports.
 func (e *env) metric(name string, labels map[string]string) (float64, bool) {
 	e.T.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
+	v, ok, err := framework.Metric(name, labels)
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			if maps.Equal(got, labels) {
-				return m.GetGauge().GetValue(), true
-			}
-		}
-	}
-	return 0, false
+	return v, ok
 }
 
 // autoscaler creates a HorizontalPodAutoscaler of bounds 1-1 over the Deployment name and

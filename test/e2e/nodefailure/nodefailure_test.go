@@ -200,6 +200,17 @@ func TestCrashedNodeCostsSecondsNotMinutes(t *testing.T) {
 	})
 	took := time.Since(crashed)
 	t.Logf("FIGURE node-failure full-strength-seconds=%.1f (crash of a node holding a single replica and 1 of 3 web replicas; Kubernetes alone about 355 s)", took.Seconds())
+	// The operator measures the same, from the node's last Lease renewal.
+	for _, w := range []string{"single", "web"} {
+		labels := map[string]string{"namespace": e.Namespace, "policy": "defaults", "kind": holdfastv1alpha1.KindDeployment, "workload": w}
+		e.Eventually(recovery, w+"'s recovery measured", func(context.Context) (bool, error) {
+			v, ok, err := framework.Metric("holdfast_disruptionpolicy_recovery_seconds", labels)
+			if ok {
+				t.Logf("FIGURE node-failure metric recovery-seconds %s %.1f (from the last Lease renewal)", w, v)
+			}
+			return ok && v > 0, err
+		})
+	}
 
 	// The originals are left where they are: a partitioned node may still serve them.
 	for _, name := range []string{"single", "web"} {

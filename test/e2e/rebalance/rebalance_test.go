@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/controller/rebalance"
@@ -488,21 +487,6 @@ func (f *env) quietFor(c *createdPods, window time.Duration) {
 // decisions reads holdfast_rebalance_decisions_total for an outcome from the operator's
 // registry (the operator runs in this process).
 func decisions(outcome string) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return 0
-	}
-	for _, mf := range families {
-		if mf.GetName() != "holdfast_rebalance_decisions_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "outcome" && l.GetValue() == outcome {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	v, _, _ := framework.Metric("holdfast_rebalance_decisions_total", map[string]string{"outcome": outcome})
+	return v
 }
