@@ -155,6 +155,10 @@ type Observed struct {
 	Surges []SurgeSet
 	// Health is what the response to lost nodes reads of every node.
 	Health NodeHealth
+	// Bystanders are, under fencing, the StatefulSet pods on each lost node that the
+	// policy does not fence for (other namespaces', other StatefulSets'), by node: the
+	// out-of-service taint releases them too.
+	Bystanders map[string][]string
 	// LostRoom is the planner's answer, when more than one node is lost at once, on
 	// which pods of the lost nodes fit on the survivors: by namespace/name, "" for one
 	// that fits, else why not (LostRoomWanted, SetLostRoom). Nil: every pod fits.

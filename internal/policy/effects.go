@@ -44,6 +44,9 @@ type NodeTaint struct {
 	Key  string
 	// Proof is why a fenced node is known to be down; "" for the other taints.
 	Proof string
+	// Bystanders are the StatefulSet pods a fence releases that the policy does not
+	// fence for, named in its Event (Observed.Bystanders).
+	Bystanders []string
 }
 
 func (e ApplyBudget) Loosens() bool { return e.Loosen }

@@ -438,7 +438,7 @@ func (f losses) fences(o Observed, w *Workload, nodes []string) ([]NodeTaint, ti
 	for _, name := range nodes {
 		proof := f.proof(o, name)
 		if proof != "" && !Fenced(o.Nodes[name]) {
-			out = append(out, NodeTaint{Node: name, Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: proof})
+			out = append(out, NodeTaint{Node: name, Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: proof, Bystanders: o.Bystanders[name]})
 		}
 		// fenceAfter is proof by the clock alone: nothing else wakes the policy then.
 		if after := o.Policy.Spec.NodeFailure.FenceAfter; proof == "" && after != nil {
@@ -492,15 +492,16 @@ func NodeDown(n *corev1.Node, renewed time.Time) string {
 
 // fencingMessage says where the fencing of a StatefulSet's lost pods stands.
 func (f losses) fencingMessage(o Observed, lost int32, nodes []string) string {
-	var fenced, waiting []string
+	var fenced, waiting, bystanders []string
 	for _, name := range nodes {
 		if Fenced(o.Nodes[name]) || f.proof(o, name) != "" {
 			fenced = append(fenced, name)
+			bystanders = append(bystanders, o.Bystanders[name]...)
 		} else {
 			waiting = append(waiting, name)
 		}
 	}
-	return msgFencing(lost, fenced, waiting)
+	return msgFencing(lost, fenced, waiting, bystanders)
 }
 
 // Fenced reports whether n carries the out-of-service taint.

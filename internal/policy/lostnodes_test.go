@@ -2,6 +2,7 @@ package policy
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -331,7 +332,7 @@ func TestDecideFencing(t *testing.T) {
 		return []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 3, State: holdfastv1alpha1.WorkloadRecovering, Budget: "holdfast-sts-db", Message: msg}}
 	}
 	apply := []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)), nil)}
-	const waiting = "1 pods on lost nodes; node n1 not proven down: its pods stay until it is (annotation holdfast.dev/node-down=true, its Karpenter NodeClaim gone, or fenceAfter), since two pods of one identity must never run"
+	const waiting = "1 pods on lost nodes; node n1 not proven down: its pods stay until it is (annotation holdfast.dev/node-down with the time of the check, its Karpenter NodeClaim gone, or fenceAfter), since two pods of one identity must never run"
 	const proven = "1 pods on lost nodes; node n1 proven down and tainted out-of-service: Kubernetes deletes the pods there and the StatefulSet starts them elsewhere"
 
 	runDecide(t, map[string]decideCase{
@@ -374,11 +375,14 @@ func TestDecideFencing(t *testing.T) {
 	})
 	// The fences themselves.
 	for name, tc := range map[string]struct {
-		spec   func(*holdfastv1alpha1.DisruptionPolicySpec)
-		mod    func(*corev1.Node)
-		health NodeHealth
-		want   []NodeTaint
+		spec       func(*holdfastv1alpha1.DisruptionPolicySpec)
+		mod        func(*corev1.Node)
+		health     NodeHealth
+		bystanders map[string][]string
+		want       []NodeTaint
 	}{
+		"another namespace's StatefulSet pod named": {spec: verified(0), mod: down, health: lostTwoMinutes, bystanders: map[string][]string{"n1": {"cache/redis-0"}},
+			want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "annotation holdfast.dev/node-down=true", Bystanders: []string{"cache/redis-0"}}}},
 		"annotation":       {spec: verified(0), mod: down, health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "annotation holdfast.dev/node-down=true"}}},
 		"fenceAfter":       {spec: verified(time.Minute), health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "no Lease renewal since 2026-11-22T11:58:00Z, fenceAfter 1m0s"}}},
 		"no proof":         {spec: verified(0), health: lostTwoMinutes},
@@ -389,9 +393,14 @@ func TestDecideFencing(t *testing.T) {
 	} {
 		t.Run("fences/"+name, func(t *testing.T) {
 			p := policy("p", time.Hour, tc.spec)
-			d := Decide(Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{db}, Pods: pods, Nodes: nodesWith(tc.mod), Health: tc.health, Now: now})
+			d := Decide(Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{db}, Pods: pods, Nodes: nodesWith(tc.mod), Health: tc.health, Bystanders: tc.bystanders, Now: now})
 			if diff := cmp.Diff(tc.want, fencesOf(d), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("fences (-want +got):\n%s", diff)
+			}
+			for _, b := range tc.bystanders["n1"] {
+				if msg := d.Status.Workloads[0].Message; !strings.Contains(msg, b) {
+					t.Errorf("status %q does not name %s, which the fence releases too", msg, b)
+				}
 			}
 		})
 	}

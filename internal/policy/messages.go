@@ -183,13 +183,16 @@ func msgCorrelated(nodes []string, recovering int32, brake string) string {
 	return msgNodesLost(nodes, recovering) + "; " + brake
 }
 
-func msgFencing(lost int32, fenced, waiting []string) string {
+func msgFencing(lost int32, fenced, waiting, bystanders []string) string {
 	var parts []string
 	if len(fenced) > 0 {
 		parts = append(parts, fmt.Sprintf("node %s proven down and tainted out-of-service: Kubernetes deletes the pods there and the StatefulSet starts them elsewhere", strings.Join(fenced, ", ")))
 	}
+	if len(bystanders) > 0 {
+		parts = append(parts, fmt.Sprintf("the taint releases too StatefulSet pods this policy does not fence for: %s", strings.Join(bystanders, ", ")))
+	}
 	if len(waiting) > 0 {
-		parts = append(parts, fmt.Sprintf("node %s not proven down: its pods stay until it is (annotation %s=true, its Karpenter NodeClaim gone, or fenceAfter), since two pods of one identity must never run",
+		parts = append(parts, fmt.Sprintf("node %s not proven down: its pods stay until it is (annotation %s with the time of the check, its Karpenter NodeClaim gone, or fenceAfter), since two pods of one identity must never run",
 			strings.Join(waiting, ", "), holdfastv1alpha1.NodeDownAnnotation))
 	}
 	return fmt.Sprintf("%d pods on lost nodes; %s", lost, strings.Join(parts, "; "))

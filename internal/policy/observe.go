@@ -135,6 +135,9 @@ func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPoli
 		if obs.NodeGroups, err = observeNodeGroups(ctx, src, &obs); err != nil {
 			return obs, err
 		}
+		if obs.Bystanders, err = observeBystanders(ctx, src, &obs); err != nil {
+			return obs, err
+		}
 	}
 	return obs, nil
 }
@@ -325,4 +328,51 @@ func HealthOf(nodes []corev1.Node, leases map[string]*coordinationv1.Lease, now 
 		}
 	}
 	return h
+}
+
+// observeBystanders reads, under fencing: Verified and no brake, the StatefulSet pods on
+// each lost node with a pod of a StatefulSet obs.Policy selects that the policy does not
+// fence for: other namespaces' and other StatefulSets'. The out-of-service taint
+// releases them too, and the fence says so.
+func observeBystanders(ctx context.Context, src Source, obs *Observed) (map[string][]string, error) {
+	if !fencing(obs.Policy) {
+		return nil, nil
+	}
+	f := assessLosses(*obs)
+	if f.brake != "" {
+		return nil, nil
+	}
+	covered := map[string]bool{}
+	var nodes []string
+	for _, w := range obs.Workloads {
+		if w.Kind != holdfastv1alpha1.KindStatefulSet {
+			continue
+		}
+		covered[w.Name] = true
+		key := WorkloadKey(w.Kind, w.Name)
+		for _, pod := range slices.Concat(obs.Pods[key], obs.Stuck[key]) {
+			if f.lost[pod.Node] && !slices.Contains(nodes, pod.Node) {
+				nodes = append(nodes, pod.Node)
+			}
+		}
+	}
+	var out map[string][]string
+	for _, node := range nodes {
+		pods, err := src.NodePods(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		for i := range pods {
+			owner := metav1.GetControllerOfNoCopy(&pods[i])
+			if owner == nil || owner.Kind != holdfastv1alpha1.KindStatefulSet || pods[i].Namespace == obs.Policy.Namespace && covered[owner.Name] {
+				continue
+			}
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[node] = append(out[node], pods[i].Namespace+"/"+pods[i].Name)
+		}
+		slices.Sort(out[node])
+	}
+	return out, nil
 }

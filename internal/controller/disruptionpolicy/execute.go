@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -61,7 +62,11 @@ func (r *reconciler) execute(ctx context.Context, cs *contests, p *holdfastv1alp
 			return nil, nil
 		}
 		logger.Info("Lost node fenced", "node", klog.KRef("", e.Node), "proof", e.Proof)
-		ev := announce.Warning(EventFenced, fmt.Sprintf("node %s tainted %s: %s", e.Node, e.Key, e.Proof)).
+		msg := fmt.Sprintf("node %s tainted %s: %s", e.Node, e.Key, e.Proof)
+		if len(e.Bystanders) > 0 {
+			msg += fmt.Sprintf("; the taint releases too StatefulSet pods this policy does not fence for: %s", strings.Join(e.Bystanders, ", "))
+		}
+		ev := announce.Warning(EventFenced, msg).
 			About(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: e.Node})
 		return &ev, nil
 	}
