@@ -132,39 +132,33 @@ type writes struct {
 //   - surges come after the budgets that let their evictions through;
 //   - pods' do-not-disrupt marks follow, and the budgets no workload wants go last.
 func (w writes) ordered() []Effect {
+	budgets := func(bs []*policyv1.PodDisruptionBudget, loosen bool) []ApplyBudget {
+		out := make([]ApplyBudget, len(bs))
+		for i, b := range bs {
+			out[i] = ApplyBudget{Budget: b, Loosen: loosen}
+		}
+		return out
+	}
+	deletes := make([]DeleteBudget, len(w.delete))
+	for i, b := range w.delete {
+		deletes[i] = DeleteBudget{Budget: b}
+	}
 	var out []Effect
-	for _, z := range w.unlabel {
-		out = append(out, z)
-	}
-	for _, b := range w.tighten {
-		out = append(out, ApplyBudget{Budget: b})
-	}
-	for _, b := range w.apply {
-		out = append(out, ApplyBudget{Budget: b})
-	}
-	for _, b := range w.loosen {
-		out = append(out, ApplyBudget{Budget: b, Loosen: true})
-	}
-	for _, z := range w.labels {
-		out = append(out, z)
-	}
-	for _, t := range w.quarantine {
-		out = append(out, t)
-	}
-	for _, t := range w.fence {
-		out = append(out, t)
-	}
-	for _, t := range w.hand {
-		out = append(out, t)
-	}
-	for _, s := range w.surges {
-		out = append(out, s)
-	}
-	for _, a := range w.annotations {
-		out = append(out, a)
-	}
-	for _, b := range w.delete {
-		out = append(out, DeleteBudget{Budget: b})
+	out = appendEffects(out, w.unlabel...)
+	out = appendEffects(out, budgets(w.tighten, false)...)
+	out = appendEffects(out, budgets(w.apply, false)...)
+	out = appendEffects(out, budgets(w.loosen, true)...)
+	out = appendEffects(out, w.labels...)
+	out = appendEffects(out, slices.Concat(w.quarantine, w.fence, w.hand)...)
+	out = appendEffects(out, w.surges...)
+	out = appendEffects(out, w.annotations...)
+	return appendEffects(out, deletes...)
+}
+
+// appendEffects appends effects of one kind to out.
+func appendEffects[T Effect](out []Effect, effects ...T) []Effect {
+	for _, e := range effects {
+		out = append(out, e)
 	}
 	return out
 }
