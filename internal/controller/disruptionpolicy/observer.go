@@ -81,10 +81,27 @@ func (r *observer) PodMeta(ctx context.Context, namespace string) ([]map[string]
 	return out, marked, nil
 }
 
+// nodeLists bounds the pod lists by node LostPodLabels makes: with more suspects (a
+// zone, or every node under a stale cache) one list of the namespace costs less.
+const nodeLists = 4
+
 // LostPodLabels reads the labels of namespace's pods on the suspect nodes, being
-// deleted too: a StatefulSet's pod stays so on a dead node until it is fenced.
+// deleted too: a StatefulSet's pod stays so on a dead node until it is fenced. It
+// makes one list by node for a few suspects, one list of the namespace for more.
 func (r *observer) LostPodLabels(ctx context.Context, namespace string, h policy.NodeHealth) ([]map[string]string, error) {
 	var out []map[string]string
+	if len(h.Suspects) > nodeLists {
+		pods := &corev1.PodList{}
+		if err := r.live.List(ctx, pods, client.InNamespace(namespace)); err != nil {
+			return nil, fmt.Errorf("listing pods of namespace %s: %w", namespace, err)
+		}
+		for i := range pods.Items {
+			if _, suspect := h.Suspects[pods.Items[i].Spec.NodeName]; suspect {
+				out = append(out, pods.Items[i].Labels)
+			}
+		}
+		return out, nil
+	}
 	for node := range h.Suspects {
 		pods, err := r.podMetadata(ctx, namespace, client.MatchingFields{podNodeField: node})
 		if err != nil {
