@@ -238,8 +238,8 @@ func snapshotOf(t *testing.T, c client.Reader) *snapshot.Snapshot {
 	return s
 }
 
-// randomCluster is 6 nodes in 3 zones, at most one being drained and one lost (proven
-// down or not), and two namespaces, each with a DisruptionPolicy of random strategies
+// randomCluster is 6 nodes in 3 zones, at most one being drained, and one lost (proven
+// down or not) or five, and two namespaces, each with a DisruptionPolicy of random strategies
 // over 1 to 3 Deployments and StatefulSets of 1 to 4 Ready replicas, and at times a
 // budget the policy left behind.
 func randomCluster(seed uint64) []client.Object {
@@ -248,9 +248,15 @@ func randomCluster(seed uint64) []client.Object {
 	var objs []client.Object
 	zones := []string{"a", "b", "c"}
 	nodes := make([]string, 6)
-	lost, drained := -1, -1
-	if rnd.IntN(2) == 0 {
-		lost = rnd.IntN(6)
+	lost, drained := map[int]bool{}, -1
+	switch rnd.IntN(6) {
+	case 0, 1, 2:
+		lost[rnd.IntN(6)] = true
+	case 3:
+		// Most of the cluster at once: the brake, and the lost pods read by namespace.
+		for i := range 5 {
+			lost[i] = true
+		}
 	}
 	if rnd.IntN(2) == 0 {
 		drained = rnd.IntN(6)
@@ -262,13 +268,13 @@ func randomCluster(seed uint64) []client.Object {
 			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
 				Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}}}
 		renewed := differentialNow.Add(-2 * time.Second)
-		if i == lost {
+		if lost[i] {
 			renewed = differentialNow.Add(-2 * time.Minute)
 			if rnd.IntN(2) == 0 {
 				n.Annotations = map[string]string{holdfastv1alpha1.NodeDownAnnotation: "true"}
 			}
 		}
-		if i == drained && i != lost {
+		if i == drained && !lost[i] {
 			n.Spec.Unschedulable = true
 		}
 		objs = append(objs, n, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: corev1.NamespaceNodeLease, Name: nodes[i]},
