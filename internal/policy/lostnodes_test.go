@@ -362,6 +362,26 @@ func TestDecideFencing(t *testing.T) {
 			claims: map[string]NodeClaim{},
 			want:   result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(proven)},
 		},
+		"a Karpenter node whose NodeClaim is being deleted, not gone: Karpenter drains first, not fenced": {
+			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, pods: pods, health: lostTwoMinutes,
+			nodes:  nodesWith(func(n *corev1.Node) { n.Labels = map[string]string{"karpenter.sh/nodepool": "default"} }),
+			claims: map[string]NodeClaim{"n1": {Name: "default-abc"}},
+			want:   result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(waiting)},
+		},
+		"node-down from a failure before the last renewal: proves nothing now": {
+			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, pods: pods, health: lostTwoMinutes,
+			nodes: nodesWith(func(n *corev1.Node) {
+				n.Annotations = map[string]string{holdfastv1alpha1.NodeDownAnnotation: now.Add(-5 * time.Minute).Format(time.RFC3339)}
+			}),
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(waiting)},
+		},
+		"node-down checked after the last renewal: fenced": {
+			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, pods: pods, health: lostTwoMinutes,
+			nodes: nodesWith(func(n *corev1.Node) {
+				n.Annotations = map[string]string{holdfastv1alpha1.NodeDownAnnotation: now.Add(-time.Minute).Format(time.RFC3339)}
+			}),
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(proven)},
+		},
 		"a pod Kubernetes evicted, stuck Terminating on the dead node: fenced on proof": {
 			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, nodes: nodesWith(down), health: lostTwoMinutes,
 			pods:  map[string][]Pod{"StatefulSet/db": {pod("db-1", "n3", true, time.Hour), pod("db-2", "n5", true, time.Hour)}},
