@@ -222,6 +222,10 @@ func msgCompanionNotReady(pod string) string {
 	return "companion " + pod + " is not Ready"
 }
 
+func msgUnzoned(key string, pods []string) string {
+	return fmt.Sprintf("; pod %s runs on nodes without the label %s: counted in no zone, under the workload's budget, and the node wants the label", strings.Join(pods, ", "), key)
+}
+
 func msgZonesIdle(allowed, replicas int32) string {
 	return fmt.Sprintf("no zone is being disrupted: %d of %d pods may be disrupted at once, in any zone", allowed, replicas)
 }

@@ -99,6 +99,9 @@ type zoneView struct {
 	labels []PodZone
 	// labelled are the pods that carry a holdfast.dev/zone label.
 	labelled []string
+	// unzoned are the pods on nodes without the topology label: counted in no zone,
+	// they stay under the workload's budget, and are not missing.
+	unzoned []string
 	// next is the soonest a zone settles.
 	next time.Time
 }
@@ -130,6 +133,9 @@ func viewZones(o Observed, w *Workload) zoneView {
 		node := o.Nodes[pod.Node]
 		zone := NodeZone(za, node)
 		if zone == "" {
+			if node != nil {
+				v.unzoned = append(v.unzoned, pod.Name)
+			}
 			continue
 		}
 		if pod.Zone != zone {
@@ -150,7 +156,7 @@ func viewZones(o Observed, w *Workload) zoneView {
 			v.next = c.settlesAt
 		}
 	}
-	v.missing = w.Replicas
+	v.missing = w.Replicas - int32(len(v.unzoned))
 	for _, c := range v.counts {
 		v.missing -= c.pods
 	}
@@ -391,6 +397,9 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 		}
 		out.labels = v.labels
 		out.message = msgZoneActive(v.active, v.limit(p.Spec.ZoneAware), v.size, open)
+	}
+	if len(v.unzoned) > 0 {
+		out.message += msgUnzoned(ZoneTopologyKey(p.Spec.ZoneAware), v.unzoned)
 	}
 	for _, b := range want {
 		if loosens(existingBudget(o.Budgets, b.Name), b) {

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -512,4 +513,30 @@ func crossZone(budgets []policyv1.PodDisruptionBudget, pods []Pod) (string, stri
 		}
 	}
 	return "", "", false
+}
+
+// A node without the topology label neither freezes the zones nor hides: its pod is
+// counted in no zone, not missing, so a zone disrupted for a drain is whole again once
+// the drain is over; and the status names it.
+func TestNodeWithoutZoneLabel(t *testing.T) {
+	z := newZoned(intstr.FromInt32(1))
+	z.o.Nodes["c-2"].Labels = nil
+	z.cordon("a-0")
+	z.apply(Decide(z.o))
+	z.apply(Decide(z.o))
+	st := Decide(z.o).Status.Workloads[0]
+	if st.Zone != "a" {
+		t.Fatalf("zone %q disrupted for the drain of a-0, want a", st.Zone)
+	}
+	if !strings.Contains(st.Message, "db-8 runs on nodes without the label "+holdfastv1alpha1.DefaultZoneTopologyKey) {
+		t.Errorf("status %q does not name the pod on the node without a zone", st.Message)
+	}
+	z.o.Nodes["a-0"].Spec.Unschedulable = false
+	z.o.Now = now.Add(time.Hour)
+	for range 3 {
+		z.apply(Decide(z.o))
+	}
+	if st := Decide(z.o).Status.Workloads[0]; st.Zone != "" {
+		t.Errorf("zone %q still disrupted an hour after the drain: %s", st.Zone, st.Message)
+	}
 }
