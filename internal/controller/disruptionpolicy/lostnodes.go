@@ -74,10 +74,19 @@ type nodeWatcher struct {
 	toWake, back map[string]bool
 }
 
-// renewal is a Lease's renewTime as last seen, and when the watcher saw it change.
+// rejoin is how long a node silent for SuspectAfter or more must renew its Lease again
+// before the watcher takes it back: a node that flaps does not start and end surges
+// with each renewal.
+const rejoin = 20 * time.Second
+
+// renewal is what the watcher knows of a Lease's renewals.
 type renewal struct {
-	renewTime time.Time
-	seen      time.Time
+	// renewTime is the Lease's as last read, changed when the watcher saw it change.
+	renewTime, changed time.Time
+	// seen is the renewal the watcher reports: when it saw the last renewal it accepts.
+	seen time.Time
+	// back is when a silent node renewed again, zero when it is not on probation.
+	back time.Time
 }
 
 func newNodeWatcher(c client.Client, cache, live client.Reader, clk clock.PassiveClock, ledger *contest.Ledger) *nodeWatcher {
@@ -176,7 +185,9 @@ func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, []corev1.Nod
 // it, so that a node whose clock is behind is not lost while it renews. A Lease seen
 // for the first time (the operator just started) is taken at its renewTime, but as
 // renewed at most SuspectAfter ago: a node is lost only once this operator has itself
-// seen no renewal for a while.
+// seen no renewal for a while. A node that renews again after a silence is taken back
+// only once it has renewed for rejoin (its probation); silent again meanwhile, it stays
+// as it was.
 func (w *nodeWatcher) seen(l *coordinationv1.Lease, now time.Time) *coordinationv1.Lease {
 	if l.Spec.RenewTime == nil {
 		return l
@@ -185,12 +196,18 @@ func (w *nodeWatcher) seen(l *coordinationv1.Lease, now time.Time) *coordination
 	r, ok := w.renewals[l.Name]
 	switch {
 	case !ok:
-		r = renewal{renewTime: renewed, seen: renewed}
+		r = renewal{renewTime: renewed, changed: now, seen: renewed}
 		if floor := now.Add(-policy.SuspectAfter); renewed.Before(floor) {
 			r.seen = floor
 		}
 	case !r.renewTime.Equal(renewed):
-		r = renewal{renewTime: renewed, seen: now}
+		if now.Sub(r.changed) >= policy.SuspectAfter {
+			r.back = now // renewed after a silence: on probation from now
+		}
+		r.renewTime, r.changed = renewed, now
+		if r.back.IsZero() || now.Sub(r.back) >= rejoin {
+			r.seen, r.back = now, time.Time{}
+		}
 	}
 	w.renewals[l.Name] = r
 	if r.seen.Equal(renewed) {

@@ -1,6 +1,7 @@
 package disruptionpolicy
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -46,5 +47,38 @@ func TestLeaseAgeIsWhatTheWatcherSaw(t *testing.T) {
 	}
 	if got, want := lostAt["dead"].Sub(t0), 15*time.Second; got != want {
 		t.Errorf("the node dead before the operator started was lost %s after it started, want %s", got, want)
+	}
+}
+
+// A node back after a silence is taken back only once it has renewed for rejoin: a node
+// that flaps stays lost, and its surge neither ends nor starts again with each renewal.
+func TestNodeBackAfterProbation(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	w := newNodeWatcher(nil, nil, nil, clk, nil)
+	nodes := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "flaky"}}}
+	lease := func(renewed time.Time) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "flaky"},
+			Spec: coordinationv1.LeaseSpec{LeaseDurationSeconds: ptr.To[int32](40), RenewTime: ptr.To(metav1.NewMicroTime(renewed))}}
+	}
+	// alive says whether the kubelet renews in each 10 s step.
+	alive := []bool{true, true, false, false, false, false, false, false, true, false, false, true, true, true, true, true}
+	var last time.Time
+	var lost []bool
+	for step, up := range alive {
+		now := t0.Add(time.Duration(step) * 10 * time.Second)
+		clk.SetTime(now)
+		if up {
+			last = now
+		}
+		h := policy.HealthOf(nodes, map[string]*coordinationv1.Lease{"flaky": w.seen(lease(last), now)}, now)
+		s, suspect := h.Suspects["flaky"]
+		lost = append(lost, suspect && !now.Before(s.Renewed.Add(30*time.Second)))
+	}
+	// Last renewed at 10 s: lost from 40 s; one renewal at 80 s, silent again: still
+	// lost; renewing from 110 s: back only at 130 s, after its probation.
+	want := []bool{false, false, false, false, true, true, true, true, true, true, true, true, true, false, false, false}
+	if !slices.Equal(lost, want) {
+		t.Errorf("lost at each 10 s step:\n got %v\nwant %v", lost, want)
 	}
 }
