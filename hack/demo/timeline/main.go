@@ -25,6 +25,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
 // interval is how often the workloads are sampled: the demo's claims ("never below the
@@ -93,10 +95,19 @@ func run(kubeconfig string, namespaces []string, marksFile, out string) error {
 // recording a false zero.
 func record(ctx context.Context, cs kubernetes.Interface, ns string, series map[string][]sample) {
 	now := time.Now()
-	if ds, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{}); err == nil {
+	// A Deployment's surge set serves beside it: its Ready pods count, as a Service
+	// counts them.
+	surges, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: holdfastv1alpha1.SurgeOfLabel})
+	if ds, derr := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{}); err == nil && derr == nil {
 		for _, d := range ds.Items {
+			ready := d.Status.ReadyReplicas
+			for _, rs := range surges.Items {
+				if rs.Annotations[holdfastv1alpha1.SurgeForAnnotation] == d.Name {
+					ready += rs.Status.ReadyReplicas
+				}
+			}
 			key := "Deployment " + ns + "/" + d.Name
-			series[key] = append(series[key], sample{now, d.Status.ReadyReplicas, *d.Spec.Replicas})
+			series[key] = append(series[key], sample{now, ready, *d.Spec.Replicas})
 		}
 	}
 	if ss, err := cs.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{}); err == nil {
@@ -282,7 +293,7 @@ svg text { font: 12px system-ui, sans-serif; }
 .tick { fill: #666; }
 </style></head><body>
 <h1>Ready replicas per workload</h1>
-<p>Sampled every {{.Interval}} for {{.Seconds}} s from {{.Start}}. Each line is a workload's ready replicas,
+<p>Sampled every {{.Interval}} for {{.Seconds}} s from {{.Start}}. Each line is a workload's ready replicas (a Deployment's with the extra pods of its surge set),
 every row on the same scale of 0 to {{.Max}} replicas (the numbers left of each row); the faint dotted line is its
 desired replicas. The time axis counts minutes:seconds from the start; the dashed verticals are the demo's steps,
 listed below.</p>
