@@ -524,28 +524,30 @@ func TestZoneOutageActsWithinWhatFits(t *testing.T) {
 	e.waitNodesBack(p)
 }
 
-// One node in each of two zones stops at the same moment: more than a fifth of the
-// cluster, scattered, more often the network or the control plane than the machines.
-// holdfast adds nothing, fences nothing, and says so.
+// Nodes of several zones stop renewing at the same moment: one in each of two zones,
+// more than a fifth of the cluster, or every node at once, as when the control plane
+// cannot keep up. That is more often the network or the control plane than the
+// machines: holdfast adds nothing, fences nothing, and says so.
 func TestScatteredFailureBrakes(t *testing.T) {
+	for name, pick := range map[string]func(e *env) []string{
+		"one node in each of two zones": func(e *env) []string {
+			first := e.Nodes[2]
+			second := e.Nodes[slices.IndexFunc(e.Nodes, func(n string) bool { return e.zoneOf(n) != e.zoneOf(first) })]
+			return []string{first, second}
+		},
+		"every node": func(e *env) []string { return e.Nodes },
+	} {
+		t.Run(name, func(t *testing.T) { brakes(t, pick) })
+	}
+}
+
+func brakes(t *testing.T, pick func(e *env) []string) {
 	e := setup(t)
 	e.StartOperator()
 	p := e.policy(func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 		s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified, FenceAfter: &metav1.Duration{Duration: time.Minute}}
 	})
-	first := e.Nodes[2]
-	var victims []string
-	for _, n := range e.Nodes {
-		if n == first || len(victims) == 1 && e.zoneOf(n) != e.zoneOf(first) {
-			victims = append(victims, n)
-		}
-		if len(victims) == 2 {
-			break
-		}
-	}
-	if len(victims) < 2 {
-		t.Fatalf("nodes %v: the testbed needs two zones", victims)
-	}
+	victims := pick(e)
 	web := e.Deployment("web", 2)
 	framework.HostnameAntiAffinity(web)
 	prefer(&web.Spec.Template.Spec, victims[0])
