@@ -176,6 +176,17 @@ func (w *nodeWatcher) read(ctx context.Context) (policy.NodeHealth, []corev1.Nod
 	for i := range leases.Items {
 		byNode[leases.Items[i].Name] = w.seen(&leases.Items[i], now)
 	}
+	// Nodes come and go (autoscalers): what is known of those gone goes with them.
+	for name := range w.renewals {
+		if byNode[name] == nil {
+			delete(w.renewals, name)
+		}
+	}
+	for name := range w.back {
+		if !slices.ContainsFunc(nodes.Items, func(n corev1.Node) bool { return n.Name == name }) {
+			delete(w.back, name)
+		}
+	}
 	h := policy.HealthOf(nodes.Items, byNode, now)
 	return h, nodes.Items, nil
 }

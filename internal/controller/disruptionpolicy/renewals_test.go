@@ -1,6 +1,7 @@
 package disruptionpolicy
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
@@ -80,5 +82,30 @@ func TestNodeBackAfterProbation(t *testing.T) {
 	want := []bool{false, false, false, false, true, true, true, true, true, true, true, true, true, false, false, false}
 	if !slices.Equal(lost, want) {
 		t.Errorf("lost at each 10 s step:\n got %v\nwant %v", lost, want)
+	}
+}
+
+// What the watcher knows of a node's renewals goes with its Lease: autoscalers make and
+// remove nodes all day.
+func TestRenewalsOfNodesGoneAreForgotten(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	lease := func(name string) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: corev1.NamespaceNodeLease, Name: name},
+			Spec: coordinationv1.LeaseSpec{RenewTime: ptr.To(metav1.NewMicroTime(clk.Now()))}}
+	}
+	c := fake.NewClientBuilder().WithObjects(lease("n1"), lease("n2")).Build()
+	w := newNodeWatcher(c, c, c, clk, nil)
+	w.back["n2"] = true
+	if _, _, err := w.read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(context.Background(), lease("n2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := w.renewals["n2"]; kept || len(w.renewals) != 1 || w.back["n2"] {
+		t.Errorf("renewals %v, back %v after n2 went: want only n1's", w.renewals, w.back)
 	}
 }
