@@ -132,6 +132,9 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 	}
 	ctrl.SetLogger(klog.NewKlogr())
 	setGCPercent()
+	if err := setMemoryLimit(); err != nil {
+		return err
+	}
 	info := GetVersionInfo()
 	klog.InfoS("Starting holdfast operator", "version", info.Version, "commit", info.Commit, "buildDate", info.BuildDate, "goVersion", info.GoVersion)
 	mgr, err := operator.New(o.config, operator.Options{
@@ -162,6 +165,35 @@ func setGCPercent() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
+}
+
+// MemoryLimitEnv names the variable in which the operator's manifests pass it its
+// container's memory limit, in bytes (the downward API's limits.memory).
+const MemoryLimitEnv = "HOLDFAST_MEMORY_LIMIT"
+
+// memoryLimitPercent is the share of the container's memory limit that the Go runtime's
+// soft limit is set to. The runtime collects harder as the memory it manages nears its
+// soft limit; at the container's limit itself there would be no room left for what it
+// does not count (the binary's pages, memory returned but not yet released), and the
+// kernel would kill the operator before the runtime had tried.
+const memoryLimitPercent = 90
+
+// setMemoryLimit sets the runtime's soft limit to memoryLimitPercent of the limit in
+// MemoryLimitEnv, unless GOMEMLIMIT chooses one.
+func setMemoryLimit() error {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return nil
+	}
+	v, set := os.LookupEnv(MemoryLimitEnv)
+	if !set {
+		return nil
+	}
+	limit, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || limit <= 0 {
+		return fmt.Errorf("%s=%q: want the container's memory limit in bytes", MemoryLimitEnv, v)
+	}
+	debug.SetMemoryLimit(limit / 100 * memoryLimitPercent)
+	return nil
 }
 
 // logVerbosity maps --log-level to klog's verbosity: controller-runtime logs each
