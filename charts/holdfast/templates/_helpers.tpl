@@ -82,3 +82,15 @@ holdfast.image is the operator's image reference; a digest pins it exactly.
 {{- printf "%s:%s" .Values.image.repository (include "holdfast.imageTag" .) -}}
 {{- end -}}
 {{- end -}}
+
+
+{{/*
+holdfast.podSecurityLabels hold a namespace to the restricted pod security level, which
+the operator's pod meets (non-root, no privilege escalation, no capabilities, the
+runtime's seccomp profile).
+*/}}
+{{- define "holdfast.podSecurityLabels" -}}
+pod-security.kubernetes.io/enforce: restricted
+pod-security.kubernetes.io/audit: restricted
+pod-security.kubernetes.io/warn: restricted
+{{- end -}}
