@@ -26,6 +26,7 @@ type OperatorOptions struct {
 	ConfigFlags             *genericclioptions.ConfigFlags
 	MetricsAddr             string
 	MetricsSecure           bool
+	MetricsCertDir          string
 	LogLevel                string
 	ProbeAddr               string
 	LeaderElection          bool
@@ -79,6 +80,7 @@ SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 	}
 	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 turns it off")
 	cmd.Flags().BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the apiserver authorises for GET /metrics (the holdfast-metrics-reader ClusterRole); false serves plain HTTP to anyone")
+	cmd.Flags().StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "with --metrics-secure, serve metrics with the certificate and key in this directory (tls.crt, tls.key, as a kubernetes.io/tls Secret mounts them), read again when they change; empty serves a self-signed certificate")
 	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "how much to log: info, or debug for every reconcile's decisions; -v N, kubectl's, sets klog's verbosity instead")
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	cmd.Flags().BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica reconciles")
@@ -140,6 +142,7 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 	mgr, err := operator.New(o.config, operator.Options{
 		MetricsAddr:             o.MetricsAddr,
 		MetricsSecure:           o.MetricsSecure,
+		MetricsCertDir:          o.MetricsCertDir,
 		Build:                   operator.BuildInfo{Version: info.Version, Commit: info.Commit, GoVersion: info.GoVersion},
 		ProbeAddr:               o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,

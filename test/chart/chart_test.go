@@ -103,9 +103,10 @@ func byKey(t *testing.T, data []byte) map[string]*unstructured.Unstructured {
 
 func TestLint(t *testing.T) {
 	for name, args := range map[string][]string{
-		"defaults":   nil,
-		"monitoring": {"--set", "monitoring.serviceMonitor.enabled=true", "--set", "monitoring.rules.enabled=true", "--set", "monitoring.dashboard.enabled=true"},
-		"gitops":     {"--set-string", "crds.annotations.argocd\\.argoproj\\.io/sync-wave=-1", "--set", "drainerRole.createSlotNamespace=false", "--set", "priorityClassQuota.enabled=true"},
+		"defaults":    nil,
+		"monitoring":  {"--set", "monitoring.serviceMonitor.enabled=true", "--set", "monitoring.rules.enabled=true", "--set", "monitoring.dashboard.enabled=true"},
+		"metrics tls": {"--set", "metrics.tls.certManager.enabled=true", "--set", "metrics.tls.certManager.issuerRef.name=ca", "--set", "monitoring.serviceMonitor.enabled=true"},
+		"gitops":      {"--set-string", "crds.annotations.argocd\\.argoproj\\.io/sync-wave=-1", "--set", "drainerRole.createSlotNamespace=false", "--set", "priorityClassQuota.enabled=true"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if out, err := helm(t, append([]string{"lint", "--strict", chartDir}, args...)...); err != nil {
@@ -622,5 +623,73 @@ func TestPlatformValues(t *testing.T) {
 	spec := custom["ResourceQuota/holdfast-operator-priority"].Object["spec"].(map[string]any)
 	if got := fmt.Sprint(spec["hard"], spec["scopeSelector"]); got != "map[pods:5] map[matchExpressions:[map[operator:In scopeName:PriorityClass values:[platform-critical]]]]" {
 		t.Errorf("the quota for a class of the user's: %s", got)
+	}
+}
+
+// metrics.tls gives the metrics endpoint a certificate the ServiceMonitor verifies: from
+// cert-manager, or from a Secret of the user's.
+func TestMetricsTLS(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args        []string
+		secret      string
+		certificate bool
+	}{
+		"cert-manager": {
+			args:   []string{"--set", "metrics.tls.certManager.enabled=true", "--set", "metrics.tls.certManager.issuerRef.name=metrics-ca", "--set", "metrics.tls.certManager.issuerRef.kind=ClusterIssuer"},
+			secret: "holdfast-metrics-tls", certificate: true,
+		},
+		"a Secret of the user's": {
+			args:   []string{"--set", "metrics.tls.secretName=metrics-cert"},
+			secret: "metrics-cert",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			objs := render(t, append(tc.args, "--set", "monitoring.serviceMonitor.enabled=true")...)
+			pod, _, _ := unstructured.NestedMap(objs["Deployment/holdfast-operator"].Object, "spec", "template", "spec")
+			container := pod["containers"].([]any)[0].(map[string]any)
+			got := map[string]any{
+				"arg":     container["args"].([]any)[len(container["args"].([]any))-1],
+				"mounts":  container["volumeMounts"],
+				"volumes": pod["volumes"],
+			}
+			want := map[string]any{
+				"arg":     "--metrics-cert-dir=/var/run/holdfast/metrics-tls",
+				"mounts":  []any{map[string]any{"name": "metrics-tls", "mountPath": "/var/run/holdfast/metrics-tls", "readOnly": true}},
+				"volumes": []any{map[string]any{"name": "metrics-tls", "secret": map[string]any{"secretName": tc.secret}}},
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("the operator's certificate (-want +got):\n%s", diff)
+			}
+			endpoints, _, _ := unstructured.NestedSlice(objs["ServiceMonitor/holdfast-operator"].Object, "spec", "endpoints")
+			wantTLS := map[string]any{"ca": map[string]any{"secret": map[string]any{"name": tc.secret, "key": "ca.crt"}}, "serverName": "holdfast-operator-metrics.holdfast-system.svc"}
+			if diff := cmp.Diff(wantTLS, endpoints[0].(map[string]any)["tlsConfig"]); diff != "" {
+				t.Errorf("the ServiceMonitor's tlsConfig, verifying rather than skipping (-want +got):\n%s", diff)
+			}
+			cert, ok := objs["Certificate/holdfast-metrics"]
+			if ok != tc.certificate {
+				t.Fatalf("Certificate rendered: %v, want %v", ok, tc.certificate)
+			}
+			if !ok {
+				return
+			}
+			wantCert := map[string]any{
+				"secretName": tc.secret,
+				"dnsNames":   []any{"holdfast-operator-metrics", "holdfast-operator-metrics.holdfast-system", "holdfast-operator-metrics.holdfast-system.svc"},
+				"usages":     []any{"server auth", "digital signature", "key encipherment"},
+				"issuerRef":  map[string]any{"name": "metrics-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"},
+			}
+			if diff := cmp.Diff(wantCert, cert.Object["spec"]); diff != "" {
+				t.Errorf("the Certificate (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for name, args := range map[string][]string{
+		"cert-manager without an issuer":  {"--set", "metrics.tls.certManager.enabled=true"},
+		"a certificate over plain HTTP":   {"--set", "metrics.tls.secretName=metrics-cert", "--set", "metrics.secure=false"},
+		"an issuer of an unknown setting": {"--set", "metrics.tls.certManager.issuerRef.namespace=x"},
+	} {
+		if _, err := helm(t, append([]string{"template", "holdfast", chartDir}, args...)...); err == nil {
+			t.Errorf("%s: rendered, want a refusal", name)
+		}
 	}
 }
