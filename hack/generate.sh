@@ -11,6 +11,8 @@ controller_gen=(go tool -modfile=hack/tools/go.mod controller-gen)
 # it the apiserver prunes them and companion pods lose their labels.
 "${controller_gen[@]}" crd:generateEmbeddedObjectMeta=true rbac:roleName=holdfast-operator \
 	paths=./api/... paths=./internal/... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+# NodeCompanion's pod template keeps a small schema of its own (see the file).
+go run ./hack/crdschema config/crd/bases/holdfast.dev_nodecompanions.yaml spec.template hack/crdschema/podtemplate.yaml
 # The Helm chart ships the same CRDs and ClusterRole; copies, so that verify catches drift.
 rm -f charts/holdfast/files/crds/*.yaml
 cp config/crd/bases/*.yaml charts/holdfast/files/crds/

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -63,12 +64,42 @@ func (s *DisruptionPolicySpec) UnmarshalJSON(data []byte) error {
 }
 
 // UnmarshalJSON decodes a NodeCompanionSpec, leaving the fields whose stored values
-// cannot be decoded empty and listing them in DecodeErrors (see decodeFields).
+// cannot be decoded empty and listing them in DecodeErrors (see decodeFields), with what
+// decodeTemplate finds in the pod template.
 func (s *NodeCompanionSpec) UnmarshalJSON(data []byte) error {
 	type plain NodeCompanionSpec
 	bad, err := decodeFields(data, (*plain)(s))
-	s.DecodeErrors = bad
-	return err
+	if err != nil {
+		return err
+	}
+	s.DecodeErrors = append(bad, decodeTemplate(data)...)
+	return nil
+}
+
+// decodeTemplate checks spec.template of data, a NodeCompanion spec, strictly against
+// the pod template it must be. The CRD keeps the template as given, without its schema
+// (hack/crdschema/podtemplate.yaml), so the API server stores fields that no pod has,
+// which a plain decoding would drop without a word: a misspelt field would leave the
+// companions without, say, their resources or probes. Each such field is returned, to
+// be reported as the values that cannot be decoded are. A template that does not decode
+// at all is already among those.
+func decodeTemplate(data []byte) []string {
+	var spec struct {
+		Template json.RawMessage `json:"template"`
+	}
+	if err := json.Unmarshal(data, &spec); err != nil || len(spec.Template) == 0 {
+		return nil
+	}
+	var tmpl corev1.PodTemplateSpec
+	strict, err := kjson.UnmarshalStrict(spec.Template, &tmpl, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(strict))
+	for _, e := range strict {
+		out = append(out, "template: "+e.Error())
+	}
+	return out
 }
 
 // SpecDecodeErrors are the fields of the stored spec that could not be decoded.

@@ -74,3 +74,53 @@ func TestNodeCompanionUndecodable(t *testing.T) {
 		t.Errorf("DeepCopy lost DecodeErrors")
 	}
 }
+
+// The CRD keeps a companion's template without its schema, so the API server stores
+// fields that no pod template has, and values of the wrong type: each is named, the
+// template decoded as far as it goes.
+func TestNodeCompanionTemplateChecked(t *testing.T) {
+	for name, tc := range map[string]struct {
+		template string
+		want     []string
+	}{
+		"valid": {
+			template: `{"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "10m"}}}]}}`,
+		},
+		"misspelt container field": {
+			template: `{"spec": {"containers": [{"name": "c", "image": "i", "resource": {"requests": {"cpu": "10m"}}}]}}`,
+			want:     []string{`template: unknown field "spec.containers[0].resource"`},
+		},
+		"misspelt pod and metadata fields": {
+			template: `{"metadata": {"label": {"app": "a"}}, "spec": {"tolerations": [], "priorityClass": "x", "containers": [{"name": "c", "image": "i"}]}}`,
+			want:     []string{`template: unknown field "metadata.label"`, `template: unknown field "spec.priorityClass"`},
+		},
+		"wrong type": {
+			template: `{"spec": {"containers": [{"name": "c", "image": "i", "ports": "80"}]}}`,
+			want:     []string{"template: "},
+		},
+		"bad quantity": {
+			template: `{"spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"memory": "lots"}}}]}}`,
+			want:     []string{"template: "},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var nc NodeCompanion
+			data := `{"metadata": {"name": "n"}, "spec": {"daemonSet": {"name": "agent"}, "template": ` + tc.template + `}}`
+			if err := kjson.UnmarshalCaseSensitivePreserveInts([]byte(data), &nc); err != nil {
+				t.Fatal(err)
+			}
+			got := nc.Spec.DecodeErrors
+			if len(got) != len(tc.want) {
+				t.Fatalf("DecodeErrors = %q, want %q", got, tc.want)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tc.want[i]) {
+					t.Errorf("DecodeErrors[%d] = %q, want %q", i, got[i], tc.want[i])
+				}
+			}
+			if nc.Spec.DaemonSet == nil || nc.Spec.DaemonSet.Name != "agent" {
+				t.Errorf("the fields that decode were lost: %+v", nc.Spec)
+			}
+		})
+	}
+}

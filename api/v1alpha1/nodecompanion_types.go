@@ -47,6 +47,13 @@ type NodeCompanionSpec struct {
 	// Template is the companion pod. holdfast adds its labels, the one-per-node
 	// anti-affinity, the target's scheduling constraints, the priority class and the
 	// tolerations.
+	//
+	// The CRD keeps the template as given rather than carry the pod template's schema,
+	// which would make it too big for a client-side apply: hack/crdschema/podtemplate.yaml
+	// declares only what the CEL rules read. decodeTemplate checks the rest.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
 	Template corev1.PodTemplateSpec `json:"template"`
 
 	// MaxUnavailable is how many nodes may be without a Ready companion at once, through
@@ -74,9 +81,11 @@ type NodeCompanionSpec struct {
 
 	// DecodeErrors is set when the NodeCompanion is read, never stored: each field of
 	// the stored spec whose value cannot be decoded (stored before the schema refused
-	// it), with that value. Such fields are left empty; the operator changes nothing the
-	// NodeCompanion manages until they are fixed, and reports them (condition Ready,
-	// reason InvalidSpec, and a Warning Event).
+	// it), with that value, and each field of the template that a pod template does not
+	// have (the CRD does not check the template's fields). Fields that cannot be decoded
+	// are left empty; either way the operator changes nothing the NodeCompanion manages
+	// until they are fixed, and reports them (condition Ready, reason InvalidSpec, and a
+	// Warning Event).
 	DecodeErrors []string `json:"-"`
 }
 

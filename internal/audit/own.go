@@ -122,6 +122,18 @@ func policyOverridden(o *Own) *Result {
 	}
 }
 
+func companionSpecInvalid(o *Own) *Result {
+	nc := o.Companion
+	if nc == nil || len(nc.Spec.DecodeErrors) == 0 {
+		return nil
+	}
+	return &Result{
+		Message: fmt.Sprintf("NodeCompanion %s: the operator cannot use its spec (%s): it makes and changes nothing for it and reports Ready=False, reason InvalidSpec. The CRD does not check the template's fields, so the API server accepts them.",
+			nc.Name, strings.Join(nc.Spec.DecodeErrors, "; ")),
+		Fix: "# correct or remove the fields named; `kubectl explain pod.spec` lists a pod's fields",
+	}
+}
+
 func companionDaemonSetMissing(o *Own) *Result {
 	nc := o.Companion
 	if nc == nil || nc.Spec.DaemonSet == nil {

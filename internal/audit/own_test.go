@@ -80,6 +80,8 @@ spec:
   daemonSet:
     name: agent
 `, want: []string{"NodeCompanion/ns/guard"}},
+		"a NodeCompanion template with a misspelt field": {rule: "HF029", in: companion("resource"), want: []string{"NodeCompanion/ns/guard"}},
+		"a NodeCompanion template that is a pod's":        {rule: "HF029", in: companion("resources")},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -145,5 +147,24 @@ metadata:
   name: general
 spec:
   disruption: {consolidationPolicy: ` + consolidationPolicy + `, consolidateAfter: 30s}
+`
+}
+
+// companion is a NodeCompanion over the nodes labelled role=storage whose container
+// asks for CPU under the field resources, spelt as given.
+func companion(resources string) string {
+	return `apiVersion: holdfast.dev/v1alpha1
+kind: NodeCompanion
+metadata:
+  name: guard
+  namespace: ns
+spec:
+  nodeSelector: {role: storage}
+  template:
+    spec:
+      containers:
+      - name: guard
+        image: example.com/guard:1
+        ` + resources + `: {requests: {cpu: 10m}}
 `
 }

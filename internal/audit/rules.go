@@ -297,6 +297,18 @@ go. The finding names the Deployments the operator surges now and the nodes it h
 the operator's autoscaler flags to see cluster-autoscaler's node groups as it does.`,
 		Own: handedOff,
 	},
+	{
+		ID: "HF029", Name: "companion-spec-invalid", Severity: Error,
+		Summary: "NodeCompanion whose spec the operator cannot use",
+		Rationale: `The NodeCompanion CRD checks only part of spec.template (that it has containers,
+no nodeName and no pod anti-affinity): the whole pod template's schema would make the CRD
+too big for a client-side apply. So the API server stores a template with a field that
+no pod has, a misspelt resources or a probe in the wrong place, which a plain decoding
+would drop without a word. The operator decodes the template strictly: it makes and
+changes nothing for such a NodeCompanion and reports Ready=False, reason InvalidSpec,
+until the fields named are fixed. The same holds for a value it cannot decode.`,
+		Own: companionSpecInvalid,
+	},
 }
 
 func describe(w *availability.Workload) string { return w.Kind + " " + w.Name }

@@ -55,7 +55,7 @@ func TestSuppress(t *testing.T) {
 				"HF012 Deployment annotation one node per zone, spread by the node pools",
 				"HF003 PodDisruptionBudget annotation ",
 			},
-			Warnings: []string{`PodDisruptionBudget/shop/web: annotation holdfast.dev/audit-ignore names unknown rule "HF099"; rules are HF001 to HF028`},
+			Warnings: []string{`PodDisruptionBudget/shop/web: annotation holdfast.dev/audit-ignore names unknown rule "HF099"; rules are HF001 to HF029`},
 		}},
 		"--ignore HF012 wins over the annotation": {
 			ignore: []string{"HF012"},
@@ -66,7 +66,7 @@ func TestSuppress(t *testing.T) {
 					"HF012 Deployment flag --ignore HF012",
 					"HF003 PodDisruptionBudget annotation ",
 				},
-				Warnings: []string{`PodDisruptionBudget/shop/web: annotation holdfast.dev/audit-ignore names unknown rule "HF099"; rules are HF001 to HF028`},
+				Warnings: []string{`PodDisruptionBudget/shop/web: annotation holdfast.dev/audit-ignore names unknown rule "HF099"; rules are HF001 to HF029`},
 			},
 		},
 		"annotations and --ignore HF011,no-budget": {
@@ -79,7 +79,7 @@ func TestSuppress(t *testing.T) {
 					"HF012 Deployment annotation one node per zone, spread by the node pools",
 					"HF003 PodDisruptionBudget annotation ",
 				},
-				Warnings: []string{`PodDisruptionBudget/shop/web: annotation holdfast.dev/audit-ignore names unknown rule "HF099"; rules are HF001 to HF028`},
+				Warnings: []string{`PodDisruptionBudget/shop/web: annotation holdfast.dev/audit-ignore names unknown rule "HF099"; rules are HF001 to HF029`},
 			},
 		},
 	}

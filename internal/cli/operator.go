@@ -26,6 +26,7 @@ type OperatorOptions struct {
 	ConfigFlags             *genericclioptions.ConfigFlags
 	MetricsAddr             string
 	MetricsSecure           bool
+	MetricsCertDir          string
 	LogLevel                string
 	ProbeAddr               string
 	LeaderElection          bool
@@ -79,6 +80,7 @@ SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 	}
 	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 turns it off")
 	cmd.Flags().BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the apiserver authorises for GET /metrics (the holdfast-metrics-reader ClusterRole); false serves plain HTTP to anyone")
+	cmd.Flags().StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "with --metrics-secure, serve metrics with the certificate and key in this directory (tls.crt, tls.key, as a kubernetes.io/tls Secret mounts them), read again when they change; empty serves a self-signed certificate")
 	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "how much to log: info, or debug for every reconcile's decisions; -v N, kubectl's, sets klog's verbosity instead")
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	cmd.Flags().BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica reconciles")
@@ -132,11 +134,15 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 	}
 	ctrl.SetLogger(klog.NewKlogr())
 	setGCPercent()
+	if err := setMemoryLimit(); err != nil {
+		return err
+	}
 	info := GetVersionInfo()
 	klog.InfoS("Starting holdfast operator", "version", info.Version, "commit", info.Commit, "buildDate", info.BuildDate, "goVersion", info.GoVersion)
 	mgr, err := operator.New(o.config, operator.Options{
 		MetricsAddr:             o.MetricsAddr,
 		MetricsSecure:           o.MetricsSecure,
+		MetricsCertDir:          o.MetricsCertDir,
 		Build:                   operator.BuildInfo{Version: info.Version, Commit: info.Commit, GoVersion: info.GoVersion},
 		ProbeAddr:               o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,
@@ -162,6 +168,35 @@ func setGCPercent() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
+}
+
+// MemoryLimitEnv names the variable in which the operator's manifests pass it its
+// container's memory limit, in bytes (the downward API's limits.memory).
+const MemoryLimitEnv = "HOLDFAST_MEMORY_LIMIT"
+
+// memoryLimitPercent is the share of the container's memory limit that the Go runtime's
+// soft limit is set to. The runtime collects harder as the memory it manages nears its
+// soft limit; at the container's limit itself there would be no room left for what it
+// does not count (the binary's pages, memory returned but not yet released), and the
+// kernel would kill the operator before the runtime had tried.
+const memoryLimitPercent = 90
+
+// setMemoryLimit sets the runtime's soft limit to memoryLimitPercent of the limit in
+// MemoryLimitEnv, unless GOMEMLIMIT chooses one.
+func setMemoryLimit() error {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return nil
+	}
+	v, set := os.LookupEnv(MemoryLimitEnv)
+	if !set {
+		return nil
+	}
+	limit, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || limit <= 0 {
+		return fmt.Errorf("%s=%q: want the container's memory limit in bytes", MemoryLimitEnv, v)
+	}
+	debug.SetMemoryLimit(limit / 100 * memoryLimitPercent)
+	return nil
 }
 
 // logVerbosity maps --log-level to klog's verbosity: controller-runtime logs each

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -56,5 +57,52 @@ func TestOperatorGCPercent(t *testing.T) {
 	setGCPercent()
 	if got := debug.SetGCPercent(100); got != gcPercent {
 		t.Errorf("without GOGC, the GC percent is %d, want %d", got, gcPercent)
+	}
+}
+
+// The runtime's soft memory limit is 90 % of the container's, unless GOMEMLIMIT chooses.
+func TestOperatorMemoryLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	for name, tc := range map[string]struct {
+		gomemlimit, limit string
+		want              int64
+		refused           bool
+	}{
+		"90 % of the limit":     {limit: "268435456", want: 241591860},
+		"GOMEMLIMIT wins":       {gomemlimit: "100MiB", limit: "268435456", want: math.MaxInt64},
+		"no limit given":        {want: math.MaxInt64},
+		"not a number of bytes": {limit: "256Mi", refused: true},
+		"zero":                  {limit: "0", refused: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// The unset limit; setMemoryLimit reads GOMEMLIMIT only from the environment.
+			debug.SetMemoryLimit(math.MaxInt64)
+			unsetOrSet(t, "GOMEMLIMIT", tc.gomemlimit)
+			unsetOrSet(t, MemoryLimitEnv, tc.limit)
+			err := setMemoryLimit()
+			if tc.refused {
+				if err == nil || !strings.Contains(err.Error(), MemoryLimitEnv) {
+					t.Errorf("got %v, want a refusal naming %s", err, MemoryLimitEnv)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := debug.SetMemoryLimit(-1); got != tc.want {
+				t.Errorf("soft memory limit %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// unsetOrSet sets the variable for the test, or unsets it when value is empty; either
+// way it is restored after the test.
+func unsetOrSet(t *testing.T, name, value string) {
+	t.Setenv(name, value)
+	if value == "" {
+		if err := os.Unsetenv(name); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

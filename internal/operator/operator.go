@@ -9,8 +9,10 @@ package operator
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -78,6 +81,10 @@ type Options struct {
 	// whose bearer token the apiserver authenticates and authorises for GET /metrics;
 	// false serves them over plain HTTP to anyone.
 	MetricsSecure bool
+	// MetricsCertDir, with MetricsSecure, holds the metrics endpoint's certificate and key
+	// as a kubernetes.io/tls Secret mounts them (tls.crt, tls.key), read again whenever
+	// they change (cert-manager renews them in place); empty serves a self-signed one.
+	MetricsCertDir string
 	// Build labels holdfast_build_info: the version, commit and Go version of the binary.
 	Build BuildInfo
 	// ProbeAddr serves /healthz and /readyz; "0" turns them off.
@@ -145,10 +152,14 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	metrics, certs, err := metricsOptions(o)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOpts,
-		Metrics:                       metricsOptions(o),
+		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.ProbeAddr,
 		LeaderElection:                o.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
@@ -159,6 +170,11 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if certs != nil {
+		if err := mgr.Add(certs); err != nil {
+			return nil, fmt.Errorf("adding the metrics certificate watcher: %w", err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding the health check: %w", err)
@@ -247,13 +263,30 @@ func cachesSynced(c cache.Cache) healthz.Checker {
 // metricsOptions serves /metrics over HTTPS behind a TokenReview and a
 // SubjectAccessReview when secure, as kube-controller-manager does; the certificate is
 // self-signed and kept in memory, so the read-only root filesystem is no obstacle.
-func metricsOptions(o Options) metricsserver.Options {
+// metricsOptions serves metrics as o says. With MetricsCertDir it also returns the
+// watcher of the certificate, for the manager to run; the certificate is read now, and a
+// missing or unreadable one is an error: controller-runtime would fall back to a
+// self-signed certificate, which a Prometheus told to verify the endpoint refuses on
+// every scrape, with nothing in the operator's log to say why.
+func metricsOptions(o Options) (metricsserver.Options, *certwatcher.CertWatcher, error) {
 	opts := metricsserver.Options{BindAddress: o.MetricsAddr}
-	if o.MetricsSecure {
-		opts.SecureServing = true
-		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	if !o.MetricsSecure {
+		if o.MetricsCertDir != "" {
+			return opts, nil, fmt.Errorf("a metrics certificate (%s) needs secure metrics", o.MetricsCertDir)
+		}
+		return opts, nil, nil
 	}
-	return opts
+	opts.SecureServing = true
+	opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	if o.MetricsCertDir == "" {
+		return opts, nil, nil
+	}
+	certs, err := certwatcher.New(filepath.Join(o.MetricsCertDir, corev1.TLSCertKey), filepath.Join(o.MetricsCertDir, corev1.TLSPrivateKeyKey))
+	if err != nil {
+		return opts, nil, fmt.Errorf("reading the metrics certificate: %w", err)
+	}
+	opts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.GetCertificate = certs.GetCertificate }}
+	return opts, certs, nil
 }
 
 // buildInfo is holdfast_build_info, 1 for the running binary: dashboards show the

@@ -82,3 +82,36 @@ holdfast.image is the operator's image reference; a digest pins it exactly.
 {{- printf "%s:%s" .Values.image.repository (include "holdfast.imageTag" .) -}}
 {{- end -}}
 {{- end -}}
+
+
+{{/*
+holdfast.metricsTLSSecret names the Secret of the metrics endpoint's certificate, empty
+when the operator serves a self-signed one.
+*/}}
+{{- define "holdfast.metricsTLSSecret" -}}
+{{- $tls := .Values.metrics.tls -}}
+{{- if $tls.certManager.enabled -}}
+{{- default (printf "%s-metrics-tls" (include "holdfast.fullname" .)) $tls.secretName -}}
+{{- else -}}
+{{- $tls.secretName -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+holdfast.metricsServerName is the name the metrics certificate is for and Prometheus
+checks: the metrics Service's, in the cluster.
+*/}}
+{{- define "holdfast.metricsServerName" -}}
+{{- printf "%s-metrics.%s.svc" (include "holdfast.operatorName" .) .Release.Namespace -}}
+{{- end -}}
+
+{{/*
+holdfast.podSecurityLabels hold a namespace to the restricted pod security level, which
+the operator's pod meets (non-root, no privilege escalation, no capabilities, the
+runtime's seccomp profile).
+*/}}
+{{- define "holdfast.podSecurityLabels" -}}
+pod-security.kubernetes.io/enforce: restricted
+pod-security.kubernetes.io/audit: restricted
+pod-security.kubernetes.io/warn: restricted
+{{- end -}}

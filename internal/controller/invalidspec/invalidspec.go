@@ -1,9 +1,10 @@
 // Package invalidspec reports the holdfast objects whose stored spec holds values the
-// operator cannot decode: stored before the schema refused them (see the DecodeErrors
-// fields of api/v1alpha1). The types decode such an object with those fields empty, so
-// that the kind's cache still syncs and every other object is handled; each controller
-// then leaves what that object manages exactly as it is, and says so here: a condition
-// with reason InvalidSpec, a Warning Event when it changes, a log line and the gauge
+// operator cannot decode: stored before the schema refused them, or in a NodeCompanion's
+// template, which the schema leaves open (see the DecodeErrors fields of api/v1alpha1).
+// The types decode such an object with those fields empty, so that the kind's cache
+// still syncs and every other object is handled; each controller then leaves what that
+// object manages exactly as it is, and says so here: a condition with reason
+// InvalidSpec, a Warning Event when it changes, a log line and the gauge
 // holdfast_invalid_spec.
 package invalidspec
 
@@ -40,7 +41,7 @@ type Reporter struct {
 func New(reg prometheus.Registerer, kind string, recorder events.EventRecorder) (*Reporter, error) {
 	gauge, err := collectors.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "holdfast_invalid_spec",
-		Help: "1 for each holdfast object whose stored spec holds a value the operator cannot decode (stored before the schema refused it); the operator changes nothing it manages until it is fixed.",
+		Help: "1 for each holdfast object whose stored spec holds a value the operator cannot decode or the API server refused; the operator changes nothing it manages until it is fixed.",
 	}, []string{"kind", "namespace", "name"}))
 	if err != nil {
 		return nil, fmt.Errorf("registering the %s invalid spec metric: %w", kind, err)
@@ -50,7 +51,7 @@ func New(reg prometheus.Registerer, kind string, recorder events.EventRecorder) 
 
 // Message says which fields cannot be decoded, and what the operator does about it.
 func Message(field string, errs []string) string {
-	return fmt.Sprintf("%s holds values the operator cannot decode, stored before the schema refused them (%s): nothing it manages changes until they are fixed", field, strings.Join(errs, "; "))
+	return fmt.Sprintf("%s holds values the operator cannot decode (%s): nothing it manages changes until they are fixed", field, strings.Join(errs, "; "))
 }
 
 // MarkStatus sets condType and Ready False with reason InvalidSpec and msg among conditions, and

@@ -155,6 +155,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	if d.Deployment != nil {
 		from, err := r.applyDeployment(ctx, d.Deployment)
+		if apierrors.IsInvalid(err) {
+			return ctrl.Result{}, r.templateRefused(ctx, nc, err)
+		}
 		if err != nil {
 			return ctrl.Result{}, err
 		}

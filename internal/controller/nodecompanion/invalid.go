@@ -2,6 +2,7 @@ package nodecompanion
 
 import (
 	"context"
+	"fmt"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -14,7 +15,20 @@ import (
 // rebuilt from what did decode, they could lose the budget's size or the companions'
 // template.
 func (r *reconciler) invalidSpec(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion) error {
-	msg := invalidspec.Message("spec", nc.Spec.DecodeErrors)
+	return r.reportInvalid(ctx, nc, invalidspec.Message("spec", nc.Spec.DecodeErrors))
+}
+
+// templateRefused reports a NodeCompanion whose template the API server refused as the
+// pod template of the companions' Deployment. The CRD does not validate the template
+// (hack/crdschema/podtemplate.yaml), so this is where a template that decodes but is not
+// a valid pod (a container without an image, a bad port name) shows; retrying would only
+// be refused again, so the NodeCompanion waits for its next change.
+func (r *reconciler) templateRefused(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion, err error) error {
+	return r.reportInvalid(ctx, nc, fmt.Sprintf("spec.template is not a valid pod template: the companions' Deployment was refused (%v): nothing it manages changes until it is fixed", err))
+}
+
+// reportInvalid sets Ready False with reason InvalidSpec and msg, once, and reports it.
+func (r *reconciler) reportInvalid(ctx context.Context, nc *holdfastv1alpha1.NodeCompanion, msg string) error {
 	st := nc.Status.DeepCopy()
 	changed := invalidspec.MarkStatus(&st.Conditions, &st.ObservedGeneration, holdfastv1alpha1.ConditionReady, msg, nc.Generation, r.clock.Now())
 	if changed {

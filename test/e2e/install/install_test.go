@@ -167,7 +167,19 @@ func apply(f *framework.Framework, rendered []byte, args ...string) {
 // helmTemplate renders the packaged chart into the test's namespace with helm.
 func helmTemplate(f *framework.Framework, args ...string) []byte {
 	f.T.Helper()
-	rendered, err := f.Helm(f.Ctx, append([]string{"template", "holdfast", f.Chart(), "--namespace", f.Namespace}, args...)...)
+	return helmTemplateRelease(f, "holdfast", args...)
+}
+
+// helmTemplateRelease renders the packaged chart as release, for the testbed's
+// Kubernetes version as helm install reads it from the cluster (helm built with go tool
+// assumes 1.20 otherwise, which the chart's kubeVersion refuses).
+func helmTemplateRelease(f *framework.Framework, release string, args ...string) []byte {
+	f.T.Helper()
+	v, err := f.Clientset.Discovery().ServerVersion()
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	rendered, err := f.Helm(f.Ctx, append([]string{"template", release, f.Chart(), "--namespace", f.Namespace, "--kube-version", v.GitVersion}, args...)...)
 	if err != nil {
 		f.T.Fatal(err)
 	}

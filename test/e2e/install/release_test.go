@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -333,6 +334,7 @@ podAnnotations: {example.com/scrape: "true"}
 tolerations: [{key: dedicated, operator: Exists}]
 podDisruptionBudget: {enabled: false}
 monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}}
+drainerRole: {slotNamespace: `+release+`-drain}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -354,6 +356,30 @@ monitoring: {prometheusServiceAccount: {name: prometheus, namespace: monitoring}
 			_, _ = f.Helm(context.Background(), "uninstall", release, "--namespace", f.Namespace)
 		}
 	})
+	// What helm install applied is what helm template renders with the same values: the
+	// chart asks the cluster nothing, so a GitOps tool that renders it applies the same.
+	manifest, err := f.Helm(f.Ctx, "get", "manifest", release, "--namespace", f.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	installed := map[string]any{}
+	for _, u := range decode(t, manifest) {
+		installed[u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName()] = u.Object
+	}
+	templated := map[string]any{}
+	for _, u := range decode(t, helmTemplateRelease(f, release, "--set", "crds.install=false", "-f", values)) {
+		templated[u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName()] = u.Object
+	}
+	if diff := cmp.Diff(installed, templated); diff != "" {
+		t.Errorf("helm template renders other objects than helm install applied (-install +template):\n%s", diff)
+	}
+	ns, err := f.Clientset.CoreV1().Namespaces().Get(f.Ctx, release+"-drain", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the drain slots' namespace: %v", err)
+	}
+	if got := ns.Labels["pod-security.kubernetes.io/enforce"]; got != "restricted" {
+		t.Errorf("the drain slots' namespace: pod-security.kubernetes.io/enforce %q, want restricted", got)
+	}
 	d, err := f.Clientset.AppsV1().Deployments(f.Namespace).Get(f.Ctx, release+"-holdfast-operator", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

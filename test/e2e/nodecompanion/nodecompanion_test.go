@@ -19,7 +19,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -468,6 +470,22 @@ func TestValidation(t *testing.T) {
 			},
 			want: "0 would block every drain",
 		},
+		// The CRD keeps the template without the pod template's schema, but still
+		// declares what its rules read and the containers a pod needs.
+		"nodeName": {
+			mod:  func(nc *holdfastv1alpha1.NodeCompanion) { nc.Spec.Template.Spec.NodeName = "node-0" },
+			want: "spec.template.spec.nodeName must be empty",
+		},
+		"pod anti-affinity": {
+			mod: func(nc *holdfastv1alpha1.NodeCompanion) {
+				nc.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{}}
+			},
+			want: "spec.template.spec.affinity.podAntiAffinity must be empty",
+		},
+		"no containers": {
+			mod:  func(nc *holdfastv1alpha1.NodeCompanion) { nc.Spec.Template.Spec.Containers = nil },
+			want: "spec.template.spec.containers",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -536,5 +554,69 @@ func TestWritesKeepOthersKeys(t *testing.T) {
 	}
 	if b.Annotations["example.com/note"] != "keep" {
 		t.Errorf("the user's annotation on the companion budget was dropped: %v", b.Annotations)
+	}
+}
+
+// The template the CRD leaves open is checked by the operator: a field that no pod
+// template has, and a template the API server refuses for the companions' Deployment,
+// are each named on the NodeCompanion (Ready False, reason InvalidSpec, and a Warning
+// Event), and nothing is made from them.
+func TestTemplateCheckedByTheOperator(t *testing.T) {
+	e := setup(t)
+	e.StartOperator()
+	e.daemonSet("storage", nil)
+	cases := map[string]struct {
+		container map[string]any
+		want      string
+	}{
+		"misspelt": {
+			container: map[string]any{"name": "guard", "image": "registry.example/guard:1", "resource": map[string]any{"requests": map[string]any{"cpu": "10m"}}},
+			want:      `unknown field "spec.containers[0].resource"`,
+		},
+		"refused": {
+			container: map[string]any{"name": "Not_A_Name", "image": "registry.example/guard:1"},
+			want:      "the companions' Deployment was refused",
+		},
+	}
+	for name, tc := range cases {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": holdfastv1alpha1.GroupVersion.String(), "kind": "NodeCompanion",
+			"metadata": map[string]any{"name": name, "namespace": e.Namespace},
+			"spec": map[string]any{
+				"daemonSet": map[string]any{"name": "storage"},
+				"template":  map[string]any{"spec": map[string]any{"containers": []any{tc.container}}},
+			},
+		}}
+		if err := e.c.Create(e.Ctx, obj); err != nil {
+			t.Fatalf("%s: the API server refused what the CRD leaves to the operator: %v", name, err)
+		}
+	}
+	for name, tc := range cases {
+		nc := &holdfastv1alpha1.NodeCompanion{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace}}
+		e.Eventually(settle, name+" reported invalid", func(ctx context.Context) (bool, error) {
+			cur := &holdfastv1alpha1.NodeCompanion{}
+			if err := e.c.Get(ctx, client.ObjectKeyFromObject(nc), cur); err != nil {
+				return false, err
+			}
+			c := meta.FindStatusCondition(cur.Status.Conditions, holdfastv1alpha1.ConditionReady)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != holdfastv1alpha1.ReasonInvalidSpec || !strings.Contains(c.Message, tc.want) {
+				return false, fmt.Errorf("condition Ready: %+v", c)
+			}
+			notes, err := e.events(ctx, nc, holdfastv1alpha1.ReasonInvalidSpec)
+			if err != nil {
+				return false, err
+			}
+			if len(notes) == 0 || !strings.Contains(notes[0], tc.want) {
+				return false, fmt.Errorf("InvalidSpec Events: %q", notes)
+			}
+			return true, nil
+		})
+		deps := &appsv1.DeploymentList{}
+		if err := e.c.List(e.Ctx, deps, client.InNamespace(e.Namespace), client.MatchingLabels{holdfastv1alpha1.CompanionLabel: name}); err != nil {
+			t.Fatal(err)
+		}
+		if len(deps.Items) != 0 {
+			t.Errorf("%s: %d Deployments made from an invalid template", name, len(deps.Items))
+		}
 	}
 }
