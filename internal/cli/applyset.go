@@ -150,13 +150,19 @@ func toPrune(found []objectKey, applied []*unstructured.Unstructured) (prune []o
 			prune = append(prune, k)
 		}
 	}
-	order := func(a, b objectKey) int {
-		return cmp.Or(config.Rank(b.kind.Kind)-config.Rank(a.kind.Kind), cmp.Compare(groupKindString(a.kind), groupKindString(b.kind)),
-			cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
-	}
-	slices.SortFunc(prune, order)
-	slices.SortFunc(kept, order)
+	slices.SortFunc(prune, deleteOrder)
+	slices.SortFunc(kept, deleteOrder)
 	return prune, kept
 }
 
-var crdKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+// deleteOrder orders objects to be deleted: the reverse of the apply order, so that
+// what lives in a namespace goes before the namespace.
+func deleteOrder(a, b objectKey) int {
+	return cmp.Or(config.Rank(b.kind.Kind)-config.Rank(a.kind.Kind), cmp.Compare(groupKindString(a.kind), groupKindString(b.kind)),
+		cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
+}
+
+var (
+	crdKind        = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+	deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+)

@@ -20,10 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
@@ -256,7 +256,7 @@ func (o *InstallOptions) apply(ctx context.Context, objs []*unstructured.Unstruc
 		return err
 	}
 	id := installSetID()
-	old, err := readParent(ctx, c.kube)
+	old, _, err := readParent(ctx, c.kube)
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,7 @@ func (o *InstallOptions) apply(ctx context.Context, objs []*unstructured.Unstruc
 		return nil
 	}
 	for _, u := range objs {
-		if u.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "apps", Kind: "Deployment"}) {
+		if u.GroupVersionKind().GroupKind() == deploymentKind {
 			if err := waitAvailable(ctx, c.kube, o.Out, u.GetNamespace(), u.GetName(), o.Timeout); err != nil {
 				return err
 			}
@@ -309,21 +309,21 @@ func (o *InstallOptions) apply(ctx context.Context, objs []*unstructured.Unstruc
 	return nil
 }
 
-// readParent returns the record of install's ApplySet parent, empty if there is none.
+// readParent returns the record of install's ApplySet parent and whether there is one.
 // A parent another tool manages is refused: its set is not holdfast's to prune.
-func readParent(ctx context.Context, kube kubernetes.Interface) (applySetRecord, error) {
+func readParent(ctx context.Context, kube kubernetes.Interface) (applySetRecord, bool, error) {
 	parent, err := kube.CoreV1().Secrets(installNamespace).Get(ctx, applySetParentName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return applySetRecord{}, nil
+		return applySetRecord{}, false, nil
 	}
 	if err != nil {
-		return applySetRecord{}, fmt.Errorf("reading the ApplySet parent secret %s/%s: %w", installNamespace, applySetParentName, err)
+		return applySetRecord{}, false, fmt.Errorf("reading the ApplySet parent secret %s/%s: %w", installNamespace, applySetParentName, err)
 	}
 	if tool := parent.Annotations[applySetToolingAnnotation]; !strings.HasPrefix(tool, applySetTool+"/") {
-		return applySetRecord{}, fmt.Errorf("secret %s/%s is the parent of an ApplySet of %q (annotation %s), not of holdfast install: delete it or use that tool",
+		return applySetRecord{}, false, fmt.Errorf("secret %s/%s is the parent of an ApplySet of %q (annotation %s), not of holdfast install: delete it or use that tool",
 			installNamespace, applySetParentName, tool, applySetToolingAnnotation)
 	}
-	return parseRecord(parent.Annotations), nil
+	return parseRecord(parent.Annotations), true, nil
 }
 
 // writeParent applies install's ApplySet parent with the record.
