@@ -43,13 +43,20 @@ func Objects() ([]*unstructured.Unstructured, error) {
 		}
 		objs = append(objs, docs...)
 	}
-	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
-		return rank(a.GetKind()) - rank(b.GetKind())
-	})
+	InApplyOrder(objs)
 	return objs, nil
 }
 
-func rank(kind string) int {
+// InApplyOrder sorts objs into the order they must be applied in, keeping the order of
+// objects of one kind.
+func InApplyOrder(objs []*unstructured.Unstructured) {
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
+		return Rank(a.GetKind()) - Rank(b.GetKind())
+	})
+}
+
+// Rank is where objects of kind come in the apply order; deleting goes the other way.
+func Rank(kind string) int {
 	if i := slices.Index(kindOrder, kind); i >= 0 {
 		return i
 	}

@@ -14,11 +14,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/holdfast-dev/holdfast/config"
@@ -159,6 +163,39 @@ func TestInstallFlags(t *testing.T) {
 			stdout, stderr, code := runAudit(t, "", tc.args...)
 			if code != tc.code || !strings.Contains(stderr, tc.stderr) || (tc.stdout != nil && !tc.stdout(stdout)) {
 				t.Errorf("exit %d (want %d), stderr %q (want %q), stdout:\n%.300s", code, tc.code, stderr, tc.stderr, stdout)
+			}
+		})
+	}
+}
+
+// install waits for what kubectl rollout status waits for, and the Available condition;
+// a timeout says where the rollout is.
+func TestRolledOut(t *testing.T) {
+	available := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}
+	unavailable := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable", Message: "Deployment does not have minimum availability."}
+	deployment := func(generation, observed int64, replicas, updated, avail int32, c appsv1.DeploymentCondition) *appsv1.Deployment {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: generation}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)}}
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: observed, Replicas: replicas, UpdatedReplicas: updated, AvailableReplicas: avail, Conditions: []appsv1.DeploymentCondition{c}}
+		return d
+	}
+	tests := map[string]struct {
+		d     *appsv1.Deployment
+		done  bool
+		state string
+	}{
+		"rolled out":                 {d: deployment(2, 2, 2, 2, 2, available), done: true},
+		"not observed yet":           {d: deployment(3, 2, 2, 2, 2, available), state: "2 of 2 replicas updated, 2 available, 2 in all; Available=True (MinimumReplicasAvailable)"},
+		"an old replica left":        {d: deployment(2, 2, 3, 2, 2, available), state: "2 of 2 replicas updated, 2 available, 3 in all; Available=True (MinimumReplicasAvailable)"},
+		"an image not pulled":        {d: deployment(2, 2, 2, 2, 0, unavailable), state: "2 of 2 replicas updated, 0 available, 2 in all; Available=False (MinimumReplicasUnavailable): Deployment does not have minimum availability."},
+		"available, condition false": {d: deployment(2, 2, 2, 2, 2, unavailable), state: "2 of 2 replicas updated, 2 available, 2 in all; Available=False (MinimumReplicasUnavailable): Deployment does not have minimum availability."},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := rolledOut(tc.d); got != tc.done {
+				t.Errorf("rolledOut = %t, want %t", got, tc.done)
+			}
+			if got := rolloutState(tc.d); !tc.done && got != tc.state {
+				t.Errorf("rolloutState =\n%s\nwant\n%s", got, tc.state)
 			}
 		})
 	}

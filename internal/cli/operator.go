@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,6 +13,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	// The JSON format of --logging-format, beside the text format logsapi always has.
+	_ "k8s.io/component-base/logs/json/register"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -23,11 +25,13 @@ import (
 
 // OperatorOptions holds the flags of `holdfast operator`.
 type OperatorOptions struct {
-	ConfigFlags             *genericclioptions.ConfigFlags
-	MetricsAddr             string
-	MetricsSecure           bool
-	MetricsCertDir          string
-	LogLevel                string
+	ConfigFlags    *genericclioptions.ConfigFlags
+	MetricsAddr    string
+	MetricsSecure  bool
+	MetricsCertDir string
+	LogLevel       string
+	// LoggingFormat is component-base's log format: text (klog's) or json.
+	LoggingFormat           string
 	ProbeAddr               string
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -35,9 +39,10 @@ type OperatorOptions struct {
 	// made a first sync of 700 budgets at 1,000 nodes take over two minutes.
 	APIQPS   float32
 	APIBurst int
-	// KeepVerbosity leaves klog's verbosity as kubectl's global -v set it, when
-	// --log-level is not given too.
-	KeepVerbosity bool
+	// Verbosity, when set, is klog's verbosity as kubectl's global -v gave it, which
+	// --log-level, when given too, overrides; VModule is kubectl's global --vmodule.
+	Verbosity *int
+	VModule   string
 	// Settings are the flags that bound the operator's decisions.
 	Settings policy.Settings
 
@@ -68,7 +73,9 @@ SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 		Example: "  holdfast operator\n  holdfast operator --leader-elect=false --metrics-bind-address=0",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.KeepVerbosity = cmd.Flags().Changed("v") && !cmd.Flags().Changed("log-level")
+			if err := o.readKlogFlags(cmd); err != nil {
+				return err
+			}
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -82,6 +89,7 @@ SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 	cmd.Flags().BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the apiserver authorises for GET /metrics (the holdfast-metrics-reader ClusterRole); false serves plain HTTP to anyone")
 	cmd.Flags().StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "with --metrics-secure, serve metrics with the certificate and key in this directory (tls.crt, tls.key, as a kubernetes.io/tls Secret mounts them), read again when they change; empty serves a self-signed certificate")
 	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "how much to log: info, or debug for every reconcile's decisions; -v N, kubectl's, sets klog's verbosity instead")
+	cmd.Flags().StringVar(&o.LoggingFormat, "logging-format", logsapi.DefaultLogFormat, "log format: text (klog's) or json (one JSON object a line, as Kubernetes' components write with the same flag)")
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	cmd.Flags().BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica reconciles")
 	cmd.Flags().StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader Lease; empty means the operator's own namespace (the installed Role allows Leases in holdfast-system only)")
@@ -116,6 +124,50 @@ func (o *OperatorOptions) Validate() error {
 	if _, ok := logVerbosity[o.LogLevel]; !ok {
 		return fmt.Errorf("unknown --log-level %q: use info or debug", o.LogLevel)
 	}
+	if errs := logsapi.Validate(o.loggingConfiguration(), nil, nil); len(errs) > 0 {
+		return fmt.Errorf("unknown --logging-format %q: use text or json", o.LoggingFormat)
+	}
+	return nil
+}
+
+// readKlogFlags reads kubectl's global -v and --vmodule, which the logging
+// configuration applied by Run replaces in klog.
+func (o *OperatorOptions) readKlogFlags(cmd *cobra.Command) error {
+	if f := cmd.Flag("v"); f != nil && f.Changed && !cmd.Flags().Changed("log-level") {
+		v, err := strconv.Atoi(f.Value.String())
+		if err != nil {
+			return fmt.Errorf("-v %s: %w", f.Value, err)
+		}
+		o.Verbosity = &v
+	}
+	if f := cmd.Flag("vmodule"); f != nil {
+		o.VModule = f.Value.String()
+	}
+	return nil
+}
+
+// loggingConfiguration is component-base's configuration for the flags.
+func (o *OperatorOptions) loggingConfiguration() *logsapi.LoggingConfiguration {
+	c := logsapi.NewLoggingConfiguration()
+	c.Format = o.LoggingFormat
+	c.Verbosity = logsapi.VerbosityLevel(logVerbosity[o.LogLevel])
+	if o.Verbosity != nil {
+		c.Verbosity = logsapi.VerbosityLevel(*o.Verbosity)
+	}
+	// The flag's value was accepted by klog's own --vmodule already.
+	_ = logsapi.VModuleConfigurationPflag(&c.VModule).Set(o.VModule)
+	return c
+}
+
+// applyLogging makes klog, and so controller-runtime, which logs through it, write in
+// the chosen format to the error stream, where klog writes by default. It can be done
+// once per process.
+func (o *OperatorOptions) applyLogging() error {
+	streams := &logsapi.LoggingOptions{ErrorStream: o.ErrOut, InfoStream: o.Out}
+	if err := logsapi.ValidateAndApplyWithOptions(o.loggingConfiguration(), streams, nil); err != nil {
+		return fmt.Errorf("applying --logging-format=%s: %w", o.LoggingFormat, err)
+	}
+	ctrl.SetLogger(klog.NewKlogr())
 	return nil
 }
 
@@ -126,13 +178,10 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	// controller-runtime logs through a process-wide logger; this is the process.
-	if !o.KeepVerbosity {
-		if err := setKlogVerbosity(logVerbosity[o.LogLevel]); err != nil {
-			return err
-		}
+	// klog and controller-runtime log through process-wide loggers; this is the process.
+	if err := o.applyLogging(); err != nil {
+		return err
 	}
-	ctrl.SetLogger(klog.NewKlogr())
 	setGCPercent()
 	if err := setMemoryLimit(); err != nil {
 		return err
@@ -202,12 +251,3 @@ func setMemoryLimit() error {
 // logVerbosity maps --log-level to klog's verbosity: controller-runtime logs each
 // reconcile at V(1) and holdfast its decisions at V(1) to V(4).
 var logVerbosity = map[string]int{"info": 0, "debug": 4}
-
-func setKlogVerbosity(v int) error {
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	if err := fs.Set("v", strconv.Itoa(v)); err != nil {
-		return fmt.Errorf("setting the log verbosity: %w", err)
-	}
-	return nil
-}

@@ -1,12 +1,22 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 	"os"
+	"os/exec"
 	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
@@ -30,7 +40,7 @@ func TestOperatorValidateSettings(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := &OperatorOptions{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", Settings: defaultSettings}
+			o := &OperatorOptions{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", LoggingFormat: "text", Settings: defaultSettings}
 			tc.mod(&o.Settings)
 			err := o.Validate()
 			switch {
@@ -104,5 +114,82 @@ func unsetOrSet(t *testing.T, name, value string) {
 		if err := os.Unsetenv(name); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// loggingChild, set in the environment, makes TestOperatorLoggingFormat's child process
+// apply that --logging-format and log, as the operator does: component-base's logging
+// can be applied once per process only.
+const loggingChild = "HOLDFAST_TEST_LOGGING_FORMAT"
+
+// An unknown --logging-format is refused, naming the flag and the formats there are.
+func TestOperatorValidateLoggingFormat(t *testing.T) {
+	o := &OperatorOptions{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", LoggingFormat: "yaml",
+		Settings: defaultSettings}
+	err := o.Validate()
+	if err == nil || err.Error() != `unknown --logging-format "yaml": use text or json` {
+		t.Errorf("want a refusal naming --logging-format and the formats, got %v", err)
+	}
+}
+
+// --logging-format=json makes klog's and controller-runtime's lines JSON objects, and
+// text keeps klog's format; --log-level=debug lets V(4) through in both.
+func TestOperatorLoggingFormat(t *testing.T) {
+	if format := os.Getenv(loggingChild); format != "" {
+		var stderr bytes.Buffer
+		o := &OperatorOptions{LoggingFormat: format, LogLevel: "debug", IOStreams: genericiooptions.IOStreams{Out: io.Discard, ErrOut: &stderr}}
+		if err := o.applyLogging(); err != nil {
+			t.Fatal(err)
+		}
+		klog.InfoS("Starting holdfast operator", "version", "v0.0.0-test")
+		ctrl.Log.WithName("disruptionpolicy").V(4).Info("Decided", "policy", klog.KRef("shop", "web"))
+		klog.Flush()
+		fmt.Print(stderr.String())
+		return
+	}
+	run := func(format string) []string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOperatorLoggingFormat$")
+		cmd.Env = append(os.Environ(), loggingChild+"="+format)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("--logging-format=%s: %v\n%s", format, err, out)
+		}
+		var lines []string
+		for l := range strings.Lines(string(out)) {
+			if strings.HasPrefix(l, "PASS") {
+				break
+			}
+			lines = append(lines, strings.TrimSuffix(l, "\n"))
+		}
+		return lines
+	}
+
+	type line struct {
+		Msg     string `json:"msg"`
+		V       int    `json:"v"`
+		Logger  string `json:"logger"`
+		Version string `json:"version"`
+		Policy  struct{ Name, Namespace string }
+	}
+	var got []line
+	for _, l := range run("json") {
+		var j line
+		if err := json.Unmarshal([]byte(l), &j); err != nil {
+			t.Fatalf("--logging-format=json wrote a line that is not JSON: %v\n%s", err, l)
+		}
+		got = append(got, j)
+	}
+	want := []line{
+		{Msg: "Starting holdfast operator", Version: "v0.0.0-test"},
+		{Msg: "Decided", V: 4, Logger: "disruptionpolicy", Policy: struct{ Name, Namespace string }{"web", "shop"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("--logging-format=json (-want +got):\n%s", diff)
+	}
+
+	text := run("text")
+	if len(text) != 2 || !strings.HasSuffix(text[0], `] "Starting holdfast operator" version="v0.0.0-test"`) ||
+		!strings.HasSuffix(text[1], `] "Decided" logger="disruptionpolicy" policy="shop/web"`) {
+		t.Errorf("--logging-format=text wrote:\n%s", strings.Join(text, "\n"))
 	}
 }

@@ -104,6 +104,7 @@ an operator that keeps disruption budgets and per-node companions right.`,
 	root.AddCommand(NewAuditCommand(streams, flags))
 	root.AddCommand(NewOperatorCommand(flags, streams))
 	root.AddCommand(NewInstallCommand(streams, flags))
+	root.AddCommand(NewUninstallCommand(streams, flags))
 	root.AddCommand(drain)
 	root.AddCommand(uncordon)
 	root.AddCommand(NewPlanCommand(streams, flags))

@@ -155,6 +155,7 @@ func TestSchema(t *testing.T) {
 		"one replica without leader election":  {args: []string{"--set", "leaderElection=false", "--set", "replicas=1"}},
 		"three replicas with leader election":  {args: []string{"--set", "replicas=3"}},
 		"an unknown log level":                 {args: []string{"--set", "logLevel=verbose"}, refused: "/logLevel"},
+		"an unknown log format":                {args: []string{"--set", "logFormat=yaml"}, refused: "/logFormat"},
 		"no requests a second":                 {args: []string{"--set", "kubeAPI.qps=0"}, refused: "/kubeAPI/qps"},
 		"a digest that is not one":             {args: []string{"--set", "image.digest=latest"}, refused: "/image/digest"},
 		// Strict values: a misspelt key is refused rather than silently ignored.
@@ -195,6 +196,7 @@ image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef01234567
 replicas: 1
 leaderElection: false
 logLevel: debug
+logFormat: json
 kubeAPI: {qps: 20, burst: 40}
 serviceAccount: {create: false, name: platform-operator}
 podAnnotations: {example.com/team: platform}
@@ -242,7 +244,7 @@ topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zon
 		},
 		"serviceAccountName": "platform-operator",
 		"image":              "ghcr.io/holdfast-dev/holdfast@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-		"args":               []any{"operator", "--leader-elect=false", "--metrics-bind-address=:8443", "--metrics-secure=false", "--health-probe-bind-address=:8081", "--log-level=debug", "--kube-api-qps=20", "--kube-api-burst=40", "--zap-stacktrace-level=panic"},
+		"args":               []any{"operator", "--leader-elect=false", "--metrics-bind-address=:8443", "--metrics-secure=false", "--health-probe-bind-address=:8081", "--log-level=debug", "--logging-format=json", "--kube-api-qps=20", "--kube-api-burst=40", "--zap-stacktrace-level=panic"},
 		"priorityClassName":  nil,
 		"nodeSelector":       map[string]any{"kubernetes.io/os": "linux"},
 		"tolerations":        []any{map[string]any{"key": "dedicated", "operator": "Exists"}},

@@ -8,6 +8,7 @@ package install_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -32,39 +35,91 @@ func TestMain(m *testing.M) {
 	framework.Main(m, framework.Options{Nodes: 3, Zones: 3})
 }
 
-// holdfast install applies every object, and the operator Deployment's pods (simulated
-// by kwok) become Ready: the API server accepted the whole pod spec, probes, security
-// context and all.
+// holdfast install applies every object and waits until the operator Deployment's pods
+// (simulated by kwok) are Available: the API server accepted the whole pod spec, probes,
+// security context and all. An install of manifests without one of the objects prunes
+// it, and the next install puts it back.
 func TestInstall(t *testing.T) {
 	f := framework.New(t)
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &f.Kubeconfig
-	var out bytes.Buffer
-	o := cli.NewInstallCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &out}, flags)
-	o.SetArgs(nil)
-	if err := o.ExecuteContext(f.Ctx); err != nil {
-		t.Fatalf("holdfast install: %v\n%s", err, out.String())
+	out, err := install(f)
+	if err != nil {
+		t.Fatalf("holdfast install: %v\n%s", err, out)
 	}
-	t.Logf("holdfast install:\n%s", out.String())
+	t.Logf("holdfast install:\n%s", out)
 	objs, err := config.Objects()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := bytes.Count(out.Bytes(), []byte(" applied\n")); got != len(objs) {
+	if got := strings.Count(out, " applied\n"); got != len(objs) {
 		t.Errorf("%d objects applied, want %d", got, len(objs))
 	}
-	f.Eventually(time.Minute, "the operator Deployment Ready", func(ctx context.Context) (bool, error) {
-		d, err := f.Clientset.AppsV1().Deployments("holdfast-system").Get(ctx, "holdfast-operator", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		return d.Status.ReadyReplicas == *d.Spec.Replicas, nil
-	})
-	// A second install is an upgrade: it must succeed and change nothing.
-	out.Reset()
-	if err := o.ExecuteContext(f.Ctx); err != nil {
-		t.Fatalf("holdfast install again: %v\n%s", err, out.String())
+	if !strings.HasSuffix(out, "deployment holdfast-system/holdfast-operator Available: 2 of 2 replicas\n") {
+		t.Errorf("install did not end saying the operator is Available:\n%s", out)
 	}
+	d, err := f.Clientset.AppsV1().Deployments("holdfast-system").Get(f.Ctx, "holdfast-operator", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status.AvailableReplicas != 2 {
+		t.Errorf("install returned with %d replicas of the operator available, want 2", d.Status.AvailableReplicas)
+	}
+
+	// The manifests of --dry-run, without the metrics Service, as an edited or a newer
+	// release's manifests would be.
+	manifests, err := install(f, "--dry-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for doc := range strings.SplitSeq(manifests, "---\n") {
+		if !strings.Contains(doc, "name: holdfast-operator-metrics\n") {
+			kept = append(kept, doc)
+		}
+	}
+	trimmed := filepath.Join(t.TempDir(), "holdfast.yaml")
+	if err := os.WriteFile(trimmed, []byte(strings.Join(kept, "---\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = install(f, "-f", trimmed); err != nil {
+		t.Fatalf("holdfast install -f: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "services/holdfast-operator-metrics pruned\n") {
+		t.Errorf("install -f without the metrics Service did not say it pruned it:\n%s", out)
+	}
+	_, err = f.Clientset.CoreV1().Services("holdfast-system").Get(f.Ctx, "holdfast-operator-metrics", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the metrics Service after an install without it: %v, want not found", err)
+	}
+	if strings.Count(out, " pruned\n") != 1 {
+		t.Errorf("install -f pruned more than the metrics Service:\n%s", out)
+	}
+
+	// A second install of the whole is an upgrade: it puts the Service back, prunes nothing.
+	if out, err = install(f); err != nil {
+		t.Fatalf("holdfast install again: %v\n%s", err, out)
+	}
+	if strings.Contains(out, " pruned\n") {
+		t.Errorf("an install of the same manifests pruned:\n%s", out)
+	}
+	if _, err := f.Clientset.CoreV1().Services("holdfast-system").Get(f.Ctx, "holdfast-operator-metrics", metav1.GetOptions{}); err != nil {
+		t.Errorf("the metrics Service after installing it again: %v", err)
+	}
+}
+
+// install runs holdfast install against the testbed and returns its output.
+func install(f *framework.Framework, args ...string) (string, error) {
+	return runCommand(f, cli.NewInstallCommand, args...)
+}
+
+// runCommand runs one of holdfast's commands against the testbed.
+func runCommand(f *framework.Framework, command func(genericiooptions.IOStreams, *genericclioptions.ConfigFlags) *cobra.Command, args ...string) (string, error) {
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &f.Kubeconfig
+	var out bytes.Buffer
+	cmd := command(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, flags)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(f.Ctx)
+	return out.String(), err
 }
 
 // The kustomization applies as docs/install.md documents it.

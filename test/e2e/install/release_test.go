@@ -61,7 +61,7 @@ func TestReleasedImage(t *testing.T) {
 	c := f.HoldfastClient()
 	f.InstallCRDs(c, &holdfastv1alpha1.DisruptionPolicyList{}, &holdfastv1alpha1.ClusterDisruptionPolicyList{}, &holdfastv1alpha1.NodeCompanionList{})
 	metricsAddr, probeAddr := freeAddr(t), freeAddr(t)
-	logs := runOperator(f, bin, "--leader-elect=false", "--log-level=debug",
+	logs := runOperator(f, bin, "--leader-elect=false", "--log-level=debug", "--logging-format=json",
 		"--metrics-bind-address="+metricsAddr, "--health-probe-bind-address="+probeAddr)
 	f.Eventually(time.Minute, "the operator ready", func(ctx context.Context) (bool, error) {
 		resp, err := http.Get("http://" + probeAddr + "/readyz")
@@ -71,9 +71,7 @@ func TestReleasedImage(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
-	if !strings.Contains(logs.String(), `"Starting holdfast operator" version="`+wantVersion+`"`) {
-		t.Errorf("the operator's log does not say its version %s:\n%s", wantVersion, logs.String())
-	}
+	checkJSONLog(t, logs.String(), wantVersion)
 
 	t.Run("metrics", func(t *testing.T) { secureMetrics(f, metricsAddr, wantVersion) })
 	t.Run("kubectl wait Ready", func(t *testing.T) { waitReady(f, c) })
@@ -163,6 +161,27 @@ func runOperator(f *framework.Framework, bin string, args ...string) *syncBuffer
 		}
 	})
 	return logs
+}
+
+// checkJSONLog checks that every line of the operator's log, controller-runtime's
+// included, is a JSON object with a message, and that one says the version.
+func checkJSONLog(t *testing.T, logs, version string) {
+	t.Helper()
+	said := false
+	for line := range strings.Lines(logs) {
+		var entry struct {
+			Msg     string `json:"msg"`
+			Version string `json:"version"`
+		}
+		if err := json.Unmarshal([]byte(line), &entry); err != nil || entry.Msg == "" {
+			t.Errorf("--logging-format=json wrote a line that is not a JSON log entry (%v): %s", err, line)
+			continue
+		}
+		said = said || entry.Msg == "Starting holdfast operator" && entry.Version == version
+	}
+	if !said {
+		t.Errorf("the operator's log does not say its version %s:\n%s", version, logs)
+	}
 }
 
 func freeAddr(t *testing.T) string {
@@ -327,6 +346,7 @@ func TestHelmInstall(t *testing.T) {
 replicas: 1
 leaderElection: false
 logLevel: debug
+logFormat: json
 image: {tag: v0.0.0-e2e}
 serviceAccount: {name: holdfast-e2e, annotations: {example.com/role: operator}}
 podLabels: {team: platform}
@@ -389,7 +409,7 @@ drainerRole: {slotNamespace: `+release+`-drain}
 		*d.Spec.Replicas, d.Status.ReadyReplicas, pod.Spec.ServiceAccountName, pod.Spec.Containers[0].Image,
 		pod.Labels["team"], pod.Spec.PriorityClassName, pod.Spec.Containers[0].Args)
 	want := "replicas=1 ready=1 sa=holdfast-e2e image=ghcr.io/holdfast-dev/holdfast:v0.0.0-e2e team=platform priority=system-cluster-critical " +
-		"args=[operator --leader-elect=false --metrics-bind-address=:8443 --metrics-secure=true --health-probe-bind-address=:8081 --log-level=debug --kube-api-qps=50 --kube-api-burst=100]"
+		"args=[operator --leader-elect=false --metrics-bind-address=:8443 --metrics-secure=true --health-probe-bind-address=:8081 --log-level=debug --logging-format=json --kube-api-qps=50 --kube-api-burst=100]"
 	if got != want {
 		t.Errorf("the installed Deployment:\n got %s\nwant %s", got, want)
 	}
