@@ -67,11 +67,23 @@ fuzz: ## A short fuzz run of the manifest loader, of its block-style YAML reader
 	$(GO) test -run '^$$' -fuzz FuzzBlockYAML -fuzztime $(FUZZTIME) ./internal/snapshot/
 	$(GO) test -run '^$$' -fuzz FuzzKustomize -fuzztime $(FUZZTIME) ./internal/snapshot/
 
+.PHONY: licenses
+licenses: ## Write bin/THIRD_PARTY_LICENSES, the licence texts of every module holdfast links, which the image and the release archives ship.
+	hack/licenses.sh $(BIN)/THIRD_PARTY_LICENSES
+
+.PHONY: licenses-check
+licenses-check: ## Check that every module holdfast links has a licence that allows shipping it (go-licenses).
+	$(TOOL) go-licenses check ./cmd/holdfast --allowed_licenses=Apache-2.0,BSD-2-Clause,BSD-3-Clause,MIT,ISC
+
+.PHONY: vulncheck
+vulncheck: ## Known vulnerabilities the code reaches in its dependencies (govulncheck; needs the Go vulnerability database online).
+	$(TOOL) govulncheck ./...
+
 .PHONY: image
-image: ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.
+image: licenses ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast ./cmd/holdfast
 	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast --tag $(IMAGE_REPO):$(GIT_VERSION) \
-		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --license ../../LICENSE --license ../../NOTICE \
+		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --license ../../LICENSE --license ../../NOTICE --license ../../$(BIN)/THIRD_PARTY_LICENSES \
 		--out ../../$(BIN)/holdfast-image.tar
 
 .PHONY: image-check
