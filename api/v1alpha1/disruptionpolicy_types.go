@@ -116,6 +116,12 @@ const (
 	// writes it at most three times a minute, and the message names the object, the
 	// field and the other writer's field manager.
 	ConditionWritesContested = "WritesContested"
+	// ConditionFencingAllowed, set only under nodeFailure.fencing: Verified, is True
+	// when the operator lets the policy fence: a namespaced policy needs a cluster
+	// administrator's consent (a ClusterDisruptionPolicy whose template fences, or the
+	// operator's --allow-namespaced-fencing), and fenceAfter counts only under the
+	// operator's --allow-fence-after.
+	ConditionFencingAllowed = "FencingAllowed"
 
 	ReasonAllBudgetsManaged  = "AllBudgetsManaged"
 	ReasonSomeWithoutBudget  = "SomeWithoutBudget"
@@ -143,6 +149,11 @@ const (
 	ReasonNoNodeLost        = "NoNodeLost"
 	ReasonNodeLost          = "NodeLost"
 	ReasonCorrelatedFailure = "CorrelatedFailure"
+	// The reasons of ConditionFencingAllowed: allowed as asked; allowed, but fenceAfter
+	// ignored; not allowed.
+	ReasonFencingConsented  = "Consented"
+	ReasonFenceAfterIgnored = "FenceAfterIgnored"
+	ReasonNoFencingConsent  = "NoConsent"
 	// The reasons of ConditionWritesContested.
 	ReasonNoContest           = "NoContest"
 	ReasonUndoneByOtherWriter = "UndoneByOtherWriter"

@@ -51,9 +51,12 @@ const (
 	// deleted or someone force-deletes them, as Kubernetes does.
 	FencingNever Fencing = "Never"
 	// FencingVerified taints a lost node node.kubernetes.io/out-of-service once there is
-	// proof that it is down (its Karpenter NodeClaim gone or being deleted, the
-	// holdfast.dev/node-down annotation, or fenceAfter passed), so that Kubernetes
-	// deletes its pods and the StatefulSet starts them elsewhere.
+	// proof that it is down (its Karpenter NodeClaim gone, or the holdfast.dev/node-down
+	// annotation with a time after its last Lease renewal), so that Kubernetes deletes
+	// its pods and the StatefulSet starts them elsewhere. The taint releases every
+	// StatefulSet pod on the node, whichever namespace's: only a ClusterDisruptionPolicy
+	// fences, or every policy where the operator runs with --allow-namespaced-fencing
+	// (status condition FencingAllowed).
 	FencingVerified Fencing = "Verified"
 )
 
@@ -82,17 +85,20 @@ type NodeFailureSpec struct {
 	// Fencing, Verified, releases the StatefulSet pods of a lost node once the node is
 	// proven down (see FencingVerified), by tainting it out-of-service; the taint is
 	// removed when the node is back. Two pods of one identity never run at once: without
-	// proof, nothing is released. Defaults to Never.
+	// proof, nothing is released. It needs a cluster administrator's consent: a
+	// ClusterDisruptionPolicy's template, or the operator's --allow-namespaced-fencing.
+	// Defaults to Never.
 	// +kubebuilder:default=Never
 	// +optional
 	Fencing Fencing `json:"fencing,omitempty"`
 
-	// FenceAfter, under fencing: Verified, takes a node unreachable this long as proof
-	// that it is down. RISK: a node cut off by a network partition, not down, keeps
-	// running its pods; after this time a second pod of the same identity starts
-	// elsewhere, and both may write to the same data. Set it only where a node that
-	// cannot reach the API server stops its own pods in less time (a watchdog), or where
-	// that risk is accepted. Unset, only real proof fences.
+	// FenceAfter, under fencing: Verified, takes a node unreachable this long for proof
+	// that it is down: time, not proof. RISK: a node cut off by a network partition, not
+	// down, keeps running its pods; after this time a second pod of the same identity
+	// starts elsewhere, and both may write to the same data. It counts only where the
+	// operator runs with --allow-fence-after, a cluster administrator's choice for a
+	// cluster whose nodes stop their own pods when cut off (a watchdog). Unset, or not
+	// allowed, only real proof fences.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+)$') && duration(self) >= duration('1m')",message="fenceAfter must be a duration of at least 1m, such as 10m"

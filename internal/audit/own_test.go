@@ -87,7 +87,7 @@ spec:
 			if len(problems) > 0 {
 				t.Fatal(problems)
 			}
-			predicted, outcomes := predict.Operator(s, now, policy.Autoscalers{})
+			predicted, outcomes := predict.Operator(s, now, policy.Settings{})
 			var got []string
 			for _, f := range audit.RunOwn(predicted, outcomes, s.Origins) {
 				if f.Rule != tc.rule {

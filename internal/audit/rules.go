@@ -240,9 +240,12 @@ still run: two pods of one identity could both write its data. A pod on a node t
 stays Terminating until someone deletes the Node, force-deletes the pod, or taints the
 node node.kubernetes.io/out-of-service (non-graceful node shutdown), and the StatefulSet
 runs one short meanwhile. holdfast's DisruptionPolicy with nodeFailure.fencing: Verified
-applies that taint once the node is proven down: its Karpenter NodeClaim gone, the
-holdfast.dev/node-down annotation an agent sets after checking the machine, or
-fenceAfter.`,
+applies that taint once the node is proven down: its Karpenter NodeClaim gone, or the
+holdfast.dev/node-down annotation an agent sets after checking the machine (fenceAfter,
+where the operator runs with --allow-fence-after, takes time for proof). The taint
+releases every StatefulSet pod on the node, whichever namespace's, so only a cluster
+administrator's ClusterDisruptionPolicy fences, or any namespace's policy where the
+operator runs with --allow-namespaced-fencing.`,
 		Workload: stuckOnNodeLoss,
 	},
 	{

@@ -20,7 +20,7 @@ const recoveryStartup = 10 * time.Second
 // and with the policy that manages it, by the model the operator acts on.
 func recoveryNote(m *availability.Model, w *availability.Workload) string {
 	p := policy.Managing(m.DisruptionPolicies, w.Object)
-	r := policy.RecoveryOf(p, w.Kind, policy.UnreachableToleration(w.Template), recoveryStartup, policy.Spread{})
+	r := policy.RecoveryOf(p, w.Kind, policy.UnreachableToleration(w.Template), recoveryStartup, policy.Spread{}, policy.StatedConsent(p))
 	switch {
 	case r.WithNever:
 		return fmt.Sprintf("after its node's crash it is not whole again until the node returns (%s)", r.How)
@@ -53,15 +53,19 @@ func stuckOnNodeLoss(m *availability.Model, w *availability.Workload) *Result {
 		return nil
 	}
 	p := policy.Managing(m.DisruptionPolicies, w.Object)
-	if p != nil && p.Spec.NodeFailure != nil && p.Spec.NodeFailure.Fencing == holdfastv1alpha1.FencingVerified {
+	if policy.StatedConsent(p).Fence {
 		return nil
 	}
 	ns := w.Namespace
 	return &Result{
 		Message: fmt.Sprintf("%s: %s, one replica short meanwhile.", describe(w), recoveryNote(m, w)),
-		Fix: snippet("release its pods once their node is proven down",
-			obj{"apiVersion": "holdfast.dev/v1alpha1", "kind": "DisruptionPolicy", "metadata": obj{"name": "defaults", "namespace": ns},
-				"spec": obj{"selector": obj{}, "maxUnavailable": 1, "nodeFailure": obj{"fencing": "Verified"}}}),
+		// Fencing releases every StatefulSet pod on the node: a cluster administrator's
+		// ClusterDisruptionPolicy consents to it (a namespace's own policy needs the
+		// operator's --allow-namespaced-fencing).
+		Fix: snippet("release its pods once their node is proven down (a cluster administrator's policy: the taint releases every StatefulSet pod on the node)",
+			obj{"apiVersion": "holdfast.dev/v1alpha1", "kind": "ClusterDisruptionPolicy", "metadata": obj{"name": "fencing"},
+				"spec": obj{"namespaceSelector": obj{"matchLabels": obj{"kubernetes.io/metadata.name": ns}},
+					"template": obj{"selector": obj{}, "maxUnavailable": 1, "nodeFailure": obj{"fencing": "Verified"}}}}),
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/policy"
+	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
@@ -73,7 +75,10 @@ func TestRules(t *testing.T) {
 		build func(c *snapshottest.Cluster)
 		// manifests, when set, replaces the live cluster with these documents.
 		manifests string
-		want      []string
+		// settings, when set, are the operator's: the snapshot is first made as it will
+		// make it (predict.Operator), as the CLI does.
+		settings *policy.Settings
+		want     []string
 	}{
 		"HF001 single replica with minAvailable 1": {
 			rule: "HF001",
@@ -432,9 +437,28 @@ func TestRules(t *testing.T) {
 			manifests: statefulSet + "---\n" + policyYAML("{}"),
 			want:      []string{"StatefulSet/ns/db"},
 		},
-		"HF024 passes under fencing: Verified": {
+		"HF024 passes under fencing: Verified, with the operator's consent": {
 			rule:      "HF024",
 			manifests: statefulSet + "---\n" + policyYAML("{fencing: Verified}"),
+			settings:  &policy.Settings{Failure: policy.FailureSettings{NamespacedFencing: true}},
+		},
+		"HF024 a namespaced policy's fencing without the operator's consent": {
+			rule:      "HF024",
+			manifests: statefulSet + "---\n" + policyYAML("{fencing: Verified}"),
+			settings:  &policy.Settings{},
+			want:      []string{"StatefulSet/ns/db"},
+		},
+		"HF024 passes under a ClusterDisruptionPolicy that fences": {
+			rule: "HF024",
+			manifests: statefulSet + `---
+apiVersion: holdfast.dev/v1alpha1
+kind: ClusterDisruptionPolicy
+metadata: {name: defaults}
+spec:
+  namespaceSelector: {}
+  template: {selector: {}, maxUnavailable: 1, nodeFailure: {fencing: Verified}}
+`,
+			settings: &policy.Settings{},
 		},
 		"HF025 a single replica whose policy does not surge for a lost node": {
 			rule:      "HF025",
@@ -499,6 +523,9 @@ spec: {selector: {}, maxUnavailable: 2, zoneAware: {maxUnavailable: 3}}
 				c := cluster("a", "b", "c")
 				tc.build(c)
 				s = c.Snapshot
+			}
+			if tc.settings != nil {
+				s, _ = predict.Operator(s, now, *tc.settings)
 			}
 			var got []string
 			for _, f := range audit.Run(availability.Build(s, now), s.Origins) {

@@ -138,7 +138,7 @@ not be read, 2 findings at or above --fail-on (also when some input could not be
 	f.StringVar(&o.Explain, "explain", "", "print why a rule (e.g. HF001) matters, and exit")
 	f.StringSliceVar(&o.Ignore, "ignore", nil, "accept every finding of these rules (IDs or names; repeat or separate with commas)")
 	f.BoolVar(&o.ShowSuppressed, "show-suppressed", false, "list the suppressed findings and why, after the others")
-	addAutoscalerFlags(f, &o.cluster.autoscalers)
+	addSettingsFlags(f, &o.cluster.settings)
 	o.output.addFlags(cmd)
 	o.table.addFlags(cmd)
 	registerAuditCompletions(cmd)
@@ -187,7 +187,7 @@ func (o *AuditOptions) Validate() error {
 	if o.failOn, err = audit.ParseSeverity(o.FailOn); err != nil {
 		return fmt.Errorf("--fail-on: %w", err)
 	}
-	if err := validateAutoscalers(o.cluster.autoscalers); err != nil {
+	if err := validateSettings(o.cluster.settings); err != nil {
 		return err
 	}
 	for _, id := range append([]string{o.Explain}, o.Ignore...) {
@@ -322,7 +322,7 @@ func (o *AuditOptions) load(ctx context.Context) ([]view, []snapshot.Problem, er
 		}
 		views := make([]view, len(snaps))
 		for i, s := range snaps {
-			views[i].snap, views[i].outcomes = predict.Operator(s, o.Now(), o.cluster.autoscalers)
+			views[i].snap, views[i].outcomes = predict.Operator(s, o.Now(), o.cluster.settings)
 		}
 		return views, problems, nil
 	}

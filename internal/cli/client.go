@@ -45,9 +45,8 @@ func clientConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
 type cluster struct {
 	kube kubernetes.Interface
 	dyn  dynamic.Interface
-	// autoscalers is what the operator is told of the node autoscalers, as plan and
-	// audit are told it.
-	autoscalers policy.Autoscalers
+	// settings are the operator's flags, as plan and audit are told them.
+	settings policy.Settings
 }
 
 // connect makes the clients of the kube context, unless c has them already (a test's).
@@ -84,6 +83,6 @@ func (c *cluster) load(ctx context.Context, namespace string, now time.Time, not
 		return nil, nil, err
 	}
 	reportInput(notes, audit.Input{Skipped: snap.Skipped})
-	snap, outcomes := predict.Operator(snap, now, c.autoscalers)
+	snap, outcomes := predict.Operator(snap, now, c.settings)
 	return snap, outcomes, nil
 }

@@ -64,7 +64,7 @@ func fakeCluster(t *testing.T, s *snapshot.Snapshot) cluster {
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), snapshottest.DynamicListKinds(), own...)
 	c := &snapshottest.Cluster{Snapshot: s}
-	return cluster{kube: fake.NewClientset(objectsOf(c)...), dyn: dyn, autoscalers: defaultAutoscalers}
+	return cluster{kube: fake.NewClientset(objectsOf(c)...), dyn: dyn, settings: defaultSettings}
 }
 
 // randomCluster is a small cluster as the operator keeps it: two namespaces, each under
@@ -117,7 +117,7 @@ func randomCluster(r *rand.Rand) *snapshot.Snapshot {
 		}
 	}
 	karpenter(r, c.Snapshot)
-	kept, _ := predict.Operator(c.Snapshot, drainNow, policy.Autoscalers{})
+	kept, _ := predict.Operator(c.Snapshot, drainNow, policy.Settings{})
 	c.Snapshot.PodDisruptionBudgets = kept.PodDisruptionBudgets
 	return c.Snapshot
 }
@@ -287,7 +287,7 @@ func TestDrainFollowsPlanDrain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, predicted := predict.Operator(s, drainNow, cl.autoscalers)
+			_, predicted := predict.Operator(s, drainNow, cl.settings)
 			if diff := cmp.Diff(handOffs(predicted), handOffs(outcomes)); diff != "" {
 				t.Errorf("hand-offs read live against the snapshot's (-snapshot +live):\n%s", diff)
 			}
@@ -366,7 +366,7 @@ func TestDrainDryRunSurge(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "defaults", Generation: 1},
 		Spec:       holdfastv1alpha1.DisruptionPolicySpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)), SingleReplica: holdfastv1alpha1.SingleReplicaSurge},
 	}}
-	kept, _ := predict.Operator(c.Snapshot, drainNow, policy.Autoscalers{})
+	kept, _ := predict.Operator(c.Snapshot, drainNow, policy.Settings{})
 	c.Snapshot.PodDisruptionBudgets = kept.PodDisruptionBudgets
 	var out bytes.Buffer
 	o := drainOptions(fakeCluster(t, c.Snapshot), &out, []string{"node-1"}, 1)

@@ -37,8 +37,8 @@ type OperatorOptions struct {
 	// KeepVerbosity leaves klog's verbosity as kubectl's global -v set it, when
 	// --log-level is not given too.
 	KeepVerbosity bool
-	// Autoscalers is what the operator is told of the node autoscalers.
-	Autoscalers policy.Autoscalers
+	// Settings are the flags that bound the operator's decisions.
+	Settings policy.Settings
 
 	config *rest.Config
 	genericiooptions.IOStreams
@@ -85,7 +85,7 @@ SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 	cmd.Flags().StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader Lease; empty means the operator's own namespace (the installed Role allows Leases in holdfast-system only)")
 	cmd.Flags().Float32Var(&o.APIQPS, "kube-api-qps", 50, "requests a second the operator may send to the API server, as kube-controller-manager's flag of the same name; the API server's priority and fairness still protects it")
 	cmd.Flags().IntVar(&o.APIBurst, "kube-api-burst", 100, "requests the operator may send at once above --kube-api-qps")
-	addAutoscalerFlags(cmd.Flags(), &o.Autoscalers)
+	addSettingsFlags(cmd.Flags(), &o.Settings)
 	return cmd
 }
 
@@ -108,7 +108,7 @@ func (o *OperatorOptions) Validate() error {
 	if o.APIQPS <= 0 || o.APIBurst < 1 {
 		return fmt.Errorf("--kube-api-qps must be above 0 and --kube-api-burst at least 1, got %g and %d", o.APIQPS, o.APIBurst)
 	}
-	if err := validateAutoscalers(o.Autoscalers); err != nil {
+	if err := validateSettings(o.Settings); err != nil {
 		return err
 	}
 	if _, ok := logVerbosity[o.LogLevel]; !ok {
@@ -141,7 +141,7 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 		ProbeAddr:               o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
-		Autoscalers:             o.Autoscalers,
+		Settings:                o.Settings,
 	})
 	if err != nil {
 		return err

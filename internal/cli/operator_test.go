@@ -10,24 +10,27 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
-// The autoscaler flags refuse values the hand-off cannot use, naming the flag.
-func TestOperatorValidateAutoscalers(t *testing.T) {
-	defaults := policy.Autoscalers{Threshold: 0.5, UnneededTime: 10 * time.Minute, Recheck: 5 * time.Minute}
+// The settings flags refuse values the operator cannot use, naming the flag.
+func TestOperatorValidateSettings(t *testing.T) {
 	tests := map[string]struct {
-		mod     func(*policy.Autoscalers)
+		mod     func(*policy.Settings)
 		refused string
 	}{
-		"the defaults":          {mod: func(*policy.Autoscalers) {}},
-		"a threshold of 1":      {mod: func(a *policy.Autoscalers) { a.Threshold = 1 }},
-		"a threshold of 0":      {mod: func(a *policy.Autoscalers) { a.Threshold = 0 }, refused: "--scale-down-utilization-threshold"},
-		"a threshold above 1":   {mod: func(a *policy.Autoscalers) { a.Threshold = 1.2 }, refused: "--scale-down-utilization-threshold"},
-		"a negative recheck":    {mod: func(a *policy.Autoscalers) { a.Recheck = -time.Minute }, refused: "--cluster-autoscaler-recheck-timeout"},
-		"an unneeded time of 0": {mod: func(a *policy.Autoscalers) { a.UnneededTime = 0 }, refused: "--cluster-autoscaler-unneeded-time"},
+		"the defaults":          {mod: func(*policy.Settings) {}},
+		"a threshold of 1":      {mod: func(s *policy.Settings) { s.Autoscalers.Threshold = 1 }},
+		"a threshold of 0":      {mod: func(s *policy.Settings) { s.Autoscalers.Threshold = 0 }, refused: "--scale-down-utilization-threshold"},
+		"a threshold above 1":   {mod: func(s *policy.Settings) { s.Autoscalers.Threshold = 1.2 }, refused: "--scale-down-utilization-threshold"},
+		"a negative recheck":    {mod: func(s *policy.Settings) { s.Autoscalers.Recheck = -time.Minute }, refused: "--cluster-autoscaler-recheck-timeout"},
+		"an unneeded time of 0": {mod: func(s *policy.Settings) { s.Autoscalers.UnneededTime = 0 }, refused: "--cluster-autoscaler-unneeded-time"},
+		"a brake share of 1":    {mod: func(s *policy.Settings) { s.Failure.BrakeShare = 1 }},
+		"a brake share of 0":    {mod: func(s *policy.Settings) { s.Failure.BrakeShare = 0 }, refused: "--brake-share"},
+		"a brake window of 0":   {mod: func(s *policy.Settings) { s.Failure.BrakeWindow = 0 }, refused: "--brake-window"},
+		"a brake window of 1h":  {mod: func(s *policy.Settings) { s.Failure.BrakeWindow = time.Hour }, refused: "--brake-window"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := &OperatorOptions{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", Autoscalers: defaults}
-			tc.mod(&o.Autoscalers)
+			o := &OperatorOptions{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", Settings: defaultSettings}
+			tc.mod(&o.Settings)
 			err := o.Validate()
 			switch {
 			case tc.refused == "" && err != nil:

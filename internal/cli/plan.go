@@ -60,7 +60,7 @@ func (in *planInput) addFlags(cmd *cobra.Command) {
 	in.output = newOutputFlags("table")
 	cmd.Flags().StringSliceVarP(&in.Filenames, "filename", "f", nil, "manifest files or folders (Node objects included) to plan on instead of the cluster; - reads stdin")
 	cmd.Flags().BoolVarP(&in.AllNamespaces, "all-namespaces", "A", false, "report the workloads of every namespace (the default: a drain moves pods of all of them)")
-	addAutoscalerFlags(cmd.Flags(), &in.cluster.autoscalers)
+	addSettingsFlags(cmd.Flags(), &in.cluster.settings)
 	in.output.addFlags(cmd)
 }
 
@@ -71,7 +71,7 @@ func (in *planInput) complete() error {
 	if !in.AllNamespaces && in.configFlags.Namespace != nil {
 		in.namespace = *in.configFlags.Namespace
 	}
-	if err := validateAutoscalers(in.cluster.autoscalers); err != nil {
+	if err := validateSettings(in.cluster.settings); err != nil {
 		return err
 	}
 	var err error
@@ -90,7 +90,7 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 		var read *snapshot.Snapshot
 		read, problems = snapshot.LoadManifests(in.Filenames, snapshot.ManifestOptions{DefaultNamespace: in.namespace, Stdin: in.In})
 		reportInput(in.ErrOut, audit.Input{Problems: problems, Warnings: read.Warnings, Skipped: read.Skipped})
-		snap, _ = predict.Operator(read, in.Now(), in.cluster.autoscalers)
+		snap, _ = predict.Operator(read, in.Now(), in.cluster.settings)
 	} else {
 		if err := in.cluster.connect(in.configFlags); err != nil {
 			return nil, 0, err
@@ -418,7 +418,7 @@ func (o *PlanFailureOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	all, err := plan.Failures(snap, o.Now(), plan.FailureOptions{Zones: o.Zone, Domains: o.Domains, Startup: o.Startup})
+	all, err := plan.Failures(snap, o.Now(), plan.FailureOptions{Zones: o.Zone, Domains: o.Domains, Startup: o.Startup, Settings: o.cluster.settings.Failure})
 	if err != nil {
 		return err
 	}

@@ -339,13 +339,19 @@ spec:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := runAudit(t, "", "plan", "failure", "--start-up", "5s", "-f", manifest, "-f", "testdata/shop/nodes.yaml", "node-1")
+	// The operator's flags: a namespace's policy may fence, and fenceAfter counts.
+	stdout, stderr, code := runAudit(t, "", "plan", "failure", "--start-up", "5s", "--allow-namespaced-fencing", "--allow-fence-after", "-f", manifest, "-f", "testdata/shop/nodes.yaml", "node-1")
 	want := `Losing node node-1:
   Deployment/shop/single                              0/1 left, down; whole again after 35 s with holdfast (surged once the node's Lease is 30s old; Kubernetes alone: 355 s)
-  StatefulSet/shop/db                                 4/5 left; whole again after 145 s with holdfast (fenced after fenceAfter 2m0s; Kubernetes alone: never)
+  StatefulSet/shop/db                                 4/5 left; whole again after 145 s with holdfast (fenced on proof, or once the node is unreachable for fenceAfter 2m0s: time, not proof; Kubernetes alone: never)
 `
 	if diff := cmp.Diff(want, stdout); diff != "" || code != ExitFindings {
 		t.Errorf("exit %d (stderr %q), table (-want +got):\n%s", code, stderr, diff)
+	}
+	// Without them, the same policy fences nothing, and plan says why.
+	stdout, _, _ = runAudit(t, "", "plan", "failure", "--start-up", "5s", "-f", manifest, "-f", "testdata/shop/nodes.yaml", "node-1")
+	if !strings.Contains(stdout, "StatefulSet/shop/db                                 4/5 left; not whole again until the node returns (not fenced: nodeFailure.fencing: Verified is not in effect") {
+		t.Errorf("plan failure without the operator's consent to fencing:\n%s", stdout)
 	}
 	if _, stderr, code := runAudit(t, "", "plan", "failure", "-f", manifest, "-f", "testdata/shop/nodes.yaml", "node-9"); code != ExitError || !strings.Contains(stderr, `no node "node-9"`) {
 		t.Errorf("an unknown node: exit %d, stderr %q", code, stderr)

@@ -92,9 +92,9 @@ type Options struct {
 	// SkipNameValidation lets one process start managers more than once (tests restart
 	// the operator in-process); controller names are otherwise unique per process.
 	SkipNameValidation bool
-	// Autoscalers is what the operator knows of the node autoscalers, for the hand-off
-	// of Surge single replicas' nodes to their scale-down.
-	Autoscalers policy.Autoscalers
+	// Settings are the flags that bound the operator's decisions: the node autoscalers'
+	// configuration, for hand-offs, and the bounds of the response to lost nodes.
+	Settings policy.Settings
 }
 
 // BuildInfo describes the running binary in holdfast_build_info.
@@ -113,7 +113,7 @@ func controllers(o Options) []controller {
 	return []controller{
 		{name: nodecompanion.Name, setup: nodecompanion.SetupWithManager},
 		{name: disruptionpolicy.Name, setup: func(mgr ctrl.Manager, clk clock.PassiveClock) error {
-			return disruptionpolicy.SetupWithManager(mgr, clk, o.Autoscalers)
+			return disruptionpolicy.SetupWithManager(mgr, clk, o.Settings)
 		}},
 		{name: clusterdisruptionpolicy.Name, setup: clusterdisruptionpolicy.SetupWithManager},
 		{name: rebalance.Name, setup: rebalance.SetupWithManager},

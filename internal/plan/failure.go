@@ -66,6 +66,8 @@ type FailureOptions struct {
 	// Startup is how long a replacement takes to be Ready; 0 estimates it from each
 	// workload's pods (DefaultStartup without any).
 	Startup time.Duration
+	// Settings are the operator's bounds on its response (its flags).
+	Settings policy.FailureSettings
 }
 
 // DefaultStartup is the start-up assumed for a workload whose pods say nothing of
@@ -110,7 +112,7 @@ func Failures(snap *snapshot.Snapshot, now time.Time, o FailureOptions) ([]Failu
 			continue
 		}
 		lostNodes := c.lostNodes(domain, o.Zones)
-		braked := policy.Brake(c.nodesPerZone(), lostNodes) != ""
+		braked := policy.Brake(c.nodesPerZone(), lostNodes, o.Settings) != ""
 		// More than one node lost: the operator surges only what fits on the survivors.
 		var room map[string]string
 		if len(lostNodes) > 1 && !braked {
@@ -192,7 +194,7 @@ func (c *cluster) recovery(snap *snapshot.Snapshot, w *availability.Workload, l 
 	if startup == 0 {
 		startup = startupOf(w)
 	}
-	r := policy.RecoveryOf(p, w.Kind, policy.UnreachableToleration(w.Template), startup, spread)
+	r := policy.RecoveryOf(p, w.Kind, policy.UnreachableToleration(w.Template), startup, spread, policy.StatedConsent(p))
 	l.Response = r.How
 	if !r.AloneNever {
 		l.AloneSeconds = ptr.To(int64(r.Alone.Round(time.Second) / time.Second))

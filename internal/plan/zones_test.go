@@ -43,7 +43,7 @@ func TestDrainZoneByZone(t *testing.T) {
 					ZoneAware: &holdfastv1alpha1.ZoneAwareSpec{MaxUnavailable: intstr.FromInt32(tc.limit)},
 				},
 			})
-			snap, _ := predict.Operator(c.Snapshot, now, policy.Autoscalers{})
+			snap, _ := predict.Operator(c.Snapshot, now, policy.Settings{})
 			p, err := plan.DrainWaves(snap, now, plan.Targets{Names: nodes}, plan.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -148,8 +148,13 @@ type Observed struct {
 	// NodeGroups are those nodes that are in cluster-autoscaler's node groups, keyed by
 	// node name; nil without cluster-autoscaler.
 	NodeGroups map[string]NodeGroupMember
-	// Autoscalers is what holdfast knows of the autoscalers' configuration.
+	// Autoscalers is what holdfast knows of the autoscalers' configuration, and Failure
+	// the bounds of the response to lost nodes (Settings).
 	Autoscalers Autoscalers
+	Failure     FailureSettings
+	// Consent is what the operator allows the policy's response to lost nodes
+	// (ConsentOf).
+	Consent Consent
 	// Surges are the namespace's surge sets, each attached to its Deployment among
 	// Workloads too.
 	Surges []SurgeSet
@@ -344,6 +349,12 @@ func Decide(o Observed) Decision {
 	nl := nodesLostCondition(d.Status, f.brake)
 	nl.ObservedGeneration, nl.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
 	meta.SetStatusCondition(&d.Status.Conditions, nl)
+	if fc, ok := fencingCondition(p, o.Consent); ok {
+		fc.ObservedGeneration, fc.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)
+		meta.SetStatusCondition(&d.Status.Conditions, fc)
+	} else {
+		meta.RemoveStatusCondition(&d.Status.Conditions, holdfastv1alpha1.ConditionFencingAllowed)
+	}
 	d.Status.Window = windowStatus(p.Spec.MaintenanceWindows, win, winErr)
 	c := windowCondition(p.Spec.MaintenanceWindows, win, winErr)
 	c.ObservedGeneration, c.LastTransitionTime = p.Generation, metav1.NewTime(o.Now)

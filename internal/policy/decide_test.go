@@ -589,8 +589,10 @@ type decideCase struct {
 	health     NodeHealth
 	stuck      map[string][]Pod
 	lostRoom   map[string]string
-	want       result
-	wantCond   map[string]string // condition type -> reason
+	// failure are the operator's settings; nil for those that allow every fence.
+	failure  *FailureSettings
+	want     result
+	wantCond map[string]string // condition type -> reason
 }
 
 // runDecide runs each case and checks that Decide leaves its input alone.
@@ -599,7 +601,13 @@ func runDecide(t *testing.T, tests map[string]decideCase) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := tc.policy
+			failure := FailureSettings{NamespacedFencing: true, FenceAfter: true}
+			if tc.failure != nil {
+				failure = *tc.failure
+			}
 			obs := Observed{
+				Failure:     failure,
+				Consent:     ConsentOf(&p, failure, nil),
 				Policy:      &p,
 				Policies:    append([]holdfastv1alpha1.DisruptionPolicy{p}, tc.others...),
 				Workloads:   tc.work,

@@ -45,11 +45,15 @@ const (
 	// handOffStartup bounds the new pod's start-up and readiness flaps: a hand-off ends
 	// at most this long plus the autoscaler's window after it began.
 	handOffStartup = 10 * time.Minute
-	// RoomAnswerLife is how long an answer on a node's room holds: a node whose pods fit
-	// nowhere else is looked at again after it (the operator reads every node and pod
-	// to answer, at most once per node in this time), as a pod gone elsewhere, a new
-	// node or an uncordon sends no event a policy is woken by.
+	// RoomAnswerLife is how long an answer on a node's room holds: the operator reads
+	// every node and pod to answer, at most once per node in this time.
 	RoomAnswerLife = time.Minute
+	// caCandidateRecheck is how often a Surge single replica's node in a
+	// cluster-autoscaler node group is looked at again while no hand-off runs: its load,
+	// blockers and room change with other workloads' pods, new nodes and uncordons, and
+	// its back-off with time, none of which sends an event a policy is woken by.
+	// (Karpenter's Consolidatable condition, which a policy watches, moves with the pods.)
+	caCandidateRecheck = 30 * time.Second
 	// handOffCooldown is the least time between the starts of the first two hand-offs of
 	// one node, for a node the autoscaler did not take; it doubles with each further one.
 	handOffCooldown = 15 * time.Minute
@@ -424,9 +428,15 @@ func surgeOrHandOff(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus)
 		v.requeueAfter = sooner(v.requeueAfter, c.pool.recheck(o.Now))
 	case c.Unplaceable != "":
 		v.status.Message = msgNoRoomElsewhere(c.autoscaler, c.node, c.Unplaceable)
-		v.requeueAfter = sooner(v.requeueAfter, RoomAnswerLife)
+		v.requeueAfter = sooner(v.requeueAfter, RoomAnswerLife) // room elsewhere sends no event
 	case handedOff && last.node == c.node:
 		v.status.Message = msgHandOffDeclined(c.autoscaler, last)
+		if next := last.next(); next.After(o.Now) {
+			v.requeueAfter = sooner(v.requeueAfter, next.Sub(o.Now)) // the back-off ends without an event
+		}
+	}
+	if candidate && c.autoscaler == caName && !(handedOff && last.node == c.node && last.next().IsZero()) {
+		v.requeueAfter = sooner(v.requeueAfter, caCandidateRecheck)
 	}
 	return v
 }

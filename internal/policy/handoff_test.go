@@ -160,7 +160,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
 			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}},
 			work: []Workload{surgingAhead("n1 "+stamp(now.Add(-8*time.Minute)), pod("single-b", "n2", true, 7*time.Minute))},
-			want: result{
+			want: result{RequeueAfter: 7 * time.Minute,
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
 				Surges:    over("n1 2026-11-22T11:52:00Z"),
 				Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:52:00Z: no new hand-off of that node before 2026-11-22T12:07:00Z"),
@@ -169,7 +169,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"cooldown: the node settled anew, but too soon after the last hand-off": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-30 * time.Second)),
 			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-2*time.Minute)))},
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(failed)},
+			want: result{RequeueAfter: 13 * time.Minute, Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(failed)},
 		},
 		"after the cooldown, the node is handed off again, counted": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
@@ -179,7 +179,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"the back-off doubles: 30 minutes after the second hand-off": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
 			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-20*time.Minute))+" 2")},
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 2 hand-offs, the last at 2026-11-22T11:40:00Z: no new hand-off of that node before 2026-11-22T12:10:00Z")},
+			want: result{RequeueAfter: 10 * time.Minute, Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 2 hand-offs, the last at 2026-11-22T11:40:00Z: no new hand-off of that node before 2026-11-22T12:10:00Z")},
 		},
 		"after the doubled back-off, a third hand-off": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Hour)),
@@ -195,7 +195,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			policy: policy("p", time.Hour, surge), nodes: nodes, claims: settled(now.Add(-3 * time.Minute)),
 			pods: map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true, Since: now.Add(-10 * time.Second), Created: now.Add(-time.Hour)}}},
 			work: []Workload{surgingAhead("n1 "+stamp(now.Add(-8*time.Minute))+" 1", pod("single-b", "n2", true, 7*time.Minute))},
-			want: result{
+			want: result{RequeueAfter: 7 * time.Minute,
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
 				Surges:    over("n1 2026-11-22T11:52:00Z 1"),
 				Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:52:00Z: no new hand-off of that node before 2026-11-22T12:07:00Z"),
@@ -225,12 +225,12 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"cluster-autoscaler: the threshold is the operator's: a quarter used is too much under 0.2": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
 			scalers: Autoscalers{Threshold: 0.2},
-			want:    result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady)},
+			want:    result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady), RequeueAfter: caCandidateRecheck},
 		},
 		"cluster-autoscaler: a blocker on the node, no surge and status says why": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
 			groups: inGroup(Load{Requested: quarter, Blocker: "node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled"}),
-			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler does not remove node n1 whatever its budget allows (node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled), so holdfast does not surge ahead of it")},
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: caCandidateRecheck, Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler does not remove node n1 whatever its budget allows (node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled), so holdfast does not surge ahead of it")},
 		},
 		"cluster-autoscaler: its deletion-candidate taint accepts the hand-off, which holds past the deadline": {
 			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}),
@@ -252,7 +252,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
 			// 10 minutes and the window (2.5) after it began.
 			work: []Workload{surgingAhead("n1 "+stamp(now.Add(-13*time.Minute))+" 1", pod("single-b", "n2", true, 7*time.Minute))},
-			want: result{
+			want: result{RequeueAfter: caCandidateRecheck,
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
 				Surges:    over("n1 2026-11-22T11:47:00Z 1"),
 				Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:47:00Z: no new hand-off of that node before 2026-11-22T12:02:00Z"),
@@ -263,7 +263,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			pods:    onN1,
 			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
 			work:    []Workload{surgingAhead("n1 "+stamp(now.Add(-8*time.Minute))+" 1", pod("single-b", "n2", true, 7*time.Minute))},
-			want: result{
+			want: result{RequeueAfter: caCandidateRecheck,
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
 				Surges:    over("n1 2026-11-22T11:52:00Z 1"),
 				Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:52:00Z: no new hand-off of that node before 2026-11-22T12:07:00Z"),
@@ -272,7 +272,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"cluster-autoscaler: the node's pods would fit on no other node, no surge and status names the pod, looked at again later": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
 			groups: inGroup(Load{Requested: quarter, Unplaceable: noRoom}),
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: RoomAnswerLife,
+			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: caCandidateRecheck,
 				Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler would find no room elsewhere for the pods of node n1 (" + noRoom + "), so holdfast does not surge ahead of it")},
 		},
 		"Karpenter: the node's pods would fit on no other node, no surge": {
@@ -285,7 +285,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"in progress: the new pod landed on the node itself, so the hand-off ends early, and the record says so": {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(pod("single-b", "n1", true, 20*time.Second))}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			pods: onN1,
-			want: result{
+			want: result{RequeueAfter: 14*time.Minute + 30*time.Second,
 				Apply:     []*policyv1.PodDisruptionBudget{floor},
 				Surges:    over("n1 2026-11-22T11:59:30Z 1 landed"),
 				Workloads: budgeted(msgSurgeReady + "; Karpenter did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:59:30Z: no new hand-off of that node before 2026-11-22T12:14:30Z"),
@@ -305,7 +305,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"after a hand-off whose new pod landed on the node: status says so, and the back-off holds": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-30 * time.Second)),
 			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-2*time.Minute))+" 1 landed")},
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; the new pod of the last hand-off of node n1 to Karpenter (1 so far, the last at 2026-11-22T11:58:00Z) was scheduled onto that node itself, which its budget then kept all the same, so the hand-off ended early: no new hand-off of that node before 2026-11-22T12:13:00Z")},
+			want: result{RequeueAfter: 13 * time.Minute, Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady + "; the new pod of the last hand-off of node n1 to Karpenter (1 so far, the last at 2026-11-22T11:58:00Z) was scheduled onto that node itself, which its budget then kept all the same, so the hand-off ended early: no new hand-off of that node before 2026-11-22T12:13:00Z")},
 		},
 		"a hand-off of another node does not hold this one back": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),

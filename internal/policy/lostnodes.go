@@ -33,16 +33,6 @@ const (
 	SuspectAfter = 15 * time.Second
 	// defaultLostAfter is three missed renewals of a kubelet's Lease (every 10 s).
 	defaultLostAfter = 30 * time.Second
-	// brakeShare is the share of the cluster's nodes that, lost at once in more than one
-	// zone, makes holdfast hold back: a failure that wide and that scattered is more
-	// often the network, the control plane or holdfast's own view than the machines
-	// (Karpenter stops repairing nodes above the same share). A zone going dark alone is
-	// acted on, within what fits on the survivors.
-	brakeShare = 0.2
-	// atOnce is how close the last renewals of nodes' Leases must be for the nodes to
-	// count as lost at once: a kubelet renews every 10 s, so nodes that die together
-	// stop within a renewal or two of each other.
-	atOnce = 30 * time.Second
 )
 
 // karpenterNodePoolLabel marks the nodes Karpenter made, each of which has a NodeClaim.
@@ -154,7 +144,8 @@ const (
 	// respondFence: a StatefulSet under fencing: Verified; its pods are released once
 	// their node is proven down.
 	respondFence
-	// respondNotFenced: a StatefulSet under fencing: Never; it waits for the node.
+	// respondNotFenced: a StatefulSet under fencing: Never, or without consent
+	// (Consent); it waits for the node.
 	respondNotFenced
 	// respondNotSurged: a kind holdfast does not surge (a DaemonSet, a scale target).
 	respondNotSurged
@@ -165,14 +156,14 @@ const (
 )
 
 // responseTo is the response of policy p (nil for none) to a lost node's pods of a
-// workload of kind; braked says the brake holds.
-func responseTo(p *holdfastv1alpha1.DisruptionPolicy, kind string, braked bool) response {
+// workload of kind; braked says the brake holds, fence that p may fence (Consent).
+func responseTo(p *holdfastv1alpha1.DisruptionPolicy, kind string, braked, fence bool) response {
 	switch {
 	case p == nil:
 		return respondNone
 	case braked:
 		return respondBraked
-	case kind == holdfastv1alpha1.KindStatefulSet && fencing(p):
+	case kind == holdfastv1alpha1.KindStatefulSet && fencing(p) && fence:
 		return respondFence
 	case kind == holdfastv1alpha1.KindStatefulSet:
 		return respondNotFenced
@@ -208,38 +199,39 @@ func assessLosses(o Observed) losses {
 			f.next = sooner(f.next, at.Sub(o.Now))
 		}
 	}
-	f.brake = brake(o.Health)
+	f.brake = brake(o.Health, o.Failure)
 	return f
 }
 
 // brake says why the suspect nodes call for holding back, or "" (see Brake). Suspects
 // count, not only the nodes lost: nodes that die together are seen lost up to a renewal
 // apart (10 s), and the first must not be surged for before the others are seen, which
-// they are as suspects by then. Only the suspects whose Leases stopped within atOnce of
-// the latest count: a zone lost an hour ago and a node lost now are two failures.
-func brake(h NodeHealth) string {
+// they are as suspects by then. Only the suspects whose Leases stopped within the brake
+// window of the latest count: a zone lost an hour ago and a node lost now are two
+// failures.
+func brake(h NodeHealth, s FailureSettings) string {
 	var latest time.Time
-	for _, s := range h.Suspects {
-		if s.Renewed.After(latest) {
-			latest = s.Renewed
+	for _, sus := range h.Suspects {
+		if sus.Renewed.After(latest) {
+			latest = sus.Renewed
 		}
 	}
 	zones := make(map[string]string, len(h.Suspects))
-	for name, s := range h.Suspects {
-		if s.Renewed.IsZero() || latest.Sub(s.Renewed) <= atOnce {
-			zones[name] = s.Zone
+	for name, sus := range h.Suspects {
+		if sus.Renewed.IsZero() || latest.Sub(sus.Renewed) <= s.brakeWindow() {
+			zones[name] = sus.Zone
 		}
 	}
-	return Brake(h.Zones, zones)
+	return Brake(h.Zones, zones, s)
 }
 
 // Brake says why losing the nodes of lost (node name -> zone) at once calls for holding
-// back, or "": more than brakeShare of the nodes of nodesPerZone, in more than one zone
-// or in a cluster without zones. That points at the control plane, the network or
+// back, or "": more than s's brake share of the nodes of nodesPerZone, in more than one
+// zone or in a cluster without zones. That points at the control plane, the network or
 // holdfast's own view (a stale cache makes every Lease look old), not at dead machines.
 // A whole zone lost alone does not hold it: holdfast acts within what fits on the
 // survivors (LostRoom). A single node never trips it.
-func Brake(nodesPerZone map[string]int, lost map[string]string) string {
+func Brake(nodesPerZone map[string]int, lost map[string]string, s FailureSettings) string {
 	if len(lost) < 2 {
 		return ""
 	}
@@ -254,7 +246,7 @@ func Brake(nodesPerZone map[string]int, lost map[string]string) string {
 	if zoned := !(len(nodesPerZone) == 1 && nodesPerZone[""] > 0); zoned && len(zones) < 2 && !zones[""] {
 		return ""
 	}
-	if float64(len(lost)) > brakeShare*float64(total) {
+	if float64(len(lost)) > s.brakeShare()*float64(total) {
 		return msgBrakeShare(len(lost), total, len(zones))
 	}
 	return ""
@@ -357,13 +349,16 @@ func (f losses) respond(s *subject, v verdict) verdict {
 		}
 		return v
 	}
-	switch responseTo(o.Policy, w.Kind, f.brake != "") {
+	switch responseTo(o.Policy, w.Kind, f.brake != "", o.Consent.Fence) {
 	case respondBraked:
 		v.status.Message = msgLostBraked(lost, nodes, f.brake)
 	case respondFence:
 		v.status.Message = f.fencingMessage(o, lost, nodes)
 	case respondNotFenced, respondNotSurged:
 		v.status.Message = msgLostNotSurged(w.Kind, lost, nodes)
+		if fencing(o.Policy) {
+			v.status.Message = msgLostNotFenced(lost, nodes, o.Consent.Why)
+		}
 	case respondSurgeNever:
 		v.status.Message = msgLostNoSurge(lost, nodes)
 	case respondSurge:
@@ -430,7 +425,7 @@ func fencing(p *holdfastv1alpha1.DisruptionPolicy) bool {
 // StatefulSet under fencing: Verified, the brake does not hold, the node is not fenced
 // yet and there is proof that it is down.
 func (f losses) fences(o Observed, w *Workload, nodes []string) ([]NodeTaint, time.Duration) {
-	if w.Kind != holdfastv1alpha1.KindStatefulSet || !fencing(o.Policy) || f.brake != "" {
+	if w.Kind != holdfastv1alpha1.KindStatefulSet || !fencing(o.Policy) || !o.Consent.Fence || f.brake != "" {
 		return nil, 0
 	}
 	var out []NodeTaint
@@ -441,7 +436,7 @@ func (f losses) fences(o Observed, w *Workload, nodes []string) ([]NodeTaint, ti
 			out = append(out, NodeTaint{Node: name, Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: proof, Bystanders: o.Bystanders[name]})
 		}
 		// fenceAfter is proof by the clock alone: nothing else wakes the policy then.
-		if after := o.Policy.Spec.NodeFailure.FenceAfter; proof == "" && after != nil {
+		if after := o.Policy.Spec.NodeFailure.FenceAfter; proof == "" && after != nil && o.Consent.FenceAfter {
 			if s := o.Health.Suspects[name]; !s.Renewed.IsZero() {
 				next = sooner(next, s.Renewed.Add(after.Duration).Sub(o.Now))
 			}
@@ -453,7 +448,7 @@ func (f losses) fences(o Observed, w *Workload, nodes []string) ([]NodeTaint, ti
 // proof says why a lost node is known to be down, or "" when it is not known: the
 // node-down annotation a person or an agent set for this failure (NodeDown), its
 // Karpenter NodeClaim gone, or the policy's fenceAfter passed since its Lease was last
-// renewed.
+// renewed, where the operator lets fenceAfter count (Consent).
 func (f losses) proof(o Observed, name string) string {
 	n := o.Nodes[name]
 	if n == nil {
@@ -468,9 +463,9 @@ func (f losses) proof(o Observed, name string) string {
 			return "its Karpenter NodeClaim is gone"
 		}
 	}
-	if after := o.Policy.Spec.NodeFailure.FenceAfter; after != nil {
+	if after := o.Policy.Spec.NodeFailure.FenceAfter; after != nil && o.Consent.FenceAfter {
 		if s := o.Health.Suspects[name]; !s.Renewed.IsZero() && !o.Now.Before(s.Renewed.Add(after.Duration)) {
-			return "no Lease renewal since " + stamp(s.Renewed) + ", fenceAfter " + after.Duration.String()
+			return "no Lease renewal since " + stamp(s.Renewed) + ", fenceAfter " + after.Duration.String() + " (time, not proof)"
 		}
 	}
 	return ""
@@ -501,7 +496,11 @@ func (f losses) fencingMessage(o Observed, lost int32, nodes []string) string {
 			waiting = append(waiting, name)
 		}
 	}
-	return msgFencing(lost, fenced, waiting, bystanders)
+	afterTime := ""
+	if after := o.Policy.Spec.NodeFailure.FenceAfter; after != nil && o.Consent.FenceAfter {
+		afterTime = after.Duration.String()
+	}
+	return msgFencing(lost, fenced, waiting, bystanders, afterTime)
 }
 
 // Fenced reports whether n carries the out-of-service taint.
@@ -550,29 +549,35 @@ type Spread struct {
 // RecoveryOf predicts a workload's recovery from the loss of nodes running some of its
 // pods, which tolerate being unreachable for toleration (DefaultToleration
 // unless a pod says otherwise; negative for ever) and take startup to become Ready. p
-// is the policy that manages the workload, nil for none.
-func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, startup time.Duration, spread Spread) Recovery {
+// is the policy that manages the workload, nil for none; consent what the operator
+// allows it (ConsentOf).
+func RecoveryOf(p *holdfastv1alpha1.DisruptionPolicy, kind string, toleration, startup time.Duration, spread Spread, consent Consent) Recovery {
 	r := Recovery{Alone: NodeMonitorGracePeriod + toleration + startup}
 	if kind == holdfastv1alpha1.KindStatefulSet || toleration < 0 {
 		// Two pods of one identity must never run: Kubernetes waits for the node.
 		r.Alone, r.AloneNever = 0, true
 	}
 	r.With, r.WithNever = r.Alone, r.AloneNever
-	switch responseTo(p, kind, spread.Braked) {
+	switch responseTo(p, kind, spread.Braked, consent.Fence) {
 	case respondNone:
 		r.How = "no DisruptionPolicy"
 	case respondBraked:
 		r.How = "the brake holds: too many nodes lost at once"
 	case respondFence:
-		r.How = "fenced on proof that the node is down, not before: no fenceAfter"
-		if after := p.Spec.NodeFailure.FenceAfter; after != nil {
+		r.How = "fenced on proof that the node is down, not before"
+		if after := p.Spec.NodeFailure.FenceAfter; after != nil && consent.FenceAfter {
 			// Kubernetes deletes the pods of an out-of-service node once the node is
 			// marked not Ready, at its next garbage collection.
 			r.With, r.WithNever = max(after.Duration, NodeMonitorGracePeriod)+podGCPeriod+startup, false
-			r.How = "fenced after fenceAfter " + after.Duration.String()
+			r.How = "fenced on proof, or once the node is unreachable for fenceAfter " + after.Duration.String() + ": time, not proof"
+		} else if consent.Why != "" {
+			r.How += "; " + consent.Why
 		}
 	case respondNotFenced:
 		r.How = "not fenced: nodeFailure.fencing is Never"
+		if fencing(p) {
+			r.How = "not fenced: " + consent.Why
+		}
 	case respondNotSurged:
 		r.How = "holdfast surges only Deployments"
 	case respondSurgeNever:

@@ -231,35 +231,49 @@ func TestDecideNodeFailure(t *testing.T) {
 
 func TestBrake(t *testing.T) {
 	perZone := map[string]int{"a": 10, "b": 10, "c": 2}
-	if got := Brake(perZone, map[string]string{"a1": "a"}); got != "" {
+	if got := Brake(perZone, map[string]string{"a1": "a"}, FailureSettings{}); got != "" {
 		t.Errorf("one node of 22: brake %q, want none", got)
 	}
-	if got := Brake(perZone, map[string]string{"c1": "c"}); got != "" {
+	if got := Brake(perZone, map[string]string{"c1": "c"}, FailureSettings{}); got != "" {
 		t.Errorf("one node of a zone of two: brake %q, want none", got)
 	}
-	if got := Brake(perZone, map[string]string{"c1": "c", "c2": "c"}); got != "" {
+	if got := Brake(perZone, map[string]string{"c1": "c", "c2": "c"}, FailureSettings{}); got != "" {
 		t.Errorf("every node of zone c: brake %q, want none: a zone alone is acted on", got)
 	}
-	if got := Brake(perZone, map[string]string{"a1": "a", "a2": "a", "a3": "a", "a4": "a", "a5": "a", "a6": "a"}); got != "" {
+	if got := Brake(perZone, map[string]string{"a1": "a", "a2": "a", "a3": "a", "a4": "a", "a5": "a", "a6": "a"}, FailureSettings{}); got != "" {
 		t.Errorf("6 of 22 nodes, all in zone a: brake %q, want none", got)
 	}
-	if got := Brake(perZone, map[string]string{"a1": "a", "a2": "a", "b1": "b", "b2": "b", "b3": "b"}); got == "" {
+	if got := Brake(perZone, map[string]string{"a1": "a", "a2": "a", "b1": "b", "b2": "b", "b3": "b"}, FailureSettings{}); got == "" {
 		t.Error("5 of 22 nodes in two zones: no brake")
 	}
-	if got := Brake(perZone, map[string]string{"a1": "a", "b1": "b"}); got != "" {
+	if got := Brake(perZone, map[string]string{"a1": "a", "b1": "b"}, FailureSettings{}); got != "" {
 		t.Errorf("2 of 22 nodes in two zones: brake %q, want none", got)
 	}
-	if got := Brake(map[string]int{"": 10}, map[string]string{"n1": "", "n2": "", "n3": ""}); got == "" {
+	if got := Brake(map[string]int{"": 10}, map[string]string{"n1": "", "n2": "", "n3": ""}, FailureSettings{}); got == "" {
 		t.Error("3 of 10 nodes of a cluster without zones: no brake")
 	}
 	// Nodes that die together are seen a renewal apart: the second is a suspect when the
 	// first is lost, and the brake holds from the start.
-	if got := brake(staleLeases(map[string]time.Duration{"n1": 31 * time.Second, "n3": 22 * time.Second})); got == "" {
+	if got := brake(staleLeases(map[string]time.Duration{"n1": 31 * time.Second, "n3": 22 * time.Second}), FailureSettings{}); got == "" {
 		t.Error("n1 (zone a) lost and n3 (zone b) suspect: no brake")
 	}
 	// A zone lost long ago and a node lost now are two failures.
-	if got := brake(staleLeases(map[string]time.Duration{"n1": 10 * time.Minute, "n3": 22 * time.Second})); got != "" {
+	if got := brake(staleLeases(map[string]time.Duration{"n1": 10 * time.Minute, "n3": 22 * time.Second}), FailureSettings{}); got != "" {
 		t.Errorf("n1 lost 10 minutes before n3: brake %q, want none", got)
+	}
+	// The operator's settings move both bounds.
+	if got := brake(staleLeases(map[string]time.Duration{"n1": 10 * time.Minute, "n3": 22 * time.Second}), FailureSettings{BrakeWindow: 15 * time.Minute}); got == "" {
+		t.Error("n1 lost 10 minutes before n3 under a brake window of 15 minutes: no brake")
+	}
+	twoZones := map[string]string{"a1": "a", "a2": "a", "b1": "b", "b2": "b", "b3": "b"}
+	if got := Brake(perZone, twoZones, FailureSettings{BrakeShare: 0.25}); got != "" {
+		t.Errorf("5 of 22 nodes in two zones under a share of 0.25: brake %q, want none", got)
+	}
+	if got := Brake(perZone, twoZones, FailureSettings{BrakeShare: 0.1}); got == "" {
+		t.Error("5 of 22 nodes in two zones under a share of 0.1: no brake")
+	}
+	if got := Brake(map[string]int{"": 2}, map[string]string{"n1": "", "n2": ""}, FailureSettings{BrakeShare: 1}); got != "" {
+		t.Errorf("every node lost under a share of 1: brake %q, want none", got)
 	}
 }
 
@@ -332,7 +346,8 @@ func TestDecideFencing(t *testing.T) {
 		return []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 3, State: holdfastv1alpha1.WorkloadRecovering, Budget: "holdfast-sts-db", Message: msg}}
 	}
 	apply := []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)), nil)}
-	const waiting = "1 pods on lost nodes; node n1 not proven down: its pods stay until it is (annotation holdfast.dev/node-down with the time of the check, its Karpenter NodeClaim gone, or fenceAfter), since two pods of one identity must never run"
+	const waiting = "1 pods on lost nodes; node n1 not proven down: its pods stay until it is (annotation holdfast.dev/node-down with the time of the check, or its Karpenter NodeClaim gone), since two pods of one identity must never run"
+	const waitingOrTime = "1 pods on lost nodes; node n1 not proven down: its pods stay until it is (annotation holdfast.dev/node-down with the time of the check, its Karpenter NodeClaim gone, or 5m0s unreachable (fenceAfter: time, not proof)), since two pods of one identity must never run"
 	const proven = "1 pods on lost nodes; node n1 proven down and tainted out-of-service: Kubernetes deletes the pods there and the StatefulSet starts them elsewhere"
 
 	runDecide(t, map[string]decideCase{
@@ -350,7 +365,19 @@ func TestDecideFencing(t *testing.T) {
 		},
 		"fenceAfter not passed yet: waits, and looks again when it has": {
 			policy: policy("p", time.Hour, verified(5*time.Minute)), work: []Workload{db}, pods: pods, nodes: nodesWith(nil), health: lostTwoMinutes,
-			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(waiting), RequeueAfter: 3 * time.Minute},
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(waitingOrTime), RequeueAfter: 3 * time.Minute},
+		},
+		"fenceAfter passed, but the operator does not let time count: waits for proof": {
+			policy: policy("p", time.Hour, verified(time.Minute)), work: []Workload{db}, pods: pods, nodes: nodesWith(nil), health: lostTwoMinutes,
+			failure:  &FailureSettings{NamespacedFencing: true},
+			want:     result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(waiting)},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionFencingAllowed: holdfastv1alpha1.ReasonFenceAfterIgnored},
+		},
+		"a namespaced policy without the administrator's consent: proof or not, nothing fenced, and status says why": {
+			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, pods: pods, nodes: nodesWith(down), health: lostTwoMinutes,
+			failure:  &FailureSettings{},
+			want:     result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering(msgLostNotFenced(1, []string{"n1"}, msgFencingNotAllowed))},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionFencingAllowed: holdfastv1alpha1.ReasonNoFencingConsent},
 		},
 		"fenced already: not again": {
 			policy: policy("p", time.Hour, verified(0)), work: []Workload{db}, pods: pods, nodes: nodesWith(func(n *corev1.Node) { down(n); fenced(n) }), health: lostTwoMinutes,
@@ -404,7 +431,7 @@ func TestDecideFencing(t *testing.T) {
 		"another namespace's StatefulSet pod named": {spec: verified(0), mod: down, health: lostTwoMinutes, bystanders: map[string][]string{"n1": {"cache/redis-0"}},
 			want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "annotation holdfast.dev/node-down=true", Bystanders: []string{"cache/redis-0"}}}},
 		"annotation":       {spec: verified(0), mod: down, health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "annotation holdfast.dev/node-down=true"}}},
-		"fenceAfter":       {spec: verified(time.Minute), health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "no Lease renewal since 2026-11-22T11:58:00Z, fenceAfter 1m0s"}}},
+		"fenceAfter":       {spec: verified(time.Minute), health: lostTwoMinutes, want: []NodeTaint{{Node: "n1", Key: holdfastv1alpha1.OutOfServiceTaintKey, Proof: "no Lease renewal since 2026-11-22T11:58:00Z, fenceAfter 1m0s (time, not proof)"}}},
 		"no proof":         {spec: verified(0), health: lostTwoMinutes},
 		"fenced already":   {spec: verified(0), mod: func(n *corev1.Node) { down(n); fenced(n) }, health: lostTwoMinutes},
 		"never":            {spec: nil, mod: down, health: lostTwoMinutes},
@@ -413,7 +440,8 @@ func TestDecideFencing(t *testing.T) {
 	} {
 		t.Run("fences/"+name, func(t *testing.T) {
 			p := policy("p", time.Hour, tc.spec)
-			d := Decide(Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{db}, Pods: pods, Nodes: nodesWith(tc.mod), Health: tc.health, Bystanders: tc.bystanders, Now: now})
+			consent := ConsentOf(&p, FailureSettings{NamespacedFencing: true, FenceAfter: true}, nil)
+			d := Decide(Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{db}, Pods: pods, Nodes: nodesWith(tc.mod), Health: tc.health, Bystanders: tc.bystanders, Consent: consent, Now: now})
 			if diff := cmp.Diff(tc.want, fencesOf(d), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("fences (-want +got):\n%s", diff)
 			}
@@ -442,6 +470,7 @@ func TestRecoveryOf(t *testing.T) {
 		kind       string
 		toleration time.Duration
 		braked     bool
+		consent    Consent
 		want       Recovery
 	}{
 		"a Deployment alone: grace, toleration, start-up": {kind: "Deployment", toleration: DefaultToleration,
@@ -452,14 +481,21 @@ func TestRecoveryOf(t *testing.T) {
 			want: Recovery{Alone: 55 * time.Second, With: 35 * time.Second, How: "surged once the node's Lease is 30s old"}},
 		"a StatefulSet alone: never": {kind: "StatefulSet", toleration: DefaultToleration,
 			want: Recovery{AloneNever: true, WithNever: true, How: "no DisruptionPolicy"}},
-		"a StatefulSet fenced after 2m": {p: withSpec(fenceAfter(2 * time.Minute)), kind: "StatefulSet", toleration: DefaultToleration,
-			want: Recovery{AloneNever: true, With: 145 * time.Second, How: "fenced after fenceAfter 2m0s"}},
+		"a StatefulSet fenced after 2m, where the operator lets fenceAfter count": {p: withSpec(fenceAfter(2 * time.Minute)), kind: "StatefulSet", toleration: DefaultToleration,
+			consent: Consent{Fence: true, FenceAfter: true},
+			want:    Recovery{AloneNever: true, With: 145 * time.Second, How: "fenced on proof, or once the node is unreachable for fenceAfter 2m0s: time, not proof"}},
+		"fenceAfter without the operator's consent: fenced on proof only": {p: withSpec(fenceAfter(2 * time.Minute)), kind: "StatefulSet", toleration: DefaultToleration,
+			consent: Consent{Fence: true, Why: msgFenceAfterNotAllowed},
+			want:    Recovery{AloneNever: true, WithNever: true, How: "fenced on proof that the node is down, not before; " + msgFenceAfterNotAllowed}},
+		"fencing without consent: not fenced": {p: withSpec(fenceAfter(2 * time.Minute)), kind: "StatefulSet", toleration: DefaultToleration,
+			consent: Consent{Why: msgFencingNotAllowed},
+			want:    Recovery{AloneNever: true, WithNever: true, How: "not fenced: " + msgFencingNotAllowed}},
 		"the brake": {p: withSpec(nil), kind: "Deployment", toleration: DefaultToleration, braked: true,
 			want: Recovery{Alone: 355 * time.Second, With: 355 * time.Second, How: "the brake holds: too many nodes lost at once"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, RecoveryOf(tc.p, tc.kind, tc.toleration, start, Spread{Braked: tc.braked})); diff != "" {
+			if diff := cmp.Diff(tc.want, RecoveryOf(tc.p, tc.kind, tc.toleration, start, Spread{Braked: tc.braked}, tc.consent)); diff != "" {
 				t.Errorf("RecoveryOf (-want +got):\n%s", diff)
 			}
 		})

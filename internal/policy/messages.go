@@ -159,6 +159,10 @@ func msgLostNotSurged(kind string, lost int32, nodes []string) string {
 	return fmt.Sprintf("%d pods on lost node %s: holdfast surges only Deployments, so the %s waits for the node or for Kubernetes", lost, strings.Join(nodes, ", "), kind)
 }
 
+func msgLostNotFenced(lost int32, nodes []string, why string) string {
+	return fmt.Sprintf("%d pods on lost node %s: %s; the StatefulSet waits for the node or for Kubernetes", lost, strings.Join(nodes, ", "), why)
+}
+
 func msgLostNoSurge(lost int32, nodes []string) string {
 	return fmt.Sprintf("%d pods on lost node %s: not surged (nodeFailure.surge: Never); Kubernetes replaces them once their unreachable toleration runs out", lost, strings.Join(nodes, ", "))
 }
@@ -183,7 +187,9 @@ func msgCorrelated(nodes []string, recovering int32, brake string) string {
 	return msgNodesLost(nodes, recovering) + "; " + brake
 }
 
-func msgFencing(lost int32, fenced, waiting, bystanders []string) string {
+// msgFencing says where fencing stands; afterTime is the fenceAfter the operator lets
+// count, "" for none.
+func msgFencing(lost int32, fenced, waiting, bystanders []string, afterTime string) string {
 	var parts []string
 	if len(fenced) > 0 {
 		parts = append(parts, fmt.Sprintf("node %s proven down and tainted out-of-service: Kubernetes deletes the pods there and the StatefulSet starts them elsewhere", strings.Join(fenced, ", ")))
@@ -192,8 +198,12 @@ func msgFencing(lost int32, fenced, waiting, bystanders []string) string {
 		parts = append(parts, fmt.Sprintf("the taint releases too StatefulSet pods this policy does not fence for: %s", strings.Join(bystanders, ", ")))
 	}
 	if len(waiting) > 0 {
-		parts = append(parts, fmt.Sprintf("node %s not proven down: its pods stay until it is (annotation %s with the time of the check, its Karpenter NodeClaim gone, or fenceAfter), since two pods of one identity must never run",
-			strings.Join(waiting, ", "), holdfastv1alpha1.NodeDownAnnotation))
+		or := "or its Karpenter NodeClaim gone"
+		if afterTime != "" {
+			or = "its Karpenter NodeClaim gone, or " + afterTime + " unreachable (fenceAfter: time, not proof)"
+		}
+		parts = append(parts, fmt.Sprintf("node %s not proven down: its pods stay until it is (annotation %s with the time of the check, %s), since two pods of one identity must never run",
+			strings.Join(waiting, ", "), holdfastv1alpha1.NodeDownAnnotation, or))
 	}
 	return fmt.Sprintf("%d pods on lost nodes; %s", lost, strings.Join(parts, "; "))
 }
@@ -244,3 +254,8 @@ func Plural(n int32, one string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, one)
 }
+
+const (
+	msgFencingNotAllowed    = "nodeFailure.fencing: Verified is not in effect: the out-of-service taint releases every StatefulSet pod on the node, whichever namespace's, so a namespaced DisruptionPolicy fences only with a cluster administrator's consent: a ClusterDisruptionPolicy whose template fences, or the operator's --allow-namespaced-fencing"
+	msgFenceAfterNotAllowed = "nodeFailure.fenceAfter is ignored: it takes time for proof, and a node cut off by a partition keeps running its pods, so it counts only where the operator runs with --allow-fence-after; fencing waits for proof (the node-down annotation, or the node's Karpenter NodeClaim gone)"
+)

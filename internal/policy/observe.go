@@ -50,9 +50,11 @@ type Source interface {
 	NodePods(ctx context.Context, node string) ([]corev1.Pod, error)
 	// Health is the health of every node.
 	Health() NodeHealth
-	// NodeAutoscalers is what holdfast knows of the node autoscalers' configuration: the
-	// operator's flags; the zero value (their defaults) for a prediction.
-	NodeAutoscalers() Autoscalers
+	// ClusterPolicy is the ClusterDisruptionPolicy of that name; nil when there is none.
+	ClusterPolicy(ctx context.Context, name string) (*holdfastv1alpha1.ClusterDisruptionPolicy, error)
+	// Settings are the operator's flags, as the operator runs with them or as plan and
+	// audit are told them.
+	Settings() Settings
 }
 
 // Observe gathers from src what Decide reads for p at now: the namespace's policies, the
@@ -63,10 +65,14 @@ type Source interface {
 // The caller then reads the room of the nodes a hand-off would start from (RoomWanted,
 // SetRoom) with the planner: the core never calls back into it.
 func Observe(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPolicy, now time.Time) (Observed, error) {
+	settings := src.Settings()
 	obs := Observed{Policy: p, Now: now, Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Health: src.Health(), Stuck: map[string][]Pod{},
-		Autoscalers: src.NodeAutoscalers()}
+		Autoscalers: settings.Autoscalers, Failure: settings.Failure}
 	ns := p.Namespace
 	var err error
+	if obs.Consent, err = observeConsent(ctx, src, p, settings.Failure); err != nil {
+		return obs, err
+	}
 	if obs.Policies, err = src.Policies(ctx, ns); err != nil {
 		return obs, err
 	}
@@ -330,12 +336,25 @@ func HealthOf(nodes []corev1.Node, leases map[string]*coordinationv1.Lease, now 
 	return h
 }
 
+// observeConsent reads the ClusterDisruptionPolicy p names as its origin, when p asks
+// for fencing the operator does not allow every namespace, and works out the consent.
+func observeConsent(ctx context.Context, src Source, p *holdfastv1alpha1.DisruptionPolicy, s FailureSettings) (Consent, error) {
+	var owner *holdfastv1alpha1.ClusterDisruptionPolicy
+	if name := p.Labels[holdfastv1alpha1.ClusterPolicyLabel]; fencing(p) && !s.NamespacedFencing && name != "" {
+		var err error
+		if owner, err = src.ClusterPolicy(ctx, name); err != nil {
+			return Consent{}, err
+		}
+	}
+	return ConsentOf(p, s, owner), nil
+}
+
 // observeBystanders reads, under fencing: Verified and no brake, the StatefulSet pods on
 // each lost node with a pod of a StatefulSet obs.Policy selects that the policy does not
 // fence for: other namespaces' and other StatefulSets'. The out-of-service taint
 // releases them too, and the fence says so.
 func observeBystanders(ctx context.Context, src Source, obs *Observed) (map[string][]string, error) {
-	if !fencing(obs.Policy) {
+	if !fencing(obs.Policy) || !obs.Consent.Fence {
 		return nil, nil
 	}
 	f := assessLosses(*obs)

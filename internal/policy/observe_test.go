@@ -72,8 +72,11 @@ func (s *oneNodeGroup) NodePods(_ context.Context, node string) ([]corev1.Pod, e
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2400m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
 	return []corev1.Pod{pod}, nil
 }
-func (s *oneNodeGroup) Health() NodeHealth           { return NodeHealth{} }
-func (s *oneNodeGroup) NodeAutoscalers() Autoscalers { return s.scale }
+func (s *oneNodeGroup) Health() NodeHealth { return NodeHealth{} }
+func (s *oneNodeGroup) Settings() Settings { return Settings{Autoscalers: s.scale} }
+func (s *oneNodeGroup) ClusterPolicy(context.Context, string) (*holdfastv1alpha1.ClusterDisruptionPolicy, error) {
+	return nil, nil
+}
 
 // Room is wanted with the operator's threshold, as Decide judges the node: under a
 // threshold of 0.7 the node at 60% is handed over only if its pods fit elsewhere, so its

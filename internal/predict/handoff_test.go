@@ -120,7 +120,7 @@ func TestPredictedHandOff(t *testing.T) {
 			if tc.mod != nil {
 				tc.mod(s)
 			}
-			_, outcomes := predict.Operator(s, now, tc.autoscalers)
+			_, outcomes := predict.Operator(s, now, policy.Settings{Autoscalers: tc.autoscalers})
 			if len(outcomes) != 1 {
 				t.Fatalf("%d outcomes, want 1", len(outcomes))
 			}
@@ -159,7 +159,7 @@ func TestPredictionReadsNodeLeases(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "node-1", Namespace: corev1.NamespaceNodeLease},
 		Spec:       coordinationv1.LeaseSpec{RenewTime: ptr.To(metav1.NewMicroTime(now.Add(-2 * time.Minute))), LeaseDurationSeconds: ptr.To(int32(40))},
 	}}
-	_, outcomes := predict.Operator(s, now, policy.Autoscalers{})
+	_, outcomes := predict.Operator(s, now, policy.Settings{})
 	if len(outcomes) != 1 {
 		t.Fatalf("%d outcomes, want 1", len(outcomes))
 	}

@@ -33,14 +33,14 @@ type Outcome struct {
 	Decision policy.Decision
 }
 
-// Operator returns a copy of s as the operator will make it at now, told autoscalers
+// Operator returns a copy of s as the operator will make it at now, run with settings
 // (its flags), and the decision for each policy in effect, sorted by namespace and name.
 // s is not modified.
-func Operator(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscalers) (*snapshot.Snapshot, []Outcome) {
+func Operator(s *snapshot.Snapshot, now time.Time, settings policy.Settings) (*snapshot.Snapshot, []Outcome) {
 	out := *s
 	inEffect := policy.InEffect(Namespaces(s), s.DisruptionPolicies, s.ClusterDisruptionPolicies, now)
 	out.DisruptionPolicies = inEffect
-	idx := index(&out, now, autoscalers)
+	idx := index(&out, now, settings)
 	// Every policy decides on the snapshot as it was, as the operator's reconciles of
 	// one state of the cluster do; their effects are made after.
 	var outcomes []Outcome
@@ -49,8 +49,10 @@ func Operator(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscaler
 		outcomes = append(outcomes, Outcome{Policy: *p, Decision: policy.Decide(idx.observe(p, now))})
 	}
 	a := &applier{s: &out, now: now, copied: map[string]bool{}}
-	for _, o := range outcomes {
+	for i, o := range outcomes {
 		a.apply(&o.Policy, o.Decision.Effects)
+		// The status the operator writes: what audit and plan read of its consent.
+		inEffect[i].Status = o.Decision.Status
 	}
 	return &out, outcomes
 }
@@ -90,7 +92,7 @@ func Namespaces(s *snapshot.Snapshot) []corev1.Namespace {
 // policy.Source the operator's decisions are predicted from.
 type namespaced struct {
 	s           *snapshot.Snapshot
-	operator    policy.Autoscalers
+	settings    policy.Settings
 	health      policy.NodeHealth
 	nodes       map[string]*corev1.Node
 	budgets     map[string][]policyv1.PodDisruptionBudget
@@ -104,8 +106,8 @@ type namespaced struct {
 	lostRoom map[string]map[string]string
 }
 
-func index(s *snapshot.Snapshot, now time.Time, autoscalers policy.Autoscalers) *namespaced {
-	x := &namespaced{s: s, operator: autoscalers, health: policy.HealthOf(s.Nodes, nodeLeases(s.Leases), now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{},
+func index(s *snapshot.Snapshot, now time.Time, settings policy.Settings) *namespaced {
+	x := &namespaced{s: s, settings: settings, health: policy.HealthOf(s.Nodes, nodeLeases(s.Leases), now), nodes: map[string]*corev1.Node{}, budgets: map[string][]policyv1.PodDisruptionBudget{}, pods: map[string][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{},
 		deployments: map[string][]*appsv1.Deployment{}, sets: map[string][]*appsv1.StatefulSet{}, daemons: map[string][]*appsv1.DaemonSet{}, room: map[string]string{},
 		lostRoom: map[string]map[string]string{}}
 	for i := range s.Nodes {
@@ -275,7 +277,16 @@ func (x *namespaced) roomOf(node string, now time.Time) string {
 	return why
 }
 
-func (x *namespaced) NodeAutoscalers() policy.Autoscalers { return x.operator }
+func (x *namespaced) Settings() policy.Settings { return x.settings }
+
+func (x *namespaced) ClusterPolicy(_ context.Context, name string) (*holdfastv1alpha1.ClusterDisruptionPolicy, error) {
+	for i := range x.s.ClusterDisruptionPolicies {
+		if x.s.ClusterDisruptionPolicies[i].Name == name {
+			return &x.s.ClusterDisruptionPolicies[i], nil
+		}
+	}
+	return nil, nil
+}
 
 func (x *namespaced) Health() policy.NodeHealth { return x.health }
 

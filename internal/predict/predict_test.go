@@ -121,7 +121,7 @@ func controllerBudgets(s *snapshot.Snapshot, policies []holdfastv1alpha1.Disrupt
 // predictedBudgets are the budgets of the snapshot as the CLI predicts it, the ones a
 // policy keeps.
 func predictedBudgets(s *snapshot.Snapshot) []policyv1.PodDisruptionBudget {
-	predicted, _ := predict.Operator(s, now, policy.Autoscalers{})
+	predicted, _ := predict.Operator(s, now, policy.Settings{})
 	return sorted(slices.DeleteFunc(slices.Clone(predicted.PodDisruptionBudgets), func(b policyv1.PodDisruptionBudget) bool {
 		return b.Labels[holdfastv1alpha1.PolicyLabel] == ""
 	}))
@@ -281,7 +281,7 @@ func TestPredictionStartsASurgeSet(t *testing.T) {
 	s.DisruptionPolicies = []holdfastv1alpha1.DisruptionPolicy{disruptionPolicy("surge", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 		s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge
 	})}
-	_, outcomes := predict.Operator(s, now, policy.Autoscalers{})
+	_, outcomes := predict.Operator(s, now, policy.Settings{})
 	if len(outcomes) != 1 {
 		t.Fatalf("%d outcomes, want 1", len(outcomes))
 	}
@@ -317,7 +317,7 @@ func TestOperatorSeesLostNodes(t *testing.T) {
 		})
 	}
 	s.Deployments[0].Status.ReadyReplicas, s.Deployments[0].Status.AvailableReplicas = 1, 1
-	_, outcomes := predict.Operator(s, now, policy.Autoscalers{})
+	_, outcomes := predict.Operator(s, now, policy.Settings{})
 	if len(outcomes) != 1 {
 		t.Fatalf("outcomes = %d, want 1", len(outcomes))
 	}

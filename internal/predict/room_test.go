@@ -33,7 +33,7 @@ func TestRoomFromTheSnapshot(t *testing.T) {
 				d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: "node-1"}
 			}
 		})
-		got := index(c.Snapshot, at, policy.Autoscalers{}).roomOf("node-1", at)
+		got := index(c.Snapshot, at, policy.Settings{}).roomOf("node-1", at)
 		const want = "pod shop/single-rs-0: its replacement fits on no other node"
 		if pinned != strings.HasPrefix(got, want) {
 			t.Errorf("pinned %t: Room = %q", pinned, got)

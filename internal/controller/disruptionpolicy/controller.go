@@ -85,8 +85,8 @@ type reconciler struct {
 	// karpenter says Karpenter's NodeClaims are served, and cache reads them.
 	karpenter bool
 	cache     client.Reader
-	// autoscalers is what the operator knows of the node autoscalers.
-	autoscalers policy.Autoscalers
+	// settings are the operator's flags that bound its decisions.
+	settings policy.Settings
 	// nodes knows which nodes may be lost.
 	nodes *nodeWatcher
 	// room keeps the answers on nodes' room for a while.
@@ -95,9 +95,9 @@ type reconciler struct {
 	ledger *contest.Ledger
 }
 
-// SetupWithManager registers the reconciler and its watches with mgr; autoscalers is
-// what the operator knows of the node autoscalers.
-func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, autoscalers policy.Autoscalers) error {
+// SetupWithManager registers the reconciler and its watches with mgr; settings are the
+// operator's flags that bound its decisions.
+func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, settings policy.Settings) error {
 	m, err := newMetrics(ctrlmetrics.Registry, mgr.GetClient(), mgr.GetAPIReader())
 	if err != nil {
 		return err
@@ -107,15 +107,15 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, autoscalers poli
 		return err
 	}
 	r := &reconciler{
-		failpoint:   fp,
-		client:      mgr.GetClient(),
-		live:        mgr.GetAPIReader(),
-		clock:       clk,
-		recorder:    mgr.GetEventRecorder("holdfast-" + Name),
-		metrics:     m,
-		cache:       mgr.GetCache(),
-		autoscalers: autoscalers,
-		ledger:      contest.NewLedger(clk),
+		failpoint: fp,
+		client:    mgr.GetClient(),
+		live:      mgr.GetAPIReader(),
+		clock:     clk,
+		recorder:  mgr.GetEventRecorder("holdfast-" + Name),
+		metrics:   m,
+		cache:     mgr.GetCache(),
+		settings:  settings,
+		ledger:    contest.NewLedger(clk),
 	}
 	r.nodes = newNodeWatcher(mgr.GetClient(), mgr.GetCache(), mgr.GetAPIReader(), clk, r.ledger)
 	if err := mgr.Add(r.nodes); err != nil {

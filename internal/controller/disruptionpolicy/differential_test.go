@@ -51,7 +51,7 @@ func TestOperatorDoesWhatPredictSays(t *testing.T) {
 	kinds := map[string]int{}
 	for seed := range uint64(100) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			for kind, n := range differ(t, randomCluster(seed)) {
+			for kind, n := range differ(t, randomCluster(seed), settingsOf(seed)) {
 				kinds[kind] += n
 			}
 		})
@@ -67,16 +67,29 @@ func TestOperatorDoesWhatPredictSays(t *testing.T) {
 
 var differentialNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// differ compares the operator with predict on objs and returns how many effects of
-// each kind the operator made.
-func differ(t *testing.T, objs []client.Object) map[string]int {
+// settingsOf are the operator's settings for cluster seed: mostly those that let every
+// policy fence, so that fences are made; a third without them, and brakes of each kind.
+func settingsOf(seed uint64) policy.Settings {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	return policy.Settings{Failure: policy.FailureSettings{
+		NamespacedFencing: rng.IntN(3) > 0,
+		FenceAfter:        rng.IntN(2) == 0,
+		BrakeShare:        []float64{0, 0.5}[rng.IntN(2)],
+		BrakeWindow:       []time.Duration{0, 5 * time.Second}[rng.IntN(2)],
+	}}
+}
+
+// differ compares the operator run with settings with predict on objs and returns how
+// many effects of each kind the operator made.
+func differ(t *testing.T, objs []client.Object, settings policy.Settings) map[string]int {
 	t.Helper()
 	ctx := context.Background()
 	c := fakeCluster(t, objs)
 	before := snapshotOf(t, c)
-	predicted, outcomes := predict.Operator(before, differentialNow, policy.Autoscalers{})
+	predicted, outcomes := predict.Operator(before, differentialNow, settings)
 
 	r := differentialReconciler(t, c)
+	r.settings = settings
 	made := map[string]int{}
 	for _, o := range outcomes {
 		obs, err := r.observe(ctx, &o.Policy, differentialNow)

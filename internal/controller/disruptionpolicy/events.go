@@ -26,6 +26,7 @@ const (
 	EventNodeLost           = "NodeLost"
 	EventRecovered          = "Recovered"
 	EventFenced             = "Fenced"
+	EventFencingNotAllowed  = "FencingNotAllowed"
 	EventZoneDisrupted      = "ZoneDisrupted"
 	EventZoneSettled        = "ZoneSettled"
 )
@@ -58,6 +59,13 @@ func statusEvents(namespace string, old, cur holdfastv1alpha1.DisruptionPolicySt
 	if c := meta.FindStatusCondition(cur.Conditions, holdfastv1alpha1.ConditionBudgetsReady); c != nil && c.Reason == holdfastv1alpha1.ReasonScaleTargetUnreadable {
 		if prev := meta.FindStatusCondition(old.Conditions, holdfastv1alpha1.ConditionBudgetsReady); prev == nil || prev.Message != c.Message {
 			out = append(out, announce.Warning(EventUnreadable, c.Message))
+		}
+	}
+	// Fencing asked for and not (wholly) allowed: a cluster administrator's decision,
+	// said once per new message.
+	if c := meta.FindStatusCondition(cur.Conditions, holdfastv1alpha1.ConditionFencingAllowed); c != nil && c.Reason != holdfastv1alpha1.ReasonFencingConsented {
+		if prev := meta.FindStatusCondition(old.Conditions, holdfastv1alpha1.ConditionFencingAllowed); prev == nil || prev.Message != c.Message {
+			out = append(out, announce.Warning(EventFencingNotAllowed, c.Message))
 		}
 	}
 	for _, w := range cur.Workloads {

@@ -1,6 +1,7 @@
 package disruptionpolicy
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -98,5 +99,30 @@ func TestZoneEvents(t *testing.T) {
 		if diff := cmp.Diff(tc.want, statusEvents(ns, tc.old, tc.cur)); diff != "" {
 			t.Errorf("%s: statusEvents (-want +got):\n%s", name, diff)
 		}
+	}
+}
+
+// Fencing the operator does not allow is said once, and again only when why changes.
+func TestFencingNotAllowedEventOnce(t *testing.T) {
+	p := holdfastv1alpha1.DisruptionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns, Generation: 1},
+		Spec:       holdfastv1alpha1.DisruptionPolicySpec{NodeFailure: &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified}},
+	}
+	obs := policy.Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	obs.Consent = policy.ConsentOf(&p, obs.Failure, nil)
+	first := policy.Decide(obs).Status
+	events := statusEvents(ns, p.Status, first)
+	if len(events) != 1 || events[0].Reason != EventFencingNotAllowed || !strings.Contains(events[0].Message, "--allow-namespaced-fencing") {
+		t.Fatalf("first decision's Events: %+v, want one %s naming the flag", events, EventFencingNotAllowed)
+	}
+	p.Status = first
+	obs.Policy, obs.Policies = &p, []holdfastv1alpha1.DisruptionPolicy{p}
+	if again := statusEvents(ns, first, policy.Decide(obs).Status); len(again) != 0 {
+		t.Errorf("the same refusal again: %+v, want no Event", again)
+	}
+	obs.Failure.NamespacedFencing = true
+	obs.Consent = policy.ConsentOf(&p, obs.Failure, nil)
+	if allowed := statusEvents(ns, first, policy.Decide(obs).Status); len(allowed) != 0 {
+		t.Errorf("fencing allowed: %+v, want no Event", allowed)
 	}
 }

@@ -77,9 +77,6 @@ func (r *observer) NodePods(ctx context.Context, node string) ([]corev1.Pod, err
 	return pods.Items, nil
 }
 
-// NodeAutoscalers is what the operator was told of the node autoscalers.
-func (r *observer) NodeAutoscalers() policy.Autoscalers { return r.autoscalers }
-
 // consolidatableChanged passes NodeClaim events that change whether, or since when,
 // Karpenter considers the node for consolidation.
 func consolidatableChanged() predicate.Predicate {

@@ -232,3 +232,19 @@ func (r *observer) list(ctx context.Context, kind string, opts ...client.ListOpt
 	}
 	return out, nil
 }
+
+// Settings are the operator's flags that bound its decisions.
+func (r *observer) Settings() policy.Settings { return r.settings }
+
+// ClusterPolicy is the ClusterDisruptionPolicy of that name from the cache; nil when
+// there is none.
+func (r *observer) ClusterPolicy(ctx context.Context, name string) (*holdfastv1alpha1.ClusterDisruptionPolicy, error) {
+	c := &holdfastv1alpha1.ClusterDisruptionPolicy{}
+	if err := r.client.Get(ctx, client.ObjectKey{Name: name}, c); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading ClusterDisruptionPolicy %s: %w", name, err)
+	}
+	return c, nil
+}

@@ -122,7 +122,10 @@ func TestNoRoomNoHandOff(t *testing.T) {
 			surged = fmt.Sprintf("%d extra pods, %s hand-offs", extra, out.handOffs)
 			return true, nil
 		}
-		return strings.Contains(m, "would find no room elsewhere for the pods of node "+node), nil
+		if !strings.Contains(m, "would find no room elsewhere for the pods of node "+node) {
+			return false, fmt.Errorf("status says %q", m)
+		}
+		return true, nil
 	})
 	if surged != "" {
 		t.Fatalf("holdfast surged ahead of node %s though its pods fit nowhere else: %s, status %q", node, surged, msg)

@@ -21,7 +21,7 @@ import (
 )
 
 // cluster-autoscaler's timings in the tests, short so that a scale-down takes a minute
-// or two. The operators the tests start are told the same (Cluster.Autoscalers).
+// or two. The operators the tests start are told the same (Cluster.Settings).
 const (
 	// CAUnneededTime is --scale-down-unneeded-time: how long a node stays underutilised
 	// before cluster-autoscaler removes it.
@@ -82,7 +82,7 @@ func startClusterAutoscaler(c *Cluster) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Autoscalers = policy.Autoscalers{NodeGroupLabel: CANodeGroupLabel, UnneededTime: CAUnneededTime, Recheck: CARecheck}
+	c.Settings.Autoscalers = policy.Autoscalers{NodeGroupLabel: CANodeGroupLabel, UnneededTime: CAUnneededTime, Recheck: CARecheck}
 	return stop, nil
 }
 

@@ -59,9 +59,9 @@ type Cluster struct {
 	Clientset  kubernetes.Interface
 	Client     client.Client
 	Nodes      []string // the nodes the testbed started with
-	// Autoscalers is what the operators the tests start are told of the node
-	// autoscalers: cluster-autoscaler's node group label and timings where it runs.
-	Autoscalers policy.Autoscalers
+	// Settings are the flags the operators the tests start are given by default:
+	// cluster-autoscaler's node group label and timings where it runs.
+	Settings policy.Settings
 }
 
 var shared *Cluster
@@ -246,6 +246,9 @@ type Framework struct {
 	Ctx       context.Context
 	Namespace string
 	down      map[string]bool // the nodes CrashNode stopped, by name
+	// Settings are the flags of the operators this test starts: the cluster's, which
+	// the test may change before it starts one.
+	Settings policy.Settings
 }
 
 var unsafeName = regexp.MustCompile(`[^a-z0-9-]+`)
@@ -260,7 +263,7 @@ func New(t *testing.T) *Framework {
 	if len(name) > 40 {
 		name = strings.TrimRight(name[:40], "-")
 	}
-	f := &Framework{Cluster: shared, T: t, Ctx: t.Context(), Namespace: name + "-" + rand.String(5)}
+	f := &Framework{Cluster: shared, T: t, Ctx: t.Context(), Namespace: name + "-" + rand.String(5), Settings: shared.Settings}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.Namespace, Labels: map[string]string{"holdfast.dev/e2e": "true"}}}
 	if _, err := f.Clientset.CoreV1().Namespaces().Create(f.Ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating namespace %s: %v", f.Namespace, err)

@@ -133,7 +133,7 @@ func (f *Framework) StartOperatorAs(cfg *rest.Config) (stop func()) {
 		LeaderElection:          true,
 		LeaderElectionNamespace: f.Namespace,
 		SkipNameValidation:      true,
-		Autoscalers:             f.Autoscalers,
+		Settings:                f.Settings,
 	})
 	if err != nil {
 		f.T.Fatal(err)

@@ -39,6 +39,7 @@ func TestBenchFailure(t *testing.T) {
 		t.Skip("a benchmark of about 20 minutes: make bench-failure")
 	}
 	with, alone := setup(t), setupAlone(t)
+	with.Settings.Failure.NamespacedFencing = true
 	with.StartOperator()
 	with.policy(func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 		s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified}

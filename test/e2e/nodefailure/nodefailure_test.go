@@ -29,6 +29,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/cli"
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -113,7 +114,12 @@ func (e *env) predict(node string) map[string]plan.Loss {
 	e.T.Helper()
 	var out, errOut bytes.Buffer
 	cmd := cli.NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-	cmd.SetArgs([]string{"--kubeconfig", e.Kubeconfig, "plan", "failure", node, "-n", e.Namespace, "-o", "json"})
+	// plan is told the operator's flags, as a user would tell it.
+	args := []string{"--kubeconfig", e.Kubeconfig, "plan", "failure", node, "-n", e.Namespace, "-o", "json"}
+	if e.Settings.Failure.NamespacedFencing {
+		args = append(args, "--allow-namespaced-fencing")
+	}
+	cmd.SetArgs(args)
 	if err := cmd.Execute(); err != nil {
 		var coded *cli.ExitCodeError
 		if !errors.As(err, &coded) || coded.Code != cli.ExitFindings {
@@ -308,6 +314,7 @@ func (e *env) waitKindState(p *holdfastv1alpha1.DisruptionPolicy, kind, name str
 // the node is proven down, here by the annotation an agent that checked the machine sets.
 func TestStatefulSetPodIsReleasedOnlyWithProof(t *testing.T) {
 	e := setup(t)
+	e.Settings.Failure.NamespacedFencing = true
 	e.StartOperator()
 	p := e.policy(func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 		s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified}
@@ -543,6 +550,8 @@ func TestScatteredFailureBrakes(t *testing.T) {
 
 func brakes(t *testing.T, pick func(e *env) []string) {
 	e := setup(t)
+	// Every fence allowed, fenceAfter too: only the brake holds them back.
+	e.Settings.Failure = policy.FailureSettings{NamespacedFencing: true, FenceAfter: true}
 	e.StartOperator()
 	p := e.policy(func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 		s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified, FenceAfter: &metav1.Duration{Duration: time.Minute}}
