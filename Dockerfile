@@ -1,6 +1,6 @@
 # holdfast's image for those with a Docker engine. Without one, `make image` builds the
-# same image (a static binary on an empty base, non-root, its LICENSE and NOTICE under
-# /licenses) with hack/image, and
+# same image (a static binary on an empty base, non-root, its LICENSE, NOTICE and the
+# licence texts of the modules it links under /licenses) with hack/image, and
 # `make release` the multi-platform one.
 #   docker build --build-arg VERSION=$(git describe --tags --always --dirty) \
 #     --build-arg COMMIT=$(git rev-parse HEAD) --build-arg BUILD_DATE=... .
@@ -15,9 +15,11 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -o /holdfast \
 	-ldflags "-s -w -X github.com/holdfast-dev/holdfast/internal/cli.Version=${VERSION} -X github.com/holdfast-dev/holdfast/internal/cli.Commit=${COMMIT} -X github.com/holdfast-dev/holdfast/internal/cli.BuildDate=${BUILD_DATE}" \
 	./cmd/holdfast
+RUN hack/licenses.sh /THIRD_PARTY_LICENSES
 
 FROM scratch
 COPY --from=build /holdfast /holdfast
 COPY LICENSE NOTICE /licenses/
+COPY --from=build /THIRD_PARTY_LICENSES /licenses/
 USER 65532:65532
 ENTRYPOINT ["/holdfast"]

@@ -45,7 +45,7 @@ all: build ## The default: build.
 .PHONY: build
 # bin/holdfast is static, as shipped: with cgo, the plugin package (linked through
 # kustomize) makes the binary dynamically linked with every symbol exported, and the
-# operator some 30 MB more resident (docs/performance.md).
+# operator some 30 MB more resident (docs/engineering/performance.md).
 build: ## Build bin/holdfast and bin/testbed.
 	CGO_ENABLED=0 $(GO) build -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/holdfast ./cmd/holdfast
 	cd hack/testbed && $(GO) build -o ../../$(TESTBED) .
@@ -67,11 +67,23 @@ fuzz: ## A short fuzz run of the manifest loader, of its block-style YAML reader
 	$(GO) test -run '^$$' -fuzz FuzzBlockYAML -fuzztime $(FUZZTIME) ./internal/snapshot/
 	$(GO) test -run '^$$' -fuzz FuzzKustomize -fuzztime $(FUZZTIME) ./internal/snapshot/
 
+.PHONY: licenses
+licenses: ## Write bin/THIRD_PARTY_LICENSES, the licence texts of every module holdfast links, which the image and the release archives ship.
+	hack/licenses.sh $(BIN)/THIRD_PARTY_LICENSES
+
+.PHONY: licenses-check
+licenses-check: ## Check that every module holdfast links has a licence that allows shipping it (go-licenses).
+	$(TOOL) go-licenses check ./cmd/holdfast --allowed_licenses=Apache-2.0,BSD-2-Clause,BSD-3-Clause,MIT,ISC
+
+.PHONY: vulncheck
+vulncheck: ## Known vulnerabilities the code reaches in its dependencies (govulncheck; needs the Go vulnerability database online).
+	$(TOOL) govulncheck ./...
+
 .PHONY: image
-image: ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.
+image: licenses ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast ./cmd/holdfast
 	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast --tag $(IMAGE_REPO):$(GIT_VERSION) \
-		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --license ../../LICENSE --license ../../NOTICE \
+		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --license ../../LICENSE --license ../../NOTICE --license ../../$(BIN)/THIRD_PARTY_LICENSES \
 		--out ../../$(BIN)/holdfast-image.tar
 
 .PHONY: image-check
@@ -107,7 +119,7 @@ test-e2e: testbed-build karpenter-build cluster-autoscaler-build ## End-to-end t
 		-tags e2e -count=1 -p $(E2E_PARALLEL) -parallel $(E2E_TESTS_PARALLEL) -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 .PHONY: bench
-bench: ## The benchmarks behind the README's performance figures, `holdfast audit` run as a user runs it among them: figures written to bin/go-Benchmark*.json, a missed target fails.
+bench: ## The benchmarks behind docs/engineering/performance.md, `holdfast audit` run as a user runs it among them: figures written to bin/go-Benchmark*.json, a missed target fails.
 	mkdir -p $(BIN) && HOLDFAST_BENCH_DIR=$(abspath $(BIN)) $(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/...
 
 SCALE ?= 1
@@ -123,7 +135,7 @@ bench-speed: testbed-build ## kubectl drain against holdfast's on 12 nodes: figu
 		$(GO) test -tags e2e -count=1 -v -timeout 20m ./test/e2e/drain/speed/
 
 .PHONY: bench-failure
-bench-failure: build testbed-build ## A node's crash, its proof, its return and a zone's crash, Kubernetes alone and with holdfast (about 20 minutes): figures printed and written to bin/bench-failure.json, the whole log to bin/bench-failure.log.
+bench-failure: build testbed-build ## A node's crash, its proof, its return and a zone's crash, Kubernetes alone and with holdfast (its time: docs/engineering/performance.md): figures printed and written to bin/bench-failure.json, the whole log to bin/bench-failure.log.
 	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_BENCH_FAILURE=1 HOLDFAST_BENCH_DIR=$(abspath $(BIN)) \
 		$(GO) test -tags e2e -count=1 -v -timeout 40m -run TestBenchFailure ./test/e2e/nodefailure/ 2>&1 | tee $(BIN)/bench-failure.log | grep -E '^(=== RUN|--- |ok|FAIL)|_test.go:'
 

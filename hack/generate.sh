@@ -64,3 +64,5 @@ role=$(awk '/^---$/ { n++ } n >= 2' config/rbac/role.yaml)
 } >charts/holdfast/templates/clusterrole.yaml
 # NOTICE carries the notices of the Apache-2.0 modules the binary links.
 hack/notice.sh
+# docs/reference/fields.md is written from the CRDs' schemas, above.
+go test ./internal/docs -run TestFieldReference -count=1 -update >/dev/null

@@ -42,5 +42,6 @@ for p in "${platforms[@]}"; do
     - {from: README.md, to: .}
     - {from: LICENSE, to: .}
     - {from: NOTICE, to: .}
+    - {from: THIRD_PARTY_LICENSES, to: .}
 EOF_PLATFORM
 done

@@ -37,19 +37,20 @@ mkdir -p "$dist/plugins"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
-# Each archive holds the binary, the README and the LICENSE, and the same commit gives
-# the same bytes (hack/archive.sh).
+# Each archive holds the binary, the README, the LICENSE, the NOTICE and the licence
+# texts of the modules linked, and the same commit gives the same bytes (hack/archive.sh).
+hack/licenses.sh "$stage/THIRD_PARTY_LICENSES"
 for p in "${platforms[@]}"; do
 	os=${p%/*} arch=${p#*/}
 	name=holdfast_${GIT_VERSION}_${os}_${arch}
 	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "$LDFLAGS" -o "$stage/$name/holdfast" ./cmd/holdfast
-	hack/archive.sh "$stage/$name/holdfast" "$dist/$name.tar.gz"
+	hack/archive.sh "$stage/$name/holdfast" "$stage/THIRD_PARTY_LICENSES" "$dist/$name.tar.gz"
 	echo "release: $dist/$name.tar.gz"
 done
 
 image=$dist/holdfast-image_${GIT_VERSION}.oci.tar
 (cd hack/image && go run . index --tag "$IMAGE_REPO:$GIT_VERSION" --version "$GIT_VERSION" --revision "$COMMIT" --created "$BUILD_DATE" \
-	--license "$OLDPWD/LICENSE" --license "$OLDPWD/NOTICE" \
+	--license "$OLDPWD/LICENSE" --license "$OLDPWD/NOTICE" --license "$stage/THIRD_PARTY_LICENSES" \
 	--binary "linux/amd64=$stage/holdfast_${GIT_VERSION}_linux_amd64/holdfast" \
 	--binary "linux/arm64=$stage/holdfast_${GIT_VERSION}_linux_arm64/holdfast" \
 	--out "$OLDPWD/$image")

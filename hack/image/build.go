@@ -21,7 +21,8 @@ import (
 type metadata struct {
 	version, revision, created string
 	// licenses are the files put under /licenses beside the binary: the LICENSE and
-	// NOTICE its Apache-2.0 label and dependencies ask every copy to carry.
+	// NOTICE its Apache-2.0 label and dependencies ask every copy to carry, and the
+	// licence texts of the modules it links.
 	licenses multiFlag
 }
 

@@ -5,8 +5,18 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
+// ReportAPIVersion and ReportKind name the format of audit's JSON and YAML reports, and
+// of the SARIF log's property bag, so that a reader can tell a report it knows from a
+// later one (docs/api-stability.md).
+const (
+	ReportAPIVersion = "holdfast.dev/v1alpha1"
+	ReportKind       = "AuditReport"
+)
+
 // Report is what `holdfast audit -o json|yaml` prints.
 type Report struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
 	// Source is "live" or "manifests".
 	Source   string         `json:"source"`
 	Findings []Finding      `json:"findings"`
@@ -45,7 +55,7 @@ type BudgetReport struct {
 
 // NewReport starts a report of findings; AddBudget adds the audited budgets.
 func NewReport(source snapshot.Source, findings []Finding) Report {
-	r := Report{Source: string(source), Findings: findings, Budgets: []BudgetReport{}}
+	r := Report{APIVersion: ReportAPIVersion, Kind: ReportKind, Source: string(source), Findings: findings, Budgets: []BudgetReport{}}
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}

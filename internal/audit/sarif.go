@@ -29,6 +29,14 @@ type SARIFLog struct {
 	Version string     `json:"version"`
 	Schema  string     `json:"$schema"`
 	Runs    []sarifRun `json:"runs"`
+	// Properties is the log's property bag, where SARIF allows a producer's own fields:
+	// the report's apiVersion and kind, as in audit's JSON report.
+	Properties sarifLogProperties `json:"properties"`
+}
+
+type sarifLogProperties struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
 }
 
 type sarifRun struct {
@@ -204,7 +212,8 @@ func SARIF(findings []Finding, version string, input Input) SARIFLog {
 		results = append(results, res)
 	}
 	run := sarifRun{Tool: sarifTool{Driver: driver}, Invocations: []sarifInvocation{input.invocation()}, Results: results}
-	return SARIFLog{Version: sarifVersion, Schema: sarifSchema, Runs: []sarifRun{run}}
+	return SARIFLog{Version: sarifVersion, Schema: sarifSchema, Runs: []sarifRun{run},
+		Properties: sarifLogProperties{APIVersion: ReportAPIVersion, Kind: ReportKind}}
 }
 
 // invocation is the run's one invocation: successful when every input was read.

@@ -21,8 +21,12 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
-// tableWidth is the terminal width the table is laid out for.
-const tableWidth = 80
+// tableWidth is the width the tables are laid out for when the output is no terminal;
+// audit's table follows a terminal's width, down to minTableWidth.
+const (
+	tableWidth    = 80
+	minTableWidth = 60
+)
 
 // AuditOptions holds the flags and collaborators of `holdfast audit`.
 type AuditOptions struct {
@@ -37,8 +41,12 @@ type AuditOptions struct {
 
 	// Now is the clock; budgets count pods evicted in the last two minutes as disrupted.
 	Now func() time.Time
-	// Colour turns on ANSI colours in the table; Complete sets it when Out is a terminal.
+	// Colour turns on ANSI colours in the table; Complete sets it when Out is a terminal
+	// that can show them and the user has not asked for none (terminalOutput).
 	Colour bool
+	// Width is the columns the table's messages are wrapped to: Complete sets the
+	// terminal's width, or tableWidth when Out is no terminal.
+	Width int
 
 	// name is holdfast's name as invoked ("kubectl holdfast" as the kubectl plugin).
 	name        string
@@ -52,9 +60,21 @@ type AuditOptions struct {
 	genericiooptions.IOStreams
 }
 
+// terminalOutput returns whether a terminal of the given columns (0 when unknown) shows
+// colours, and the width to wrap to. Colours are off when NO_COLOR is set to anything
+// (no-color.org) or TERM is dumb, as for other command-line tools; the width is the
+// terminal's, but never under minTableWidth, where the fixes' YAML would not fit.
+func terminalOutput(columns int, getenv func(string) string) (colour bool, width int) {
+	colour = getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+	if columns <= 0 {
+		return colour, tableWidth
+	}
+	return colour, max(columns, minTableWidth)
+}
+
 // NewAuditCommand returns `holdfast audit`.
 func NewAuditCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
-	o := &AuditOptions{IOStreams: streams, configFlags: flags, Now: time.Now, output: newOutputFlags("table", wide, "compact", "sarif"),
+	o := &AuditOptions{IOStreams: streams, configFlags: flags, Now: time.Now, Width: tableWidth, output: newOutputFlags("table", wide, "compact", "sarif"),
 		table: newTableFlags(budgetColumns(false, false))}
 	cmd := &cobra.Command{
 		Use:   "audit [-f PATH...]",
@@ -127,8 +147,12 @@ not be read, 2 findings at or above --fail-on (also when some input could not be
 
 // Complete resolves the namespace and whether the output is a terminal.
 func (o *AuditOptions) Complete() error {
-	if f, ok := o.Out.(*os.File); ok {
-		o.Colour = term.IsTerminal(int(f.Fd()))
+	if f, ok := o.Out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		columns, _, err := term.GetSize(int(f.Fd()))
+		if err != nil {
+			columns = 0
+		}
+		o.Colour, o.Width = terminalOutput(columns, os.Getenv)
 	}
 	if o.configFlags.Namespace != nil && *o.configFlags.Namespace != "" {
 		o.namespace = *o.configFlags.Namespace

@@ -149,12 +149,88 @@ func TestAuditColourOnlyWhenAsked(t *testing.T) {
 	findings := audit.Run(m, s.Origins)
 	for _, colour := range []bool{false, true} {
 		var out bytes.Buffer
-		o := &AuditOptions{Colour: colour, IOStreams: genericiooptions.IOStreams{Out: &out}}
+		o := &AuditOptions{Colour: colour, Width: tableWidth, IOStreams: genericiooptions.IOStreams{Out: &out}}
 		if err := o.printTable(&auditResult{parts: []audited{{model: m, origins: s.Origins, findings: findings}}, findings: findings}); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Contains(out.String(), "\x1b[31mERROR  \x1b[0m"); got != colour {
 			t.Errorf("colour %v: coloured severity present = %v", colour, got)
+		}
+	}
+}
+
+func TestTerminalOutput(t *testing.T) {
+	for name, tc := range map[string]struct {
+		columns    int
+		env        map[string]string
+		wantColour bool
+		wantWidth  int
+	}{
+		"a terminal of 100 columns":         {columns: 100, env: map[string]string{"TERM": "xterm-256color"}, wantColour: true, wantWidth: 100},
+		"NO_COLOR set":                      {columns: 100, env: map[string]string{"NO_COLOR": "1", "TERM": "xterm"}, wantWidth: 100},
+		"TERM=dumb":                         {columns: 100, env: map[string]string{"TERM": "dumb"}, wantWidth: 100},
+		"NO_COLOR empty is not set":         {columns: 100, env: map[string]string{"NO_COLOR": ""}, wantColour: true, wantWidth: 100},
+		"a narrow terminal":                 {columns: 30, wantColour: true, wantWidth: minTableWidth},
+		"a terminal whose size is unknown":  {columns: 0, wantColour: true, wantWidth: tableWidth},
+		"a wide terminal without colours":   {columns: 200, env: map[string]string{"NO_COLOR": "true"}, wantWidth: 200},
+		"TERM unset, as under some runners": {columns: 80, wantColour: true, wantWidth: 80},
+	} {
+		t.Run(name, func(t *testing.T) {
+			colour, width := terminalOutput(tc.columns, func(k string) string { return tc.env[k] })
+			if colour != tc.wantColour || width != tc.wantWidth {
+				t.Errorf("terminalOutput(%d) = colour %v, width %d; want %v, %d", tc.columns, colour, width, tc.wantColour, tc.wantWidth)
+			}
+		})
+	}
+}
+
+// The table's messages and fixes follow the width a terminal gives: narrower lines on a
+// narrow one, fewer wrapped lines on a wide one.
+func TestAuditTableWidth(t *testing.T) {
+	s, _ := snapshot.LoadManifestBytes("app.yaml", []byte(singleReplica), snapshot.ManifestOptions{})
+	m := availability.Build(s, time.Time{})
+	findings := audit.Run(m, s.Origins)
+	lines := map[int][]string{}
+	for _, width := range []int{minTableWidth, tableWidth, 160} {
+		var out bytes.Buffer
+		o := &AuditOptions{Width: width, IOStreams: genericiooptions.IOStreams{Out: &out}}
+		if err := o.printTable(&auditResult{parts: []audited{{model: m, origins: s.Origins, findings: findings}}, findings: findings}); err != nil {
+			t.Fatal(err)
+		}
+		// The budgets' table, last, is kubectl's: as wide as its columns.
+		report, _, _ := strings.Cut(out.String(), "\nBUDGET")
+		lines[width] = strings.Split(report, "\n")
+		longest := 0
+		for _, line := range lines[width] {
+			if len(line) > width {
+				t.Errorf("width %d: line of %d columns: %q", width, len(line), line)
+			}
+			longest = max(longest, len(line))
+		}
+		if longest <= tableWidth && width > tableWidth {
+			t.Errorf("width %d: no line is wider than %d: the width is not used", width, tableWidth)
+		}
+	}
+	if !(len(lines[minTableWidth]) > len(lines[tableWidth]) && len(lines[tableWidth]) > len(lines[160])) {
+		t.Errorf("lines at widths %d, %d, 160: %d, %d, %d; want fewer as the width grows", minTableWidth, tableWidth,
+			len(lines[minTableWidth]), len(lines[tableWidth]), len(lines[160]))
+	}
+}
+
+// JSON and YAML reports say what they are, as Kubernetes objects do, so that a reader can
+// tell this report from a later format.
+func TestAuditReportKind(t *testing.T) {
+	for _, format := range []string{"json", "yaml"} {
+		stdout, _, _ := runAudit(t, singleReplica, "audit", "-f", "-", "-o", format)
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(stdout), &head); err != nil {
+			t.Fatalf("-o %s: %v\n%s", format, err, stdout)
+		}
+		if head.APIVersion != "holdfast.dev/v1alpha1" || head.Kind != "AuditReport" {
+			t.Errorf("-o %s: apiVersion %q, kind %q; want holdfast.dev/v1alpha1, AuditReport", format, head.APIVersion, head.Kind)
 		}
 	}
 }

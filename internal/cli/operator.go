@@ -209,7 +209,7 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 
 // gcPercent is the operator's GOGC when its environment sets none. Its live heap is
 // mostly its cache, which changes slowly; the collector's default headroom, as much again
-// as the live heap, was resident memory spent for little (see docs/performance.md), and
+// as the live heap, was resident memory spent for little (see docs/engineering/performance.md), and
 // more frequent collections cost a mostly idle process little CPU.
 const gcPercent = 50
 

@@ -50,16 +50,22 @@ type plugin struct {
 	} `json:"spec"`
 }
 
-// archive runs hack/archive.sh on a stand-in binary holding content and returns the
-// archive's path.
+// thirdPartyLicenses stands in for hack/licenses.sh's output.
+const thirdPartyLicenses = "the licences of the modules linked"
+
+// archive runs hack/archive.sh on a stand-in binary holding content, and stand-in
+// licence texts, and returns the archive's path.
 func archive(t *testing.T, dir, name, content string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "holdfast")
+	bin, licenses := filepath.Join(t.TempDir(), "holdfast"), filepath.Join(t.TempDir(), "licenses")
 	if err := os.WriteFile(bin, []byte(content), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(licenses, []byte(thirdPartyLicenses), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, name)
-	if msg, err := exec.Command("bash", filepath.Join(repo, "hack", "archive.sh"), bin, out).CombinedOutput(); err != nil {
+	if msg, err := exec.Command("bash", filepath.Join(repo, "hack", "archive.sh"), bin, licenses, out).CombinedOutput(); err != nil {
 		t.Fatalf("archive.sh: %v\n%s", err, msg)
 	}
 	return out
@@ -120,8 +126,8 @@ func fileSHA256(t *testing.T, path string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// An archive holds the binary, the README, the LICENSE (which krew-index asks for) and
-// the NOTICE of the Apache-2.0 modules the binary links,
+// An archive holds the binary, the README, the LICENSE (which krew-index asks for), the
+// NOTICE of the Apache-2.0 modules the binary links and the licence texts of them all,
 // owned by root at time 0, and the same inputs give the same bytes.
 func TestArchive(t *testing.T) {
 	dir := t.TempDir()
@@ -130,12 +136,13 @@ func TestArchive(t *testing.T) {
 	if fileSHA256(t, first) != fileSHA256(t, second) {
 		t.Error("two archives of the same binary differ")
 	}
-	sum := sha256.Sum256([]byte("a binary"))
+	sum, licenses := sha256.Sum256([]byte("a binary")), sha256.Sum256([]byte(thirdPartyLicenses))
 	want := map[string]entry{
-		"holdfast":  {Mode: 0o111, ContentSHA256: hex.EncodeToString(sum[:])},
-		"README.md": {ContentSHA256: fileSHA256(t, filepath.Join(repo, "README.md"))},
-		"LICENSE":   {ContentSHA256: fileSHA256(t, filepath.Join(repo, "LICENSE"))},
-		"NOTICE":    {ContentSHA256: fileSHA256(t, filepath.Join(repo, "NOTICE"))},
+		"THIRD_PARTY_LICENSES": {ContentSHA256: hex.EncodeToString(licenses[:])},
+		"holdfast":             {Mode: 0o111, ContentSHA256: hex.EncodeToString(sum[:])},
+		"README.md":            {ContentSHA256: fileSHA256(t, filepath.Join(repo, "README.md"))},
+		"LICENSE":              {ContentSHA256: fileSHA256(t, filepath.Join(repo, "LICENSE"))},
+		"NOTICE":               {ContentSHA256: fileSHA256(t, filepath.Join(repo, "NOTICE"))},
 	}
 	if diff := cmp.Diff(want, entries(t, first)); diff != "" {
 		t.Errorf("archive entries (-want +got):\n%s", diff)
@@ -183,7 +190,7 @@ func TestManifest(t *testing.T) {
 	for _, p := range [][2]string{{"linux", "amd64"}, {"linux", "arm64"}, {"darwin", "amd64"}, {"darwin", "arm64"}} {
 		name := "holdfast_" + version + "_" + p[0] + "_" + p[1] + ".tar.gz"
 		want = append(want, platform{p[0], p[1], "https://github.com/holdfast-dev/holdfast/releases/download/" + version + "/" + name,
-			sums[name], "holdfast", "holdfast>. README.md>. LICENSE>. NOTICE>. "})
+			sums[name], "holdfast", "holdfast>. README.md>. LICENSE>. NOTICE>. THIRD_PARTY_LICENSES>. "})
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("platforms (-want +got):\n%s", diff)

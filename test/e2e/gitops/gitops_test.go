@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	framework.Main(m, framework.Options{Nodes: 1})
 }
 
-// readyAfterAnnotation is the testbed's per-pod start-up time (docs/testbed.md).
+// readyAfterAnnotation is the testbed's per-pod start-up time (docs/engineering/testbed.md).
 const readyAfterAnnotation = "testbed.holdfast.dev/ready-after"
 
 // every is how often each writer writes, as Argo CD's self-heal and KEDA do at most.
