@@ -7,10 +7,11 @@ import (
 )
 
 // Manifests are nearly all written in a small part of YAML: block mappings and sequences
-// of one-line scalars. yaml.v3's general scanner spent half of reading 10,000 Deployments
-// and their budgets; blockReader reads that part alone, into the nodes yaml.v3 makes, and
-// gives up on anything else (anchors, aliases, tags, flow collections other than {} and
-// [], multi-line, block or escaped scalars, tabs, carriage returns, non-ASCII text), which
+// of one-line scalars, or of flow collections that end on their line ({name: x,
+// namespace: y}). yaml.v3's general scanner spent half of reading 10,000 Deployments and
+// their budgets; blockReader reads that part alone, into the nodes yaml.v3 makes, and
+// gives up on anything else (anchors, aliases, tags, flow collections over several
+// lines, multi-line, block or escaped scalars, tabs, carriage returns, non-ASCII text), which
 // yaml.v3 then reads as before, with its errors and their lines. FuzzBlockYAML holds it to
 // yaml.v3's nodes on every input it accepts.
 
@@ -134,12 +135,15 @@ func (r *blockReader) sequence(indent, depth int) *yamlv3.Node {
 			item = r.block(depth + 1)
 		case isItem(rest):
 			return nil
+		case rest[0] == '{' || rest[0] == '[':
+			item = r.scalar(rest, l.num, column+1, depth+1)
+			r.next++
 		case isKey(rest):
 			// A mapping that starts on the item's line, at the column of its first key.
 			l.indent, l.text = column, rest
 			item = r.mapping(column, depth+1)
 		default:
-			item = r.scalar(rest, l.num, column+1)
+			item = r.scalar(rest, l.num, column+1, depth+1)
 			r.next++
 		}
 		if item == nil {
@@ -177,7 +181,7 @@ func (r *blockReader) mapping(indent, depth int) *yamlv3.Node {
 		var v *yamlv3.Node
 		switch {
 		case rest != "":
-			v = r.scalar(rest, l.num, indent+len(l.text)-len(rest)+1)
+			v = r.scalar(rest, l.num, indent+len(l.text)-len(rest)+1, depth+1)
 		case r.next < len(r.lines) && r.lines[r.next].indent > indent:
 			v = r.block(depth + 1)
 		case r.next < len(r.lines) && r.lines[r.next].indent == indent && isItem(r.lines[r.next].text):
@@ -209,29 +213,108 @@ func isKey(text string) bool {
 	return ok
 }
 
-// scalar parses a value written on one line, starting at column.
-func (r *blockReader) scalar(text string, line, column int) *yamlv3.Node {
+// scalar parses a value written on one line, starting at column: a scalar, or a flow
+// collection that ends on the line.
+func (r *blockReader) scalar(text string, line, column, depth int) *yamlv3.Node {
 	switch text[0] {
 	case '{', '[':
-		if len(text) < 2 || text[1] != text[0]+2 || !endsValue(text[2:]) { // {} or []
+		n, end := r.flow(text, 0, line, column, depth)
+		if n == nil || !endsValue(text[end:]) {
 			return nil
 		}
-		kind, tag := yamlv3.MappingNode, "!!map"
-		if text[0] == '[' {
-			kind, tag = yamlv3.SequenceNode, "!!seq"
-		}
-		n := r.node(kind, tag, "", line, column)
-		n.Style = yamlv3.FlowStyle
 		return n
-	case '\'':
-		return r.quoted(text, line, column, yamlv3.SingleQuotedStyle)
-	case '"':
-		return r.quoted(text, line, column, yamlv3.DoubleQuotedStyle)
+	case '\'', '"':
+		n, end := r.quoted(text, 0, line, column)
+		if n == nil || !endsValue(text[end:]) {
+			return nil
+		}
+		return n
 	}
 	if i := strings.Index(text, " #"); i >= 0 {
 		text = strings.TrimRight(text[:i], " ")
 	}
 	return r.plain(text, line, column)
+}
+
+// flow parses the flow mapping or sequence that opens at text[start], and returns it
+// with the index past its closing bracket. Its entries are scalars and flow collections
+// on the same line, a mapping's written "key: value"; anything else (an entry without
+// its value, a trailing comma, a comment, a collection over several lines, a key that is
+// a collection, "?") is left to yaml.v3.
+func (r *blockReader) flow(text string, start, line, column, depth int) (*yamlv3.Node, int) {
+	if depth > maxBlockDepth {
+		return nil, 0
+	}
+	kind, tag, closing := yamlv3.MappingNode, "!!map", byte('}')
+	if text[start] == '[' {
+		kind, tag, closing = yamlv3.SequenceNode, "!!seq", ']'
+	}
+	n := r.node(kind, tag, "", line, column+start)
+	n.Style = yamlv3.FlowStyle
+	i := skipSpaces(text, start+1)
+	if i < len(text) && text[i] == closing {
+		return n, i + 1
+	}
+	for {
+		var entry *yamlv3.Node
+		if entry, i = r.flowEntry(text, i, line, column, depth); entry == nil {
+			return nil, 0
+		}
+		if kind == yamlv3.MappingNode {
+			if entry.Kind != yamlv3.ScalarNode || !strings.HasPrefix(text[i:], ": ") {
+				return nil, 0
+			}
+			n.Content = append(n.Content, entry)
+			if entry, i = r.flowEntry(text, skipSpaces(text, i+2), line, column, depth); entry == nil {
+				return nil, 0
+			}
+		}
+		n.Content = append(n.Content, entry)
+		i = skipSpaces(text, i)
+		switch {
+		case i < len(text) && text[i] == closing:
+			return n, i + 1
+		case i < len(text) && text[i] == ',':
+			if i = skipSpaces(text, i+1); i < len(text) && text[i] == closing {
+				return nil, 0 // a trailing comma
+			}
+		default:
+			return nil, 0
+		}
+	}
+}
+
+// flowEntry parses the scalar or collection at text[start] inside a flow collection, and
+// returns it with the index past it.
+func (r *blockReader) flowEntry(text string, start, line, column, depth int) (*yamlv3.Node, int) {
+	if start >= len(text) {
+		return nil, 0
+	}
+	switch text[start] {
+	case '{', '[':
+		return r.flow(text, start, line, column, depth+1)
+	case '\'', '"':
+		return r.quoted(text, start, line, column+start)
+	}
+	// A plain scalar in a flow collection ends at a comma, a bracket, or ": "; "?" would
+	// end it too, and " #" start a comment.
+	end := start
+	for ; end < len(text) && !strings.ContainsRune(",[]{}", rune(text[end])); end++ {
+		if c := text[end]; c == '?' || c == '#' || (c == ':' && (end+1 == len(text) || text[end+1] == ' ')) {
+			break
+		}
+	}
+	if end < len(text) && (text[end] == '?' || text[end] == '#') {
+		return nil, 0
+	}
+	return r.plain(strings.TrimRight(text[start:end], " "), line, column+start), end
+}
+
+func skipSpaces(text string, i int) int {
+	for i < len(text) && text[i] == ' ' {
+		i++
+	}
+	return i
 }
 
 // endsValue reports whether what follows a value on its line is nothing or a comment.
@@ -240,15 +323,20 @@ func endsValue(rest string) bool {
 	return trimmed == "" || (trimmed[0] == '#' && len(trimmed) < len(rest))
 }
 
-// quoted parses a quoted scalar that ends on its line and has no escapes but a doubled
-// single quote.
-func (r *blockReader) quoted(text string, line, column int, style yamlv3.Style) *yamlv3.Node {
-	quote := text[0]
+// quoted parses the quoted scalar that starts at text[start], at column, if it ends on
+// its line and has no escapes but a doubled single quote, and returns it with the index
+// past its closing quote.
+func (r *blockReader) quoted(text string, start, line, column int) (*yamlv3.Node, int) {
+	quote := text[start]
+	style := yamlv3.DoubleQuotedStyle
+	if quote == '\'' {
+		style = yamlv3.SingleQuotedStyle
+	}
 	end, escaped := -1, false
-	for i := 1; i < len(text); i++ {
+	for i := start + 1; i < len(text); i++ {
 		switch {
 		case text[i] == '\\' && quote == '"':
-			return nil
+			return nil, 0
 		case text[i] == quote && quote == '\'' && i+1 < len(text) && text[i+1] == '\'':
 			escaped = true
 			i++
@@ -259,16 +347,16 @@ func (r *blockReader) quoted(text string, line, column int, style yamlv3.Style) 
 			break
 		}
 	}
-	if end < 0 || !endsValue(text[end+1:]) {
-		return nil
+	if end < 0 {
+		return nil, 0
 	}
-	value := text[1:end]
+	value := text[start+1 : end]
 	if escaped {
 		value = strings.ReplaceAll(value, "''", "'")
 	}
 	n := r.node(yamlv3.ScalarNode, "!!str", value, line, column)
 	n.Style = style
-	return n
+	return n, end + 1
 }
 
 // plain parses a plain scalar, its tag resolved as yaml.v3 resolves it (but for the

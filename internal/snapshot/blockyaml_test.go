@@ -25,6 +25,7 @@ func FuzzBlockYAML(f *testing.F) {
 
 var blockSeeds = []string{
 	deploymentYAML,
+	flowDeploymentYAML,
 	"a: 1\nb:\n- x\n- 'y'\nc: {}\nd: []\ne: \"q\"\nf: ~\ng:\n",
 	"\n- a: 1\n  b: 2\n-\n  - c\n",
 	"# head\na: x #c\nb: 'it''s' # c\nc: \"x\" \n",
@@ -35,6 +36,12 @@ var blockSeeds = []string{
 	"a: b: c\n",
 	"a:\n  - b\n  c: d\n",
 	"k8s.io/x: 'a:b'\nhttp://x: y\n",
+	// Flow collections on one line, as generators write them, and what is left to yaml.v3.
+	"metadata: {name: web, namespace: shop, labels: {app: web}}\nspec: {replicas: 3, ports: [{containerPort: 8080}], args: [a, 'b c', \"d\"]} # c\n",
+	"- {image: 'registry.example/app:1.0', x: [1, 2.5, true, ~, null]}\n- [ a , {b: c} ]\n- { }\n- [[]]\n",
+	"a: {b: 1,}\nc: {d}\ne: {f: , g: h}\n",
+	"a: {b?c: d}\ne: [f: g]\nh: {i:j}\nk: {\"l\":m}\nn: [o #p]\n",
+	"a: {b: c\n  , d: e}\n",
 }
 
 const deploymentYAML = `apiVersion: apps/v1
@@ -52,6 +59,19 @@ spec:
           args: []
           ports:
           - containerPort: 8080
+`
+
+const flowDeploymentYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, labels: {app: web, tier: "1"}}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web, tier: "1"}}
+    spec:
+      containers:
+      - {name: app, image: registry.example/app:1.0, resources: {requests: {cpu: 100m}}, readinessProbe: {httpGet: {path: /ready, port: 8080}}}
 `
 
 // repositoryDocuments are the documents of the repository's YAML: examples, the
@@ -76,8 +96,8 @@ func repositoryDocuments(tb testing.TB) [][]byte {
 }
 
 // TestBlockYAMLReadsManifests checks the seeds and the repository's YAML against
-// yaml.v3, and that the reader does read a usual manifest rather than leave it to
-// yaml.v3.
+// yaml.v3, and that the reader does read usual manifests, in block and flow style,
+// rather than leave them to yaml.v3.
 func TestBlockYAMLReadsManifests(t *testing.T) {
 	for _, seed := range blockSeeds {
 		checkBlockYAML(t, []byte(seed))
@@ -91,9 +111,11 @@ func TestBlockYAMLReadsManifests(t *testing.T) {
 		}
 	}
 	t.Logf("read %d of the repository's %d YAML documents, yaml.v3 the rest", read, len(docs))
-	var r blockReader
-	if r.parse([]byte(deploymentYAML)) == nil {
-		t.Error("the block reader left a plain Deployment to yaml.v3")
+	for _, doc := range []string{deploymentYAML, flowDeploymentYAML} {
+		var r blockReader
+		if r.parse([]byte(doc)) == nil {
+			t.Errorf("the block reader left to yaml.v3:\n%s", doc)
+		}
 	}
 }
 
