@@ -107,7 +107,7 @@ test-e2e: testbed-build karpenter-build cluster-autoscaler-build ## End-to-end t
 		-tags e2e -count=1 -p $(E2E_PARALLEL) -parallel $(E2E_TESTS_PARALLEL) -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 .PHONY: bench
-bench: ## The benchmarks behind the README's performance figures: figures written to bin/go-Benchmark*.json, a missed target fails.
+bench: ## The benchmarks behind the README's performance figures, `holdfast audit` run as a user runs it among them: figures written to bin/go-Benchmark*.json, a missed target fails.
 	mkdir -p $(BIN) && HOLDFAST_BENCH_DIR=$(abspath $(BIN)) $(GO) test -run '^$$' -bench . -benchmem -cpu 1 ./internal/...
 
 SCALE ?= 1
