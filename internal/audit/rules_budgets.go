@@ -88,7 +88,9 @@ func budgetMatchesNothing(m *availability.Model, b *availability.Budget) *Result
 	// Point at the one unprotected workload of the namespace when there is exactly one.
 	var orphans []*availability.Workload
 	for _, w := range m.Workloads {
-		if w.Namespace == b.Namespace && len(w.Budgets) == 0 && w.Kind != snapshot.KindDaemonSet {
+		// The budgets first: this runs for every budget that matches nothing, over every
+		// workload, and few workloads lack a budget where many share a namespace.
+		if len(w.Budgets) == 0 && w.Namespace == b.Namespace && w.Kind != snapshot.KindDaemonSet {
 			orphans = append(orphans, w)
 		}
 	}
