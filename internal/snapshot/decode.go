@@ -25,9 +25,10 @@ var namespaced = map[string]bool{
 	KindNodeCompanion: true, KindDisruptionPolicy: true, KindLease: true,
 }
 
-// decodeFunc decodes one object and returns the function that adds it to a snapshot, and
-// the fields its kind does not have.
-type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot), []unknownField, error)
+// decodeFunc decodes one object and returns the function that puts it in its place in a
+// snapshot (the index in its kind's slice, which merge has made long enough), and the
+// fields its kind does not have.
+type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(s *Snapshot, i int), []unknownField, error)
 
 // decodeInto appends the object to the snapshot's slice. Retired API versions (policy/v1beta1,
 // extensions/v1beta1, apps/v1beta2, autoscaling/v1...) share the fields holdfast reads with
@@ -35,7 +36,7 @@ type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind) (
 // types rather than rejected.
 //
 // The object is decoded twice: here, while files are read in parallel, for its problems,
-// and again by add, into its place in the snapshot's slice. Keeping the decoded object
+// and again by add, into its place in the snapshot's slice, objects in parallel. Keeping the decoded object
 // instead held every object twice when merge copied it into the slice: a Pod is 1,240
 // bytes before its fields', where its JSON is a few hundred.
 func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectMeta, fix func(*T, schema.GroupVersionKind)) decodeFunc {
@@ -44,17 +45,15 @@ func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectM
 	decode := func(js []byte, obj *T) ([]error, error) {
 		return sigsjson.UnmarshalStrict(js, obj, sigsjson.DisallowUnknownFields)
 	}
-	return func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot), []unknownField, error) {
+	return func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot, int), []unknownField, error) {
 		var obj T
 		strict, err := decode(js, &obj)
 		if err != nil {
 			return nil, nil, err
 		}
 		js = bytes.Clone(js)
-		add := func(s *Snapshot) {
-			objs := slice(s)
-			*objs = append(*objs, *new(T))
-			obj := &(*objs)[len(*objs)-1]
+		add := func(s *Snapshot, i int) {
+			obj := &(*slice(s))[i]
 			// The same JSON into the same type decodes the same, without error, so
 			// the strict checks, a tenth of the decoding, are not made again.
 			_ = sigsjson.UnmarshalCaseSensitivePreserveInts(js, obj)
@@ -72,12 +71,12 @@ func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectM
 // decodeUnstructured appends the object, of a kind another project defines (Karpenter's),
 // as it is: holdfast reads a few of its fields, and knows no others to warn about.
 func decodeUnstructured(slice func(*Snapshot) *[]unstructured.Unstructured) decodeFunc {
-	return func(js []byte, _ string, _ schema.GroupVersionKind) (func(*Snapshot), []unknownField, error) {
+	return func(js []byte, _ string, _ schema.GroupVersionKind) (func(*Snapshot, int), []unknownField, error) {
 		var u unstructured.Unstructured
 		if err := u.UnmarshalJSON(js); err != nil {
 			return nil, nil, err
 		}
-		return func(s *Snapshot) { *slice(s) = append(*slice(s), u) }, nil, nil
+		return func(s *Snapshot, i int) { (*slice(s))[i] = u }, nil, nil
 	}
 }
 

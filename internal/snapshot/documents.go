@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -23,6 +25,7 @@ import (
 type parser struct {
 	opts   ManifestOptions
 	result fileResult
+	size   int // of the file
 	budget budget
 	json   jsonWriter
 	yaml   blockReader
@@ -32,7 +35,7 @@ type parser struct {
 }
 
 func newParser(opts ManifestOptions, size int) *parser {
-	l := &parser{opts: opts, budget: newBudget(size)}
+	l := &parser{opts: opts, size: size, budget: newBudget(size)}
 	l.json.budget = &l.budget
 	return l
 }
@@ -43,17 +46,73 @@ func (l *parser) warn(p Problem) { l.result.warnings = append(l.result.warnings,
 
 func (l *parser) skip(p Problem) { l.result.skipped = append(l.result.skipped, p) }
 
+// minSplit is the smallest file whose documents are parsed on several cores: below it,
+// the files of a folder are enough to keep the cores busy.
+const minSplit = 1 << 20
+
 func parseFile(job fileJob, opts ManifestOptions) fileResult {
 	data, err := job.data()
 	if err != nil {
 		return fileResult{problems: []Problem{{File: job.name, Err: err}}}
 	}
-	l := newParser(opts, len(data))
-	l.loadBytes(job.name, data)
-	if l.refused != nil {
-		return fileResult{problems: []Problem{*l.refused}}
+	var result fileResult
+	docs, bad := documents(data)
+	if bad != nil {
+		result.problems = append(result.problems, Problem{File: job.name, Line: bad.line, Err: bad.err})
 	}
-	return l.result
+	parts := [][]document{docs}
+	if len(data) >= minSplit {
+		parts = splitParts(docs, len(data), runtime.GOMAXPROCS(0))
+	}
+	parsers := make([]*parser, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Go(func() {
+			parsers[i] = newParser(opts, len(data))
+			parsers[i].loadDocuments(job.name, part)
+		})
+	}
+	wg.Wait()
+	// The file has one budget, spent in the order of its documents. Each part was given
+	// all of it; a part after the first that spent more than the parts before it left, or
+	// was refused, is parsed again with what they left, as it would have been in turn.
+	left := newBudget(len(data))
+	for i, l := range parsers {
+		if i > 0 && (l.refused != nil || left.nodes < l.spent().nodes || left.bytes < l.spent().bytes) {
+			l = newParser(opts, len(data))
+			l.budget = left
+			l.loadDocuments(job.name, parts[i])
+		}
+		if l.refused != nil {
+			return fileResult{problems: []Problem{*l.refused}}
+		}
+		spent := l.spent()
+		left.nodes, left.bytes = left.nodes-spent.nodes, left.bytes-spent.bytes
+		result.objects = append(result.objects, l.result.objects...)
+		result.problems = append(result.problems, l.result.problems...)
+		result.warnings = append(result.warnings, l.result.warnings...)
+		result.skipped = append(result.skipped, l.result.skipped...)
+	}
+	return result
+}
+
+// spent is what the parser took of its budget.
+func (l *parser) spent() budget {
+	all := newBudget(l.size)
+	return budget{nodes: all.nodes - l.budget.nodes, bytes: all.bytes - l.budget.bytes}
+}
+
+// splitParts cuts documents into about n parts of about the same size, in order.
+func splitParts(docs []document, size, n int) [][]document {
+	var parts [][]document
+	start, bytes := 0, 0
+	for i, d := range docs {
+		if bytes += len(d.data); bytes*n >= size*(len(parts)+1) || i == len(docs)-1 {
+			parts = append(parts, docs[start:i+1])
+			start = i + 1
+		}
+	}
+	return parts
 }
 
 // document is one YAML or JSON document of a file and the line it starts on.
@@ -64,18 +123,27 @@ type document struct {
 	root *yamlv3.Node
 }
 
-func (l *parser) loadBytes(name string, data []byte) {
+// streamError is why a stream of JSON values could not be cut whole, and where.
+type streamError struct {
+	line int
+	err  error
+}
+
+// documents cuts a file into its documents: a YAML stream at its markers, or a stream
+// of JSON values.
+func documents(data []byte) ([]document, *streamError) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	var docs []document
-	if len(trimmed) > 0 && trimmed[0] == '{' {
-		var err error
-		docs, err = splitJSON(data)
-		if err != nil {
-			l.problem(Problem{File: name, Line: lineAt(data, len(data)-len(trimmed)), Err: err})
-		}
-	} else {
-		docs = splitYAML(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return splitYAML(data), nil
 	}
+	docs, err := splitJSON(data)
+	if err != nil {
+		return docs, &streamError{line: lineAt(data, len(data)-len(trimmed)), err: err}
+	}
+	return docs, nil
+}
+
+func (l *parser) loadDocuments(name string, docs []document) {
 	for _, d := range docs {
 		if l.refused != nil {
 			return

@@ -29,8 +29,7 @@ func FuzzKustomize(f *testing.F) {
 			t.Fatal(err)
 		}
 		if out, err := kustomize(fs, "/app"); err == nil {
-			l := newParser(ManifestOptions{}.withDefaults(), len(out))
-			l.loadBytes("/app", out)
+			parseFile(fileJob{name: "/app", read: func() ([]byte, error) { return out, nil }}, ManifestOptions{}.withDefaults())
 		}
 	})
 }

@@ -5,13 +5,20 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
 // StdinPath is the path that stands for standard input, as in kubectl apply -f -.
@@ -144,32 +151,36 @@ type fileResult struct {
 	skipped  []Problem
 }
 
-// decoded is one object read from a file, with the function that adds it to a snapshot.
+// decoded is one object read from a file, with the function that puts it in its place
+// in a snapshot.
 type decoded struct {
 	ref    ObjectRef
 	origin Origin
 	legacy bool
-	add    func(*Snapshot)
+	add    func(s *Snapshot, i int)
 }
 
 // merge builds the snapshot from the files' results in order; an object defined in two
-// places is kept where it is first defined.
+// places is kept where it is first defined. The places settled, the objects are decoded
+// into them on every core: one large file's objects are most of the work.
 func merge(results []fileResult) (*Snapshot, []Problem) {
 	var problems []Problem
-	counts, total := map[string]int{}, 0
+	total := 0
 	for _, r := range results {
-		for _, o := range r.objects {
-			counts[o.ref.Kind]++
-		}
 		total += len(r.objects)
 	}
 	s := &Snapshot{Source: SourceManifests, Origins: make(map[ObjectRef]Origin, total), LegacySelectorPDBs: map[ObjectRef]bool{}}
-	s.reserve(counts)
+	type placed struct {
+		o *decoded
+		i int // in its kind's slice
+	}
+	kept, counts := make([]placed, 0, total), map[string]int{}
 	for _, r := range results {
 		problems = append(problems, r.problems...)
 		s.Warnings = append(s.Warnings, r.warnings...)
 		s.Skipped = append(s.Skipped, r.skipped...)
-		for _, o := range r.objects {
+		for i := range r.objects {
+			o := &r.objects[i]
 			if first, dup := s.Origins[o.ref]; dup {
 				problems = append(problems, Problem{File: o.origin.File, Line: o.origin.Line, Object: o.ref.String(),
 					Err: fmt.Errorf("defined again; first defined at %s", first)})
@@ -179,35 +190,55 @@ func merge(results []fileResult) (*Snapshot, []Problem) {
 			if o.legacy {
 				s.LegacySelectorPDBs[o.ref] = true
 			}
-			o.add(s)
+			kept = append(kept, placed{o, counts[o.ref.Kind]})
+			counts[o.ref.Kind]++
 		}
 	}
+	s.size(counts)
+	workers := min(runtime.GOMAXPROCS(0), len(kept))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for _, p := range kept[w*len(kept)/workers : (w+1)*len(kept)/workers] {
+				p.o.add(s, p.i)
+			}
+		})
+	}
+	wg.Wait()
 	return s, problems
 }
 
-// reserve sizes the slices for the objects to come: objects are large, and growing the
-// slices one append at a time copied them over and over. (The map of origins is sized
-// for the same reason.)
-func (s *Snapshot) reserve(counts map[string]int) {
-	s.Nodes = slices.Grow(s.Nodes, counts[KindNode])
-	s.Pods = slices.Grow(s.Pods, counts[KindPod])
-	s.Deployments = slices.Grow(s.Deployments, counts[KindDeployment])
-	s.ReplicaSets = slices.Grow(s.ReplicaSets, counts[KindReplicaSet])
-	s.StatefulSets = slices.Grow(s.StatefulSets, counts[KindStatefulSet])
-	s.DaemonSets = slices.Grow(s.DaemonSets, counts[KindDaemonSet])
-	s.PodDisruptionBudgets = slices.Grow(s.PodDisruptionBudgets, counts[KindPodDisruptionBudget])
-	s.HorizontalPodAutoscalers = slices.Grow(s.HorizontalPodAutoscalers, counts[KindHorizontalPodAutoscaler])
-	s.PriorityClasses = slices.Grow(s.PriorityClasses, counts[KindPriorityClass])
-	s.NodeCompanions = slices.Grow(s.NodeCompanions, counts[KindNodeCompanion])
-	s.Namespaces = slices.Grow(s.Namespaces, counts[KindNamespace])
-	s.DisruptionPolicies = slices.Grow(s.DisruptionPolicies, counts[KindDisruptionPolicy])
-	s.ClusterDisruptionPolicies = slices.Grow(s.ClusterDisruptionPolicies, counts[KindClusterDisruptionPolicy])
-	s.Leases = slices.Grow(s.Leases, counts[KindLease])
+// size makes the slices as long as the objects to come, each decoded into its place:
+// objects are large, and growing the slices one append at a time copied them over and
+// over. (The map of origins is sized for the same reason.)
+func (s *Snapshot) size(counts map[string]int) {
+	s.Nodes = sized[corev1.Node](counts[KindNode])
+	s.Pods = sized[corev1.Pod](counts[KindPod])
+	s.Deployments = sized[appsv1.Deployment](counts[KindDeployment])
+	s.ReplicaSets = sized[appsv1.ReplicaSet](counts[KindReplicaSet])
+	s.StatefulSets = sized[appsv1.StatefulSet](counts[KindStatefulSet])
+	s.DaemonSets = sized[appsv1.DaemonSet](counts[KindDaemonSet])
+	s.PodDisruptionBudgets = sized[policyv1.PodDisruptionBudget](counts[KindPodDisruptionBudget])
+	s.HorizontalPodAutoscalers = sized[autoscalingv2.HorizontalPodAutoscaler](counts[KindHorizontalPodAutoscaler])
+	s.PriorityClasses = sized[schedulingv1.PriorityClass](counts[KindPriorityClass])
+	s.NodeCompanions = sized[holdfastv1alpha1.NodeCompanion](counts[KindNodeCompanion])
+	s.Namespaces = sized[corev1.Namespace](counts[KindNamespace])
+	s.DisruptionPolicies = sized[holdfastv1alpha1.DisruptionPolicy](counts[KindDisruptionPolicy])
+	s.ClusterDisruptionPolicies = sized[holdfastv1alpha1.ClusterDisruptionPolicy](counts[KindClusterDisruptionPolicy])
+	s.Leases = sized[coordinationv1.Lease](counts[KindLease])
 	if counts[KindNodeClaim]+counts[KindNodePool] > 0 {
 		// Karpenter's kinds were read: a node of a NodePool without a NodeClaim has none.
-		s.NodeClaims = make([]unstructured.Unstructured, 0, counts[KindNodeClaim])
-		s.NodePools = make([]unstructured.Unstructured, 0, counts[KindNodePool])
+		s.NodeClaims = make([]unstructured.Unstructured, counts[KindNodeClaim])
+		s.NodePools = make([]unstructured.Unstructured, counts[KindNodePool])
 	}
+}
+
+// sized is a slice of n objects, nil for none, as appending none leaves it.
+func sized[T any](n int) []T {
+	if n == 0 {
+		return nil
+	}
+	return make([]T, n)
 }
 
 // String renders the origin as file:line.
