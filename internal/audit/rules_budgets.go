@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -87,12 +88,21 @@ func budgetMatchesNothing(m *availability.Model, b *availability.Budget) *Result
 	res := &Result{Message: fmt.Sprintf("PodDisruptionBudget %s %s: it protects nothing, so the pods it was written for can all be evicted at once.", b.Name, why)}
 	// Point at the one unprotected workload of the namespace when there is exactly one.
 	var orphans []*availability.Workload
-	for _, w := range m.Workloads {
-		// The budgets first: this runs for every budget that matches nothing, over every
-		// workload, and few workloads lack a budget where many share a namespace.
-		if len(w.Budgets) == 0 && w.Namespace == b.Namespace && w.Kind != snapshot.KindDaemonSet {
-			orphans = append(orphans, w)
+	// The workloads are sorted by kind, then namespace: the namespace's are found by
+	// kind, not by looking at every workload for every budget that matches nothing.
+	ws := m.Workloads
+	for len(ws) > 0 {
+		kind := ws[0].Kind
+		first := sort.Search(len(ws), func(i int) bool { return ws[i].Kind != kind || ws[i].Namespace >= b.Namespace })
+		for _, w := range ws[first:] {
+			if w.Kind != kind || w.Namespace != b.Namespace {
+				break
+			}
+			if len(w.Budgets) == 0 && w.Kind != snapshot.KindDaemonSet {
+				orphans = append(orphans, w)
+			}
 		}
+		ws = ws[sort.Search(len(ws), func(i int) bool { return ws[i].Kind != kind }):]
 	}
 	if len(orphans) == 1 {
 		res.Fix = snippet(fmt.Sprintf("PodDisruptionBudget %s: select the pods of %s", b.Name, describe(orphans[0])),

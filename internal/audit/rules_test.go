@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -714,5 +715,42 @@ func TestFailureRulesSayHowLong(t *testing.T) {
 		if diff := cmp.Diff([]string{want}, got); diff != "" {
 			t.Errorf("messages (-want +got):\n%s", diff)
 		}
+	}
+}
+
+// TestBudgetMatchingNothingNamesTheOneOrphan checks that HF003's fix points at the one
+// workload of the budget's namespace that no budget covers, whatever the workloads of
+// other kinds and namespaces around it, and at none when there are two.
+func TestBudgetMatchingNothingNamesTheOneOrphan(t *testing.T) {
+	for name, tc := range map[string]struct {
+		orphans []string
+		want    string
+	}{
+		"one orphan":  {orphans: []string{"api"}, want: "select the pods of Deployment api"},
+		"two orphans": {orphans: []string{"api", "worker"}, want: "select the labels of the pods to protect"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := snapshottest.New()
+			for _, ns := range []string{"a", "ns", "z"} {
+				c.Deployment(ns, "web", web, nodes3, spread)
+				c.PDB(ns, "web", web, snapshottest.MaxUnavailable(one))
+			}
+			c.Deployment("a", "lonely", map[string]string{"app": "lonely"}, nodes3, spread)
+			c.Deployment("z", "lonely", map[string]string{"app": "lonely"}, nodes3, spread)
+			c.DaemonSet("ns", "agent", map[string]string{"app": "agent"}, nodes3)
+			for _, o := range tc.orphans {
+				c.Deployment("ns", o, map[string]string{"app": o}, nodes3, spread)
+			}
+			c.PDB("ns", "typo", map[string]string{"app": "apj"}, snapshottest.MaxUnavailable(one))
+			var fixes []string
+			for _, f := range audit.Run(availability.Build(c.Snapshot, now), nil) {
+				if f.Rule == "HF003" {
+					fixes = append(fixes, f.Fix)
+				}
+			}
+			if len(fixes) != 1 || !strings.Contains(fixes[0], tc.want) {
+				t.Errorf("HF003's fixes %q, want one containing %q", fixes, tc.want)
+			}
+		})
 	}
 }

@@ -299,9 +299,15 @@ func (r *blockReader) flowEntry(text string, start, line, column, depth int) (*y
 	// A plain scalar in a flow collection ends at a comma, a bracket, or ": "; "?" would
 	// end it too, and " #" start a comment.
 	end := start
-	for ; end < len(text) && !strings.ContainsRune(",[]{}", rune(text[end])); end++ {
-		if c := text[end]; c == '?' || c == '#' || (c == ':' && (end+1 == len(text) || text[end+1] == ' ')) {
-			break
+scan:
+	for ; end < len(text); end++ {
+		switch text[end] {
+		case ',', '[', ']', '{', '}', '?', '#':
+			break scan
+		case ':':
+			if end+1 == len(text) || text[end+1] == ' ' {
+				break scan
+			}
 		}
 	}
 	if end < len(text) && (text[end] == '?' || text[end] == '#') {
