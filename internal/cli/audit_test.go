@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
@@ -443,5 +445,39 @@ func TestAuditAliasBomb(t *testing.T) {
 	want := "holdfast: error: -:5: Pod/default/p: the file expands past 8 times its size here (YAML aliases?); none of it is read\n"
 	if code != ExitError || stderr != want {
 		t.Errorf("exit %d (want %d), stderr:\n%s\nwant:\n%s\nstdout:\n%s", code, ExitError, stderr, want, stdout)
+	}
+}
+
+// TestAuditJSONAsKubectlPrintsIt checks that -o json, written a finding at a time, is
+// byte for byte what kubectl's JSON printer makes of the whole report, with every field
+// of the report set, and with the lists empty or absent.
+func TestAuditJSONAsKubectlPrintsIt(t *testing.T) {
+	finding := audit.Finding{Rule: "HF001", Severity: audit.Error, Kind: "Deployment", Namespace: "shop", Name: "web",
+		Message: `needs <care> & "quotes"`, Fix: "spec:\n  replicas: 2", File: "web.yaml", Line: 3}
+	full := audit.Report{
+		Source: "manifests", Findings: []audit.Finding{finding, finding},
+		Budgets:    []audit.BudgetReport{{Namespace: "shop", Name: "web", Projected: true, File: "web.yaml", Line: 9}},
+		Suppressed: []audit.Finding{finding}, Problems: []string{"a"}, Warnings: []string{"b", "c"}, Skipped: []string{"d"},
+	}
+	v := reflect.ValueOf(full)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("the test leaves Report.%s unset: set it, and write it in writeReportJSON", v.Type().Field(i).Name)
+		}
+	}
+	printer := &printers.JSONPrinter{}
+	for name, r := range map[string]audit.Report{
+		"full": full, "empty": {Source: "live", Findings: []audit.Finding{}, Budgets: []audit.BudgetReport{}}, "nil": {Source: "live"},
+	} {
+		var want, got bytes.Buffer
+		if err := printValue(printer, r, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeReportJSON(&got, &r); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+			t.Errorf("%s report (-kubectl's printer +written):\n%s", name, diff)
+		}
 	}
 }
