@@ -18,7 +18,7 @@ import (
 
 // auditCLITargets are the most process CPU `holdfast audit -f all.yaml -o json` may take
 // on one file of 10,000 Deployments and their budgets, by style: a third of what it took
-// before the file was read on every core and flow style without yaml.v3 (5.1-5.4 s flow,
+// before the file was read on every core and flow style without yaml.v3 (4.6-5.4 s flow,
 // 2.9-3.0 s block on the development machine, docs/performance.md).
 var auditCLITargets = map[snapshottest.Style]float64{snapshottest.Flow: 1.7, snapshottest.Block: 1.0}
 
