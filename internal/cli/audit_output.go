@@ -58,8 +58,8 @@ func writeReportJSON(out io.Writer, r *audit.Report) error {
 	w.WriteString("{\n    \"source\": ")
 	w.Write(source)
 	for _, f := range []struct {
-		name      string
-		items     []any
+		name       string
+		items      []any
 		null, omit bool
 	}{
 		{"findings", items(r.Findings), r.Findings == nil, false},
@@ -188,7 +188,7 @@ func boolInt(b bool) int {
 }
 
 // printTable groups findings by workload: a heading per workload, then each finding's
-// severity, rule, wrapped message and fix, all within o.Width columns. A budget's
+// severity, rule, wrapped message and fix, all within tableWidth columns. A budget's
 // findings sit under the workload it covers, with the budget's own location.
 func (o *AuditOptions) printTable(res *auditResult) error {
 	w := &errWriter{w: o.Out}
@@ -221,7 +221,7 @@ func (o *AuditOptions) printTable(res *auditResult) error {
 	summary := fmt.Sprintf("%s, %s, %d info in %s; %s computed from %s.",
 		count(counts[audit.Error], "error"), count(counts[audit.Warning], "warning"), counts[audit.Info],
 		count(len(groups), "object"), count(len(res.budgets), "budget"), res.parts[0].model.Source)
-	for _, line := range wrap(summary, o.Width) {
+	for _, line := range wrap(summary, tableWidth) {
 		w.println(line)
 	}
 	if n := len(res.suppressed); n > 0 && !o.ShowSuppressed {
@@ -244,7 +244,7 @@ func (o *AuditOptions) printTable(res *auditResult) error {
 				why = "by " + audit.AnnotationIgnore + ": " + cmp.Or(f.Suppression.Reason, "no reason given")
 			}
 			w.println(fmt.Sprintf("  %-7s %s  %s", strings.ToUpper(f.Severity.String()), f.Rule, where))
-			for _, line := range wrap(why, o.Width-17) {
+			for _, line := range wrap(why, tableWidth-17) {
 				w.println("                 " + line)
 			}
 		}
@@ -265,7 +265,7 @@ func (o *AuditOptions) printFinding(w *errWriter, f audit.Finding, ref snapshot.
 	if o.Colour {
 		label = severityColour[f.Severity] + label + colourReset
 	}
-	for i, line := range wrap(f.Message, o.Width-len(indent)) {
+	for i, line := range wrap(f.Message, tableWidth-len(indent)) {
 		if i == 0 {
 			w.println(fmt.Sprintf("  %s %s  %s", label, f.Rule, line))
 		} else {
@@ -277,19 +277,17 @@ func (o *AuditOptions) printFinding(w *errWriter, f audit.Finding, ref snapshot.
 		if f.File != "" {
 			where += " at " + snapshot.Origin{File: f.File, Line: f.Line}.String()
 		}
-		for _, line := range wrap("("+where+")", o.Width-len(indent)) {
-			w.println(indent + line)
-		}
+		w.println(indent + "(" + where + ")")
 	}
 	for _, line := range strings.Split(f.Fix, "\n") {
 		// Fixes are indented less than messages so that nested YAML stays within
 		// the width; long comment lines are wrapped as comments.
 		comment, isComment := strings.CutPrefix(line, "# ")
-		if !isComment || len(fixIndent)+len(line) <= o.Width {
+		if !isComment || len(fixIndent)+len(line) <= tableWidth {
 			w.println(fixIndent + line)
 			continue
 		}
-		for _, part := range wrap(comment, o.Width-len(fixIndent)-2) {
+		for _, part := range wrap(comment, tableWidth-len(fixIndent)-2) {
 			w.println(fixIndent + "# " + part)
 		}
 	}

@@ -296,8 +296,12 @@ func (r *blockReader) flowEntry(text string, start, line, column, depth int) (*y
 	case '\'', '"':
 		return r.quoted(text, start, line, column+start)
 	}
-	// A plain scalar in a flow collection ends at a comma, a bracket, or ": "; "?" would
-	// end it too, and " #" start a comment.
+	// A plain scalar in a flow collection does not start with ":" or "?" (yaml.v3 refuses
+	// it), and ends at a comma, a bracket, or ": "; "?" would end it too, and " #" start a
+	// comment.
+	if text[start] == ':' || text[start] == '?' {
+		return nil, 0
+	}
 	end := start
 scan:
 	for ; end < len(text); end++ {

@@ -40,7 +40,7 @@ var blockSeeds = []string{
 	"metadata: {name: web, namespace: shop, labels: {app: web}}\nspec: {replicas: 3, ports: [{containerPort: 8080}], args: [a, 'b c', \"d\"]} # c\n",
 	"- {image: 'registry.example/app:1.0', x: [1, 2.5, true, ~, null]}\n- [ a , {b: c} ]\n- { }\n- [[]]\n",
 	"a: {b: 1,}\nc: {d}\ne: {f: , g: h}\n",
-	"a: {b?c: d}\ne: [f: g]\nh: {i:j}\nk: {\"l\":m}\nn: [o #p]\n",
+	"a: {b?c: d}\ne: [f: g]\nh: {i:j}\nk: {\"l\":m}\nn: [o #p]\nq: {r: :s, t: [?u]}\n",
 	"a: {b: c\n  , d: e}\n",
 }
 
