@@ -81,7 +81,7 @@ spec:
     name: agent
 `, want: []string{"NodeCompanion/ns/guard"}},
 		"a NodeCompanion template with a misspelt field": {rule: "HF029", in: companion("resource"), want: []string{"NodeCompanion/ns/guard"}},
-		"a NodeCompanion template that is a pod's":        {rule: "HF029", in: companion("resources")},
+		"a NodeCompanion template that is a pod's":       {rule: "HF029", in: companion("resources")},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

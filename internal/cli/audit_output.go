@@ -55,7 +55,9 @@ func writeReportJSON(out io.Writer, r *audit.Report) error {
 	if err != nil {
 		return err
 	}
-	w.WriteString("{\n    \"source\": ")
+	apiVersion, _ := json.Marshal(r.APIVersion) // strings always marshal
+	kind, _ := json.Marshal(r.Kind)
+	fmt.Fprintf(w, "{\n    \"apiVersion\": %s,\n    \"kind\": %s,\n    \"source\": ", apiVersion, kind)
 	w.Write(source)
 	for _, f := range []struct {
 		name       string
@@ -188,7 +190,7 @@ func boolInt(b bool) int {
 }
 
 // printTable groups findings by workload: a heading per workload, then each finding's
-// severity, rule, wrapped message and fix, all within tableWidth columns. A budget's
+// severity, rule, wrapped message and fix, all within o.Width columns. A budget's
 // findings sit under the workload it covers, with the budget's own location.
 func (o *AuditOptions) printTable(res *auditResult) error {
 	w := &errWriter{w: o.Out}
@@ -221,7 +223,7 @@ func (o *AuditOptions) printTable(res *auditResult) error {
 	summary := fmt.Sprintf("%s, %s, %d info in %s; %s computed from %s.",
 		count(counts[audit.Error], "error"), count(counts[audit.Warning], "warning"), counts[audit.Info],
 		count(len(groups), "object"), count(len(res.budgets), "budget"), res.parts[0].model.Source)
-	for _, line := range wrap(summary, tableWidth) {
+	for _, line := range wrap(summary, o.Width) {
 		w.println(line)
 	}
 	if n := len(res.suppressed); n > 0 && !o.ShowSuppressed {
@@ -244,7 +246,7 @@ func (o *AuditOptions) printTable(res *auditResult) error {
 				why = "by " + audit.AnnotationIgnore + ": " + cmp.Or(f.Suppression.Reason, "no reason given")
 			}
 			w.println(fmt.Sprintf("  %-7s %s  %s", strings.ToUpper(f.Severity.String()), f.Rule, where))
-			for _, line := range wrap(why, tableWidth-17) {
+			for _, line := range wrap(why, o.Width-17) {
 				w.println("                 " + line)
 			}
 		}
@@ -265,7 +267,7 @@ func (o *AuditOptions) printFinding(w *errWriter, f audit.Finding, ref snapshot.
 	if o.Colour {
 		label = severityColour[f.Severity] + label + colourReset
 	}
-	for i, line := range wrap(f.Message, tableWidth-len(indent)) {
+	for i, line := range wrap(f.Message, o.Width-len(indent)) {
 		if i == 0 {
 			w.println(fmt.Sprintf("  %s %s  %s", label, f.Rule, line))
 		} else {
@@ -277,17 +279,19 @@ func (o *AuditOptions) printFinding(w *errWriter, f audit.Finding, ref snapshot.
 		if f.File != "" {
 			where += " at " + snapshot.Origin{File: f.File, Line: f.Line}.String()
 		}
-		w.println(indent + "(" + where + ")")
+		for _, line := range wrap("("+where+")", o.Width-len(indent)) {
+			w.println(indent + line)
+		}
 	}
 	for _, line := range strings.Split(f.Fix, "\n") {
 		// Fixes are indented less than messages so that nested YAML stays within
 		// the width; long comment lines are wrapped as comments.
 		comment, isComment := strings.CutPrefix(line, "# ")
-		if !isComment || len(fixIndent)+len(line) <= tableWidth {
+		if !isComment || len(fixIndent)+len(line) <= o.Width {
 			w.println(fixIndent + line)
 			continue
 		}
-		for _, part := range wrap(comment, tableWidth-len(fixIndent)-2) {
+		for _, part := range wrap(comment, o.Width-len(fixIndent)-2) {
 			w.println(fixIndent + "# " + part)
 		}
 	}

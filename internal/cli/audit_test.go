@@ -531,6 +531,7 @@ func TestAuditJSONAsKubectlPrintsIt(t *testing.T) {
 	finding := audit.Finding{Rule: "HF001", Severity: audit.Error, Kind: "Deployment", Namespace: "shop", Name: "web",
 		Message: `needs <care> & "quotes"`, Fix: "spec:\n  replicas: 2", File: "web.yaml", Line: 3}
 	full := audit.Report{
+		APIVersion: audit.ReportAPIVersion, Kind: audit.ReportKind,
 		Source: "manifests", Findings: []audit.Finding{finding, finding},
 		Budgets:    []audit.BudgetReport{{Namespace: "shop", Name: "web", Projected: true, File: "web.yaml", Line: 9}},
 		Suppressed: []audit.Finding{finding}, Problems: []string{"a"}, Warnings: []string{"b", "c"}, Skipped: []string{"d"},
