@@ -518,3 +518,37 @@ func LeftoverHandOffTaints(nodes []corev1.Node, sets []SurgeSet, now time.Time) 
 	}
 	return out
 }
+
+// HandOffEnd is a hand-off a decision ends: its autoscaler, whether the autoscaler took
+// the node (no pod of the workload is left there), and how long it ran.
+type HandOffEnd struct {
+	Autoscaler string
+	Taken      bool
+	Duration   time.Duration
+}
+
+// HandOffsEnded are the hand-offs d ends: those of o's workloads whose surge set runs
+// one and which d scales to no extra pod. Each is ended once: the next decision finds the
+// set at zero.
+func HandOffsEnded(o Observed, d Decision) []HandOffEnd {
+	var out []HandOffEnd
+	for _, s := range EffectsOf[Surge](d.Effects) {
+		if s.Replicas > 0 {
+			continue
+		}
+		for i := range o.Workloads {
+			w := &o.Workloads[i]
+			if w.Kind != holdfastv1alpha1.KindDeployment || w.Name != s.Deployment || !w.surging() {
+				continue
+			}
+			h, ok := handOffOf(w)
+			if !ok || h.landed {
+				continue
+			}
+			taken := !slices.ContainsFunc(o.Pods[WorkloadKey(w.Kind, w.Name)], func(p Pod) bool { return p.Node == h.node })
+			autoscaler, _ := autoscalerOf(o, h.node)
+			out = append(out, HandOffEnd{Autoscaler: autoscaler, Taken: taken, Duration: o.Now.Sub(h.start)})
+		}
+	}
+	return out
+}

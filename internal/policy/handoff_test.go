@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/google/go-cmp/cmp"
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 )
 
@@ -409,5 +410,40 @@ func TestLeftoverHandOffTaints(t *testing.T) {
 		record("ended "+stamp(now.Add(-time.Minute))+" 1", 0)}
 	if got, want := LeftoverHandOffTaints(nodes, sets, now), []string{"over", "landed", "ended"}; !slices.Equal(got, want) {
 		t.Errorf("LeftoverHandOffTaints = %v, want %v", got, want)
+	}
+}
+
+// A hand-off is measured when the decision ends it: taken when no pod is left on the
+// node, declined when the deadline passed or the new pod landed there; not while it runs.
+func TestHandOffsEnded(t *testing.T) {
+	p := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
+	ahead := func(ago time.Duration, extra Pod) Workload {
+		extra.Surge = true
+		return handedOff(surged(single, 1, extra), "n1 "+stamp(now.Add(-ago))+" 1")
+	}
+	onN1 := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}}
+	claims := map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-3 * time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: 30 * time.Second, Load: Load{Requested: quarter}}}
+	nodes := map[string]*corev1.Node{"n1": sized("n1"), "n2": sized("n2")}
+	for name, tc := range map[string]struct {
+		work Workload
+		pods map[string][]Pod
+		want []HandOffEnd
+	}{
+		"Karpenter took the node": {work: ahead(30*time.Second, pod("single-b", "n2", true, time.Second)),
+			pods: map[string][]Pod{"Deployment/single": {pod("single-b", "n2", true, time.Second)}},
+			want: []HandOffEnd{{Autoscaler: karpenterName, Taken: true, Duration: 30 * time.Second}}},
+		"the deadline passed": {work: ahead(8*time.Minute, pod("single-b", "n2", true, 7*time.Minute)), pods: onN1,
+			want: []HandOffEnd{{Autoscaler: karpenterName, Duration: 8 * time.Minute}}},
+		"the new pod landed on the node": {work: ahead(30*time.Second, pod("single-b", "n1", true, 20*time.Second)), pods: onN1,
+			want: []HandOffEnd{{Autoscaler: karpenterName, Duration: 30 * time.Second}}},
+		"still running": {work: ahead(30*time.Second, pod("single-b", "n2", false, 20*time.Second)), pods: onN1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{tc.work}, Pods: tc.pods, Nodes: nodes, Claims: claims, Now: now}
+			if diff := cmp.Diff(tc.want, HandOffsEnded(o, Decide(o))); diff != "" {
+				t.Errorf("HandOffsEnded (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -29,19 +29,20 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 // The label names of every holdfast_* family: one name for one thing across families, so
 // that series join on them (a policy is always `policy`, never `name`).
 const (
-	LabelNamespace = "namespace"
-	LabelPolicy    = "policy"
-	LabelCompanion = "companion"
-	LabelWorkload  = "workload"
-	LabelKind      = "kind"
-	LabelBudget    = "budget"
-	LabelState     = "state"
-	LabelOutcome   = "outcome"
-	LabelType      = "type"
-	LabelStatus    = "status"
-	LabelReason    = "reason"
-	LabelNode      = "node"
-	LabelZone      = "zone"
+	LabelNamespace  = "namespace"
+	LabelPolicy     = "policy"
+	LabelCompanion  = "companion"
+	LabelWorkload   = "workload"
+	LabelKind       = "kind"
+	LabelBudget     = "budget"
+	LabelState      = "state"
+	LabelOutcome    = "outcome"
+	LabelType       = "type"
+	LabelStatus     = "status"
+	LabelReason     = "reason"
+	LabelNode       = "node"
+	LabelZone       = "zone"
+	LabelAutoscaler = "autoscaler"
 )
 
 // LabelValue turns an API constant such as "NoBetterPlace" into the snake_case of every

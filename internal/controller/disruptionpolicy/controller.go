@@ -204,6 +204,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 			r.failpoint.at(FailAfterSurge)
 		}
 	}
+	r.metrics.handOffsEnded(policy.HandOffsEnded(obs, d))
 
 	meta.SetStatusCondition(&d.Status.Conditions, cs.condition(p.Generation, obs.Now))
 	if cs.retry > 0 && (d.RequeueAfter == 0 || cs.retry < d.RequeueAfter) {

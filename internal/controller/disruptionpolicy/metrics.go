@@ -14,6 +14,7 @@ import (
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/controller/collectors"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // workloadCounts are the values of the state label of holdfast_disruptionpolicy_workloads.
@@ -31,6 +32,7 @@ type metrics struct {
 	zoneDisrupted *prometheus.GaugeVec
 	budgets       *budgetCollector
 	recoveries    *recoveries
+	handOffs      *prometheus.HistogramVec
 }
 
 // newMetrics registers the collectors with reg; at each scrape, cache gives the managed
@@ -73,7 +75,26 @@ func newMetrics(reg prometheus.Registerer, cache, live client.Reader) (*metrics,
 	if err != nil {
 		return nil, err
 	}
-	return &metrics{workloads: workloads, windowOpen: windowOpen, conditions: conditions, zoneDisrupted: zoneDisrupted, budgets: bc, recoveries: rec}, nil
+	handOffs, err := collectors.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "holdfast_disruptionpolicy_handoff_duration_seconds",
+		Help:    "Seconds from the start of a hand-off of a Surge single replica's node to its autoscaler (the extra pod started) to its end, by autoscaler and outcome: taken (the node's pod gone) or declined (the deadline passed, or the new pod landed on the node).",
+		Buckets: []float64{30, 60, 90, 120, 180, 300, 600, 900, 1800},
+	}, []string{collectors.LabelAutoscaler, collectors.LabelOutcome}))
+	if err != nil {
+		return nil, fmt.Errorf("registering DisruptionPolicy metrics: %w", err)
+	}
+	return &metrics{workloads: workloads, windowOpen: windowOpen, conditions: conditions, zoneDisrupted: zoneDisrupted, budgets: bc, recoveries: rec, handOffs: handOffs}, nil
+}
+
+// handOffsEnded observes the hand-offs a decision ended, once its writes are made.
+func (m *metrics) handOffsEnded(ends []policy.HandOffEnd) {
+	for _, e := range ends {
+		outcome := "declined"
+		if e.Taken {
+			outcome = "taken"
+		}
+		m.handOffs.WithLabelValues(e.Autoscaler, outcome).Observe(e.Duration.Seconds())
+	}
 }
 
 func (m *metrics) set(key types.NamespacedName, st holdfastv1alpha1.DisruptionPolicyStatus) {

@@ -74,6 +74,13 @@ func TestScaleDown(t *testing.T) {
 	if declined.lowest < 1 {
 		t.Errorf("in the declined hand-off the single replica went to 0 Ready for %s", declined.zeroFor)
 	}
+	// Each hand-off's end is measured, by its outcome.
+	for _, outcome := range []string{"taken", "declined"} {
+		labels := map[string]string{"autoscaler": "cluster-autoscaler", "outcome": outcome}
+		if n, _, err := framework.Metric("holdfast_disruptionpolicy_handoff_duration_seconds", labels); err != nil || n < 1 {
+			t.Errorf("holdfast_disruptionpolicy_handoff_duration_seconds%v: %g observations (%v), want at least 1", labels, n, err)
+		}
+	}
 	// One hand-off each: the declined one is not repeated before its back-off, and the
 	// surge it made is gone (the scenario waited for 1 replica).
 	if with.handOffs != "1" || declined.handOffs != "1" {

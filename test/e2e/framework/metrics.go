@@ -6,8 +6,9 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-// Metric reads the gauge or counter of that name and exactly those labels from the
-// registry the in-process operator exports, and whether there is one.
+// Metric reads the gauge or counter (a histogram: its count of observations) of that
+// name and exactly those labels from the registry the in-process operator exports, and
+// whether there is one.
 func Metric(name string, labels map[string]string) (float64, bool, error) {
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
@@ -27,6 +28,9 @@ func Metric(name string, labels map[string]string) (float64, bool, error) {
 			}
 			if m.GetCounter() != nil {
 				return m.GetCounter().GetValue(), true, nil
+			}
+			if m.GetHistogram() != nil {
+				return float64(m.GetHistogram().GetSampleCount()), true, nil
 			}
 			return m.GetGauge().GetValue(), true, nil
 		}
