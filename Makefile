@@ -23,6 +23,9 @@ E2E_TESTS_PARALLEL ?= 8
 # E2E_JSONFILE, when set, keeps every e2e test's whole output (gotestsum --jsonfile).
 E2E_JSONFILE ?=
 E2E_TIMEOUT ?= 45m
+# E2E_FIRST are the longest e2e packages (by the e2e JSON's elapsed times), started first
+# so that the run does not end on one of them alone; go test runs each package once.
+E2E_FIRST ?= clusterautoscaler testbed disruptionpolicy nodefailure karpenter
 
 # VERSION is the release the chart and config/default install (a test keeps them in
 # step); the binaries and images say what git says: the tag itself on a release.
@@ -116,7 +119,7 @@ cluster-autoscaler-build: ## Build (or find in the cache) cluster-autoscaler's k
 .PHONY: test-e2e
 test-e2e: testbed-build karpenter-build cluster-autoscaler-build ## End-to-end tests: each package starts its own testbed.
 	HOLDFAST_TESTBED=$(abspath $(TESTBED)) HOLDFAST_KARPENTER=$$(hack/karpenter/build.sh) HOLDFAST_CLUSTER_AUTOSCALER=$$(hack/cluster-autoscaler/build.sh) $(TOOL) gotestsum --format testname $(if $(E2E_JSONFILE),--jsonfile $(E2E_JSONFILE)) -- \
-		-tags e2e -count=1 -p $(E2E_PARALLEL) -parallel $(E2E_TESTS_PARALLEL) -timeout $(E2E_TIMEOUT) ./test/e2e/...
+		-tags e2e -count=1 -p $(E2E_PARALLEL) -parallel $(E2E_TESTS_PARALLEL) -timeout $(E2E_TIMEOUT) $(addprefix ./test/e2e/,$(E2E_FIRST)) ./test/e2e/...
 
 .PHONY: bench
 bench: ## The benchmarks behind docs/engineering/performance.md, `holdfast audit` run as a user runs it among them: figures written to bin/go-Benchmark*.json, a missed target fails.

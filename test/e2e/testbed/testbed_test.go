@@ -83,9 +83,10 @@ func TestEvictionRefusedWhileReplacementPending(t *testing.T) {
 
 // kwok keeps nodes Ready only through node Leases; without them the node lifecycle
 // controller marks every node and pod not Ready within about a minute. This test
-// watches for HOLDFAST_SOAK (default 10m) that nothing turns NotReady.
+// watches for HOLDFAST_SOAK (default 3m, over three of the node monitor's 50 s grace
+// periods) that nothing turns NotReady.
 func TestNodesAndPodsStayReady(t *testing.T) {
-	soak := 10 * time.Minute
+	soak := 3 * time.Minute
 	if v := os.Getenv("HOLDFAST_SOAK"); v != "" {
 		var err error
 		if soak, err = time.ParseDuration(v); err != nil {
