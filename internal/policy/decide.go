@@ -295,7 +295,7 @@ func Decide(o Observed) Decision {
 		}
 		d.RequeueAfter = sooner(d.RequeueAfter, v.requeueAfter)
 		if zonable(o, w, v) {
-			z := decideZones(o, w, v.budget, closed)
+			z := decideZones(o, w, v.budget, closed, f.lost)
 			for _, b := range z.budgets() {
 				wanted[b.Name] = true
 			}
@@ -307,7 +307,12 @@ func Decide(o Observed) Decision {
 			ws.labels = append(ws.labels, z.labels...)
 			d.RequeueAfter = sooner(d.RequeueAfter, z.requeueAfter)
 			v.status.Budget, v.status.Zone = z.budget, z.zone
-			if !closed {
+			switch {
+			case keepsMessage(v.status.State):
+				if !closed {
+					v.status.Message += "; " + z.message
+				}
+			case !closed:
 				v.status.Message = z.message // else the window's hold says why nothing may go
 			}
 			v.status.Blocked = availability.AllowsNone(existingBudget(o.Budgets, z.budget))

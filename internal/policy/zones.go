@@ -37,6 +37,10 @@ import (
 //     another zone has a pod not Ready: a failure there and a disruption in Z would be
 //     two zones down.
 //
+// Both shapes hold while the workload is Recovering or Surging (zonable): a pod on a
+// lost node counts as not Ready, and a surge set's pods, never labelled, stay under the
+// workload's budget.
+//
 // The budgets' selectors never change: a pod moves from one budget to another when its
 // label is set or removed, one write, so that it is never under two budgets (the
 // Eviction API would fail its evictions with a 500, which kubectl drain does not retry)
@@ -69,8 +73,11 @@ type PodZone struct {
 // zoneCount is what one zone's pods of a workload say.
 type zoneCount struct {
 	pods int32
-	// unavailable counts the pods not Ready.
+	// unavailable counts the pods not Ready, or on a lost node.
 	unavailable int32
+	// stale counts the pods on a lost node whose status still says Ready: the
+	// disruption controller counts them healthy until Kubernetes marks them not Ready.
+	stale int32
 	// draining says a node of the zone running a pod is cordoned or being drained.
 	draining bool
 	// settlesAt is when the last pod to become Ready has been Ready for the settle time.
@@ -118,8 +125,12 @@ func (v zoneView) zones() []string {
 // disrupted: the one already chosen while it is not whole again (a pod not Ready or
 // Ready for less than the settle time, a node being drained, pods missing from its
 // size or from the workload's), else a disturbed zone (one short of pods first: a pod
-// not Ready, or fewer than its recorded size; then by name), else none.
-func viewZones(o Observed, w *Workload) zoneView {
+// not Ready, or fewer than its recorded size; then by name), else none. A pod on a lost
+// node counts as not Ready, whatever its status still says: its kubelet no longer
+// reports. A surge set's pods are not w's (o.Pods holds none): they are counted in no
+// zone, and stay under the workload's budget, so that every zone is counted at the
+// workload's own size.
+func viewZones(o Observed, w *Workload, lost map[string]bool) zoneView {
 	za := o.Policy.Spec.ZoneAware
 	settle := defaultSettle
 	if za.SettleTime != nil {
@@ -143,7 +154,10 @@ func viewZones(o Observed, w *Workload) zoneView {
 		}
 		c := v.counts[zone]
 		c.pods++
-		if !pod.Ready {
+		if pod.Ready && lost[pod.Node] {
+			c.stale++
+		}
+		if !pod.Ready || lost[pod.Node] {
 			c.unavailable++
 		} else if t := pod.Since.Add(settle); t.After(c.settlesAt) {
 			c.settlesAt = t
@@ -307,20 +321,30 @@ func (v zoneView) open() bool {
 	return v.missing <= v.size-v.counts[v.active].pods
 }
 
-// zonable says w's budget v is the policy's own, for zone-aware budgets to replace:
-// not a surge's or a single replica's. A closed window's hold is zone-aware too, every
-// budget at zero (decideZones): going back to one budget over every pod would put the
-// labelled pods under two budgets until the zones' were deleted, and forget the zone
-// being disrupted.
+// zonable says w's budget v is the workload's own, for zone-aware budgets to replace:
+// not a single replica's, nor one another budget stands in for. A closed window's hold,
+// a surge's budget and a recovery's are zone-aware too: going back to one budget over
+// every pod would put the labelled pods under two budgets until the zones' were
+// deleted, forget the zone being disrupted, and let a second zone go while the first is
+// degraded. A surge's extra pods are under the workload's budget (viewZones), so the
+// zones' budgets count the workload's own pods at its own size, as the surge's budget
+// does (surgeBudget).
 func zonable(o Observed, w *Workload, v verdict) bool {
 	if !ZoneAware(o.Policy, w) || w.Replicas < 2 || v.budget == nil || v.budget.Name != BudgetName(w.Kind, w.Name) {
 		return false
 	}
 	switch v.status.State {
-	case holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadPacing, holdfastv1alpha1.WorkloadDegraded:
+	case holdfastv1alpha1.WorkloadBudgeted, holdfastv1alpha1.WorkloadPacing, holdfastv1alpha1.WorkloadDegraded,
+		holdfastv1alpha1.WorkloadSurging, holdfastv1alpha1.WorkloadRecovering:
 		return true
 	}
 	return false
+}
+
+// keepsMessage says a workload's status message says more than its zones' would: a
+// surge's or a recovery's, which the zones' is added to.
+func keepsMessage(st holdfastv1alpha1.WorkloadState) bool {
+	return st == holdfastv1alpha1.WorkloadSurging || st == holdfastv1alpha1.WorkloadRecovering
 }
 
 // zoneVerdict is the budgets of a zone-aware workload, in the order they are written.
@@ -347,9 +371,10 @@ func (z zoneVerdict) budgets() []*policyv1.PodDisruptionBudget {
 
 // decideZones turns base, the budget the policy gives w, into w's zone-aware budgets;
 // closed, outside every maintenance window, they keep their shape and allow nothing.
-func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, closed bool) zoneVerdict {
+// lost are the lost nodes, whose pods count as not Ready.
+func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, closed bool, lost map[string]bool) zoneVerdict {
 	p := o.Policy
-	v := viewZones(o, w)
+	v := viewZones(o, w, lost)
 	out := zoneVerdict{zone: v.active}
 	if !v.next.IsZero() {
 		out.requeueAfter = v.next.Sub(o.Now)
@@ -388,8 +413,10 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 				if open {
 					// An integer minAvailable: the disruption controller counts it against
 					// the pods the budget selects, where a maxUnavailable would be counted
-					// against the whole workload's scale.
-					b.Spec.MaxUnavailable, b.Spec.MinAvailable = nil, ptr.To(intstr.FromInt32(v.size-v.limit(p.Spec.ZoneAware)))
+					// against the whole workload's scale. A lost pod the disruption
+					// controller still counts healthy is taken from the zone's share.
+					floor := v.size - v.limit(p.Spec.ZoneAware) + v.counts[z].stale
+					b.Spec.MaxUnavailable, b.Spec.MinAvailable = nil, ptr.To(intstr.FromInt32(floor))
 				}
 				out.budget = b.Name
 			}

@@ -30,27 +30,44 @@ type zoned struct {
 }
 
 func newZoned(limit intstr.IntOrString) *zoned {
+	return newZonedKind(holdfastv1alpha1.KindStatefulSet, limit)
+}
+
+// newZonedKind is newZoned's cluster with db of kind.
+func newZonedKind(kind string, limit intstr.IntOrString) *zoned {
 	p := policy("quorum", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) {
 		s.ZoneAware = &holdfastv1alpha1.ZoneAwareSpec{MaxUnavailable: limit}
 	})
-	w := workload(holdfastv1alpha1.KindStatefulSet, "db", 9)
+	w := workload(kind, "db", 9)
 	w.Ready, w.Available = 9, 9
 	z := &zoned{w: w, o: Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Now: now,
-		Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}}}
+		Pods: map[string][]Pod{}, Nodes: map[string]*corev1.Node{}, Failure: FailureSettings{NamespacedFencing: true}}}
 	z.o.Workloads = []Workload{w}
 	for i := range 9 {
 		zone := zones[i/3]
 		n := node(fmt.Sprintf("%s-%d", zone, i%3), false)
 		n.Labels = map[string]string{holdfastv1alpha1.DefaultZoneTopologyKey: zone}
 		z.o.Nodes[n.Name] = n
-		z.o.Pods["StatefulSet/db"] = append(z.o.Pods["StatefulSet/db"],
-			Pod{Name: fmt.Sprintf("db-%d", i), Node: n.Name, Ready: true, Since: now.Add(-time.Hour)})
+		z.o.Pods[z.key()] = append(z.o.Pods[z.key()],
+			Pod{Name: fmt.Sprintf("db-%d", i), Node: n.Name, Ready: true, Since: now.Add(-time.Hour), Created: now.Add(-time.Hour)})
 	}
 	return z
 }
 
+func (z *zoned) key() string { return WorkloadKey(z.w.Kind, z.w.Name) }
+
+// lose makes node lost: its Lease two minutes old. Its pods still say Ready, as they do
+// until Kubernetes marks them not Ready.
+func (z *zoned) lose(node string) {
+	h := &z.o.Health
+	if h.Suspects == nil {
+		h.Zones, h.Suspects = map[string]int{"a": 3, "b": 3, "c": 3}, map[string]Suspect{}
+	}
+	h.Suspects[node] = Suspect{Zone: node[:1], Renewed: z.o.Now.Add(-2 * time.Minute), LeaseDuration: 40 * time.Second}
+}
+
 func (z *zoned) pod(name string) *Pod {
-	pods := z.o.Pods["StatefulSet/db"]
+	pods := z.o.Pods[z.key()]
 	return &pods[slices.IndexFunc(pods, func(p Pod) bool { return p.Name == name })]
 }
 
@@ -60,7 +77,7 @@ func (z *zoned) cordon(node string) { z.o.Nodes[node].Spec.Unschedulable = true 
 // reconciler writes them.
 func (z *zoned) apply(d Decision) {
 	for _, w := range zonedWrites(d) {
-		z.o.Budgets, z.o.Pods["StatefulSet/db"] = w(z.o.Budgets, z.o.Pods["StatefulSet/db"])
+		z.o.Budgets, z.o.Pods[z.key()] = w(z.o.Budgets, z.o.Pods[z.key()])
 	}
 }
 
@@ -175,8 +192,8 @@ func TestZoneTransitions(t *testing.T) {
 	step("a-0 cordoned: zone a chosen", held, []string{idleBudget, zoneA, zoneB, zoneC}, nil)
 
 	// a-0's pod evicted, its replacement not scheduled yet: the zone keeps its size.
-	pods := z.o.Pods["StatefulSet/db"]
-	z.o.Pods["StatefulSet/db"] = append(slices.Clone(pods[1:]), Pod{Name: "db-0", Since: now})
+	pods := z.o.Pods[z.key()]
+	z.o.Pods[z.key()] = append(slices.Clone(pods[1:]), Pod{Name: "db-0", Since: now})
 	z.cordon("b-0") // a drain of zone b queues
 	step("a draining, b cordoned: a stays", held, []string{idleBudget, zoneA, zoneB, zoneC}, nil)
 
@@ -187,7 +204,7 @@ func TestZoneTransitions(t *testing.T) {
 	z.pod("db-4").Ready = true
 	z.pod("db-4").Since = now
 	z.o.Nodes["a-0"].Spec.Unschedulable = false
-	z.o.Pods["StatefulSet/db"] = append(slices.Clone(pods[:1]), z.o.Pods["StatefulSet/db"][:8]...)
+	z.o.Pods[z.key()] = append(slices.Clone(pods[:1]), z.o.Pods[z.key()][:8]...)
 	z.pod("db-0").Since = now.Add(-10 * time.Second)
 	// Zone a opens again last.
 	d := step("a whole but not settled: a stays open", held, []string{idleBudget, zoneB, zoneC, zoneA}, nil)
@@ -240,9 +257,9 @@ func TestZoneWindowClosesMidTransition(t *testing.T) {
 	if diff := cmp.Diff(held, shape(z.o.Budgets)); diff != "" {
 		t.Errorf("window closed (-want +got):\n%s", diff)
 	}
-	for _, p := range z.o.Pods["StatefulSet/db"] {
-		if n := len(budgetsCovering(z.o.Budgets, p)); n != 1 || allowedFor(z.o.Budgets, p, z.o.Pods["StatefulSet/db"]) != 0 {
-			t.Errorf("window closed: pod %s under %d budgets, allowed %d: want one budget, allowing 0", p.Name, n, allowedFor(z.o.Budgets, p, z.o.Pods["StatefulSet/db"]))
+	for _, p := range z.o.Pods[z.key()] {
+		if n := len(budgetsCovering(z.o.Budgets, p)); n != 1 || allowedFor(z.o.Budgets, p, z.o.Pods[z.key()]) != 0 {
+			t.Errorf("window closed: pod %s under %d budgets, allowed %d: want one budget, allowing 0", p.Name, n, allowedFor(z.o.Budgets, p, z.o.Pods[z.key()]))
 		}
 	}
 	if st := Decide(z.o).Status.Workloads[0]; st.Message != msgHeld(now.Add(23*time.Hour)) || st.Budget != zoneA || st.Zone != "a" {
@@ -304,7 +321,7 @@ func TestZoneChoice(t *testing.T) {
 		"a pod evicted before a zone was chosen: every zone held until it is back": {
 			limit: intstr.FromInt32(3), mod: func(z *zoned) {
 				z.cordon("c-0")
-				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-1" })
+				z.o.Pods[z.key()] = slices.DeleteFunc(z.o.Pods[z.key()], func(p Pod) bool { return p.Name == "db-1" })
 			},
 			want: map[string]string{zoneA: "max=0", zoneB: "max=0", zoneC: "max=0 *3", idleBudget: "max=0"},
 		},
@@ -315,7 +332,7 @@ func TestZoneChoice(t *testing.T) {
 					t.Errorf("sizes recorded %q, want a=3,b=3,c=3", got)
 				}
 				z.cordon("c-0")
-				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-1" })
+				z.o.Pods[z.key()] = slices.DeleteFunc(z.o.Pods[z.key()], func(p Pod) bool { return p.Name == "db-1" })
 			},
 			want: map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
 		},
@@ -325,7 +342,7 @@ func TestZoneChoice(t *testing.T) {
 				z.cordon("a-0")
 				z.apply(Decide(z.o))
 				// evicted under the idle budget while zone a was being chosen
-				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Name == "db-4" })
+				z.o.Pods[z.key()] = slices.DeleteFunc(z.o.Pods[z.key()], func(p Pod) bool { return p.Name == "db-4" })
 			},
 			want: map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", idleBudget: "max=0"},
 		},
@@ -334,7 +351,7 @@ func TestZoneChoice(t *testing.T) {
 				z.apply(Decide(z.o))
 				z.cordon("a-0")
 				z.apply(Decide(z.o))
-				z.o.Pods["StatefulSet/db"] = slices.DeleteFunc(z.o.Pods["StatefulSet/db"], func(p Pod) bool { return p.Node[:1] == "a" })
+				z.o.Pods[z.key()] = slices.DeleteFunc(z.o.Pods[z.key()], func(p Pod) bool { return p.Node[:1] == "a" })
 			},
 			want: map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
 		},
@@ -407,6 +424,9 @@ func TestZoneWritesCrashSafe(t *testing.T) {
 		{"zone a held by the window, window opens", append([]func(z *zoned){(*zoned).windowed}, append(cordonA, func(z *zoned) { z.o.Now = now.Add(90 * time.Minute) })...),
 			func(z *zoned) { z.o.Now = now.Add(23*time.Hour + 30*time.Minute) }},
 		{"idle, window closes", []func(z *zoned){(*zoned).windowed}, func(z *zoned) { z.o.Now = now.Add(90 * time.Minute) }},
+		{"idle, a node of zone a lost", nil, func(z *zoned) { z.lose("a-0") }},
+		{"zone a open, a node of zone b lost", cordonA, func(z *zoned) { z.lose("b-1") }},
+		{"zone a lost, its pod marked not Ready", []func(z *zoned){func(z *zoned) { z.lose("a-0") }}, func(z *zoned) { z.pod("db-0").Ready = false }},
 	}
 	for _, tr := range transitions {
 		t.Run(tr.name, func(t *testing.T) {
@@ -417,7 +437,7 @@ func TestZoneWritesCrashSafe(t *testing.T) {
 				z.apply(Decide(z.o))
 			}
 			tr.to(z)
-			start, startPods := slices.Clone(z.o.Budgets), slices.Clone(z.o.Pods["StatefulSet/db"])
+			start, startPods := slices.Clone(z.o.Budgets), slices.Clone(z.o.Pods[z.key()])
 			type state struct {
 				budgets []policyv1.PodDisruptionBudget
 				pods    []Pod
@@ -538,5 +558,99 @@ func TestNodeWithoutZoneLabel(t *testing.T) {
 	}
 	if st := Decide(z.o).Status.Workloads[0]; st.Zone != "" {
 		t.Errorf("zone %q still disrupted an hour after the drain: %s", st.Zone, st.Message)
+	}
+}
+
+// While a node is lost the budgets stay zone-aware: its zone is the one disrupted, its
+// pods count as not Ready although their status still says Ready (the disruption
+// controller counts them healthy, so the zone's floor is raised by them), every other
+// zone is held, and status keeps saying why the workload is Recovering.
+func TestZoneAwareWhileRecovering(t *testing.T) {
+	cases := map[string]struct {
+		kind  string
+		limit int32
+		mod   func(z *zoned)
+		want  map[string]string
+		zone  string
+		surge bool
+	}{
+		"a StatefulSet's node lost, its pod still Ready": {
+			kind: holdfastv1alpha1.KindStatefulSet, limit: 2, mod: func(z *zoned) { z.lose("a-0") }, zone: "a",
+			want: map[string]string{zoneA: "min=2 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
+		},
+		"a StatefulSet's node lost, its pod marked not Ready": {
+			kind: holdfastv1alpha1.KindStatefulSet, limit: 2, mod: func(z *zoned) { z.lose("a-0"); z.pod("db-0").Ready = false }, zone: "a",
+			want: map[string]string{zoneA: "min=1 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
+		},
+		"zone a draining, a node of zone b lost: b chosen, a held": {
+			kind: holdfastv1alpha1.KindStatefulSet, limit: 1, mod: func(z *zoned) { z.cordon("a-0"); z.lose("b-1") }, zone: "b",
+			want: map[string]string{zoneA: "max=0", zoneB: "min=3 *3", zoneC: "max=0", idleBudget: "max=0"},
+		},
+		"zone a lost a pod to a drain, a node of zone b lost: every zone held": {
+			kind: holdfastv1alpha1.KindStatefulSet, limit: 1, zone: "a",
+			mod: func(z *zoned) {
+				z.cordon("a-0")
+				z.apply(Decide(z.o))
+				z.o.Pods[z.key()] = slices.DeleteFunc(z.o.Pods[z.key()], func(p Pod) bool { return p.Name == "db-0" })
+				z.lose("b-1")
+			},
+			want: map[string]string{zoneA: "max=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"},
+		},
+		"a Deployment's node lost: surged, zone-aware": {
+			kind: holdfastv1alpha1.KindDeployment, limit: 1, mod: func(z *zoned) { z.lose("a-0") }, zone: "a", surge: true,
+			want: map[string]string{"holdfast-deploy-db-a": "min=3 *3", "holdfast-deploy-db-b": "max=0", "holdfast-deploy-db-c": "max=0", "holdfast-deploy-db": "max=0"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			z := newZonedKind(tc.kind, intstr.FromInt32(tc.limit))
+			z.apply(Decide(z.o))
+			tc.mod(z)
+			d := Decide(z.o)
+			z.apply(d)
+			if diff := cmp.Diff(tc.want, shape(z.o.Budgets)); diff != "" {
+				t.Errorf("budgets (-want +got):\n%s", diff)
+			}
+			st := d.Status.Workloads[0]
+			if st.State != holdfastv1alpha1.WorkloadRecovering || st.Zone != tc.zone || !strings.Contains(st.Message, "lost node") ||
+				!strings.Contains(st.Message, "zone "+tc.zone+" is being disrupted") {
+				t.Errorf("status %s, zone %q, %q: want Recovering, zone %s, the lost node and the zone named", st.State, st.Zone, st.Message, tc.zone)
+			}
+			if got := len(EffectsOf[Surge](d.Effects)) > 0; got != tc.surge {
+				t.Errorf("surged %v, want %v: %v", got, tc.surge, EffectsOf[Surge](d.Effects))
+			}
+		})
+	}
+}
+
+// A surge keeps the budgets zone-aware: the zone being drained is the one disrupted,
+// sized by the Deployment's own pods; the surge set's pods get no zone label, so they
+// stay under the workload's budget, and every other zone is held.
+func TestZoneAwareWhileSurging(t *testing.T) {
+	z := newZonedKind(holdfastv1alpha1.KindDeployment, intstr.FromInt32(1))
+	z.apply(Decide(z.o))
+	z.cordon("a-0")
+	extra := pod("holdfast-surge-db-x", "b-1", true, time.Minute)
+	extra.Surge = true
+	z.o.Workloads[0] = surged(z.o.Workloads[0], 1, extra)
+	z.o.Workloads[0].Surge.Policy = z.o.Policy.Name
+	d := Decide(z.o)
+	z.apply(d)
+	want := map[string]string{"holdfast-deploy-db-a": "min=2 *3", "holdfast-deploy-db-b": "max=0", "holdfast-deploy-db-c": "max=0", "holdfast-deploy-db": "max=0"}
+	if diff := cmp.Diff(want, shape(z.o.Budgets)); diff != "" {
+		t.Errorf("budgets (-want +got):\n%s", diff)
+	}
+	for _, l := range EffectsOf[PodZone](d.Effects) {
+		if l.Pod == extra.Name {
+			t.Errorf("the surge set's pod is labelled %q, want it left under the workload's budget", l.Zone)
+		}
+	}
+	if s := EffectsOf[Surge](d.Effects); len(s) > 0 {
+		t.Errorf("surge changed to %+v, want it kept at 1", s)
+	}
+	st := d.Status.Workloads[0]
+	if st.State != holdfastv1alpha1.WorkloadSurging || st.Zone != "a" || st.Budget != "holdfast-deploy-db-a" ||
+		!strings.Contains(st.Message, "a-0") || !strings.Contains(st.Message, "zone a is being disrupted") {
+		t.Errorf("status %s, zone %q, budget %s, %q: want Surging for a-0's drain, zone a on its budget", st.State, st.Zone, st.Budget, st.Message)
 	}
 }

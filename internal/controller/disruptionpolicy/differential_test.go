@@ -38,8 +38,8 @@ import (
 )
 
 // One decision, applied once. On random clusters (drains, a lost node with or without
-// proof, single replicas under Surge and Protect, zone-aware and fenced policies, budgets
-// left over), each policy's effects as the reconciler decides them from its sources
+// proof, single replicas under Surge and Protect, surges in progress, zone-aware and
+// fenced policies, budgets left over), each policy's effects as the reconciler decides them from its sources
 // equal predict's from a snapshot of the same objects; and once the reconciler has made
 // them, the cluster holds what predict's snapshot holds. A write dropped from either
 // side fails it.
@@ -56,13 +56,20 @@ func TestOperatorDoesWhatPredictSays(t *testing.T) {
 			}
 		})
 	}
-	// The clusters must reach every kind of effect, or the test proves less than it says.
+	// The clusters must reach every kind of effect, and zone-aware budgets through a surge
+	// and a recovery, or the test proves less than it says.
 	for _, kind := range []string{"ApplyBudget", "DeleteBudget", "PodZone", "PodAnnotation", "Surge",
-		"NodeTaint " + holdfastv1alpha1.LostTaintKey, "NodeTaint " + holdfastv1alpha1.OutOfServiceTaintKey} {
+		"NodeTaint " + holdfastv1alpha1.LostTaintKey, "NodeTaint " + holdfastv1alpha1.OutOfServiceTaintKey,
+		zonedWhile(holdfastv1alpha1.WorkloadSurging), zonedWhile(holdfastv1alpha1.WorkloadRecovering)} {
 		if kinds[kind] == 0 {
 			t.Errorf("no cluster made an effect %s (made: %v)", kind, kinds)
 		}
 	}
+}
+
+// zonedWhile names the count of workloads given zone-aware budgets in state.
+func zonedWhile(state holdfastv1alpha1.WorkloadState) string {
+	return "zone-aware while " + string(state)
 }
 
 var differentialNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -96,12 +103,17 @@ func differ(t *testing.T, objs []client.Object, settings policy.Settings) map[st
 		if err != nil {
 			t.Fatal(err)
 		}
-		effects := policy.Decide(obs).Effects
-		if diff := cmp.Diff(o.Decision.Effects, effects, cmpopts.EquateEmpty()); diff != "" {
+		d := policy.Decide(obs)
+		if diff := cmp.Diff(o.Decision.Effects, d.Effects, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("policy %s/%s: effects (-predict +operator):\n%s", o.Policy.Namespace, o.Policy.Name, diff)
 		}
-		for _, e := range effects {
+		for _, e := range d.Effects {
 			made[effectKind(e)]++
+		}
+		for _, w := range d.Status.Workloads {
+			if w.Zone != "" {
+				made[zonedWhile(w.State)]++
+			}
 		}
 	}
 	for _, o := range outcomes {
@@ -253,8 +265,9 @@ func snapshotOf(t *testing.T, c client.Reader) *snapshot.Snapshot {
 
 // randomCluster is 6 nodes in 3 zones, at most one being drained, and one lost (proven
 // down or not) or five, and two namespaces, each with a DisruptionPolicy of random strategies
-// over 1 to 3 Deployments and StatefulSets of 1 to 4 Ready replicas, and at times a
-// budget the policy left behind.
+// over 1 to 3 Deployments and StatefulSets of 1 to 4 Ready replicas, at times a
+// Deployment's surge set with one extra pod, and at times a budget the policy left
+// behind.
 func randomCluster(seed uint64) []client.Object {
 	rnd := rand.New(rand.NewPCG(seed, 41))
 	long := metav1.NewTime(differentialNow.Add(-time.Hour))
@@ -307,7 +320,11 @@ func randomCluster(seed uint64) []client.Object {
 			if rnd.IntN(3) == 0 {
 				objs = append(objs, statefulSet(ns, name, placed, long)...)
 			} else {
-				objs = append(objs, deployment(ns, name, placed, long)...)
+				d := deployment(ns, name, placed, long)
+				objs = append(objs, d...)
+				if rnd.IntN(3) == 0 {
+					objs = append(objs, surgeSet(p, d[0].(*appsv1.Deployment), nodes[rnd.IntN(len(nodes))], long)...)
+				}
 			}
 		}
 		if rnd.IntN(3) == 0 {
@@ -376,6 +393,14 @@ func deployment(ns, name string, nodes []string, since metav1.Time) []client.Obj
 		out = append(out, withNode(readyPod(ns, fmt.Sprintf("%s-1-%d", name, i), node, t, owner, since), node))
 	}
 	return out
+}
+
+// surgeSet is p's surge set beside d, made at since, with one Ready extra pod on node.
+func surgeSet(p *holdfastv1alpha1.DisruptionPolicy, d *appsv1.Deployment, node string, since metav1.Time) []client.Object {
+	rs := policy.SurgeReplicaSet(p, d, policy.Surge{Name: policy.SurgeSetName(d.Name), Deployment: d.Name, DeploymentUID: d.UID, Replicas: 1})
+	rs.UID, rs.CreationTimestamp = types.UID("surge-"+d.Namespace+"-"+d.Name), since
+	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}
+	return []client.Object{rs, withNode(readyPod(d.Namespace, rs.Name+"-0", node, rs.Spec.Template, owner, since), node)}
 }
 
 // statefulSet is a StatefulSet of one Ready pod per entry of nodes.
