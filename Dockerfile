@@ -13,7 +13,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -o /holdfast \
-	-ldflags "-s -w -X github.com/holdfast-dev/holdfast/internal/cli.Version=${VERSION} -X github.com/holdfast-dev/holdfast/internal/cli.Commit=${COMMIT} -X github.com/holdfast-dev/holdfast/internal/cli.BuildDate=${BUILD_DATE}" \
+	-ldflags "-s -w -X github.com/holdfast-dev/holdfast/internal/buildinfo.Version=${VERSION} -X github.com/holdfast-dev/holdfast/internal/buildinfo.Commit=${COMMIT} -X github.com/holdfast-dev/holdfast/internal/buildinfo.BuildDate=${BUILD_DATE}" \
 	./cmd/holdfast
 RUN hack/licenses.sh /THIRD_PARTY_LICENSES
 

@@ -31,7 +31,7 @@ GIT_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 # The commit's time, not the clock's, so that a rebuild of a commit gives the same bytes.
 BUILD_DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
-VERSION_PKG := github.com/holdfast-dev/holdfast/internal/cli
+VERSION_PKG := github.com/holdfast-dev/holdfast/internal/buildinfo
 VERSION_LDFLAGS := -X $(VERSION_PKG).Version=$(GIT_VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
 # Shipped binaries drop the symbol table and DWARF; bin/holdfast keeps them for debuggers.
 LDFLAGS := -s -w $(VERSION_LDFLAGS)
@@ -65,7 +65,7 @@ test-monitoring: ## The alert rules, evaluated by Prometheus's rule engine (hack
 fuzz: ## A short fuzz run of the manifest loader, of its block-style YAML reader against yaml.v3, and of -k's kustomize build, FUZZTIME each (FUZZTIME=20s).
 	$(GO) test -run '^$$' -fuzz FuzzLoadManifests -fuzztime $(FUZZTIME) ./internal/snapshot/
 	$(GO) test -run '^$$' -fuzz FuzzBlockYAML -fuzztime $(FUZZTIME) ./internal/snapshot/
-	$(GO) test -run '^$$' -fuzz FuzzKustomize -fuzztime $(FUZZTIME) ./internal/snapshot/
+	$(GO) test -run '^$$' -fuzz FuzzKustomize -fuzztime $(FUZZTIME) ./internal/snapshot/kustomize/
 
 .PHONY: licenses
 licenses: ## Write bin/THIRD_PARTY_LICENSES, the licence texts of every module holdfast links, which the image and the release archives ship.

@@ -33,7 +33,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/config"
-	"github.com/holdfast-dev/holdfast/internal/cli"
+	"github.com/holdfast-dev/holdfast/internal/buildinfo"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -46,7 +46,7 @@ func TestReleasedImage(t *testing.T) {
 	f := framework.New(t)
 	bin, wantVersion := imageBinary(f)
 
-	var info cli.VersionInfo
+	var info buildinfo.Info
 	out, err := exec.CommandContext(f.Ctx, bin, "version", "-o", "json").Output()
 	if err != nil {
 		t.Fatalf("holdfast version: %v", err)
