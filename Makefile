@@ -80,14 +80,14 @@ vulncheck: ## Known vulnerabilities the code reaches in its dependencies (govuln
 	$(TOOL) govulncheck ./...
 
 .PHONY: image
-image: licenses ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast ./cmd/holdfast
-	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast --tag $(IMAGE_REPO):$(GIT_VERSION) \
+image: licenses ## Build the OCI image tarball bin/holdfast-image.tar (the operator alone, cmd/holdfast-operator) without a Docker engine.
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast-operator ./cmd/holdfast-operator
+	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast-operator --tag $(IMAGE_REPO):$(GIT_VERSION) \
 		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --license ../../LICENSE --license ../../NOTICE --license ../../$(BIN)/THIRD_PARTY_LICENSES \
 		--out ../../$(BIN)/holdfast-image.tar
 
 .PHONY: image-check
-image-check: image ## Check the image holds a static, non-root holdfast entrypoint.
+image-check: image ## Check the image holds a static, non-root operator entrypoint.
 	cd hack/image && $(GO) run . check --image ../../$(BIN)/holdfast-image.tar
 
 .PHONY: release
