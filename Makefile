@@ -34,7 +34,7 @@ GIT_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 # The commit's time, not the clock's, so that a rebuild of a commit gives the same bytes.
 BUILD_DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
-VERSION_PKG := github.com/holdfast-dev/holdfast/internal/cli
+VERSION_PKG := github.com/holdfast-dev/holdfast/internal/buildinfo
 VERSION_LDFLAGS := -X $(VERSION_PKG).Version=$(GIT_VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
 # Shipped binaries drop the symbol table and DWARF; bin/holdfast keeps them for debuggers.
 LDFLAGS := -s -w $(VERSION_LDFLAGS)
@@ -68,7 +68,7 @@ test-monitoring: ## The alert rules, evaluated by Prometheus's rule engine (hack
 fuzz: ## A short fuzz run of the manifest loader, of its block-style YAML reader against yaml.v3, and of -k's kustomize build, FUZZTIME each (FUZZTIME=20s).
 	$(GO) test -run '^$$' -fuzz FuzzLoadManifests -fuzztime $(FUZZTIME) ./internal/snapshot/
 	$(GO) test -run '^$$' -fuzz FuzzBlockYAML -fuzztime $(FUZZTIME) ./internal/snapshot/
-	$(GO) test -run '^$$' -fuzz FuzzKustomize -fuzztime $(FUZZTIME) ./internal/snapshot/
+	$(GO) test -run '^$$' -fuzz FuzzKustomize -fuzztime $(FUZZTIME) ./internal/snapshot/kustomize/
 
 .PHONY: licenses
 licenses: ## Write bin/THIRD_PARTY_LICENSES, the licence texts of every module holdfast links, which the image and the release archives ship.
@@ -83,14 +83,14 @@ vulncheck: ## Known vulnerabilities the code reaches in its dependencies (govuln
 	$(TOOL) govulncheck ./...
 
 .PHONY: image
-image: licenses ## Build the OCI image tarball bin/holdfast-image.tar without a Docker engine.
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast ./cmd/holdfast
-	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast --tag $(IMAGE_REPO):$(GIT_VERSION) \
+image: licenses ## Build the OCI image tarball bin/holdfast-image.tar (the operator alone, cmd/holdfast-operator) without a Docker engine.
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast-operator ./cmd/holdfast-operator
+	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast-operator --tag $(IMAGE_REPO):$(GIT_VERSION) \
 		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --license ../../LICENSE --license ../../NOTICE --license ../../$(BIN)/THIRD_PARTY_LICENSES \
 		--out ../../$(BIN)/holdfast-image.tar
 
 .PHONY: image-check
-image-check: image ## Check the image holds a static, non-root holdfast entrypoint.
+image-check: image ## Check the image holds a static, non-root operator entrypoint.
 	cd hack/image && $(GO) run . check --image ../../$(BIN)/holdfast-image.tar
 
 .PHONY: release

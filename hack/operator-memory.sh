@@ -6,7 +6,8 @@
 # DisruptionPolicy in the others). It prints VmRSS and VmHWM of the operator process and
 # the Go heap from its metrics endpoint, a minute after its caches synced. HOLDFAST names
 # the binaries to measure, each in turn against the same testbed (the first makes the
-# companions); by default, the one built from this tree. API_QPS is the testbed's
+# companions); by default, the image's, cmd/holdfast-operator, built from this tree (any
+# holdfast binary will do: each is run as BINARY operator). API_QPS is the testbed's
 # --api-qps.
 #
 #   hack/operator-memory.sh            # 200 nodes, 5000 pods
@@ -20,7 +21,7 @@ workloads=${WORKLOADS:-0}
 dir=${DIR:-$(mktemp -d /tmp/holdfast-memory.XXXXXX)}
 rm -rf "$dir"
 bin=$(mktemp -d)
-CGO_ENABLED=0 go build -o "$bin/holdfast" ./cmd/holdfast # static, as shipped
+CGO_ENABLED=0 go build -o "$bin/holdfast" ./cmd/holdfast-operator # static, as the image ships it
 (cd hack/testbed && go build -o "$bin/testbed" .)
 
 binaries=${HOLDFAST:-$bin/holdfast}

@@ -4,7 +4,7 @@
 // index as an OCI layout archive for a release; it checks either holds runnable
 // binaries, extracts a platform's binary, and pushes an index to a registry.
 //
-//	go run . build --binary ../../bin/linux/holdfast --tag ghcr.io/holdfast-dev/holdfast:dev --out ../../bin/holdfast-image.tar
+//	go run . build --binary ../../bin/linux/holdfast-operator --tag ghcr.io/holdfast-dev/holdfast:dev --out ../../bin/holdfast-image.tar
 //	go run . index --binary linux/amd64=../../dist/holdfast_linux_amd64/holdfast --binary linux/arm64=... --tag ghcr.io/holdfast-dev/holdfast:v0.1.0 --out ../../dist/holdfast-image.oci.tar
 //	go run . check --image ../../bin/holdfast-image.tar
 //	go run . check --index ../../dist/holdfast-image.oci.tar

@@ -17,8 +17,10 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/operatorcli"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/kustomize"
 )
 
 // tableWidth is the width the tables are laid out for when the output is no terminal;
@@ -138,7 +140,7 @@ not be read, 2 findings at or above --fail-on (also when some input could not be
 	f.StringVar(&o.Explain, "explain", "", "print why a rule (e.g. HF001) matters, and exit")
 	f.StringSliceVar(&o.Ignore, "ignore", nil, "accept every finding of these rules (IDs or names; repeat or separate with commas)")
 	f.BoolVar(&o.ShowSuppressed, "show-suppressed", false, "list the suppressed findings and why, after the others")
-	addSettingsFlags(f, &o.cluster.settings)
+	operatorcli.AddSettingsFlags(f, &o.cluster.settings)
 	o.output.addFlags(cmd)
 	o.table.addFlags(cmd)
 	registerAuditCompletions(cmd)
@@ -187,7 +189,7 @@ func (o *AuditOptions) Validate() error {
 	if o.failOn, err = audit.ParseSeverity(o.FailOn); err != nil {
 		return fmt.Errorf("--fail-on: %w", err)
 	}
-	if err := validateSettings(o.cluster.settings); err != nil {
+	if err := operatorcli.ValidateSettings(o.cluster.settings); err != nil {
 		return err
 	}
 	for _, id := range append([]string{o.Explain}, o.Ignore...) {
@@ -314,7 +316,7 @@ func (o *AuditOptions) load(ctx context.Context) ([]view, []snapshot.Problem, er
 	if o.manifests() {
 		paths, opts := o.Filenames, snapshot.ManifestOptions{DefaultNamespace: o.namespace, Stdin: o.In}
 		if o.Kustomization != "" {
-			paths, opts.Kustomize = []string{o.Kustomization}, true
+			paths, opts.Kustomize = []string{o.Kustomization}, kustomize.Build
 		}
 		snaps, problems, redefs := snapshot.LoadAlternatives(paths, opts)
 		for _, r := range redefs {

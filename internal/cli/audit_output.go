@@ -14,6 +14,7 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/buildinfo"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
@@ -38,7 +39,7 @@ func (o *AuditOptions) print(res *auditResult) error {
 	case "sarif":
 		enc := json.NewEncoder(o.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(audit.SARIF(append(slices.Clone(res.findings), res.suppressed...), Version, res.input))
+		return enc.Encode(audit.SARIF(append(slices.Clone(res.findings), res.suppressed...), buildinfo.Version, res.input))
 	case "compact":
 		return printCompact(o.Out, res.findings)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -10,7 +9,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
+
+	"github.com/holdfast-dev/holdfast/internal/operatorcli"
 )
 
 // kubectlGlobals are kubectl's global flags beyond the connection flags: klog's -v and
@@ -33,13 +33,7 @@ func newKubectlGlobals(errOut io.Writer) *kubectlGlobals {
 
 // addFlags adds the flags to fs and has every client flags makes report its warnings.
 func (g *kubectlGlobals) addFlags(fs *pflag.FlagSet, flags *genericclioptions.ConfigFlags) {
-	// klog's flags bind its process-wide settings, as in kubectl; only these two are
-	// kubectl's global flags.
-	logFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(logFlags)
-	for _, name := range []string{"v", "vmodule"} {
-		fs.AddFlag(pflag.PFlagFromGoFlag(logFlags.Lookup(name)))
-	}
+	operatorcli.AddKlogFlags(fs)
 	fs.BoolVar(&g.warningsAsErrors, "warnings-as-errors", false, "treat warnings received from the server as errors and exit with a non-zero exit code (as kubectl)")
 	fs.BoolVar(&g.matchServerVersion, "match-server-version", false,
 		"require the server to run the Kubernetes minor release holdfast's client is built for ("+ClientRelease+"), as kubectl requires its own")

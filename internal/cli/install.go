@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/holdfast-dev/holdfast/config"
+	"github.com/holdfast-dev/holdfast/internal/buildinfo"
 )
 
 // installFieldManager owns the fields holdfast install applies, so that a second install
@@ -329,7 +330,7 @@ func readParent(ctx context.Context, kube kubernetes.Interface) (applySetRecord,
 // writeParent applies install's ApplySet parent with the record.
 func writeParent(ctx context.Context, kube kubernetes.Interface, id string, record applySetRecord) error {
 	annotations := record.annotations()
-	annotations[applySetToolingAnnotation] = applySetTool + "/" + GetVersionInfo().Version
+	annotations[applySetToolingAnnotation] = applySetTool + "/" + buildinfo.Get().Version
 	parent := corev1ac.Secret(applySetParentName, installNamespace).
 		WithLabels(map[string]string{applySetIDLabel: id}).
 		WithAnnotations(annotations)

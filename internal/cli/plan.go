@@ -17,6 +17,7 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/audit"
 	"github.com/holdfast-dev/holdfast/internal/availability"
+	"github.com/holdfast-dev/holdfast/internal/operatorcli"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
@@ -60,7 +61,7 @@ func (in *planInput) addFlags(cmd *cobra.Command) {
 	in.output = newOutputFlags("table")
 	cmd.Flags().StringSliceVarP(&in.Filenames, "filename", "f", nil, "manifest files or folders (Node objects included) to plan on instead of the cluster; - reads stdin")
 	cmd.Flags().BoolVarP(&in.AllNamespaces, "all-namespaces", "A", false, "report the workloads of every namespace (the default: a drain moves pods of all of them)")
-	addSettingsFlags(cmd.Flags(), &in.cluster.settings)
+	operatorcli.AddSettingsFlags(cmd.Flags(), &in.cluster.settings)
 	in.output.addFlags(cmd)
 }
 
@@ -71,7 +72,7 @@ func (in *planInput) complete() error {
 	if !in.AllNamespaces && in.configFlags.Namespace != nil {
 		in.namespace = *in.configFlags.Namespace
 	}
-	if err := validateSettings(in.cluster.settings); err != nil {
+	if err := operatorcli.ValidateSettings(in.cluster.settings); err != nil {
 		return err
 	}
 	var err error

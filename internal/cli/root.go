@@ -14,6 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/holdfast-dev/holdfast/internal/buildinfo"
+	"github.com/holdfast-dev/holdfast/internal/operatorcli"
 )
 
 // Exit codes are part of holdfast's interface: scripts and CI rely on them.
@@ -78,7 +81,7 @@ an operator that keeps disruption budgets and per-node companions right.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// --version, as kubectl plugins and most CLIs answer it; holdfast version says more.
-		Version: GetVersionInfo().Version,
+		Version: buildinfo.Get().Version,
 		// Execute writes the profile: a command's error skips cobra's post-run hooks.
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			if err := globals.checkServerVersion(flags); err != nil {
@@ -102,7 +105,7 @@ an operator that keeps disruption budgets and per-node companions right.`,
 	uncordon.ValidArgsFunction = completeNodeNames(flags)
 	root.AddCommand(NewVersionCommand(streams, flags))
 	root.AddCommand(NewAuditCommand(streams, flags))
-	root.AddCommand(NewOperatorCommand(flags, streams))
+	root.AddCommand(operatorcli.NewCommand(flags.ToRESTConfig, streams))
 	root.AddCommand(NewInstallCommand(streams, flags))
 	root.AddCommand(NewUninstallCommand(streams, flags))
 	root.AddCommand(drain)

@@ -3,66 +3,15 @@ package cli
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/holdfast-dev/holdfast/internal/buildinfo"
 )
-
-// Version, Commit and BuildDate describe holdfast's build. The Makefile sets them at link
-// time from `git describe --tags --always --dirty`, `git rev-parse HEAD` and the commit's
-// date, for example:
-//
-//	-ldflags "-X github.com/holdfast-dev/holdfast/internal/cli.Version=v0.1.0"
-//
-// A plain `go build` leaves Version "dev" and takes the commit from the Go build info
-// (vcs.revision, unless built with -buildvcs=false); `go install ...@v0.1.0` gives the
-// module's version.
-var (
-	Version   = "dev"
-	Commit    = ""
-	BuildDate = ""
-)
-
-// VersionInfo is what `holdfast version` reports.
-type VersionInfo struct {
-	Version   string `json:"version"`
-	Commit    string `json:"commit,omitempty"`
-	BuildDate string `json:"buildDate,omitempty"`
-	GoVersion string `json:"goVersion"`
-	Platform  string `json:"platform"`
-}
-
-// GetVersionInfo returns the running binary's version: the link-time values, completed
-// from the Go build info where they were not set.
-func GetVersionInfo() VersionInfo {
-	info := VersionInfo{Version: Version, Commit: Commit, BuildDate: BuildDate, Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return info
-	}
-	info.GoVersion = bi.GoVersion
-	if info.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		info.Version = bi.Main.Version
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			if info.Commit == "" {
-				info.Commit = s.Value
-			}
-		case "vcs.time":
-			if info.BuildDate == "" {
-				info.BuildDate = s.Value
-			}
-		}
-	}
-	return info
-}
 
 // VersionOptions holds the flags of `holdfast version`.
 type VersionOptions struct {
@@ -80,7 +29,7 @@ type VersionOptions struct {
 
 // VersionReport is the binary's version and, unless --client, the running operators'.
 type VersionReport struct {
-	VersionInfo
+	buildinfo.Info
 	Operators []OperatorVersion `json:"operators,omitempty"`
 }
 
@@ -116,7 +65,7 @@ still exits 0. --client leaves the cluster out.`,
 
 // Complete reads the running binary's version and, unless Client, the operators'.
 func (o *VersionOptions) Complete(ctx context.Context) {
-	o.Info = VersionReport{VersionInfo: GetVersionInfo()}
+	o.Info = VersionReport{Info: buildinfo.Get()}
 	if o.Client {
 		return
 	}

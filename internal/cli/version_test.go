@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,10 +16,12 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/holdfast-dev/holdfast/internal/buildinfo"
 )
 
 func TestVersionOutput(t *testing.T) {
-	info := VersionInfo{Version: "v0.2.0", Commit: "0123abc", BuildDate: "2026-11-23T15:40:00Z", GoVersion: "go1.26.1", Platform: "linux/arm64"}
+	info := buildinfo.Info{Version: "v0.2.0", Commit: "0123abc", BuildDate: "2026-11-23T15:40:00Z", GoVersion: "go1.26.1", Platform: "linux/arm64"}
 	for name, tc := range map[string]struct {
 		output string
 		want   string
@@ -39,7 +40,7 @@ func TestVersionOutput(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
-			o := &VersionOptions{Info: VersionReport{VersionInfo: info}, output: newOutputFlags("text"), IOStreams: genericiooptions.IOStreams{Out: &out}}
+			o := &VersionOptions{Info: VersionReport{Info: info}, output: newOutputFlags("text"), IOStreams: genericiooptions.IOStreams{Out: &out}}
 			if tc.output != "" {
 				o.output.format = tc.output
 			}
@@ -56,25 +57,10 @@ func TestVersionOutput(t *testing.T) {
 	}
 }
 
-// The link-time values win over the build info, which only fills in what they leave out.
-func TestGetVersionInfoLinkTime(t *testing.T) {
-	defer func(v, c, d string) { Version, Commit, BuildDate = v, c, d }(Version, Commit, BuildDate)
-	Version, Commit, BuildDate = "v9.9.9", "feedbeef", "2026-01-02T03:04:05Z"
-	got := GetVersionInfo()
-	if got.Version != Version || got.Commit != Commit || got.BuildDate != BuildDate || got.GoVersion == "" {
-		t.Errorf("GetVersionInfo() = %+v", got)
-	}
-	var back VersionInfo
-	data, _ := json.Marshal(got)
-	if err := json.Unmarshal(data, &back); err != nil || back != got {
-		t.Errorf("JSON round trip: %+v, %v", back, err)
-	}
-}
-
 // holdfast --version answers as kubectl plugins and most CLIs do.
 func TestVersionFlag(t *testing.T) {
 	stdout, stderr, code := runAudit(t, "", "--version")
-	if want := "holdfast " + GetVersionInfo().Version + "\n"; stdout != want || code != ExitOK {
+	if want := "holdfast " + buildinfo.Get().Version + "\n"; stdout != want || code != ExitOK {
 		t.Errorf("holdfast --version: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
 	}
 }
@@ -131,9 +117,9 @@ func TestFindOperators(t *testing.T) {
 }
 
 func TestVersionWithOperator(t *testing.T) {
-	info := VersionInfo{Version: "v0.3.0", GoVersion: "go1.26.1", Platform: "linux/amd64"}
+	info := buildinfo.Info{Version: "v0.3.0", GoVersion: "go1.26.1", Platform: "linux/amd64"}
 	var out bytes.Buffer
-	o := &VersionOptions{output: newOutputFlags("text"), IOStreams: genericiooptions.IOStreams{Out: &out}, Info: VersionReport{VersionInfo: info, Operators: []OperatorVersion{
+	o := &VersionOptions{output: newOutputFlags("text"), IOStreams: genericiooptions.IOStreams{Out: &out}, Info: VersionReport{Info: info, Operators: []OperatorVersion{
 		{Version: "v0.2.1", Deployment: "ops/holdfast", Image: "holdfast:v0.2.1", Ready: "1/1"},
 		{Unknown: "no cluster: no configuration has been provided"},
 	}}}

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // listFiles expands a path into the files to parse.
@@ -21,8 +19,8 @@ func listFiles(path string, opts ManifestOptions) []fileJob {
 		return []fileJob{{name: path, read: func() ([]byte, error) { return readLimited(opts.Stdin, opts.MaxFileSize) }}}
 	}
 	switch {
-	case opts.Kustomize:
-		return []fileJob{{name: path, read: func() ([]byte, error) { return kustomize(filesys.MakeFsOnDisk(), path) }}}
+	case opts.Kustomize != nil:
+		return []fileJob{{name: path, read: func() ([]byte, error) { return opts.Kustomize(path) }}}
 	case isURL(path):
 		return []fileJob{{name: path, read: func() ([]byte, error) { return fetch(path, opts.MaxFileSize) }}}
 	}

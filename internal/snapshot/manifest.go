@@ -38,9 +38,11 @@ type ManifestOptions struct {
 	Stdin io.Reader
 	// MaxFileSize bounds each file in bytes; zero means DefaultMaxFileSize.
 	MaxFileSize int64
-	// Kustomize takes each path for a folder with a kustomization, and reads what
-	// kustomize builds from it, as kubectl -k does. Lines count in the built output.
-	Kustomize bool
+	// Kustomize, when set, takes each path for a folder with a kustomization, and reads
+	// what it builds from it, as kubectl -k does (kustomize.Build). Lines count in the
+	// built output. It is given rather than called from here so that the operator, which
+	// links this package for its types, does not link kustomize.
+	Kustomize func(dir string) ([]byte, error)
 }
 
 // Problem is one piece of input that could not be read. Loading goes on past it, so one

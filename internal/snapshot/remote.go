@@ -6,13 +6,10 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-// Input that is not a file on disk: a URL, as kubectl apply -f reads one, and a
-// kustomization, as kubectl apply -k builds one.
+// Input that is not a file on disk: a URL, as kubectl apply -f reads one. A
+// kustomization, as kubectl apply -k builds one, is built by ManifestOptions.Kustomize.
 
 // fetchTimeout bounds the download of one manifest.
 const fetchTimeout = 30 * time.Second
@@ -39,19 +36,4 @@ func fetch(url string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("downloading: %s", resp.Status)
 	}
 	return readLimited(resp.Body, limit)
-}
-
-// kustomize builds the kustomization in dir, as kustomize build does. A panic of the
-// builder on a malformed kustomization is an error of that input, not holdfast's end.
-func kustomize(fs filesys.FileSystem, dir string) (out []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("kustomize build failed: %v", r)
-		}
-	}()
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, dir)
-	if err != nil {
-		return nil, fmt.Errorf("kustomize build: %w", err)
-	}
-	return resources.AsYaml()
 }

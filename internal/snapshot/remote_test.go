@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
+	"github.com/holdfast-dev/holdfast/internal/snapshot/kustomize"
 )
 
 // TestLoadManifestsURL reads manifests from http(s) URLs, as kubectl apply -f does.
@@ -51,12 +52,12 @@ func TestLoadKustomization(t *testing.T) {
 		}
 	}
 	prod := filepath.Join(dir, "prod")
-	s, problems := snapshot.LoadManifests([]string{prod}, snapshot.ManifestOptions{Kustomize: true})
+	s, problems := snapshot.LoadManifests([]string{prod}, snapshot.ManifestOptions{Kustomize: kustomize.Build})
 	want := loaded{Origins: map[string]string{"Deployment/shop/prod-web": prod + ":1"}}
 	if diff := cmp.Diff(want, summarize(s, problems)); diff != "" {
 		t.Errorf("loaded (-want +got):\n%s", diff)
 	}
-	_, problems = snapshot.LoadManifests([]string{filepath.Join(dir, "base", "web.yaml")}, snapshot.ManifestOptions{Kustomize: true})
+	_, problems = snapshot.LoadManifests([]string{filepath.Join(dir, "base", "web.yaml")}, snapshot.ManifestOptions{Kustomize: kustomize.Build})
 	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "kustomize build") {
 		t.Errorf("a file for a kustomization: problems %v, want one from kustomize build", problems)
 	}

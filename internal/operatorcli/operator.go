@@ -1,4 +1,8 @@
-package cli
+// Package operatorcli is the command that runs holdfast's operator, and the flags it
+// shares with the CLI's plan and audit: defined once, for cmd/holdfast's `holdfast
+// operator` and for cmd/holdfast-operator, the image's operator-only binary, which links
+// none of the rest of the CLI.
+package operatorcli
 
 import (
 	"context"
@@ -10,7 +14,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -19,13 +22,18 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/holdfast-dev/holdfast/internal/buildinfo"
 	"github.com/holdfast-dev/holdfast/internal/operator"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
-// OperatorOptions holds the flags of `holdfast operator`.
-type OperatorOptions struct {
-	ConfigFlags    *genericclioptions.ConfigFlags
+// RESTConfig gives the client configuration the connection flags (--kubeconfig,
+// --context, ...) chose.
+type RESTConfig func() (*rest.Config, error)
+
+// Options holds the flags of `holdfast operator`.
+type Options struct {
+	RESTConfig     RESTConfig
 	MetricsAddr    string
 	MetricsSecure  bool
 	MetricsCertDir string
@@ -50,9 +58,10 @@ type OperatorOptions struct {
 	genericiooptions.IOStreams
 }
 
-// NewOperatorCommand returns `holdfast operator`.
-func NewOperatorCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &OperatorOptions{ConfigFlags: flags, IOStreams: streams}
+// NewCommand returns `holdfast operator`, which connects with the configuration config
+// gives.
+func NewCommand(config RESTConfig, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{RESTConfig: config, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "operator",
 		Short: "Run holdfast's controllers (NodeCompanion, DisruptionPolicy, ClusterDisruptionPolicy, rebalance) until stopped",
@@ -95,13 +104,13 @@ SIGTERM or SIGINT stops it gracefully and hands the leader Lease over at once.`,
 	cmd.Flags().StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader Lease; empty means the operator's own namespace (the installed Role allows Leases in holdfast-system only)")
 	cmd.Flags().Float32Var(&o.APIQPS, "kube-api-qps", 50, "requests a second the operator may send to the API server, as kube-controller-manager's flag of the same name; the API server's priority and fairness still protects it")
 	cmd.Flags().IntVar(&o.APIBurst, "kube-api-burst", 100, "requests the operator may send at once above --kube-api-qps")
-	addSettingsFlags(cmd.Flags(), &o.Settings)
+	AddSettingsFlags(cmd.Flags(), &o.Settings)
 	return cmd
 }
 
 // Complete loads the Kubernetes client configuration.
-func (o *OperatorOptions) Complete() error {
-	cfg, err := o.ConfigFlags.ToRESTConfig()
+func (o *Options) Complete() error {
+	cfg, err := o.RESTConfig()
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
@@ -111,14 +120,14 @@ func (o *OperatorOptions) Complete() error {
 }
 
 // Validate checks the flags.
-func (o *OperatorOptions) Validate() error {
+func (o *Options) Validate() error {
 	if o.MetricsAddr == "" || o.ProbeAddr == "" {
 		return fmt.Errorf("--metrics-bind-address and --health-probe-bind-address need an address, or 0 to turn them off")
 	}
 	if o.APIQPS <= 0 || o.APIBurst < 1 {
 		return fmt.Errorf("--kube-api-qps must be above 0 and --kube-api-burst at least 1, got %g and %d", o.APIQPS, o.APIBurst)
 	}
-	if err := validateSettings(o.Settings); err != nil {
+	if err := ValidateSettings(o.Settings); err != nil {
 		return err
 	}
 	if _, ok := logVerbosity[o.LogLevel]; !ok {
@@ -132,7 +141,7 @@ func (o *OperatorOptions) Validate() error {
 
 // readKlogFlags reads kubectl's global -v and --vmodule, which the logging
 // configuration applied by Run replaces in klog.
-func (o *OperatorOptions) readKlogFlags(cmd *cobra.Command) error {
+func (o *Options) readKlogFlags(cmd *cobra.Command) error {
 	if f := cmd.Flag("v"); f != nil && f.Changed && !cmd.Flags().Changed("log-level") {
 		v, err := strconv.Atoi(f.Value.String())
 		if err != nil {
@@ -147,7 +156,7 @@ func (o *OperatorOptions) readKlogFlags(cmd *cobra.Command) error {
 }
 
 // loggingConfiguration is component-base's configuration for the flags.
-func (o *OperatorOptions) loggingConfiguration() *logsapi.LoggingConfiguration {
+func (o *Options) loggingConfiguration() *logsapi.LoggingConfiguration {
 	c := logsapi.NewLoggingConfiguration()
 	c.Format = o.LoggingFormat
 	c.Verbosity = logsapi.VerbosityLevel(logVerbosity[o.LogLevel])
@@ -162,7 +171,7 @@ func (o *OperatorOptions) loggingConfiguration() *logsapi.LoggingConfiguration {
 // applyLogging makes klog, and so controller-runtime, which logs through it, write in
 // the chosen format to the error stream, where klog writes by default. It can be done
 // once per process.
-func (o *OperatorOptions) applyLogging() error {
+func (o *Options) applyLogging() error {
 	streams := &logsapi.LoggingOptions{ErrorStream: o.ErrOut, InfoStream: o.Out}
 	if err := logsapi.ValidateAndApplyWithOptions(o.loggingConfiguration(), streams, nil); err != nil {
 		return fmt.Errorf("applying --logging-format=%s: %w", o.LoggingFormat, err)
@@ -172,7 +181,7 @@ func (o *OperatorOptions) applyLogging() error {
 }
 
 // Run runs the operator until SIGINT or SIGTERM.
-func (o *OperatorOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -186,7 +195,7 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 	if err := setMemoryLimit(); err != nil {
 		return err
 	}
-	info := GetVersionInfo()
+	info := buildinfo.Get()
 	klog.InfoS("Starting holdfast operator", "version", info.Version, "commit", info.Commit, "buildDate", info.BuildDate, "goVersion", info.GoVersion)
 	mgr, err := operator.New(o.config, operator.Options{
 		MetricsAddr:             o.MetricsAddr,

@@ -1,4 +1,4 @@
-package cli
+package operatorcli
 
 import (
 	"bytes"
@@ -40,7 +40,7 @@ func TestOperatorValidateSettings(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := &OperatorOptions{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", LoggingFormat: "text", Settings: defaultSettings}
+			o := &Options{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", LoggingFormat: "text", Settings: DefaultSettings}
 			tc.mod(&o.Settings)
 			err := o.Validate()
 			switch {
@@ -124,8 +124,8 @@ const loggingChild = "HOLDFAST_TEST_LOGGING_FORMAT"
 
 // An unknown --logging-format is refused, naming the flag and the formats there are.
 func TestOperatorValidateLoggingFormat(t *testing.T) {
-	o := &OperatorOptions{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", LoggingFormat: "yaml",
-		Settings: defaultSettings}
+	o := &Options{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", LoggingFormat: "yaml",
+		Settings: DefaultSettings}
 	err := o.Validate()
 	if err == nil || err.Error() != `unknown --logging-format "yaml": use text or json` {
 		t.Errorf("want a refusal naming --logging-format and the formats, got %v", err)
@@ -137,7 +137,7 @@ func TestOperatorValidateLoggingFormat(t *testing.T) {
 func TestOperatorLoggingFormat(t *testing.T) {
 	if format := os.Getenv(loggingChild); format != "" {
 		var stderr bytes.Buffer
-		o := &OperatorOptions{LoggingFormat: format, LogLevel: "debug", IOStreams: genericiooptions.IOStreams{Out: io.Discard, ErrOut: &stderr}}
+		o := &Options{LoggingFormat: format, LogLevel: "debug", IOStreams: genericiooptions.IOStreams{Out: io.Discard, ErrOut: &stderr}}
 		if err := o.applyLogging(); err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,11 @@
-package snapshot
+package kustomize
 
 import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
 
 // FuzzKustomize builds arbitrary kustomizations: whatever the kustomization says, -k
@@ -28,8 +30,8 @@ func FuzzKustomize(f *testing.F) {
 		if err := fs.WriteFile("/app/kustomization.yaml", kustomization); err != nil {
 			t.Fatal(err)
 		}
-		if out, err := kustomize(fs, "/app"); err == nil {
-			parseFile(fileJob{name: "/app", read: func() ([]byte, error) { return out, nil }}, ManifestOptions{}.withDefaults())
+		if out, err := build(fs, "/app"); err == nil {
+			snapshot.LoadManifestBytes("/app", out, snapshot.ManifestOptions{})
 		}
 	})
 }
