@@ -33,7 +33,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
-	"github.com/holdfast-dev/holdfast/internal/operatorcli"
 	"github.com/holdfast-dev/holdfast/internal/plan"
 	"github.com/holdfast-dev/holdfast/internal/policy"
 	"github.com/holdfast-dev/holdfast/internal/predict"
@@ -65,7 +64,7 @@ func fakeCluster(t *testing.T, s *snapshot.Snapshot) cluster {
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), snapshottest.DynamicListKinds(), own...)
 	c := &snapshottest.Cluster{Snapshot: s}
-	return cluster{kube: fake.NewClientset(objectsOf(c)...), dyn: dyn, settings: operatorcli.DefaultSettings}
+	return cluster{kube: fake.NewClientset(objectsOf(c)...), dyn: dyn, settings: policy.DefaultSettings}
 }
 
 // randomCluster is a small cluster as the operator keeps it: two namespaces, each under

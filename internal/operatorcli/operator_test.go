@@ -40,7 +40,7 @@ func TestOperatorValidateSettings(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := &Options{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", LoggingFormat: "text", Settings: DefaultSettings}
+			o := &Options{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", LoggingFormat: "text", Settings: policy.DefaultSettings}
 			tc.mod(&o.Settings)
 			err := o.Validate()
 			switch {
@@ -125,7 +125,7 @@ const loggingChild = "HOLDFAST_TEST_LOGGING_FORMAT"
 // An unknown --logging-format is refused, naming the flag and the formats there are.
 func TestOperatorValidateLoggingFormat(t *testing.T) {
 	o := &Options{MetricsAddr: "0", ProbeAddr: "0", APIQPS: 1, APIBurst: 1, LogLevel: "info", LoggingFormat: "yaml",
-		Settings: DefaultSettings}
+		Settings: policy.DefaultSettings}
 	err := o.Validate()
 	if err == nil || err.Error() != `unknown --logging-format "yaml": use text or json` {
 		t.Errorf("want a refusal naming --logging-format and the formats, got %v", err)

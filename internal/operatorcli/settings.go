@@ -9,22 +9,15 @@ import (
 	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
-// DefaultSettings are the flags' defaults: cluster-autoscaler's own, without its node
-// groups; the brake's bounds; no fenceAfter and no namespaced fencing.
-var DefaultSettings = policy.Settings{
-	Autoscalers: policy.Autoscalers{Threshold: 0.5, UnneededTime: 10 * time.Minute, Recheck: 5 * time.Minute},
-	Failure:     policy.FailureSettings{BrakeShare: 0.2, BrakeWindow: 30 * time.Second},
-}
-
 // AddSettingsFlags registers the operator's flags that bound its decisions into s:
 // plan and audit take them too, so that they predict the operator as it runs.
 func AddSettingsFlags(f *pflag.FlagSet, s *policy.Settings) {
-	a, d := &s.Autoscalers, DefaultSettings.Autoscalers
+	a, d := &s.Autoscalers, policy.DefaultSettings.Autoscalers
 	f.Float64Var(&a.Threshold, "scale-down-utilization-threshold", d.Threshold, "a Surge single replica's node is handed over to Karpenter's consolidation or cluster-autoscaler's scale-down only when its pods request at most this share of its CPU and of its memory (cluster-autoscaler's flag of the same name)")
 	f.StringVar(&a.NodeGroupLabel, "cluster-autoscaler-node-group-label", "", "the node label naming a node's cluster-autoscaler node group (cloud.google.com/gke-nodepool, eks.amazonaws.com/nodegroup, kubernetes.azure.com/agentpool, ...); set it where cluster-autoscaler runs so that holdfast hands it the nodes of Surge single replicas")
 	f.DurationVar(&a.UnneededTime, "cluster-autoscaler-unneeded-time", d.UnneededTime, "cluster-autoscaler's --scale-down-unneeded-time, which a hand-off waits for")
 	f.DurationVar(&a.Recheck, "cluster-autoscaler-recheck-timeout", d.Recheck, "cluster-autoscaler's --unremovable-node-recheck-timeout, which a hand-off waits for")
-	l, fd := &s.Failure, DefaultSettings.Failure
+	l, fd := &s.Failure, policy.DefaultSettings.Failure
 	f.Float64Var(&l.BrakeShare, "brake-share", fd.BrakeShare, "hold back (no extra pods, no fences) when more than this share of the nodes, in more than one zone, stop renewing their Leases at once: that points at the network, the control plane or the operator's view rather than at the machines. One node never trips it, nor does one zone going dark; 1 turns the brake off")
 	f.DurationVar(&l.BrakeWindow, "brake-window", fd.BrakeWindow, "nodes whose Leases stopped within this time of each other count as lost at once, for --brake-share")
 	f.BoolVar(&l.NamespacedFencing, "allow-namespaced-fencing", false, "let every namespace's DisruptionPolicy with nodeFailure.fencing: Verified taint nodes out-of-service, which releases every StatefulSet pod on the node, whichever namespace's; without it only the copies of a ClusterDisruptionPolicy whose template fences do")

@@ -94,7 +94,7 @@ func (a Autoscalers) threshold() float64 {
 	if a.Threshold > 0 {
 		return a.Threshold
 	}
-	return 0.5
+	return DefaultSettings.Autoscalers.Threshold
 }
 
 // caWindow is how long cluster-autoscaler may take to take a node once its budget
@@ -103,10 +103,10 @@ func (a Autoscalers) threshold() float64 {
 func (a Autoscalers) caWindow() time.Duration {
 	unneeded, recheck := a.UnneededTime, a.Recheck
 	if unneeded <= 0 {
-		unneeded = 10 * time.Minute
+		unneeded = DefaultSettings.Autoscalers.UnneededTime
 	}
 	if recheck <= 0 {
-		recheck = 5 * time.Minute
+		recheck = DefaultSettings.Autoscalers.Recheck
 	}
 	return recheck + unneeded + caDecision
 }

@@ -34,29 +34,30 @@ type FailureSettings struct {
 	NamespacedFencing bool
 }
 
-const (
-	// defaultBrakeShare: a failure that wide and that scattered is more often the
-	// network, the control plane or holdfast's own view than the machines (Karpenter
-	// stops repairing nodes above the same share). A zone going dark alone is acted on,
-	// within what fits on the survivors.
-	defaultBrakeShare = 0.2
-	// defaultBrakeWindow: a kubelet renews its Lease every 10 s, so nodes that die
-	// together stop within a renewal or two of each other.
-	defaultBrakeWindow = 30 * time.Second
-)
+// DefaultSettings are the operator flags' defaults, which the zero value of each field
+// stands for: cluster-autoscaler's own defaults, without its node groups. The brake's
+// share: a failure that wide and that scattered is more often the network, the control
+// plane or holdfast's own view than the machines (Karpenter stops repairing nodes above
+// the same share); a zone going dark alone is acted on, within what fits on the
+// survivors. Its window: a kubelet renews its Lease every 10 s, so nodes that die
+// together stop within a renewal or two of each other.
+var DefaultSettings = Settings{
+	Autoscalers: Autoscalers{Threshold: 0.5, UnneededTime: 10 * time.Minute, Recheck: 5 * time.Minute},
+	Failure:     FailureSettings{BrakeShare: 0.2, BrakeWindow: 30 * time.Second},
+}
 
 func (s FailureSettings) brakeShare() float64 {
 	if s.BrakeShare > 0 {
 		return s.BrakeShare
 	}
-	return defaultBrakeShare
+	return DefaultSettings.Failure.BrakeShare
 }
 
 func (s FailureSettings) brakeWindow() time.Duration {
 	if s.BrakeWindow > 0 {
 		return s.BrakeWindow
 	}
-	return defaultBrakeWindow
+	return DefaultSettings.Failure.BrakeWindow
 }
 
 // Consent is what a cluster administrator allows a policy's response to lost nodes
