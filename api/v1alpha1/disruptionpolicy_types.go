@@ -23,6 +23,14 @@ const (
 	// BlockedSinceAnnotation is set on a Protect budget while the node of its pod is being
 	// drained, with the RFC 3339 time (with nanoseconds) the drain was first seen; escapeAfter counts from it.
 	BlockedSinceAnnotation = "holdfast.dev/blocked-since"
+	// SingleReplicaAnnotation is set on the budget of a single replica whose policy's
+	// single-replica strategy makes room for a drain (Surge for a Deployment, Protect),
+	// with the strategy: the budget allows nothing by itself, and says how a drain of its
+	// node still gets through. holdfast's plans read it there, as the operator decided it.
+	SingleReplicaAnnotation = "holdfast.dev/single-replica"
+	// EscapeAfterAnnotation is set beside SingleReplicaAnnotation on a Protect budget
+	// whose policy sets escapeAfter, with its duration: how long a drain waits.
+	EscapeAfterAnnotation = "holdfast.dev/escape-after"
 	// PacingAnnotation is set on a managed budget while holdfast paces its workload: a
 	// replacement is not Ready yet, or has been Ready for less than minReadySeconds. It
 	// tells the next reconcile to look at the workload's pods even once its Ready count

@@ -22,6 +22,12 @@ const (
 	// workload's budget is gone before holdfast sees it; the zone that is short of its
 	// size is the one that lost it, and is chosen.
 	ZoneSizesAnnotation = "holdfast.dev/zone-sizes"
+	// ZoneLimitsAnnotation is set beside ZoneSizesAnnotation, as "zone=pods,...": how
+	// many pods of each zone may be disrupted at once (maxUnavailable at the zone's size).
+	ZoneLimitsAnnotation = "holdfast.dev/zone-limits"
+	// ZoneTopologyKeyAnnotation is set beside ZoneSizesAnnotation, with the node label
+	// whose values are the workload's zones.
+	ZoneTopologyKeyAnnotation = "holdfast.dev/zone-topology-key"
 	// DefaultZoneTopologyKey is the node label whose values are zones.
 	DefaultZoneTopologyKey = "topology.kubernetes.io/zone"
 )

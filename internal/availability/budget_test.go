@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
@@ -272,5 +273,27 @@ func TestEviction(t *testing.T) {
 				t.Errorf("eviction %q (-want +got):\n%s", e.Reason, diff)
 			}
 		})
+	}
+}
+
+// What the operator records on a budget reads back the same, and a budget without it
+// (a user's own) opens by its numbers only.
+func TestOpeningRoundTrip(t *testing.T) {
+	escape := 10 * time.Minute
+	for _, o := range []availability.Opening{
+		{},
+		{Strategy: holdfastv1alpha1.SingleReplicaSurge},
+		{Strategy: holdfastv1alpha1.SingleReplicaProtect},
+		{Strategy: holdfastv1alpha1.SingleReplicaProtect, EscapeAfter: &escape},
+		{ZoneKey: "topology.kubernetes.io/zone", ZoneLimits: map[string]int32{"a": 1, "b": 2}},
+	} {
+		pdb := &policyv1.PodDisruptionBudget{}
+		o.Record(pdb)
+		if diff := cmp.Diff(o, availability.OpeningOf(pdb)); diff != "" {
+			t.Errorf("read back (-recorded +read) from %v:\n%s", pdb.Annotations, diff)
+		}
+	}
+	if got := availability.ZoneCounts("a=1,=2,b=x,c=3"); cmp.Diff(map[string]int32{"a": 1, "c": 3}, got) != "" {
+		t.Errorf("ZoneCounts kept malformed entries: %v", got)
 	}
 }

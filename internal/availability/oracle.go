@@ -173,6 +173,22 @@ func BudgetSpec(pdb *policyv1.PodDisruptionBudget) string {
 	return "no minAvailable or maxUnavailable"
 }
 
+// heldMessage explains a budget a DisruptionPolicy keeps that allows no eviction by
+// itself, by how the operator recorded that it opens (Opening).
+func heldMessage(name string, pdb *policyv1.PodDisruptionBudget) string {
+	held := fmt.Sprintf("PodDisruptionBudget %s (%s) allows no eviction by itself", name, BudgetSpec(pdb))
+	o, p := OpeningOf(pdb), ManagedBy(pdb)
+	switch {
+	case o.Surges():
+		return fmt.Sprintf("%s: DisruptionPolicy %s first starts an extra pod beside its single replica, then lets the eviction through once that pod is Ready", held, p)
+	case o.Protects() && o.EscapeAfter == nil:
+		return fmt.Sprintf("%s: DisruptionPolicy %s protects its single replica and sets no escapeAfter, so the drain of its node waits until the pod is moved by hand", held, p)
+	case o.Protects():
+		return fmt.Sprintf("%s: DisruptionPolicy %s protects its single replica: the drain of its node waits escapeAfter (%s), then the budget lets the eviction through", held, p, *o.EscapeAfter)
+	}
+	return fmt.Sprintf("%s; DisruptionPolicy %s makes room for the drain by its single-replica strategy when it applies (Surge starts an extra pod first, Protect lets the drain through after escapeAfter)", held, p)
+}
+
 // ManagedBy is the DisruptionPolicy that manages the budget (its
 // holdfast.dev/disruption-policy label), empty for a user's own.
 func ManagedBy(pdb *policyv1.PodDisruptionBudget) string {
@@ -364,7 +380,7 @@ func (b *Count) Verdict() Eviction {
 	case b.SyncError != "":
 		return refuse(429, ReasonBudgetUncomputable, true, fmt.Sprintf("PodDisruptionBudget %s (%s) cannot be computed by the disruption controller (%s), so it allows no eviction: use an integer minAvailable", name, BudgetSpec(b.PDB), b.SyncError))
 	case NeverAllows(s.ExpectedPods, s.DesiredHealthy) && ManagedBy(b.PDB) != "":
-		return refuse(429, ReasonPolicyHeld, false, fmt.Sprintf("PodDisruptionBudget %s (%s) allows no eviction by itself; DisruptionPolicy %s makes room for the drain by its single-replica strategy (Surge starts a replacement first, Protect lets the drain through after escapeAfter)", name, BudgetSpec(b.PDB), ManagedBy(b.PDB)))
+		return refuse(429, ReasonPolicyHeld, false, heldMessage(name, b.PDB))
 	case NeverAllows(s.ExpectedPods, s.DesiredHealthy) && s.ExpectedPods == 1:
 		return refuse(429, ReasonSingleReplicaBudget, true, fmt.Sprintf("PodDisruptionBudget %s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: on a single replica every drain of its node waits forever; run 2 replicas or use maxUnavailable 1", name, BudgetSpec(b.PDB), s.DesiredHealthy, s.ExpectedPods))
 	case NeverAllows(s.ExpectedPods, s.DesiredHealthy):

@@ -12,7 +12,6 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 
-	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 )
@@ -44,8 +43,6 @@ type cluster struct {
 	// classes are the colours of the planned order, for the placer to put pods where
 	// they take no room from a later wave.
 	classes []*class
-	// strategies are the DisruptionPolicies of the budgets they keep for single replicas.
-	strategies map[*availability.Budget]*holdfastv1alpha1.DisruptionPolicy
 	// zoned are the zone rules of zone-aware policies' budgets, by budget index.
 	zoned map[int]zoneRule
 }
@@ -319,7 +316,7 @@ func (c *cluster) allowed(b int) int32 {
 	if r, ok := c.zoned[b]; ok {
 		// A wave takes from one zone only (fitsBudgets): at most the largest zone's limit.
 		var most int32
-		for zone := range r.sizes {
+		for zone := range r.limits {
 			most = max(most, c.zoneAllowed(b, zone))
 		}
 		return most

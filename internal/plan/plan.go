@@ -236,8 +236,7 @@ func DrainWaves(snap *snapshot.Snapshot, now time.Time, targets Targets, opts Op
 		return nil, err
 	}
 	c := newCluster(m)
-	c.strategies = singleReplicaStrategies(m, snap)
-	c.zoned = zoneRules(m, snap)
+	c.zoned = zoneRules(m)
 	return c.drainWaves(names, opts), nil
 }
 
@@ -253,7 +252,6 @@ func Unplaceable(snap *snapshot.Snapshot, now time.Time, name string, f availabi
 		return nil, err
 	}
 	c := newCluster(m)
-	c.strategies = singleReplicaStrategies(m, snap)
 	target := []*node{c.nodes[c.index[name]]}
 	target[0].queued = true
 	c.filter(target, f)

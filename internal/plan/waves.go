@@ -587,9 +587,6 @@ func (c *cluster) evictionReason(p *pod) (Reason, bool) {
 			// eviction goes through once that pod is Ready.
 			return Reason{}, false
 		}
-		if m := c.protectMessage(b); m != "" {
-			r.Message = m
-		}
 	}
 	switch {
 	case ev.Budget == nil || ev.Reason == availability.ReasonUnhealthyPod:

@@ -106,7 +106,11 @@ func decideWorkload(o Observed, w *Workload, win windowState, closed bool, sibli
 	s := newSubject(o, w, win, closed, siblings, f)
 	for _, decide := range workloadSteps {
 		if v, ok := decide(s); ok {
-			return f.respond(s, v.after(s.surge.changes))
+			v = f.respond(s, v.after(s.surge.changes))
+			if !closed {
+				recordStrategy(o.Policy, w, v.budget)
+			}
+			return v
 		}
 	}
 	panic("severalReplicas decides every workload")
@@ -193,6 +197,21 @@ func Surges(p *holdfastv1alpha1.DisruptionPolicy, kind string) bool {
 // escapeAfter when it sets one.
 func Protects(p *holdfastv1alpha1.DisruptionPolicy) bool {
 	return p.Spec.SingleReplica == holdfastv1alpha1.SingleReplicaProtect
+}
+
+// recordStrategy records on a single replica's budget the strategy that makes room for
+// a drain of its node (availability.Opening), while it does: not outside every
+// maintenance window, where no surge starts and Protect does not escape. Plans read how
+// the budget opens from the budget itself.
+func recordStrategy(p *holdfastv1alpha1.DisruptionPolicy, w *Workload, b *policyv1.PodDisruptionBudget) {
+	if b == nil || w.Replicas != 1 || b.Name != BudgetName(w.Kind, w.Name) || !Protects(p) && !Surges(p, w.Kind) {
+		return
+	}
+	o := availability.Opening{Strategy: p.Spec.SingleReplica}
+	if Protects(p) && p.Spec.EscapeAfter != nil {
+		o.EscapeAfter = &p.Spec.EscapeAfter.Duration
+	}
+	o.Record(b)
 }
 
 // singleReplica applies the policy's single-replica strategy, paced.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -110,6 +111,18 @@ func budget(p string, w Workload, spec policyv1.PodDisruptionBudgetSpec, annotat
 	}
 }
 
+// opened is b with the single-replica strategy Decide records on it (availability.Opening),
+// escape being Protect's escapeAfter, 0 for none.
+func opened(b *policyv1.PodDisruptionBudget, strategy holdfastv1alpha1.SingleReplicaStrategy, escape time.Duration) *policyv1.PodDisruptionBudget {
+	o := availability.Opening{Strategy: strategy}
+	if escape > 0 {
+		o.EscapeAfter = &escape
+	}
+	b = b.DeepCopy()
+	o.Record(b)
+	return b
+}
+
 func maxUnavailable(v intstr.IntOrString) policyv1.PodDisruptionBudgetSpec {
 	return policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &v}
 }
@@ -149,7 +162,7 @@ func TestDecide(t *testing.T) {
 	}
 	cordoned := map[string]*corev1.Node{"n1": node("n1", true), "n2": node("n2", false)}
 	onN1 := map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true}}}
-	singleBudget := []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)}
+	singleBudget := []*policyv1.PodDisruptionBudget{opened(budget("p", single, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaSurge, 0)}
 	surgeReady := []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
 		Message: "single replica under Surge: a drain of its node first starts an extra pod elsewhere, then lets the eviction through once that pod is Ready"}}
 	surgedForN1 := []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
@@ -304,7 +317,7 @@ func TestDecide(t *testing.T) {
 			pods:   map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n2", Ready: true}}},
 			nodes:  cordoned,
 			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Apply: []*policyv1.PodDisruptionBudget{opened(budget("p", single, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaSurge, 0)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
 					Message: "single replica under Surge: a drain of its node first starts an extra pod elsewhere, then lets the eviction through once that pod is Ready"}},
 			},
@@ -315,7 +328,7 @@ func TestDecide(t *testing.T) {
 			pods:   onN1,
 			nodes:  cordoned,
 			want: result{
-				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Apply:  []*policyv1.PodDisruptionBudget{opened(budget("p", single, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaSurge, 0)},
 				Surges: []Surge{surgeTo("single", 1)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
 					Message: "node n1 is being drained: 1 extra pod added beside the 1 replica; the eviction waits until it is Ready on another node"}},
@@ -328,7 +341,7 @@ func TestDecide(t *testing.T) {
 			pods:   onN1,
 			nodes:  map[string]*corev1.Node{"n1": node("n1", false, "karpenter.sh/disrupted")},
 			want: result{
-				Apply:  []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), nil)},
+				Apply:  []*policyv1.PodDisruptionBudget{opened(budget("p", single, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaSurge, 0)},
 				Surges: []Surge{surgeTo("single", 1)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
 					Message: "node n1 is being drained: 1 extra pod added beside the 1 replica; the eviction waits until it is Ready on another node"}},
@@ -450,7 +463,7 @@ func TestDecide(t *testing.T) {
 			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n2", Ready: true}}},
 			nodes:  cordoned,
 			want: result{
-				Apply:          []*policyv1.PodDisruptionBudget{budget("p", db, minAvailable(intstr.FromInt32(1)), nil)},
+				Apply:          []*policyv1.PodDisruptionBudget{opened(budget("p", db, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaProtect, time.Minute)},
 				PodAnnotations: []PodAnnotation{{Pod: "db-0", DoNotDisrupt: true}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
 					Message: "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod"}},
@@ -462,7 +475,7 @@ func TestDecide(t *testing.T) {
 			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n1", Ready: true, DoNotDisrupt: true}}},
 			nodes:  cordoned,
 			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, minAvailable(intstr.FromInt32(1)), map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T12:00:00Z"})},
+				Apply: []*policyv1.PodDisruptionBudget{opened(budget("p", db, minAvailable(intstr.FromInt32(1)), map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T12:00:00Z"}), holdfastv1alpha1.SingleReplicaProtect, time.Minute)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
 					Message: "blocks the drain of node n1 since 2026-11-22T12:00:00Z; lets it through at 2026-11-22T12:01:00Z"}},
 				RequeueAfter: time.Minute,
@@ -477,8 +490,8 @@ func TestDecide(t *testing.T) {
 			marked: map[string]string{"db-0": "p"},
 			nodes:  cordoned,
 			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)),
-					map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T11:58:30.5Z"})},
+				Apply: []*policyv1.PodDisruptionBudget{opened(budget("p", db, maxUnavailable(intstr.FromInt32(1)),
+					map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T11:58:30.5Z"}), holdfastv1alpha1.SingleReplicaProtect, time.Minute)},
 				PodAnnotations: []PodAnnotation{{Pod: "db-0", DoNotDisrupt: false}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadEscaped, Budget: "holdfast-sts-db",
 					Message: "the drain of node n1 was blocked for escapeAfter (1m0s): its budget now lets the eviction through"}},
@@ -506,7 +519,7 @@ func TestDecide(t *testing.T) {
 			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n2", Ready: true, DoNotDisrupt: true}}},
 			marked: map[string]string{"db-0": "p"},
 			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, minAvailable(intstr.FromInt32(1)), nil)},
+				Apply: []*policyv1.PodDisruptionBudget{opened(budget("p", db, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaProtect, time.Minute)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
 					Message: "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod"}},
 			},
@@ -517,7 +530,7 @@ func TestDecide(t *testing.T) {
 			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n1", Ready: true, DoNotDisrupt: true}}},
 			nodes:  cordoned,
 			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", db, minAvailable(intstr.FromInt32(1)), map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T12:00:00Z"})},
+				Apply: []*policyv1.PodDisruptionBudget{opened(budget("p", db, minAvailable(intstr.FromInt32(1)), map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T12:00:00Z"}), holdfastv1alpha1.SingleReplicaProtect, 0)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
 					Message: "blocks the drain of node n1 (no escapeAfter)"}},
 			},
@@ -862,7 +875,7 @@ func TestDecidePacingAndHealth(t *testing.T) {
 			pods:  map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}},
 			nodes: nodes,
 			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", workload(holdfastv1alpha1.KindDeployment, "single", 1), minAvailable(intstr.FromInt32(2)), pacing)},
+				Apply: []*policyv1.PodDisruptionBudget{opened(budget("p", workload(holdfastv1alpha1.KindDeployment, "single", 1), minAvailable(intstr.FromInt32(2)), pacing), holdfastv1alpha1.SingleReplicaSurge, 0)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single",
 					Message: "1 extra pod beside the 1 replica for the drain of node n1: 0 of them Ready elsewhere; Pacing: pod single-b Ready since 2026-11-22T11:59:57Z, counted available from 2026-11-22T12:00:08Z (minReadySeconds 10): the budget counts each as unavailable until then"}},
 				RequeueAfter: surgePoll,
@@ -1095,7 +1108,7 @@ func TestDecideDoesNotPaceWhatAllowsNothing(t *testing.T) {
 			work: []Workload{single},
 			pods: map[string][]Pod{"Deployment/single": {pod("single-a", "n2", true, 3*time.Second)}},
 			want: result{
-				Apply: []*policyv1.PodDisruptionBudget{budget("p", single, minAvailable(intstr.FromInt32(1)), pacing)},
+				Apply: []*policyv1.PodDisruptionBudget{opened(budget("p", single, minAvailable(intstr.FromInt32(1)), pacing), holdfastv1alpha1.SingleReplicaSurge, 0)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-deploy-single",
 					Message: "single replica under Surge: a drain of its node first starts an extra pod elsewhere, then lets the eviction through once that pod is Ready"}},
 				RequeueAfter: 8 * time.Second,

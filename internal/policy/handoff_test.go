@@ -72,7 +72,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Effect: effect})
 		return n
 	}
-	floor := budget("p", single, minAvailable(intstr.FromInt32(1)), nil)
+	floor := opened(budget("p", single, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaSurge, 0)
 	const noRoom = "pod shop/single-a: its replacement fits on no other node: 0/2 nodes are available: 1 cordoned or being drained, 1 with too little cpu"
 	surging := func(msg string) []holdfastv1alpha1.WorkloadStatus {
 		return []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSurging, Budget: "holdfast-deploy-single", Message: msg}}
@@ -343,7 +343,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"Protect keeps blocking consolidation, and says so": {
 			policy: policy("p", time.Hour, protect), work: []Workload{single}, nodes: nodes, claims: settled(now.Add(-time.Minute)),
 			pods: map[string][]Pod{"Deployment/single": {{Name: "single-a", Node: "n1", Ready: true, DoNotDisrupt: true, Since: now.Add(-time.Hour)}}},
-			want: result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-deploy-single",
+			want: result{Apply: []*policyv1.PodDisruptionBudget{opened(floor, holdfastv1alpha1.SingleReplicaProtect, 0)}, Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-deploy-single",
 				Message: "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod, which keeps Karpenter from consolidating node n1 (it considers it: Consolidatable); choose Surge to let it go with a second replica first"}}},
 		},
 	}

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"time"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -48,7 +49,7 @@ func TestDecideNodeFailure(t *testing.T) {
 		"Deployment/web":    {pod("web-a", "n1", true, time.Hour), pod("web-b", "n1", true, time.Hour), pod("web-c", "n3", true, time.Hour)},
 		"StatefulSet/db":    {pod("db-0", "n1", true, time.Hour), pod("db-1", "n3", true, time.Hour), pod("db-2", "n5", true, time.Hour)},
 	}
-	singleBudget := budget("p", single, minAvailable(intstr.FromInt32(1)), nil)
+	singleBudget := opened(budget("p", single, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaSurge, 0)
 	webFloor := budget("p", web, minAvailable(intstr.FromInt32(2)), nil)
 	recovering := func(w Workload, replicas int32, budget, msg string) holdfastv1alpha1.WorkloadStatus {
 		return holdfastv1alpha1.WorkloadStatus{Kind: w.Kind, Name: w.Name, Replicas: replicas, State: holdfastv1alpha1.WorkloadRecovering, Budget: budget, Message: msg}

@@ -208,16 +208,6 @@ func msgFencing(lost int32, fenced, waiting, bystanders []string, afterTime stri
 	return fmt.Sprintf("%d pods on lost nodes; %s", lost, strings.Join(parts, "; "))
 }
 
-// MsgProtectedDrain is plan's account of a drain a Protect strategy holds, by the budget
-// of the given spec.
-func MsgProtectedDrain(p *holdfastv1alpha1.DisruptionPolicy, spec string) string {
-	if p.Spec.EscapeAfter == nil {
-		return fmt.Sprintf("%s: DisruptionPolicy %s protects its single replica and sets no escapeAfter, so the drain of its node waits until the pod is moved by hand", spec, p.Name)
-	}
-	return fmt.Sprintf("%s: DisruptionPolicy %s protects its single replica: the drain of its node waits escapeAfter (%s), then the budget lets the eviction through",
-		spec, p.Name, p.Spec.EscapeAfter.Duration)
-}
-
 // The gaps of a NodeCompanion's nodes.
 const (
 	msgCordonedAway = "cordoned and its companion went away without a drain: left out so that it does not hold the budget; uncordon it to get a companion back"

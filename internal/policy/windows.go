@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
 	// Time zones are read from the binary, not the image: a distroless image has none.
 	_ "time/tzdata"
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 )
 
 // Zone-aware budgets (spec.zoneAware) have two shapes, and every transition between
@@ -207,19 +208,7 @@ func recordedSizes(o Observed, w *Workload) map[string]int32 {
 	if b == nil || b.Labels[holdfastv1alpha1.PolicyLabel] != o.Policy.Name {
 		return map[string]int32{}
 	}
-	return ZoneSizes(b)
-}
-
-// ZoneSizes reads a budget's ZoneSizesAnnotation: each zone's pods; empty without it.
-func ZoneSizes(b *policyv1.PodDisruptionBudget) map[string]int32 {
-	out := map[string]int32{}
-	for _, kv := range strings.Split(b.Annotations[holdfastv1alpha1.ZoneSizesAnnotation], ",") {
-		z, n, _ := strings.Cut(kv, "=")
-		if size, err := strconv.ParseInt(n, 10, 32); err == nil && z != "" {
-			out[z] = int32(size)
-		}
-	}
-	return out
+	return availability.ZoneCounts(b.Annotations[holdfastv1alpha1.ZoneSizesAnnotation])
 }
 
 // sizesAnnotation is ZoneSizesAnnotation's value: the zones' pods when none is missing,
@@ -232,11 +221,7 @@ func (v zoneView) sizesAnnotation() string {
 			sizes[z] = c.pods
 		}
 	}
-	parts := make([]string, 0, len(sizes))
-	for _, z := range slices.Sorted(maps.Keys(sizes)) {
-		parts = append(parts, fmt.Sprintf("%s=%d", z, sizes[z]))
-	}
-	return strings.Join(parts, ",")
+	return availability.FormatZoneCounts(sizes)
 }
 
 // recordedZone is the zone whose budget of w says it is being disrupted, and the size
@@ -385,6 +370,7 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 	u := zoneBudget(base, base.Name, metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpDoesNotExist})
 	if a := v.sizesAnnotation(); a != "" {
 		u.Annotations = map[string]string{holdfastv1alpha1.ZoneSizesAnnotation: a}
+		zoneOpening(p.Spec.ZoneAware, a).Record(u)
 	}
 	want = append(want, u)
 	if v.active == "" {
@@ -436,6 +422,16 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 		}
 	}
 	return out
+}
+
+// zoneOpening is how a drain may take the zones' pods, recorded beside their sizes for
+// plans to read: each zone's limit at its recorded size.
+func zoneOpening(za *holdfastv1alpha1.ZoneAwareSpec, sizes string) availability.Opening {
+	limits := availability.ZoneCounts(sizes)
+	for z, n := range limits {
+		limits[z] = ZoneLimit(za, n)
+	}
+	return availability.Opening{ZoneKey: ZoneTopologyKey(za), ZoneLimits: limits}
 }
 
 // zoneBudget is base narrowed to the pods that also match req, allowing no disruption.
