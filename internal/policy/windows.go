@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
 	// Time zones are read from the binary, not the image: a distroless image has none.
 	_ "time/tzdata"
 
