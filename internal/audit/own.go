@@ -24,12 +24,12 @@ type Own struct {
 	// Companion is the NodeCompanion; nil for a DisruptionPolicy.
 	Companion *holdfastv1alpha1.NodeCompanion
 	// Snapshot is the cluster as the operator will make it.
-	Snapshot *snapshot.Snapshot
+	Snapshot snapshot.Predicted
 }
 
 // RunOwn applies the rules on holdfast's own objects: every policy in effect (cluster
 // policies' copies included) and every NodeCompanion of s.
-func RunOwn(s *snapshot.Snapshot, outcomes []predict.Outcome, origins map[snapshot.ObjectRef]snapshot.Origin) []Finding {
+func RunOwn(s snapshot.Predicted, outcomes []predict.Outcome, origins map[snapshot.ObjectRef]snapshot.Origin) []Finding {
 	var objects []Own
 	for i := range outcomes {
 		p := &outcomes[i].Policy

@@ -526,7 +526,8 @@ spec: {selector: {}, maxUnavailable: 2, zoneAware: {maxUnavailable: 3}}
 				s = c.Snapshot
 			}
 			if tc.settings != nil {
-				s, _ = predict.Operator(s, now, *tc.settings)
+				p, _ := predict.Operator(s, now, *tc.settings)
+				s = p.Snapshot
 			}
 			var got []string
 			for _, f := range audit.Run(availability.Build(s, now), s.Origins) {

@@ -279,9 +279,9 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 	res := auditResult{input: audit.Input{Problems: problems}}
 	for _, v := range views {
 		snap := v.snap
-		model := availability.Build(snap, o.Now())
+		model := availability.Build(snap.Snapshot, o.Now())
 		findings := audit.Merge(audit.Run(model, snap.Origins), audit.RunOwn(snap, v.outcomes, snap.Origins))
-		kept, suppressed, suppressWarnings := audit.Suppress(findings, snap, o.Ignore)
+		kept, suppressed, suppressWarnings := audit.Suppress(findings, snap.Snapshot, o.Ignore)
 		var warnings []snapshot.Problem
 		for _, w := range suppressWarnings {
 			warnings = append(warnings, snapshot.Problem{Err: errors.New(w)})
@@ -306,7 +306,7 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 // view is a snapshot as the operator will make it, with the budgets its policies keep,
 // and the operator's decision for each policy in effect.
 type view struct {
-	snap     *snapshot.Snapshot
+	snap     snapshot.Predicted
 	outcomes []predict.Outcome
 }
 

@@ -77,12 +77,12 @@ func (c *cluster) connect(flags *genericclioptions.ConfigFlags) error {
 // installed), made by predict.Operator into the cluster the operator will make of it at
 // now, with the budgets its DisruptionPolicies keep; and the operator's decision for
 // each policy in effect.
-func (c *cluster) load(ctx context.Context, namespace string, now time.Time, notes io.Writer) (*snapshot.Snapshot, []predict.Outcome, error) {
+func (c *cluster) load(ctx context.Context, namespace string, now time.Time, notes io.Writer) (snapshot.Predicted, []predict.Outcome, error) {
 	snap, err := live.Load(ctx, c.kube, c.dyn, namespace)
 	if err != nil {
-		return nil, nil, err
+		return snapshot.Predicted{}, nil, err
 	}
 	reportInput(notes, audit.Input{Skipped: snap.Skipped})
-	snap, outcomes := predict.Operator(snap, now, c.settings)
-	return snap, outcomes, nil
+	predicted, outcomes := predict.Operator(snap, now, c.settings)
+	return predicted, outcomes, nil
 }

@@ -383,15 +383,15 @@ func (o *DrainOptions) Run(ctx context.Context) error {
 // they keep included, and plans the nodes' drain on it: the dry run prints this plan, and
 // the drain takes the nodes in its order, so that a single replica a policy surges is
 // drained in its wave rather than held to the end as if its budget blocked it.
-func (o *DrainOptions) planDrain(ctx context.Context, nodes []string) (*snapshot.Snapshot, *plan.Plan, error) {
+func (o *DrainOptions) planDrain(ctx context.Context, nodes []string) (snapshot.Predicted, *plan.Plan, error) {
 	now := o.Clock.Now()
 	snap, _, err := o.cluster.load(ctx, metav1.NamespaceAll, now, o.ErrOut)
 	if err != nil {
-		return nil, nil, err
+		return snapshot.Predicted{}, nil, err
 	}
 	p, err := plan.DrainWaves(snap, now, plan.Targets{Names: nodes}, plan.Options{MaxConcurrent: o.MaxConcurrent, DrainFilter: o.filter()})
 	if err != nil {
-		return nil, nil, fmt.Errorf("planning the drain: %w", err)
+		return snapshot.Predicted{}, nil, fmt.Errorf("planning the drain: %w", err)
 	}
 	return snap, p, nil
 }

@@ -24,8 +24,8 @@ import (
 // between waves the budgets are whole again, because pacing holds each node until its
 // replacements are Ready. With --dry-run=server, the API server then judges a dry-run
 // eviction of each pod the plan would evict.
-func (o *DrainOptions) dryRun(ctx context.Context, snap *snapshot.Snapshot, p *plan.Plan) error {
-	model := availability.Build(snap, o.Clock.Now())
+func (o *DrainOptions) dryRun(ctx context.Context, snap snapshot.Predicted, p *plan.Plan) error {
+	model := availability.Build(snap.Snapshot, o.Clock.Now())
 	filter := o.filter()
 	w := &errWriter{w: o.Out}
 	stopped := 0

@@ -84,8 +84,8 @@ func (in *planInput) complete() error {
 // all of them), as the operator will make it: with the budgets its policies keep. Pieces
 // of input that cannot be read are reported on ErrOut and counted, for inputError to turn
 // into the exit code after the output.
-func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) {
-	var snap *snapshot.Snapshot
+func (in *planInput) load(ctx context.Context) (snapshot.Predicted, int, error) {
+	var snap snapshot.Predicted
 	var problems []snapshot.Problem
 	if len(in.Filenames) > 0 {
 		var read *snapshot.Snapshot
@@ -94,15 +94,15 @@ func (in *planInput) load(ctx context.Context) (*snapshot.Snapshot, int, error) 
 		snap, _ = predict.Operator(read, in.Now(), in.cluster.settings)
 	} else {
 		if err := in.cluster.connect(in.configFlags); err != nil {
-			return nil, 0, err
+			return snapshot.Predicted{}, 0, err
 		}
 		var err error
 		if snap, _, err = in.cluster.load(ctx, metav1.NamespaceAll, in.Now(), in.ErrOut); err != nil {
-			return nil, 0, err
+			return snapshot.Predicted{}, 0, err
 		}
 	}
 	if len(snap.Nodes) == 0 {
-		return nil, 0, errors.New("no Node in the input: add a nodes file with -f, e.g. the output of kubectl get nodes -o yaml")
+		return snapshot.Predicted{}, 0, errors.New("no Node in the input: add a nodes file with -f, e.g. the output of kubectl get nodes -o yaml")
 	}
 	return snap, len(problems), nil
 }

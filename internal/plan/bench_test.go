@@ -49,7 +49,8 @@ func generated() *snapshot.Snapshot {
 	return s
 }
 
-func benchmarkRollingDrain(b *testing.B, s *snapshot.Snapshot) {
+func benchmarkRollingDrain(b *testing.B, raw *snapshot.Snapshot) {
+	s := predicted(raw)
 	var p *plan.Plan
 	b.ReportAllocs()
 	for b.Loop() {
@@ -74,7 +75,7 @@ const waveRatio = 1.2
 // bench-scale builds (1,000 nodes, about 30,000 pods, see benchScaleShape) and reports
 // the waves against the lower bound and their ratio.
 func BenchmarkBenchScalePlan(b *testing.B) {
-	s := benchScaleShape(1000).Snapshot
+	s := predicted(benchScaleShape(1000).Snapshot)
 	var p *plan.Plan
 	b.ReportAllocs()
 	for b.Loop() {

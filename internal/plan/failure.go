@@ -80,8 +80,8 @@ const DefaultStartup = 10 * time.Second
 // own model). Domains that hurt no workload that much are left out; the rest are sorted
 // by name. DaemonSets are left out: their pods only serve their own node. From
 // manifests, replicas are first placed as the scheduler would spread them.
-func Failures(snap *snapshot.Snapshot, now time.Time, o FailureOptions) ([]Failure, error) {
-	c := newCluster(availability.Build(snap, now))
+func Failures(snap snapshot.Predicted, now time.Time, o FailureOptions) ([]Failure, error) {
+	c := newCluster(availability.Build(snap.Snapshot, now))
 	topology := TopologyNode
 	if o.Zones {
 		topology = TopologyZone
@@ -116,7 +116,7 @@ func Failures(snap *snapshot.Snapshot, now time.Time, o FailureOptions) ([]Failu
 		// More than one node lost: the operator surges only what fits on the survivors.
 		var room map[string]string
 		if len(lostNodes) > 1 && !braked {
-			room = LostRoom(snap, now, slices.Sorted(maps.Keys(lostNodes)))
+			room = LostRoom(snap.Snapshot, now, slices.Sorted(maps.Keys(lostNodes)))
 		}
 		f := Failure{Topology: topology, Domain: domain}
 		for wl, lost := range counts {
@@ -125,7 +125,7 @@ func Failures(snap *snapshot.Snapshot, now time.Time, o FailureOptions) ([]Failu
 				continue
 			}
 			l := Loss{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, Desired: w.Desired, Running: running[wl], Lost: lost, All: lost == running[wl]}
-			c.recovery(snap, w, &l, o.Startup, policy.Spread{Braked: braked, Homeless: homelessOf(w, room)})
+			c.recovery(snap.Snapshot, w, &l, o.Startup, policy.Spread{Braked: braked, Homeless: homelessOf(w, room)})
 			f.Losses = append(f.Losses, l)
 		}
 		if len(f.Losses) == 0 {

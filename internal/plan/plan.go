@@ -229,8 +229,8 @@ type BudgetBound struct {
 const maxBoundBudgets = 10
 
 // DrainWaves plans the drain of targets in snap at time now. It never changes snap.
-func DrainWaves(snap *snapshot.Snapshot, now time.Time, targets Targets, opts Options) (*Plan, error) {
-	m := availability.Build(snap, now)
+func DrainWaves(snap snapshot.Predicted, now time.Time, targets Targets, opts Options) (*Plan, error) {
+	m := availability.Build(snap.Snapshot, now)
 	names, err := resolve(m, targets)
 	if err != nil {
 		return nil, err

@@ -17,9 +17,17 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/policy"
+	"github.com/holdfast-dev/holdfast/internal/predict"
 	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
+
+// predicted is s as the operator will make it, which plans reason about.
+func predicted(s *snapshot.Snapshot) snapshot.Predicted {
+	p, _ := predict.Operator(s, now, policy.Settings{})
+	return p
+}
 
 // cluster returns a live cluster with nodes in zone-a, zone-b, zone-c in turn.
 func cluster(nodes ...string) *snapshottest.Cluster {
@@ -83,7 +91,7 @@ func app(name string) map[string]string { return map[string]string{"app": name} 
 
 func mustPlan(t *testing.T, s *snapshot.Snapshot, targets plan.Targets, opts plan.Options) *plan.Plan {
 	t.Helper()
-	p, err := plan.DrainWaves(s, now, targets, opts)
+	p, err := plan.DrainWaves(predicted(s), now, targets, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +432,7 @@ func TestTargets(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			p, err := plan.DrainWaves(c.Snapshot, now, tc.targets, plan.Options{})
+			p, err := plan.DrainWaves(predicted(c.Snapshot), now, tc.targets, plan.Options{})
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one containing %q", err, tc.err)

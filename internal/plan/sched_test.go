@@ -278,7 +278,7 @@ func TestFailures(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("node-4 (-want +got):\n%s", diff)
 	}
-	if _, err := plan.Failures(c.Snapshot, now, plan.FailureOptions{Domains: []string{"node-9"}}); err == nil {
+	if _, err := plan.Failures(predicted(c.Snapshot), now, plan.FailureOptions{Domains: []string{"node-9"}}); err == nil {
 		t.Error("a node not in the input: no error")
 	}
 }
@@ -461,7 +461,7 @@ func TestRebalanceExtendedResources(t *testing.T) {
 
 func mustFail(t *testing.T, s *snapshot.Snapshot, o plan.FailureOptions) []plan.Failure {
 	t.Helper()
-	f, err := plan.Failures(s, now, o)
+	f, err := plan.Failures(predicted(s), now, o)
 	if err != nil {
 		t.Fatal(err)
 	}

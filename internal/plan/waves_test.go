@@ -134,7 +134,7 @@ func benchScaleShape(nodes int) *snapshottest.Cluster {
 // that then share their wave with nothing.
 func TestWavesSpeedShapeNearBound(t *testing.T) {
 	for seed := range uint64(10) {
-		p, err := plan.DrainWaves(speedShape(seed).Snapshot, now, plan.Targets{All: true}, plan.Options{MaxConcurrent: 4, Uncordon: true})
+		p, err := plan.DrainWaves(predicted(speedShape(seed).Snapshot), now, plan.Targets{All: true}, plan.Options{MaxConcurrent: 4, Uncordon: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestWavesSpeedShapeNearBound(t *testing.T) {
 // waves: the plan of the whole bench-scale cluster has the waves of its drainable zone
 // alone, as many as the tabu search gets to, against the bound of the largest wave.
 func TestWavesUnplaceableNodesCostNoWaves(t *testing.T) {
-	s := benchScaleShape(1000).Snapshot
+	s := predicted(benchScaleShape(1000).Snapshot)
 	opts := plan.Options{DrainFilter: availability.DrainFilter{IgnoreDaemonSets: true}}
 	all, err := plan.DrainWaves(s, now, plan.Targets{All: true}, opts)
 	if err != nil {
@@ -200,7 +200,7 @@ func TestLowerBoundNodesThatConflictPairwise(t *testing.T) {
 		c.Deployment("ns", app, map[string]string{"app": app}, on)
 		c.PDB("ns", app, map[string]string{"app": app}, snapshottest.MaxUnavailable(intstr.FromInt32(1)))
 	}
-	p, err := plan.DrainWaves(c.Snapshot, now, plan.Targets{All: true}, plan.Options{Uncordon: true})
+	p, err := plan.DrainWaves(predicted(c.Snapshot), now, plan.Targets{All: true}, plan.Options{Uncordon: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func sharing(targets int, sets [][]int) (*snapshottest.Cluster, []string) {
 // the plan has.
 func TestLowerBoundLargestWave(t *testing.T) {
 	c, names := sharing(5, [][]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 0}})
-	p, err := plan.DrainWaves(c.Snapshot, now, plan.Targets{Names: names}, plan.Options{})
+	p, err := plan.DrainWaves(predicted(c.Snapshot), now, plan.Targets{Names: names}, plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestWavesAgainstExactColouring(t *testing.T) {
 			}
 		}
 		c, names := sharing(targets, sets)
-		p, err := plan.DrainWaves(c.Snapshot, now, plan.Targets{Names: names}, plan.Options{})
+		p, err := plan.DrainWaves(predicted(c.Snapshot), now, plan.Targets{Names: names}, plan.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

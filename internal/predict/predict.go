@@ -36,7 +36,7 @@ type Outcome struct {
 // Operator returns a copy of s as the operator will make it at now, run with settings
 // (its flags), and the decision for each policy in effect, sorted by namespace and name.
 // s is not modified.
-func Operator(s *snapshot.Snapshot, now time.Time, settings policy.Settings) (*snapshot.Snapshot, []Outcome) {
+func Operator(s *snapshot.Snapshot, now time.Time, settings policy.Settings) (snapshot.Predicted, []Outcome) {
 	out := *s
 	inEffect := policy.InEffect(Namespaces(s), s.DisruptionPolicies, s.ClusterDisruptionPolicies, now)
 	out.DisruptionPolicies = inEffect
@@ -54,7 +54,7 @@ func Operator(s *snapshot.Snapshot, now time.Time, settings policy.Settings) (*s
 		// The status the operator writes: what audit and plan read of its consent.
 		inEffect[i].Status = o.Decision.Status
 	}
-	return &out, outcomes
+	return snapshot.Predicted{Snapshot: &out}, outcomes
 }
 
 // Namespaces are the snapshot's namespaces, and for every namespace its objects name but

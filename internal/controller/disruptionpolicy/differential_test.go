@@ -121,7 +121,7 @@ func differ(t *testing.T, objs []client.Object, settings policy.Settings) map[st
 			t.Fatalf("reconciling %s/%s: %v", o.Policy.Namespace, o.Policy.Name, err)
 		}
 	}
-	if diff := cmp.Diff(stateOf(predicted), stateOf(snapshotOf(t, c)), cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff(stateOf(predicted.Snapshot), stateOf(snapshotOf(t, c)), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("the cluster after the reconciles (-predicted +made):\n%s", diff)
 	}
 	return made

@@ -21,6 +21,9 @@ import (
 
 	"github.com/holdfast-dev/holdfast/internal/drain"
 	"github.com/holdfast-dev/holdfast/internal/plan"
+	"github.com/holdfast-dev/holdfast/internal/policy"
+	"github.com/holdfast-dev/holdfast/internal/predict"
+	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/live"
 	"github.com/holdfast-dev/holdfast/test/bench"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
@@ -92,7 +95,7 @@ func TestRollingDrainSpeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := plan.DrainWaves(snap, time.Now(), plan.Targets{Names: f.Nodes}, plan.Options{MaxConcurrent: concurrency, Uncordon: true})
+	p, err := plan.DrainWaves(predicted(snap), time.Now(), plan.Targets{Names: f.Nodes}, plan.Options{MaxConcurrent: concurrency, Uncordon: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +112,7 @@ func TestRollingDrainSpeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err = plan.DrainWaves(snap, time.Now(), plan.Targets{Names: f.Nodes}, plan.Options{MaxConcurrent: concurrency, Uncordon: true})
+	p, err = plan.DrainWaves(predicted(snap), time.Now(), plan.Targets{Names: f.Nodes}, plan.Options{MaxConcurrent: concurrency, Uncordon: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,3 +186,9 @@ const waveRatio = 1.2
 // average and four budgets of one disruption each, no more than about two nodes can evict
 // at once; the other slots let a node wait for its turn without stalling the rest.
 const concurrency = 4
+
+// predicted is the cluster as the operator will make it, which holdfast drain plans on.
+func predicted(s *snapshot.Snapshot) snapshot.Predicted {
+	p, _ := predict.Operator(s, time.Now(), policy.Settings{})
+	return p
+}
