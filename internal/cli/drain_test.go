@@ -27,9 +27,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/drain"
-	"github.com/holdfast-dev/holdfast/internal/snapshot"
 	"github.com/holdfast-dev/holdfast/internal/snapshot/snapshottest"
 )
 
@@ -463,50 +461,6 @@ func TestDrainEvictionConflict(t *testing.T) {
 				if !says(out.String(), want) {
 					t.Errorf("the summary does not say %q:\n%s", want, out.String())
 				}
-			}
-		})
-	}
-}
-
-// The dry run follows the eviction oracle where it used to guess: an unready pod of a
-// budget short of healthy pods waits (IfHealthyBudget), one under AlwaysAllow goes even
-// when its budget never allows.
-func TestDrainPreviewUnreadyPods(t *testing.T) {
-	tests := map[string]struct {
-		alwaysAllow bool
-		unready     int
-		replicas    []string
-		minimum     int32
-		want        string
-	}{
-		"IfHealthyBudget, budget short":              {replicas: []string{"node-1", "node-2", "node-3"}, unready: 2, minimum: 2, want: "wait"},
-		"IfHealthyBudget, budget healthy without it": {replicas: []string{"node-1", "node-2", "node-3"}, minimum: 2, want: "evict"},
-		"AlwaysAllow, budget that never allows":      {alwaysAllow: true, replicas: []string{"node-1"}, minimum: 1, want: "evict"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			c := snapshottest.New()
-			for _, n := range []string{"node-1", "node-2", "node-3"} {
-				c.Node(n, "")
-			}
-			web := map[string]string{"app": "web"}
-			c.Deployment("shop", "web", web, tc.replicas)
-			for i := range max(1, tc.unready) {
-				c.SetReady("shop", fmt.Sprintf("web-rs-%d", i), false)
-			}
-			c.PDB("shop", "web", web, snapshottest.MinAvailable(intstr.FromInt32(tc.minimum)), func(p *policyv1.PodDisruptionBudget) {
-				if tc.alwaysAllow {
-					p.Spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)
-				}
-			})
-			m := availability.Build(c.Snapshot, time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
-			p, ok := m.Pod("shop", "web-rs-0")
-			if !ok {
-				t.Fatal("no pod web-rs-0")
-			}
-			step, why := preview(m, drain.Filter{}, p, map[snapshot.ObjectRef]*allowance{}, false)
-			if step != tc.want {
-				t.Errorf("preview = %s (%s), want %s", step, why, tc.want)
 			}
 		})
 	}

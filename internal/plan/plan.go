@@ -78,10 +78,12 @@ type Wave struct {
 	Moves []Move `json:"moves,omitempty"`
 	// Allowances are what each budget the wave draws on lets it evict at once.
 	Allowances []Allowance `json:"allowances,omitempty"`
+	// Steps say what the drain does with each pod of the wave's nodes, node by node.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // Allowance is what one budget lets a wave evict before replacements are Ready: the one
-// count of a wave's budgets, which Capacity, the drain's dry run and its pacing follow.
+// count of a wave's budgets, which Capacity and the wave's Steps follow.
 // Budget is a PodDisruptionBudget or, for a workload with several ready pods and none,
 // the workload itself, of which a drain keeps one pod ready.
 type Allowance struct {

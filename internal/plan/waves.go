@@ -51,7 +51,7 @@ func (c *cluster) drainWaves(names []string, opts Options) *Plan {
 	for len(remaining) > 0 {
 		wave, moves := c.nextWave(remaining, opts, len(plan.Waves), blocked)
 		if len(wave) > 0 {
-			plan.Waves = append(plan.Waves, c.record(wave, moves))
+			plan.Waves = append(plan.Waves, c.record(wave, moves, opts.DrainFilter))
 		}
 		for n := range blocked {
 			// A node left as it is takes replacements like any other.
@@ -481,7 +481,7 @@ func (c *cluster) roomReasons(failed []homeless, done int) []Reason {
 
 // record describes a wave that fits: its nodes, where its pods went, and the capacity
 // each workload keeps. ready is each workload's ready pods before the wave.
-func (c *cluster) record(wave []*node, moves []moved) Wave {
+func (c *cluster) record(wave []*node, moves []moved, f availability.DrainFilter) Wave {
 	w := Wave{Nodes: make([]string, len(wave)), Capacity: []Capacity{}, Moves: make([]Move, len(moves))}
 	for i, n := range wave {
 		w.Nodes[i] = n.name
@@ -528,6 +528,7 @@ func (c *cluster) record(wave []*node, moves []moved) Wave {
 	slices.SortFunc(w.Allowances, func(a, b Allowance) int {
 		return cmp.Or(cmp.Compare(a.Budget.Kind, b.Budget.Kind), cmp.Compare(a.Budget.Namespace, b.Budget.Namespace), cmp.Compare(a.Budget.Name, b.Budget.Name))
 	})
+	w.Steps = c.steps(&w, f)
 	return w
 }
 
