@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/holdfast-dev/holdfast/internal/availability"
@@ -26,38 +25,28 @@ type blockedDrain struct {
 
 // blockedDrains finds, among budgets (each allowing no disruption), those covering pods
 // of podsByNode (the pods of each node being drained), sorted by namespace, budget and
-// node. DaemonSet and mirror pods are not counted: drains leave them on the node
-// (kubectl drain --ignore-daemonsets, holdfast drain), so their budgets hold no drain
-// back; nor are pods being deleted, which the Eviction API asks no budget about.
-func blockedDrains(budgets []*policyv1.PodDisruptionBudget, podsByNode map[string][]metav1.PartialObjectMetadata) []blockedDrain {
-	selectors := make([]labels.Selector, len(budgets))
-	for i, b := range budgets {
-		// An invalid selector covers no pod, as the disruption controller reads it.
-		if sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector); err == nil {
-			selectors[i] = sel
-		}
-	}
+// node. Pods a drain leaves on the node (DaemonSet and mirror pods, availability's
+// SkippedByDrain: kubectl drain --ignore-daemonsets and holdfast drain leave them) hold
+// no drain back through their budgets; nor do pods being deleted, which the Eviction API
+// asks no budget about.
+func blockedDrains(budgets []policyv1.PodDisruptionBudget, podsByNode map[string][]metav1.PartialObjectMetadata) []blockedDrain {
+	set := availability.NewBudgetSet(budgets)
 	var out []blockedDrain
 	for node, pods := range podsByNode {
-		counts := make([]int, len(budgets))
+		counts := map[*policyv1.PodDisruptionBudget]int{}
 		for i := range pods {
 			pod := &pods[i]
-			if pod.DeletionTimestamp != nil || pod.Annotations[availability.MirrorPodAnnotation] != "" {
+			// The drain's rules read only the pod's metadata here (its owner, its
+			// annotations): that is all the list holds.
+			if pod.DeletionTimestamp != nil || availability.SkippedByDrain(&corev1.Pod{ObjectMeta: pod.ObjectMeta}) {
 				continue
 			}
-			if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && ref.Kind == "DaemonSet" {
-				continue
-			}
-			for j, b := range budgets {
-				if selectors[j] != nil && b.Namespace == pod.Namespace && selectors[j].Matches(labels.Set(pod.Labels)) {
-					counts[j]++
-				}
+			for _, b := range set.Covering(pod.Namespace, pod.Labels) {
+				counts[b]++
 			}
 		}
-		for j, n := range counts {
-			if n > 0 {
-				out = append(out, blockedDrain{budget: budgets[j], node: node, pods: n})
-			}
+		for b, n := range counts {
+			out = append(out, blockedDrain{budget: b, node: node, pods: n})
 		}
 	}
 	slices.SortFunc(out, func(a, b blockedDrain) int {

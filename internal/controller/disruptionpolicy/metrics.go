@@ -199,14 +199,14 @@ func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(budgetsAllowed, fmt.Errorf("listing managed PodDisruptionBudgets: %w", err))
 		return
 	}
-	var none []*policyv1.PodDisruptionBudget
+	var none []policyv1.PodDisruptionBudget
 	for i := range list.Items {
 		b := &list.Items[i]
 		kind, workload := budgetOwner(b)
 		ch <- prometheus.MustNewConstMetric(budgetsAllowed, prometheus.GaugeValue, float64(b.Status.DisruptionsAllowed),
 			b.Namespace, b.Labels[holdfastv1alpha1.PolicyLabel], b.Name, kind, workload)
 		if availability.AllowsNone(b) {
-			none = append(none, b)
+			none = append(none, *b)
 		}
 	}
 	if len(none) == 0 {

@@ -193,12 +193,12 @@ func TestBlockedDrains(t *testing.T) {
 	deleting := func(p *metav1.PartialObjectMetadata) { p.DeletionTimestamp = ptr.To(metav1.Now()) }
 	web, db := budget("shop", "web", map[string]string{"app": "web"}), budget("shop", "db", map[string]string{"app": "db"})
 	for name, tc := range map[string]struct {
-		budgets []*policyv1.PodDisruptionBudget
+		budgets []policyv1.PodDisruptionBudget
 		pods    map[string][]metav1.PartialObjectMetadata
 		want    []string
 	}{
 		"pods of two budgets on two nodes": {
-			budgets: []*policyv1.PodDisruptionBudget{web, db},
+			budgets: []policyv1.PodDisruptionBudget{*web, *db},
 			pods: map[string][]metav1.PartialObjectMetadata{
 				"node-2": {pod("shop", "web")},
 				"node-1": {pod("shop", "web"), pod("shop", "web"), pod("shop", "db"), pod("shop", "cache")},
@@ -206,15 +206,15 @@ func TestBlockedDrains(t *testing.T) {
 			want: []string{"shop/db node-1 1", "shop/web node-1 2", "shop/web node-2 1"},
 		},
 		"a namesake pod of another namespace": {
-			budgets: []*policyv1.PodDisruptionBudget{web},
+			budgets: []policyv1.PodDisruptionBudget{*web},
 			pods:    map[string][]metav1.PartialObjectMetadata{"node-1": {pod("blog", "web")}},
 		},
 		"DaemonSet, mirror and deleted pods, which no drain evicts through the budget": {
-			budgets: []*policyv1.PodDisruptionBudget{web},
+			budgets: []policyv1.PodDisruptionBudget{*web},
 			pods:    map[string][]metav1.PartialObjectMetadata{"node-1": {pod("shop", "web", daemon), pod("shop", "web", mirror), pod("shop", "web", deleting)}},
 		},
 		"a budget whose selector cannot be read": {
-			budgets: []*policyv1.PodDisruptionBudget{budget("shop", "bad", map[string]string{"app": "web/x"})},
+			budgets: []policyv1.PodDisruptionBudget{*budget("shop", "bad", map[string]string{"app": "web/x"})},
 			pods:    map[string][]metav1.PartialObjectMetadata{"node-1": {pod("shop", "web/x")}},
 		},
 	} {
