@@ -227,12 +227,13 @@ func (o *PlanDrainOptions) Validate() error {
 }
 
 // drainReport is the JSON form of a plan: waves as lists of node names, the capacity of
-// each wave alongside.
+// each wave and what the drain does with each of its pods alongside.
 type drainReport struct {
 	Waves      [][]string        `json:"waves"`
 	Blocked    []plan.Blocker    `json:"blocked"`
 	LowerBound plan.LowerBound   `json:"lowerBound"`
 	Capacity   [][]plan.Capacity `json:"capacity"`
+	Steps      [][]plan.Step     `json:"steps"`
 }
 
 // Run loads the snapshot, plans and prints the plan.
@@ -253,12 +254,14 @@ func (o *PlanDrainOptions) Run(ctx context.Context) error {
 	// namespace, since it holds the node.
 	for i := range p.Waves {
 		p.Waves[i].Capacity = slices.DeleteFunc(p.Waves[i].Capacity, func(c plan.Capacity) bool { return !o.inNamespace(c.Namespace) })
+		p.Waves[i].Steps = slices.DeleteFunc(p.Waves[i].Steps, func(s plan.Step) bool { return !o.inNamespace(s.Namespace) })
 	}
 	if o.printer != nil {
-		r := drainReport{Waves: [][]string{}, Blocked: p.Blocked, LowerBound: p.LowerBound, Capacity: [][]plan.Capacity{}}
+		r := drainReport{Waves: [][]string{}, Blocked: p.Blocked, LowerBound: p.LowerBound, Capacity: [][]plan.Capacity{}, Steps: [][]plan.Step{}}
 		for _, w := range p.Waves {
 			r.Waves = append(r.Waves, w.Nodes)
 			r.Capacity = append(r.Capacity, w.Capacity)
+			r.Steps = append(r.Steps, w.Steps)
 		}
 		err = printValue(o.printer, r, o.Out)
 	} else {
