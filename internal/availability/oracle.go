@@ -186,7 +186,8 @@ func heldMessage(name string, pdb *policyv1.PodDisruptionBudget) string {
 	case o.Protects():
 		return fmt.Sprintf("%s: DisruptionPolicy %s protects its single replica: the drain of its node waits escapeAfter (%s), then the budget lets the eviction through", held, p, *o.EscapeAfter)
 	}
-	return fmt.Sprintf("%s; DisruptionPolicy %s makes room for the drain by its single-replica strategy when it applies (Surge starts an extra pod first, Protect lets the drain through after escapeAfter)", held, p)
+	// Held otherwise: outside every maintenance window, or until the policy makes room.
+	return fmt.Sprintf("%s: DisruptionPolicy %s holds it for now (outside its maintenance windows, or until it makes room); the policy's status says which", held, p)
 }
 
 // ManagedBy is the DisruptionPolicy that manages the budget (its

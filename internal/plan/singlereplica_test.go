@@ -29,7 +29,7 @@ func TestSingleReplicaDrainsAsTheOperatorDecides(t *testing.T) {
 		blocked string
 	}{
 		"surge":                      {strategy: holdfastv1alpha1.SingleReplicaSurge, surged: true},
-		"surge outside every window": {strategy: holdfastv1alpha1.SingleReplicaSurge, windows: closed, blocked: "allows no eviction by itself"},
+		"surge outside every window": {strategy: holdfastv1alpha1.SingleReplicaSurge, windows: closed, blocked: "holds it for now (outside its maintenance windows"},
 		"protect":                    {strategy: holdfastv1alpha1.SingleReplicaProtect, blocked: "sets no escapeAfter, so the drain of its node waits until the pod is moved by hand"},
 		"protect with escapeAfter": {strategy: holdfastv1alpha1.SingleReplicaProtect, escape: &metav1.Duration{Duration: 10 * time.Minute},
 			blocked: "waits escapeAfter (10m0s), then the budget lets the eviction through"},
