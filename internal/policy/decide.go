@@ -346,8 +346,8 @@ func Decide(o Observed) Decision {
 	}
 	d.Status.LostNodes = lostNodesStatus(lostNodes)
 	ws.fence = compactFences(ws.fence)
-	if f.brake == "" && surgesForFailure(p) {
-		ws.quarantine = unquarantined(o, d.Status.LostNodes)
+	if f.brake == "" && surgesForFailure(p) && len(d.Status.LostNodes) > 0 {
+		ws.quarantine = unquarantined(o, quarantines(o, d.Status.LostNodes))
 	}
 	ws.hand = handOffTaints(o, ws.surges)
 	d.Effects = ws.ordered()

@@ -257,8 +257,7 @@ func Brake(nodesPerZone map[string]int, lost map[string]string, s FailureSetting
 func (f losses) lostPods(o Observed, w *Workload) (int32, []string) {
 	var n int32
 	var nodes []string
-	key := WorkloadKey(w.Kind, w.Name)
-	for _, pod := range slices.Concat(o.Pods[key], o.Stuck[key]) {
+	for _, pod := range onLost(o, w) {
 		if f.lost[pod.Node] {
 			n++
 			if !slices.Contains(nodes, pod.Node) {
@@ -268,6 +267,20 @@ func (f losses) lostPods(o Observed, w *Workload) (int32, []string) {
 	}
 	slices.Sort(nodes)
 	return n, nodes
+}
+
+// onLost are the pods of w that may be on lost nodes: its own, live or stuck in their
+// deletion, and its surge set's. An extra pod that landed on a node lost since (a zone's
+// nodes are seen lost a renewal apart, and the second may take the first one's extra
+// pods) stands in for nothing any more, and is made again like the Deployment's own:
+// the ReplicaSet counts it until Kubernetes deletes it, so the set grows by one.
+func onLost(o Observed, w *Workload) []Pod {
+	key := WorkloadKey(w.Kind, w.Name)
+	pods := slices.Concat(o.Pods[key], o.Stuck[key])
+	if w.Surge != nil {
+		pods = append(pods, w.Surge.Pods...)
+	}
+	return pods
 }
 
 // LostRoomWanted are the lost nodes whose pods' room on the survivors Decide reads
@@ -316,8 +329,7 @@ func FullStrength(o Observed, kind, name string) bool {
 // those that fit nowhere, by the planner's answer (Observed.LostRoom); without one
 // (a single node lost) every pod fits.
 func (f losses) fit(o Observed, w *Workload) (fits, homeless int32) {
-	key := WorkloadKey(w.Kind, w.Name)
-	for _, pod := range slices.Concat(o.Pods[key], o.Stuck[key]) {
+	for _, pod := range onLost(o, w) {
 		if !f.lost[pod.Node] {
 			continue
 		}
@@ -401,6 +413,22 @@ func nodesLostCondition(st holdfastv1alpha1.DisruptionPolicyStatus, brake string
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, holdfastv1alpha1.ReasonNodeLost, msgNodesLost(st.LostNodes, st.Recovering)
 	}
 	return c
+}
+
+// quarantines are the nodes to keep extra pods off while lost nodes are responded to:
+// the lost ones, and the suspects among o's nodes. Machines that die together are seen
+// lost a renewal apart; a suspect not lost yet must not take the extra pods meant to
+// replace the first one's, only to lose them too. The node watcher takes the taint off
+// each node as soon as it is no longer a suspect, so a slow node keeps it for seconds.
+func quarantines(o Observed, lost []string) []string {
+	out := slices.Clone(lost)
+	for name := range o.Health.Suspects {
+		if o.Nodes[name] != nil && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // unquarantined quarantines the nodes without holdfast's taint among nodes, as o saw
