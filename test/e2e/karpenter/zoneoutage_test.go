@@ -35,6 +35,10 @@ const (
 	// reporting before Kubernetes evicts them (300 s by default), so that the test does
 	// not wait five minutes for what Kubernetes would do after them.
 	unreachableToleration = 10
+	// surged bounds the time to full strength of what fits on the survivors: well above
+	// the ~35 s holdfast's surge takes, well below the ~6 minutes Kubernetes' default
+	// toleration takes, so that a pass proves holdfast did it.
+	surged = 3 * time.Minute
 	// outage bounds the zone-outage test's waits from the crash: the node lifecycle
 	// controller's grace period, the toleration, Karpenter's batch and new node, the
 	// pods' start, on a busy machine.
@@ -206,6 +210,9 @@ func TestZoneOutageLeavesWhatFitsNowhereToKarpenter(t *testing.T) {
 		}
 		return true, nil
 	})
+	if fits > surged {
+		t.Errorf("single and web at full strength on the survivors after %s, over %s: Kubernetes replaced them, not holdfast's surge", fits, surged)
+	}
 	for name, extra := range fitsSurged {
 		if extra == 0 {
 			t.Errorf("%s at full strength on the survivors after %s without holdfast's surge: Kubernetes, not holdfast, replaced it", name, fits)
