@@ -23,10 +23,23 @@ type Redefinition struct {
 // per pair of files that define the same object.
 func LoadAlternatives(paths []string, opts ManifestOptions) ([]*Snapshot, []Problem, []Redefinition) {
 	keys, results := parseAll(paths, opts)
+	// An object that cannot be decoded defines nothing. Objects are decoded by merge, once
+	// the input is split; those defined more than once, which split it, are tried here.
+	times := map[ObjectRef]int{}
+	for _, r := range results {
+		for _, o := range r.objects {
+			times[o.ref]++
+		}
+	}
 	defined := map[ObjectRef][]int{}
 	origins := map[ObjectRef][]Origin{}
 	for i, r := range results {
 		for _, o := range r.objects {
+			if times[o.ref] > 1 {
+				if p, _ := o.decodeTo(nil, 0); p != nil {
+					continue
+				}
+			}
 			files := defined[o.ref]
 			if len(files) > 0 && files[len(files)-1] == i {
 				continue // twice in one file: merge reports it
