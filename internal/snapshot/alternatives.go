@@ -23,30 +23,17 @@ type Redefinition struct {
 // per pair of files that define the same object.
 func LoadAlternatives(paths []string, opts ManifestOptions) ([]*Snapshot, []Problem, []Redefinition) {
 	keys, results := parseAll(paths, opts)
-	// An object that cannot be decoded defines nothing. Objects are decoded by merge, once
-	// the input is split; those defined more than once, which split it, are tried here.
-	times := map[ObjectRef]int{}
-	for _, r := range results {
-		for _, o := range r.objects {
-			times[o.ref]++
+	defined, origins := definitions(results, nil)
+	// An object that cannot be decoded defines nothing. merge decodes the objects once
+	// the input is split; those defined in several files, which split it, are tried here.
+	tried := map[ObjectRef]bool{}
+	for ref, files := range defined {
+		if len(files) > 1 {
+			tried[ref] = true
 		}
 	}
-	defined := map[ObjectRef][]int{}
-	origins := map[ObjectRef][]Origin{}
-	for i, r := range results {
-		for _, o := range r.objects {
-			if times[o.ref] > 1 {
-				if p, _ := o.decodeTo(nil, 0); p != nil {
-					continue
-				}
-			}
-			files := defined[o.ref]
-			if len(files) > 0 && files[len(files)-1] == i {
-				continue // twice in one file: merge reports it
-			}
-			defined[o.ref] = append(files, i)
-			origins[o.ref] = append(origins[o.ref], o.origin)
-		}
+	if len(tried) > 0 {
+		defined, origins = definitions(results, tried)
 	}
 	conflicts := map[[2]int]bool{}
 	var redefs []Redefinition
@@ -105,6 +92,29 @@ func LoadAlternatives(paths []string, opts ManifestOptions) ([]*Snapshot, []Prob
 		}
 	}
 	return snaps, problems, redefs
+}
+
+// definitions lists, for each object, the files that define it and where, in order.
+// Objects in tried that cannot be decoded are left out.
+func definitions(results []fileResult, tried map[ObjectRef]bool) (map[ObjectRef][]int, map[ObjectRef][]Origin) {
+	defined := map[ObjectRef][]int{}
+	origins := map[ObjectRef][]Origin{}
+	for i, r := range results {
+		for _, o := range r.objects {
+			if tried[o.ref] {
+				if p, _ := o.decodeTo(nil, 0); p != nil {
+					continue
+				}
+			}
+			files := defined[o.ref]
+			if len(files) > 0 && files[len(files)-1] == i {
+				continue // twice in one file: merge reports it
+			}
+			defined[o.ref] = append(files, i)
+			origins[o.ref] = append(origins[o.ref], o.origin)
+		}
+	}
+	return defined, origins
 }
 
 // splitFiles splits a set of files, whose keys share their first depth elements, until no
