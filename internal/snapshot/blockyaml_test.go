@@ -103,11 +103,20 @@ func TestBlockYAMLReadsManifests(t *testing.T) {
 		checkBlockYAML(t, []byte(seed))
 	}
 	docs, read := repositoryDocuments(t), 0
+	// One reader for all, as a file's parser reads its documents: each document's nodes
+	// fill the slabs of the one before.
+	var shared blockReader
 	for _, doc := range docs {
 		checkBlockYAML(t, doc)
-		var r blockReader
-		if r.parse(doc) != nil {
+		if got := shared.parse(doc); got != nil {
 			read++
+			var want yamlv3.Node
+			if err := yamlv3.Unmarshal(doc, &want); err != nil {
+				t.Fatalf("read %q, which yaml.v3 refuses: %v", doc, err)
+			}
+			if diff := diffNodes(got, &want, ""); diff != "" {
+				t.Fatalf("read %q, after other documents, unlike yaml.v3: %s", doc, diff)
+			}
 		}
 	}
 	t.Logf("read %d of the repository's %d YAML documents, yaml.v3 the rest", read, len(docs))
