@@ -491,6 +491,8 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 	// Decoded by merge, once its place is known. doc is kept without its parsed nodes,
 	// which take some twenty times its text: a problem's lines are found by parsing it again.
 	doc.root = nil
+	// The reference outlives the document, whose text its strings were parts of.
+	ref = ObjectRef{Kind: decoder.gvk.Kind, Namespace: strings.Clone(ref.Namespace), Name: strings.Clone(ref.Name)}
 	l.result.objects = append(l.result.objects, decoded{
 		ref: ref, origin: Origin{File: file, Line: line}, kind: decoder, js: bytes.Clone(js),
 		doc: doc, prefix: prefix, problemAt: len(l.result.problems), warningAt: len(l.result.warnings),
