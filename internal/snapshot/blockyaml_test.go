@@ -42,6 +42,9 @@ var blockSeeds = []string{
 	"a: {b: 1,}\nc: {d}\ne: {f: , g: h}\n",
 	"a: {b?c: d}\ne: [f: g]\nh: {i:j}\nk: {\"l\":m}\nn: [o #p]\nq: {r: :s, t: [?u]}\n",
 	"a: {b: c\n  , d: e}\n",
+	// Plain scalars that start with a digit: numbers, timestamps, and text.
+	"a: [0, 7, 8080, 0123, 018, 999999999999999999, 9999999999999999999, 1_000, 1e3, 1.5, 0x1F, 0o17, 0b101, 0x1p-2]\n" +
+		"b: [100m, 128Mi, 2Gi, 1.5k, 3e, 12:30:00, 2001-12-14, 2001-12-14t21:59:43.10-05:00, 1a, 2f, 1x, 0-0, 1 2, 5Z, 3d]\n",
 }
 
 const deploymentYAML = `apiVersion: apps/v1
