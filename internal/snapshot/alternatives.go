@@ -23,18 +23,7 @@ type Redefinition struct {
 // per pair of files that define the same object.
 func LoadAlternatives(paths []string, opts ManifestOptions) ([]*Snapshot, []Problem, []Redefinition) {
 	keys, results := parseAll(paths, opts)
-	defined, origins := definitions(results, nil)
-	// An object that cannot be decoded defines nothing. merge decodes the objects once
-	// the input is split; those defined in several files, which split it, are tried here.
-	tried := map[ObjectRef]bool{}
-	for ref, files := range defined {
-		if len(files) > 1 {
-			tried[ref] = true
-		}
-	}
-	if len(tried) > 0 {
-		defined, origins = definitions(results, tried)
-	}
+	defined, origins := definitions(results, redefined(results))
 	conflicts := map[[2]int]bool{}
 	var redefs []Redefinition
 	for ref, files := range defined {
@@ -94,17 +83,42 @@ func LoadAlternatives(paths []string, opts ManifestOptions) ([]*Snapshot, []Prob
 	return snaps, problems, redefs
 }
 
-// definitions lists, for each object, the files that define it and where, in order.
-// Objects in tried that cannot be decoded are left out.
-func definitions(results []fileResult, tried map[ObjectRef]bool) (map[ObjectRef][]int, map[ObjectRef][]Origin) {
-	defined := map[ObjectRef][]int{}
-	origins := map[ObjectRef][]Origin{}
+// redefined lists the objects that more than one file defines: the only ones that split
+// the input.
+func redefined(results []fileResult) map[ObjectRef]bool {
+	n := 0
+	for _, r := range results {
+		n += len(r.objects)
+	}
+	first, again := make(map[ObjectRef]int, n), map[ObjectRef]bool{}
 	for i, r := range results {
 		for _, o := range r.objects {
-			if tried[o.ref] {
-				if p, _ := o.decodeTo(nil, 0); p != nil {
-					continue
-				}
+			if f, seen := first[o.ref]; !seen {
+				first[o.ref] = i
+			} else if f != i {
+				again[o.ref] = true
+			}
+		}
+	}
+	return again
+}
+
+// definitions lists, for each object of refs, the files that define it and where, in
+// order. An object that cannot be decoded defines nothing: merge decodes the objects
+// once the input is split, and these, which split it, are tried here.
+func definitions(results []fileResult, refs map[ObjectRef]bool) (map[ObjectRef][]int, map[ObjectRef][]Origin) {
+	defined := map[ObjectRef][]int{}
+	origins := map[ObjectRef][]Origin{}
+	if len(refs) == 0 {
+		return defined, origins
+	}
+	for i, r := range results {
+		for _, o := range r.objects {
+			if !refs[o.ref] {
+				continue
+			}
+			if p, _ := o.decodeTo(nil, 0); p != nil {
+				continue
 			}
 			files := defined[o.ref]
 			if len(files) > 0 && files[len(files)-1] == i {
