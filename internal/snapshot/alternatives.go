@@ -23,18 +23,7 @@ type Redefinition struct {
 // per pair of files that define the same object.
 func LoadAlternatives(paths []string, opts ManifestOptions) ([]*Snapshot, []Problem, []Redefinition) {
 	keys, results := parseAll(paths, opts)
-	defined := map[ObjectRef][]int{}
-	origins := map[ObjectRef][]Origin{}
-	for i, r := range results {
-		for _, o := range r.objects {
-			files := defined[o.ref]
-			if len(files) > 0 && files[len(files)-1] == i {
-				continue // twice in one file: merge reports it
-			}
-			defined[o.ref] = append(files, i)
-			origins[o.ref] = append(origins[o.ref], o.origin)
-		}
-	}
+	defined, origins := definitions(results, redefined(results))
 	conflicts := map[[2]int]bool{}
 	var redefs []Redefinition
 	for ref, files := range defined {
@@ -92,6 +81,54 @@ func LoadAlternatives(paths []string, opts ManifestOptions) ([]*Snapshot, []Prob
 		}
 	}
 	return snaps, problems, redefs
+}
+
+// redefined lists the objects that more than one file defines: the only ones that split
+// the input.
+func redefined(results []fileResult) map[ObjectRef]bool {
+	n := 0
+	for _, r := range results {
+		n += len(r.objects)
+	}
+	first, again := make(map[ObjectRef]int, n), map[ObjectRef]bool{}
+	for i, r := range results {
+		for _, o := range r.objects {
+			if f, seen := first[o.ref]; !seen {
+				first[o.ref] = i
+			} else if f != i {
+				again[o.ref] = true
+			}
+		}
+	}
+	return again
+}
+
+// definitions lists, for each object of refs, the files that define it and where, in
+// order. An object that cannot be decoded defines nothing: merge decodes the objects
+// once the input is split, and these, which split it, are tried here.
+func definitions(results []fileResult, refs map[ObjectRef]bool) (map[ObjectRef][]int, map[ObjectRef][]Origin) {
+	defined := map[ObjectRef][]int{}
+	origins := map[ObjectRef][]Origin{}
+	if len(refs) == 0 {
+		return defined, origins
+	}
+	for i, r := range results {
+		for _, o := range r.objects {
+			if !refs[o.ref] {
+				continue
+			}
+			if p, _ := o.decodeTo(nil, 0); p != nil {
+				continue
+			}
+			files := defined[o.ref]
+			if len(files) > 0 && files[len(files)-1] == i {
+				continue // twice in one file: merge reports it
+			}
+			defined[o.ref] = append(files, i)
+			origins[o.ref] = append(origins[o.ref], o.origin)
+		}
+	}
+	return defined, origins
 }
 
 // splitFiles splits a set of files, whose keys share their first depth elements, until no

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -126,5 +127,24 @@ func TestLoadAlternativesSharedFile(t *testing.T) {
 		if len(s.Nodes) != 1 || len(s.Warnings) != 1 {
 			t.Errorf("snapshot with nodes %d, warnings %v; want the node and its unknown field", len(s.Nodes), s.Warnings)
 		}
+	}
+}
+
+// An object that cannot be decoded defines nothing: a file whose only copy of another's
+// object is broken does not split the input, and the broken copy is reported once.
+func TestLoadAlternativesBrokenCopyDefinesNothing(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "deploy.yaml"), deployment)
+	write(t, filepath.Join(dir, "more.yaml"), strings.Replace(deployment, "replicas: 2", `replicas: "two"`, 1)+
+		"---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n")
+	snaps, problems, redefs := snapshot.LoadAlternatives([]string{dir}, snapshot.ManifestOptions{})
+	if len(snaps) != 1 || len(redefs) != 0 {
+		t.Fatalf("%d snapshots, redefinitions %v; want one snapshot and none", len(snaps), redefs)
+	}
+	if len(snaps[0].Deployments) != 1 || len(snaps[0].Nodes) != 1 {
+		t.Errorf("snapshot with %d Deployments and %d Nodes, want 1 and 1", len(snaps[0].Deployments), len(snaps[0].Nodes))
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "more.yaml:6: Deployment/default/web: field spec.replicas") {
+		t.Errorf("problems %v, want the broken copy's field", problems)
 	}
 }

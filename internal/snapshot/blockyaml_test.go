@@ -42,6 +42,9 @@ var blockSeeds = []string{
 	"a: {b: 1,}\nc: {d}\ne: {f: , g: h}\n",
 	"a: {b?c: d}\ne: [f: g]\nh: {i:j}\nk: {\"l\":m}\nn: [o #p]\nq: {r: :s, t: [?u]}\n",
 	"a: {b: c\n  , d: e}\n",
+	// Plain scalars that start with a digit: numbers, timestamps, and text.
+	"a: [0, 7, 8080, 0123, 018, 999999999999999999, 9999999999999999999, 1_000, 1e3, 1.5, 0x1F, 0o17, 0b101, 0x1p-2]\n" +
+		"b: [100m, 128Mi, 2Gi, 1.5k, 3e, 12:30:00, 2001-12-14, 2001-12-14t21:59:43.10-05:00, 1a, 2f, 1x, 0-0, 1 2, 5Z, 3d]\n",
 }
 
 const deploymentYAML = `apiVersion: apps/v1
@@ -103,11 +106,20 @@ func TestBlockYAMLReadsManifests(t *testing.T) {
 		checkBlockYAML(t, []byte(seed))
 	}
 	docs, read := repositoryDocuments(t), 0
+	// One reader for all, as a file's parser reads its documents: each document's nodes
+	// fill the slabs of the one before.
+	var shared blockReader
 	for _, doc := range docs {
 		checkBlockYAML(t, doc)
-		var r blockReader
-		if r.parse(doc) != nil {
+		if got := shared.parse(doc); got != nil {
 			read++
+			var want yamlv3.Node
+			if err := yamlv3.Unmarshal(doc, &want); err != nil {
+				t.Fatalf("read %q, which yaml.v3 refuses: %v", doc, err)
+			}
+			if diff := diffNodes(got, &want, ""); diff != "" {
+				t.Fatalf("read %q, after other documents, unlike yaml.v3: %s", doc, diff)
+			}
 		}
 	}
 	t.Logf("read %d of the repository's %d YAML documents, yaml.v3 the rest", read, len(docs))

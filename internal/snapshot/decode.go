@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bytes"
 	"maps"
 	"reflect"
 
@@ -25,58 +24,55 @@ var namespaced = map[string]bool{
 	KindNodeCompanion: true, KindDisruptionPolicy: true, KindLease: true,
 }
 
-// decodeFunc decodes one object and returns the function that puts it in its place in a
-// snapshot (the index in its kind's slice, which merge has made long enough), and the
-// fields its kind does not have.
-type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(s *Snapshot, i int), []unknownField, error)
+// decodeFunc decodes one object into its place in s (the index in its kind's slice, which
+// merge has made long enough), or, when s is nil, into a value of its own, only to know
+// whether it decodes; it returns the fields its kind does not have. A decoding that fails
+// may leave its place half written.
+type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind, s *Snapshot, i int) ([]unknownField, error)
 
-// decodeInto appends the object to the snapshot's slice. Retired API versions (policy/v1beta1,
+// decodeInto decodes the object into the snapshot's slice. Retired API versions (policy/v1beta1,
 // extensions/v1beta1, apps/v1beta2, autoscaling/v1...) share the fields holdfast reads with
 // the current ones, so older manifests, written for them, are read into the current
 // types rather than rejected.
 //
-// The object is decoded twice: here, while files are read in parallel, for its problems,
-// and again by add, into its place in the snapshot's slice, objects in parallel. Keeping the decoded object
-// instead held every object twice when merge copied it into the slice: a Pod is 1,240
-// bytes before its fields', where its JSON is a few hundred.
+// The object is decoded once, by merge, straight into its place, on every core. Decoding
+// it when its file was read, and copying it into its place later, held every object twice:
+// a Pod is 1,240 bytes before its fields', where its JSON is a few hundred.
 func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectMeta, fix func(*T, schema.GroupVersionKind)) decodeFunc {
-	// Decoded as the API server decodes: field names are case-sensitive, and the fields
-	// the kind does not have are listed rather than silently dropped.
-	decode := func(js []byte, obj *T) ([]error, error) {
-		return sigsjson.UnmarshalStrict(js, obj, sigsjson.DisallowUnknownFields)
-	}
-	return func(js []byte, namespace string, gvk schema.GroupVersionKind) (func(*Snapshot, int), []unknownField, error) {
-		var obj T
-		strict, err := decode(js, &obj)
+	return func(js []byte, namespace string, gvk schema.GroupVersionKind, s *Snapshot, i int) ([]unknownField, error) {
+		var obj *T
+		if s != nil {
+			obj = &(*slice(s))[i]
+		} else {
+			obj = new(T)
+		}
+		// Decoded as the API server decodes: field names are case-sensitive, and the fields
+		// the kind does not have are listed rather than silently dropped.
+		strict, err := sigsjson.UnmarshalStrict(js, obj, sigsjson.DisallowUnknownFields)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		js = bytes.Clone(js)
-		add := func(s *Snapshot, i int) {
-			obj := &(*slice(s))[i]
-			// The same JSON into the same type decodes the same, without error, so
-			// the strict checks, a tenth of the decoding, are not made again.
-			_ = sigsjson.UnmarshalCaseSensitivePreserveInts(js, obj)
-			if namespace != "" {
-				meta(obj).Namespace = namespace
-			}
-			if fix != nil {
-				fix(obj, gvk)
-			}
+		if namespace != "" {
+			meta(obj).Namespace = namespace
 		}
-		return add, unknownFields(reflect.TypeFor[T](), strict), nil
+		if fix != nil {
+			fix(obj, gvk)
+		}
+		return unknownFields(reflect.TypeFor[T](), strict), nil
 	}
 }
 
-// decodeUnstructured appends the object, of a kind another project defines (Karpenter's),
+// decodeUnstructured decodes the object, of a kind another project defines (Karpenter's),
 // as it is: holdfast reads a few of its fields, and knows no others to warn about.
 func decodeUnstructured(slice func(*Snapshot) *[]unstructured.Unstructured) decodeFunc {
-	return func(js []byte, _ string, _ schema.GroupVersionKind) (func(*Snapshot, int), []unknownField, error) {
-		var u unstructured.Unstructured
-		if err := u.UnmarshalJSON(js); err != nil {
-			return nil, nil, err
+	return func(js []byte, _ string, _ schema.GroupVersionKind, s *Snapshot, i int) ([]unknownField, error) {
+		var u *unstructured.Unstructured
+		if s != nil {
+			u = &(*slice(s))[i]
+		} else {
+			u = new(unstructured.Unstructured)
 		}
-		return func(s *Snapshot, i int) { (*slice(s))[i] = u }, nil, nil
+		return nil, u.UnmarshalJSON(js)
 	}
 }
 
@@ -100,11 +96,19 @@ func assumeRunning(pod *corev1.Pod) {
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 }
 
-var decoders = map[schema.GroupVersionKind]decodeFunc{}
+// kindDecoder decodes the objects of one kind and API version. Objects waiting for merge
+// point at theirs, rather than each holding its version and function.
+type kindDecoder struct {
+	gvk    schema.GroupVersionKind
+	decode decodeFunc
+}
+
+var decoders = map[schema.GroupVersionKind]*kindDecoder{}
 
 func register(d decodeFunc, kind string, apiVersions ...string) {
 	for _, v := range apiVersions {
-		decoders[schema.FromAPIVersionAndKind(v, kind)] = d
+		gvk := schema.FromAPIVersionAndKind(v, kind)
+		decoders[gvk] = &kindDecoder{gvk: gvk, decode: d}
 	}
 }
 

@@ -77,6 +77,11 @@ func parseFile(job fileJob, opts ManifestOptions) fileResult {
 	// all of it; a part after the first that spent more than the parts before it left, or
 	// was refused, is parsed again with what they left, as it would have been in turn.
 	left := newBudget(len(data))
+	objects := 0
+	for _, l := range parsers {
+		objects += len(l.result.objects)
+	}
+	result.objects = make([]decoded, 0, objects)
 	for i, l := range parsers {
 		if i > 0 && (l.refused != nil || left.nodes < l.spent().nodes || left.bytes < l.spent().bytes) {
 			l = newParser(opts, len(data))
@@ -88,7 +93,11 @@ func parseFile(job fileJob, opts ManifestOptions) fileResult {
 		}
 		spent := l.spent()
 		left.nodes, left.bytes = left.nodes-spent.nodes, left.bytes-spent.bytes
-		result.objects = append(result.objects, l.result.objects...)
+		for _, o := range l.result.objects {
+			o.problemAt += len(result.problems)
+			o.warningAt += len(result.warnings)
+			result.objects = append(result.objects, o)
+		}
 		result.problems = append(result.problems, l.result.problems...)
 		result.warnings = append(result.warnings, l.result.warnings...)
 		result.skipped = append(result.skipped, l.result.skipped...)
@@ -445,7 +454,7 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 	if removed := removedAPI(gvk); removed != nil {
 		l.warn(Problem{File: file, Line: line, Object: p.Object, Err: removed})
 	}
-	decode, known := decoders[gvk]
+	decoder, known := decoders[gvk]
 	if !known {
 		switch {
 		case !knownGroup(gvk.Group):
@@ -479,34 +488,59 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 		l.problem(p)
 		return
 	}
-	add, unknown, err := decode(js, ref.Namespace, gvk)
+	// Decoded by merge, once its place is known. doc is kept without its parsed nodes,
+	// which take some twenty times its text: a problem's lines are found by parsing it again.
+	doc.root = nil
+	// The reference outlives the document, whose text its strings were parts of.
+	ref = ObjectRef{Kind: decoder.gvk.Kind, Namespace: strings.Clone(ref.Namespace), Name: strings.Clone(ref.Name)}
+	l.result.objects = append(l.result.objects, decoded{
+		ref: ref, origin: Origin{File: file, Line: line}, kind: decoder, js: bytes.Clone(js),
+		doc: doc, prefix: prefix, problemAt: len(l.result.problems), warningAt: len(l.result.warnings),
+	})
+}
+
+// decodeTo decodes the object into its place in s, or, when s is nil, only to know
+// whether it decodes. It returns what keeps it out of the snapshot, if anything, and the
+// fields it has that its kind does not.
+func (o *decoded) decodeTo(s *Snapshot, i int) (*Problem, []Problem) {
+	unknown, err := o.kind.decode(o.js, o.ref.Namespace, o.kind.gvk, s, i)
+	if len(unknown) == 0 && err == nil {
+		return nil, nil
+	}
+	var root *yamlv3.Node
+	lineOf := func(path string) int {
+		if root == nil {
+			// Rare: a typo or a wrong type. The document is parsed as when it was read.
+			var r blockReader
+			root, _ = r.parseYAML(o.doc.data)
+		}
+		return fieldLine(document{data: o.doc.data, line: o.doc.line, root: root}, o.prefix+path)
+	}
+	var warnings []Problem
 	for _, u := range unknown {
-		w := Problem{File: file, Line: line, Object: p.Object, Field: u.path, Err: errors.New("unknown field, ignored")}
-		if line := fieldLine(doc, prefix+u.path); line > 0 {
+		w := Problem{File: o.origin.File, Line: o.origin.Line, Object: o.ref.String(), Field: u.path, Err: errors.New("unknown field, ignored")}
+		if line := lineOf(u.path); line > 0 {
 			w.Line = line
 		}
 		if u.suggestion != "" {
 			w.Err = fmt.Errorf("unknown field, ignored; did you mean %s?", u.suggestion)
 		}
-		l.warn(w)
+		warnings = append(warnings, w)
 	}
-	if err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			p.Field = typeErr.Field
-			if line := fieldLine(doc, prefix+typeErr.Field); line > 0 {
-				p.Line = line
-			}
-			err = fmt.Errorf("cannot read a JSON %s as %s", typeErr.Value, typeErr.Type)
+	if err == nil {
+		return nil, warnings
+	}
+	p := Problem{File: o.origin.File, Line: o.origin.Line, Object: o.ref.String()}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		p.Field = typeErr.Field
+		if line := lineOf(typeErr.Field); line > 0 {
+			p.Line = line
 		}
-		p.Err = err
-		l.problem(p)
-		return
+		err = fmt.Errorf("cannot read a JSON %s as %s", typeErr.Value, typeErr.Type)
 	}
-	l.result.objects = append(l.result.objects, decoded{
-		ref: ref, origin: Origin{File: file, Line: line}, add: add,
-		legacy: gvk.Group == "policy" && gvk.Version == "v1beta1",
-	})
+	p.Err = err
+	return &p, warnings
 }
 
 // fieldLine finds the line of a dotted JSON path such as spec.template.spec.containers.0.image

@@ -16,7 +16,7 @@ func listFiles(path string, opts ManifestOptions) []fileJob {
 		if opts.Stdin == nil {
 			return []fileJob{{name: path, err: errors.New("no standard input to read")}}
 		}
-		return []fileJob{{name: path, read: func() ([]byte, error) { return readLimited(opts.Stdin, opts.MaxFileSize) }}}
+		return []fileJob{{name: path, read: func() ([]byte, error) { return readLimited(opts.Stdin, opts.MaxFileSize, 0) }}}
 	}
 	switch {
 	case opts.Kustomize != nil:
@@ -67,15 +67,33 @@ func fileAt(path string, opts ManifestOptions) fileJob {
 			return nil, err
 		}
 		defer f.Close()
-		return readLimited(f, opts.MaxFileSize)
+		var size int64
+		if info, err := f.Stat(); err == nil {
+			size = info.Size()
+		}
+		return readLimited(f, opts.MaxFileSize, size)
 	}}
 }
 
-func readLimited(r io.Reader, limit int64) ([]byte, error) {
+// readLimited reads r whole, refusing more than limit bytes. size, when known (else 0),
+// sizes the buffer at once: grown as it filled, it was copied over and over, and a
+// large file took about twice its size while it was read.
+func readLimited(r io.Reader, limit, size int64) ([]byte, error) {
 	// Read one byte past the limit to tell "exactly at the limit" from "over it".
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading: %w", err)
+	r = io.LimitReader(r, limit+1)
+	data := make([]byte, 0, max(min(size, limit)+1, 512))
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading: %w", err)
+		}
 	}
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("larger than the %d-byte limit for one manifest file", limit)

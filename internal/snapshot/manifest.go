@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,61 +154,146 @@ type fileResult struct {
 	skipped  []Problem
 }
 
-// decoded is one object read from a file, with the function that puts it in its place
-// in a snapshot.
+// decoded is one object read from a file, its JSON not yet decoded: merge decodes it
+// into its place in a snapshot.
 type decoded struct {
 	ref    ObjectRef
 	origin Origin
-	legacy bool
-	add    func(s *Snapshot, i int)
+	kind   *kindDecoder
+	js     []byte
+	// doc is the document the object was read from, without its nodes, and prefix the
+	// object's path in it ("items.3." for a List item, "" for the document itself): what
+	// finds the line of a bad field.
+	doc    document
+	prefix string
+	// problemAt and warningAt are how many problems and warnings the file had before the
+	// object: its own go there, so that a file's stay in the order of its documents.
+	problemAt, warningAt int
+}
+
+// legacy reports whether the object is a budget of policy/v1beta1, whose empty selector
+// selects no pods.
+func (o *decoded) legacy() bool {
+	return o.kind.gvk.Group == "policy" && o.kind.gvk.Version == "v1beta1"
+}
+
+// outcome is what decoding one object gave.
+type outcome struct {
+	problem  *Problem // the object could not be decoded, and is left out
+	warnings []Problem
 }
 
 // merge builds the snapshot from the files' results in order; an object defined in two
 // places is kept where it is first defined. The places settled, the objects are decoded
-// into them on every core: one large file's objects are most of the work.
+// into them on every core: one large file's objects are most of the work. An object that
+// cannot be decoded takes no place, which would have gone to the next definition of it:
+// should any fail, the places are settled again without them, and the objects decoded
+// again.
 func merge(results []fileResult) (*Snapshot, []Problem) {
-	var problems []Problem
-	total := 0
+	var all []*decoded
 	for _, r := range results {
-		total += len(r.objects)
-	}
-	s := &Snapshot{Source: SourceManifests, Origins: make(map[ObjectRef]Origin, total), LegacySelectorPDBs: map[ObjectRef]bool{}}
-	type placed struct {
-		o *decoded
-		i int // in its kind's slice
-	}
-	kept, counts := make([]placed, 0, total), map[string]int{}
-	for _, r := range results {
-		problems = append(problems, r.problems...)
-		s.Warnings = append(s.Warnings, r.warnings...)
-		s.Skipped = append(s.Skipped, r.skipped...)
 		for i := range r.objects {
-			o := &r.objects[i]
-			if first, dup := s.Origins[o.ref]; dup {
-				problems = append(problems, Problem{File: o.origin.File, Line: o.origin.Line, Object: o.ref.String(),
-					Err: fmt.Errorf("defined again; first defined at %s", first)})
-				continue
+			all = append(all, &r.objects[i])
+		}
+	}
+	outcomes := make([]outcome, len(all))
+	s, places := place(results, all, outcomes)
+	if decodeAll(s, all, places, outcomes) {
+		s, places = place(results, all, outcomes)
+		decodeAll(s, all, places, outcomes)
+	}
+	var problems []Problem
+	k := 0
+	for _, r := range results {
+		objects := outcomes[k : k+len(r.objects)]
+		problems = append(problems, inOrder(r.problems, r.objects, func(o *decoded) int { return o.problemAt }, func(j int) []Problem {
+			if p := objects[j].problem; p != nil {
+				return []Problem{*p}
 			}
+			return nil
+		})...)
+		s.Warnings = append(s.Warnings, inOrder(r.warnings, r.objects, func(o *decoded) int { return o.warningAt }, func(j int) []Problem {
+			return objects[j].warnings
+		})...)
+		s.Skipped = append(s.Skipped, r.skipped...)
+		for j := range r.objects {
+			if o := &r.objects[j]; places[k+j] == duplicate {
+				problems = append(problems, Problem{File: o.origin.File, Line: o.origin.Line, Object: o.ref.String(),
+					Err: fmt.Errorf("defined again; first defined at %s", s.Origins[o.ref])})
+			}
+		}
+		k += len(r.objects)
+	}
+	return s, problems
+}
+
+// The places of objects that take none in a snapshot.
+const (
+	duplicate = -1 // defined before
+	failed    = -2 // cannot be decoded
+)
+
+// place settles the place of every object but those that failed to decode: the index
+// in its kind's slice, or duplicate. It returns the snapshot with its slices sized, its
+// origins and its budgets of legacy selectors.
+func place(results []fileResult, all []*decoded, outcomes []outcome) (*Snapshot, []int) {
+	s := &Snapshot{Source: SourceManifests, Origins: make(map[ObjectRef]Origin, len(all)), LegacySelectorPDBs: map[ObjectRef]bool{}}
+	places, counts := make([]int, len(all)), map[string]int{}
+	for k, o := range all {
+		switch _, dup := s.Origins[o.ref]; {
+		case outcomes[k].problem != nil:
+			places[k] = failed
+		case dup:
+			places[k] = duplicate
+		default:
 			s.Origins[o.ref] = o.origin
-			if o.legacy {
+			if o.legacy() {
 				s.LegacySelectorPDBs[o.ref] = true
 			}
-			kept = append(kept, placed{o, counts[o.ref.Kind]})
+			places[k] = counts[o.ref.Kind]
 			counts[o.ref.Kind]++
 		}
 	}
 	s.size(counts)
-	workers := min(runtime.GOMAXPROCS(0), len(kept))
+	return s, places
+}
+
+// decodeAll decodes every object that has not failed into its place, on every core, and a
+// duplicate only for its problems. It records each outcome, and reports whether an
+// object failed that had not before.
+func decodeAll(s *Snapshot, all []*decoded, places []int, outcomes []outcome) bool {
+	workers := min(runtime.GOMAXPROCS(0), len(all))
+	fails := make([]bool, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			for _, p := range kept[w*len(kept)/workers : (w+1)*len(kept)/workers] {
-				p.o.add(s, p.i)
+			for k := w * len(all) / workers; k < (w+1)*len(all)/workers; k++ {
+				switch places[k] {
+				case failed:
+				case duplicate:
+					outcomes[k].problem, outcomes[k].warnings = all[k].decodeTo(nil, 0)
+				default:
+					outcomes[k].problem, outcomes[k].warnings = all[k].decodeTo(s, places[k])
+				}
+				fails[w] = fails[w] || places[k] != failed && outcomes[k].problem != nil
 			}
 		})
 	}
 	wg.Wait()
-	return s, problems
+	return slices.Contains(fails, true)
+}
+
+// inOrder puts each object's problems, of(j) for the j-th, where the object was read
+// among the file's others.
+func inOrder(file []Problem, objects []decoded, at func(*decoded) int, of func(j int) []Problem) []Problem {
+	out, next := []Problem(nil), 0
+	for j := range objects {
+		if p := at(&objects[j]); p > next {
+			out, next = append(out, file[next:p]...), p
+		}
+		out = append(out, of(j)...)
+	}
+	return append(out, file[next:]...)
 }
 
 // size makes the slices as long as the objects to come, each decoded into its place:

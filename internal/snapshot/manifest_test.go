@@ -136,6 +136,30 @@ func TestLoadManifestBytes(t *testing.T) {
 				Problems: []string{"f.yaml:12: PodDisruptionBudget/prod/web: defined again; first defined at f.yaml:1"},
 			},
 		},
+		"a first definition that cannot be decoded leaves the place to the second": {
+			input: strings.Replace(pdb, "maxUnavailable: 1", "maxUnavailable: [1]", 1) + "---\n" + pdb,
+			want: loaded{
+				Origins:  map[string]string{"PodDisruptionBudget/prod/web": "f.yaml:12"},
+				Problems: []string{"f.yaml:7: PodDisruptionBudget/prod/web: field spec.maxUnavailable: cannot read a JSON array as int32"},
+			},
+		},
+		"problems and warnings in the order of the documents": {
+			input: strings.Replace(deployment, "replicas: 2", `replicas: "two"`, 1) + "---\nkind: [\n---\n" +
+				strings.Replace(strings.Replace(pdb, "apiVersion: policy/v1", "apiVersion: policy/v1beta1", 1), "maxUnavailable: 1", "maxUnavailabel: 1", 1) +
+				"---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {flavour: large}\n",
+			want: loaded{
+				Origins: map[string]string{"PodDisruptionBudget/prod/web": "f.yaml:21", "Node/n1": "f.yaml:32"},
+				Problems: []string{
+					"f.yaml:6: Deployment/default/web: field spec.replicas: cannot read a JSON string as int32",
+					"f.yaml:19: yaml: line 19: did not find expected node content",
+				},
+				Warnings: []string{
+					"f.yaml:21: PodDisruptionBudget/prod/web: policy/v1beta1 PodDisruptionBudget was removed in Kubernetes 1.25 and the API server refuses it: use policy/v1 (read here as if it were)",
+					"f.yaml:27: PodDisruptionBudget/prod/web: field spec.maxUnavailabel: unknown field, ignored; did you mean maxUnavailable?",
+					"f.yaml:35: Node/n1: field spec.flavour: unknown field, ignored",
+				},
+			},
+		},
 		"a List nested in a List is flattened": {
 			input: "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n" +
 				"- apiVersion: v1\n  kind: List\n  items:\n  - apiVersion: v1\n    kind: Node\n    metadata:\n      name: n2\n" +

@@ -35,5 +35,5 @@ func fetch(url string, limit int64) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("downloading: %s", resp.Status)
 	}
-	return readLimited(resp.Body, limit)
+	return readLimited(resp.Body, limit, 0)
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // parseOnCores parses data as a file named all.yaml with cores cores, and renders what it
-// read: each object with its place, then every problem, warning and note, in order.
+// read: each object with its place, then every problem, warning and note, in order, as
+// merge gives them once the objects are decoded.
 func parseOnCores(t *testing.T, data []byte, cores int) []string {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cores))
@@ -19,13 +20,14 @@ func parseOnCores(t *testing.T, data []byte, cores int) []string {
 	for _, o := range r.objects {
 		out = append(out, "object "+o.ref.String()+" at "+o.origin.String())
 	}
-	for _, p := range r.problems {
+	s, problems := merge([]fileResult{r})
+	for _, p := range problems {
 		out = append(out, "problem "+p.Error())
 	}
-	for _, p := range r.warnings {
+	for _, p := range s.Warnings {
 		out = append(out, "warning "+p.Error())
 	}
-	for _, p := range r.skipped {
+	for _, p := range s.Skipped {
 		out = append(out, "skipped "+p.Error())
 	}
 	return out
