@@ -283,20 +283,32 @@ func onLost(o Observed, w *Workload) []Pod {
 	return pods
 }
 
-// LostRoomWanted are the lost nodes whose pods' room on the survivors Decide reads
-// (SetLostRoom, with plan.LostRoom): those the policy counts as lost, when there are
-// more than one and the brake does not hold. One lost node's pods are surged without
-// the question: the survivors almost always hold them, and a single crash must cost
-// seconds.
+// LostRoomWanted are the nodes whose pods' room on the survivors Decide reads
+// (SetLostRoom, with plan.LostRoom): those the policy counts as lost and the other
+// suspects, when there are more than one and the brake does not hold. Machines that die
+// together are seen lost up to a renewal apart: when the first is lost the others are
+// suspects, and their pods will want the same room. One lost node and no other suspect
+// is surged for without the question: the survivors almost always hold its pods, and a
+// single crash must cost seconds.
 func (o *Observed) LostRoomWanted() []string {
 	if !surgesForFailure(o.Policy) {
 		return nil
 	}
 	f := assessLosses(*o)
-	if len(f.lost) < 2 || f.brake != "" {
+	if len(f.lost) == 0 || f.brake != "" {
 		return nil
 	}
-	return slices.Sorted(maps.Keys(f.lost))
+	nodes := slices.Collect(maps.Keys(f.lost))
+	for name := range o.Health.Suspects {
+		if !f.lost[name] {
+			nodes = append(nodes, name)
+		}
+	}
+	if len(nodes) < 2 {
+		return nil
+	}
+	slices.Sort(nodes)
+	return nodes
 }
 
 // SetLostRoom records the planner's answer on the room of the lost nodes' pods
@@ -327,7 +339,7 @@ func FullStrength(o Observed, kind, name string) bool {
 
 // fit splits w's pods on lost nodes into those that fit on the surviving nodes and
 // those that fit nowhere, by the planner's answer (Observed.LostRoom); without one
-// (a single node lost) every pod fits.
+// (a single node lost, no other suspect) every pod fits.
 func (f losses) fit(o Observed, w *Workload) (fits, homeless int32) {
 	for _, pod := range onLost(o, w) {
 		if !f.lost[pod.Node] {

@@ -581,3 +581,27 @@ func TestStuckOf(t *testing.T) {
 func fencesOf(d Decision) []NodeTaint {
 	return slices.DeleteFunc(EffectsOf[NodeTaint](d.Effects), func(t NodeTaint) bool { return t.Key != holdfastv1alpha1.OutOfServiceTaintKey })
 }
+
+// The room question is asked of every lost node and every other suspect once two or
+// more of them stand out (a zone seen dark a renewal apart), and never of one lost node
+// alone, nor under the brake.
+func TestLostRoomWanted(t *testing.T) {
+	for name, tc := range map[string]struct {
+		stale map[string]time.Duration
+		want  []string
+	}{
+		"one lost node alone":                        {stale: map[string]time.Duration{"n1": time.Minute}},
+		"one lost node and a suspect of its zone":    {stale: map[string]time.Duration{"n1": time.Minute, "n2": 20 * time.Second}, want: []string{"n1", "n2"}},
+		"a whole zone lost":                          {stale: map[string]time.Duration{"n1": time.Minute, "n2": time.Minute}, want: []string{"n1", "n2"}},
+		"a suspect alone, not lost yet":              {stale: map[string]time.Duration{"n2": 20 * time.Second}},
+		"nodes of two zones lost at once: the brake": {stale: map[string]time.Duration{"n1": time.Minute, "n3": time.Minute}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := policy("p", time.Hour, nil)
+			o := Observed{Policy: &p, Now: now, Health: staleLeases(tc.stale)}
+			if got := o.LostRoomWanted(); !slices.Equal(got, tc.want) {
+				t.Errorf("LostRoomWanted() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
