@@ -28,6 +28,14 @@ import (
 // its taint (or cordon) turns the hand-off into an ordinary surge for a drain. If the
 // autoscaler leaves the node alone, the surge ends at a deadline, and holdfast backs off
 // from that node, doubling the wait each time, and gives up after maxHandOffs.
+//
+// Cluster-autoscaler simulates a node's removal at its first scan after the node falls
+// under its threshold (every 10 s by default); the new pod is rarely Ready by then, so
+// it finds the budget at 0, and the hand-off costs its recheck timeout on top of its
+// unneeded time. A pod marked cluster-autoscaler.kubernetes.io/safe-to-evict: "true"
+// skips the budgets in that simulation, not in the eviction, which the Eviction API
+// holds until the new pod counts: the node goes at cluster-autoscaler's own pace, and the
+// hand-off need only open the budget within its unneeded time.
 
 const (
 	// handOffGrace is how long past the NodePool's consolidateAfter a hand-off waits for
@@ -99,7 +107,9 @@ func (a Autoscalers) threshold() float64 {
 
 // caWindow is how long cluster-autoscaler may take to take a node once its budget
 // allows the eviction: it found the node unremovable and looks again only after its
-// recheck timeout, then waits its unneeded time, then decides.
+// recheck timeout, then waits its unneeded time, then decides. (Under a pod marked safe
+// to evict it does not wait the recheck, but the window counts it all the same: the
+// hand-off does not read the mark, and a longer window only holds the surge longer.)
 func (a Autoscalers) caWindow() time.Duration {
 	unneeded, recheck := a.UnneededTime, a.Recheck
 	if unneeded <= 0 {

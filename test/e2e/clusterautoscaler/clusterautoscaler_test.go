@@ -2,9 +2,10 @@
 
 // Package clusterautoscaler runs cluster-autoscaler's scale-down (its kwok provider,
 // hack/cluster-autoscaler) on the testbed, over a single replica: without holdfast,
-// with holdfast's Surge and its hand-off of the node, and a hand-off cluster-autoscaler
-// declines (a node group at its minimum size). Each run samples the single replica's
-// Ready pods every 200 ms, and the test prints the runs side by side.
+// with holdfast's Surge and its hand-off of the node, the same with the pod marked safe
+// to evict, and a hand-off cluster-autoscaler declines (a node group at its minimum
+// size). Each run samples the single replica's Ready pods every 200 ms, and the test
+// prints the runs side by side.
 package clusterautoscaler
 
 import (
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
@@ -52,21 +54,31 @@ func TestMain(m *testing.M) {
 // Without holdfast it removes the node and the replica is at 0 Ready until its
 // replacement starts; with holdfast's Surge the budget would keep the node for good, so
 // holdfast hands it over (a surge ahead) and the node goes with the replica never at 0
-// Ready. Where cluster-autoscaler declines the node, the surge ends at its deadline and
-// is not repeated before the back-off.
+// Ready. Cluster-autoscaler finds the node unremovable at its first look, before the
+// surge's new pod is Ready, and looks again only after its recheck timeout; with the pod
+// marked safe to evict it skips the budget in that look, and its eviction waits for the
+// budget instead. Where cluster-autoscaler declines the node, the surge ends at its
+// deadline and is not repeated before the back-off.
 func TestScaleDown(t *testing.T) {
-	without := scenario(t, "without holdfast", false, general)
-	with := scenario(t, "with holdfast", true, general)
-	declined := scenario(t, "with holdfast, declined", true, pinned)
-	report(t, without, with, declined)
+	without := scenario(t, "without holdfast", setup{group: general})
+	with := scenario(t, "with holdfast", setup{holdfast: true, group: general})
+	safe := scenario(t, "with holdfast, safe to evict", setup{holdfast: true, group: general, safeToEvict: true})
+	declined := scenario(t, "with holdfast, declined", setup{holdfast: true, group: pinned})
+	report(t, column{"without holdfast", false, without}, column{"with holdfast (Surge)", true, with},
+		column{"with holdfast, pod safe to evict", true, safe}, column{"with holdfast, declined (group at its minimum)", true, declined})
+	t.Logf("holdfast's status while surging: %s", with.surging)
+	t.Logf("holdfast's status after the declined hand-off: %s", declined.after)
 	if without.lowest != 0 {
 		t.Errorf("without holdfast the single replica never went to 0 Ready (lowest %d): the scenario proves nothing", without.lowest)
 	}
-	if !without.removed || !with.removed {
-		t.Errorf("the node was not removed: without holdfast %t, with %t", without.removed, with.removed)
+	if !without.removed || !with.removed || !safe.removed {
+		t.Errorf("the node was not removed: without holdfast %t, with %t, with the pod safe to evict %t", without.removed, with.removed, safe.removed)
 	}
 	if with.lowest < 1 {
 		t.Errorf("with holdfast the single replica went to 0 Ready for %s", with.zeroFor)
+	}
+	if safe.lowest < 1 {
+		t.Errorf("with holdfast and the pod safe to evict, the single replica went to 0 Ready for %s", safe.zeroFor)
 	}
 	if declined.removed {
 		t.Error("cluster-autoscaler removed the node of a node group at its minimum size: the declined scenario proves nothing")
@@ -83,11 +95,11 @@ func TestScaleDown(t *testing.T) {
 	}
 	// One hand-off each: the declined one is not repeated before its back-off, and the
 	// surge it made is gone (the scenario waited for 1 replica).
-	if with.handOffs != "1" || declined.handOffs != "1" {
-		t.Errorf("hand-offs recorded: %q with holdfast, %q declined; want 1 each", with.handOffs, declined.handOffs)
+	if with.handOffs != "1" || safe.handOffs != "1" || declined.handOffs != "1" {
+		t.Errorf("hand-offs recorded: %q with holdfast, %q with the pod safe to evict, %q declined; want 1 each", with.handOffs, safe.handOffs, declined.handOffs)
 	}
-	if !with.tainted || !declined.tainted {
-		t.Errorf("holdfast's hand-off taint seen during the surge: %t with holdfast, %t declined; want both", with.tainted, declined.tainted)
+	if !with.tainted || !safe.tainted || !declined.tainted {
+		t.Errorf("holdfast's hand-off taint seen during the surge: %t with holdfast, %t with the pod safe to evict, %t declined; want all", with.tainted, safe.tainted, declined.tainted)
 	}
 	if declined.stayed && !strings.Contains(declined.after, "no new hand-off of that node before") {
 		t.Errorf("after the declined hand-off, status does not say when the next may come: %q", declined.after)
@@ -158,9 +170,13 @@ type outcome struct {
 	node    string        // the single replica's node when the filler went
 	removed bool          // whether cluster-autoscaler removed it
 	took    time.Duration // from the filler's deletion to the node gone, or the surge over
-	samples int
-	lowest  int
-	zeroFor time.Duration
+	// surged and opened are the times from the filler's deletion to the first extra pod
+	// the surge set asks for, and to the single replica's budget first allowing an
+	// eviction; 0 when not seen.
+	surged, opened time.Duration
+	samples        int
+	lowest         int
+	zeroFor        time.Duration
 	// handOffs is the hand-off annotation's count at the end; status the single
 	// replica's status message while it surged, and after.
 	handOffs       string
@@ -176,15 +192,27 @@ type run struct {
 	*framework.Framework
 	hc     client.Client // knows holdfast's types; nil without holdfast
 	single *appsv1.Deployment
+	// start is when the scenario deleted the filler.
+	start time.Time
 }
 
-// scenario puts the single replica on a node of group together with a filler (the
+// setup is what a scenario runs: with holdfast or not, the node group of the single
+// replica's first node, and whether the single replica's pods are marked
+// cluster-autoscaler.kubernetes.io/safe-to-evict: "true".
+type setup struct {
+	holdfast    bool
+	group       string
+	safeToEvict bool
+}
+
+// scenario puts the single replica on a node of s.group together with a filler (the
 // pinned group's one node, or a new one of the general group), and a
 // keeper that cluster-autoscaler may not evict on a node of its own with room for the
 // single replica; then deletes the filler, which leaves the single replica's node at a
 // quarter of its CPU, and follows what happens to that node.
-func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
+func scenario(t *testing.T, name string, s setup) outcome {
 	var out outcome
+	holdfast, group := s.holdfast, s.group
 	ok := t.Run(name, func(t *testing.T) {
 		r := &run{Framework: framework.New(t)}
 		t.Cleanup(r.emptyCluster)
@@ -201,6 +229,9 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: framework.CANodeGroupLabel, Operator: corev1.NodeSelectorOpIn, Values: slices.Compact([]string{general, group})}},
 				}}},
 			}}
+			if s.safeToEvict {
+				d.Spec.Template.Annotations = map[string]string{availability.AnnotationSafeToEvict: "true"}
+			}
 		})
 		r.waitReady(r.single)
 		out.node = r.nodeOf(r.single)
@@ -215,6 +246,7 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 		}
 		watch := r.WatchReady(framework.SelectorOf(r.single), samplePeriod)
 		start := time.Now()
+		r.start = start
 		if err := r.Client.Delete(r.Ctx, filler); err != nil {
 			t.Fatalf("deleting the filler: %v", err)
 		}
@@ -224,6 +256,7 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 				if !ok {
 					return false, nil
 				}
+				r.budgetOpen(ctx, &out)
 				if extra == 0 && out.surging != "" && !strings.Contains(msg, "extra pod ahead of") {
 					return true, nil
 				}
@@ -237,6 +270,7 @@ func scenario(t *testing.T, name string, holdfast bool, group string) outcome {
 			r.Eventually(scaleDown, "cluster-autoscaler to remove node "+out.node, func(ctx context.Context) (bool, error) {
 				if holdfast {
 					r.follow(ctx, &out)
+					r.budgetOpen(ctx, &out)
 				}
 				_, err := r.Clientset.CoreV1().Nodes().Get(ctx, out.node, metav1.GetOptions{})
 				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
@@ -289,6 +323,9 @@ func (r *run) follow(ctx context.Context, out *outcome) (extra int32, msg string
 	if fields := strings.Fields(handOff); len(fields) >= 3 {
 		out.handOffs = fields[2]
 	}
+	if extra > 0 && out.surged == 0 {
+		out.surged = time.Since(r.start)
+	}
 	if extra > 0 && !out.tainted {
 		out.tainted = r.handOffTainted(ctx, out.node)
 	}
@@ -306,6 +343,18 @@ func (r *run) follow(ctx context.Context, out *outcome) (extra int32, msg string
 		return extra, w.Message, true
 	}
 	return extra, "", true
+}
+
+// budgetOpen records in out.opened when the single replica's budget first allows an
+// eviction.
+func (r *run) budgetOpen(ctx context.Context, out *outcome) {
+	if out.opened != 0 {
+		return
+	}
+	b, err := r.Clientset.PolicyV1().PodDisruptionBudgets(r.Namespace).Get(ctx, "holdfast-deploy-single", metav1.GetOptions{})
+	if err == nil && b.Status.DisruptionsAllowed > 0 {
+		out.opened = time.Since(r.start)
+	}
 }
 
 // handOffTainted reports whether node carries holdfast's hand-off taint.
@@ -391,28 +440,60 @@ func (r *run) emptyCluster() {
 	}
 }
 
+// column is one run in the report: its heading and what it measured.
+type column struct {
+	heading  string
+	holdfast bool
+	outcome
+}
+
 // report prints the runs side by side, as the README's autoscaler section shows them.
-func report(t *testing.T, without, with, declined outcome) {
+func report(t *testing.T, runs ...column) {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "scale-down of a single replica's node\twithout holdfast\twith holdfast (Surge)\twith holdfast, declined (group at its minimum)\n")
-	fate := func(o outcome) string {
-		if o.removed {
-			return "removed after " + o.took.Round(100*time.Millisecond).String()
+	row := func(what string, cell func(column) string) {
+		fmt.Fprint(tw, what)
+		for _, c := range runs {
+			fmt.Fprint(tw, "\t"+cell(c))
 		}
-		return "kept; surge over after " + o.took.Round(100*time.Millisecond).String()
+		fmt.Fprintln(tw)
 	}
-	fmt.Fprintf(tw, "the node\t%s\t%s\t%s\n", fate(without), fate(with), fate(declined))
-	ready := func(o outcome) string {
-		return fmt.Sprintf("%d, %s", o.lowest, o.zeroFor.Round(100*time.Millisecond))
+	round := func(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
+	seen := func(d time.Duration) string {
+		if d == 0 {
+			return "not seen"
+		}
+		return "after " + round(d)
 	}
-	fmt.Fprintf(tw, "single replica: fewest Ready, longest at 0\t%s\t%s\t%s\n", ready(without), ready(with), ready(declined))
-	fmt.Fprintf(tw, "hand-offs recorded\t-\t%s\t%s\n", with.handOffs, declined.handOffs)
-	where := map[bool]string{true: "on the declined node", false: "moved to the keeper's node"}
-	fmt.Fprintf(tw, "single replica once the surge is over\ton the keeper's node\ton the keeper's node\t%s\n", where[declined.stayed])
-	fmt.Fprintf(tw, "samples every %s\t%d\t%d\t%d\n", samplePeriod, without.samples, with.samples, declined.samples)
+	row("scale-down of a single replica's node", func(c column) string { return c.heading })
+	row("the node", func(c column) string {
+		if c.removed {
+			return "removed after " + round(c.took)
+		}
+		return "kept; surge over after " + round(c.took)
+	})
+	row("single replica: fewest Ready, longest at 0", func(c column) string {
+		return fmt.Sprintf("%d, %s", c.lowest, round(c.zeroFor))
+	})
+	row("extra pod asked for; budget allows 1", func(c column) string {
+		if !c.holdfast {
+			return "-"
+		}
+		return seen(c.surged) + "; " + seen(c.opened)
+	})
+	row("hand-offs recorded", func(c column) string {
+		if !c.holdfast {
+			return "-"
+		}
+		return c.handOffs
+	})
+	row("single replica once the surge is over", func(c column) string {
+		if c.stayed {
+			return "on the declined node"
+		}
+		return "on the keeper's node"
+	})
+	row(fmt.Sprintf("samples every %s", samplePeriod), func(c column) string { return fmt.Sprint(c.samples) })
 	tw.Flush()
 	t.Log("\n" + b.String())
-	t.Logf("holdfast's status while surging: %s", with.surging)
-	t.Logf("holdfast's status after the declined hand-off: %s", declined.after)
 }
