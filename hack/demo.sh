@@ -174,7 +174,7 @@ ready_elsewhere() {
 }
 wait_for "prod/mysvc Ready on a live node" ready_elsewhere mysvc
 say "mysvc Ready again on another node $((SECONDS - crashed)) s after the crash; the pod on $node is left alone"
-wait_for "prod/mysvc Recovering in the policy's status" status_says mysvc "Recovering: 1 pods on lost node $node: 1 extra pod beside the 1 replica"
+wait_for "prod/mysvc Recovering in the policy's status" status_says mysvc "Recovering: 1 pod on lost node $node: 1 extra pod beside the 1 replica"
 run "$kubectl" -n prod get disruptionpolicy defaults -o jsonpath='{range .status.workloads[?(@.state=="Recovering")]}{.kind}/{.name}: {.state}, {.message}{"\n"}{end}'
 run "$testbed" restore --dir "$dir" "$node"
 wait_for "holdfast's surge set beside prod/mysvc gone" surge_over

@@ -54,7 +54,7 @@ func TestDecideNodeFailure(t *testing.T) {
 	recovering := func(w Workload, replicas int32, budget, msg string) holdfastv1alpha1.WorkloadStatus {
 		return holdfastv1alpha1.WorkloadStatus{Kind: w.Kind, Name: w.Name, Replicas: replicas, State: holdfastv1alpha1.WorkloadRecovering, Budget: budget, Message: msg}
 	}
-	const singleMsg = "1 pods on lost node n1: 1 extra pod beside the 1 replica until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition"
+	const singleMsg = "1 pod on lost node n1: 1 extra pod beside the 1 replica until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition"
 	const webMsg = "2 pods on lost node n1: 2 extra pods beside the 3 replicas until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition"
 
 	runDecide(t, map[string]decideCase{
@@ -150,7 +150,7 @@ func TestDecideNodeFailure(t *testing.T) {
 				Quarantine: []string{"n1"},
 				Apply:      []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)), nil)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(db, 3, "holdfast-sts-db",
-					"1 pods on lost node n1: holdfast surges only Deployments, so the StatefulSet waits for the node or for Kubernetes")},
+					"1 pod on lost node n1: holdfast surges only Deployments, so the StatefulSet waits for the node or for Kubernetes")},
 			},
 		},
 		"nodeFailure.surge Never: reported only": {
@@ -192,7 +192,7 @@ func TestDecideNodeFailure(t *testing.T) {
 				Surges:     []Surge{surgeTo("single", 1)},
 				Quarantine: []string{"n1", "n2"},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(single, 1, "holdfast-deploy-single",
-					"1 pods on lost node n1: 1 extra pod beside the 1 replica until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition")},
+					"1 pod on lost node n1: 1 extra pod beside the 1 replica until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition")},
 				RequeueAfter: 2 * time.Second,
 			},
 			wantCond: map[string]string{holdfastv1alpha1.ConditionNodesLost: holdfastv1alpha1.ReasonNodeLost},
@@ -241,7 +241,7 @@ func TestDecideNodeFailure(t *testing.T) {
 				Surges:     []Surge{surgeTo("web", 3)},
 				Quarantine: []string{"n1", "n2"},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(web, 3, "holdfast-deploy-web",
-					"3 pods on lost node n1, n2: 3 extra pods beside the 3 replicas until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition")},
+					"3 pods on lost nodes n1, n2: 3 extra pods beside the 3 replicas until the nodes are back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition")},
 				RequeueAfter: 2 * time.Second,
 			},
 			wantCond: map[string]string{holdfastv1alpha1.ConditionNodesLost: holdfastv1alpha1.ReasonNodeLost},
@@ -255,7 +255,7 @@ func TestDecideNodeFailure(t *testing.T) {
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{singleBudget},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{recovering(single, 1, "holdfast-deploy-single",
-					"1 pods on lost node n1: 2 of 6 nodes in 2 zones stopped renewing their Leases at once, more than a fifth: holdfast starts no extra pods and fences nothing, since the control plane or the network is the likelier cause")},
+					"1 pod on lost node n1: 2 of 6 nodes in 2 zones stopped renewing their Leases at once, more than a fifth: holdfast starts no extra pods and fences nothing, since the control plane or the network is the likelier cause")},
 			},
 			wantCond: map[string]string{holdfastv1alpha1.ConditionNodesLost: holdfastv1alpha1.ReasonCorrelatedFailure},
 		},
@@ -379,9 +379,9 @@ func TestDecideFencing(t *testing.T) {
 		return []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 3, State: holdfastv1alpha1.WorkloadRecovering, Budget: "holdfast-sts-db", Message: msg}}
 	}
 	apply := []*policyv1.PodDisruptionBudget{budget("p", db, maxUnavailable(intstr.FromInt32(1)), nil)}
-	const waiting = "1 pods on lost nodes; node n1 not proven down: its pods stay until it is (annotation holdfast.dev/node-down with the time of the check, or its Karpenter NodeClaim gone), since two pods of one identity must never run"
-	const waitingOrTime = "1 pods on lost nodes; node n1 not proven down: its pods stay until it is (annotation holdfast.dev/node-down with the time of the check, its Karpenter NodeClaim gone, or 5m0s unreachable (fenceAfter: time, not proof)), since two pods of one identity must never run"
-	const proven = "1 pods on lost nodes; node n1 proven down and tainted out-of-service: Kubernetes deletes the pods there and the StatefulSet starts them elsewhere"
+	const waiting = "1 pod on lost nodes; node n1 not proven down: its pods stay until it is (annotation holdfast.dev/node-down with the time of the check, or its Karpenter NodeClaim gone), since two pods of one identity must never run"
+	const waitingOrTime = "1 pod on lost nodes; node n1 not proven down: its pods stay until it is (annotation holdfast.dev/node-down with the time of the check, its Karpenter NodeClaim gone, or 5m0s unreachable (fenceAfter: time, not proof)), since two pods of one identity must never run"
+	const proven = "1 pod on lost nodes; node n1 proven down and tainted out-of-service: Kubernetes deletes the pods there and the StatefulSet starts them elsewhere"
 
 	runDecide(t, map[string]decideCase{
 		"no proof: nothing released, however long": {
@@ -450,7 +450,7 @@ func TestDecideFencing(t *testing.T) {
 		},
 		"fencing Never: reported": {
 			policy: policy("p", time.Hour, nil), work: []Workload{db}, pods: pods, nodes: nodesWith(down), health: lostTwoMinutes,
-			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering("1 pods on lost node n1: holdfast surges only Deployments, so the StatefulSet waits for the node or for Kubernetes")},
+			want: result{Apply: apply, Quarantine: []string{"n1"}, Workloads: recovering("1 pod on lost node n1: holdfast surges only Deployments, so the StatefulSet waits for the node or for Kubernetes")},
 		},
 	})
 	// The fences themselves.

@@ -146,9 +146,24 @@ func msgProtectedFromConsolidation(node string) string {
 	return fmt.Sprintf("%s, which keeps Karpenter from consolidating node %s (it considers it: Consolidatable); choose Surge to let it go with a second replica first", msgProtected, node)
 }
 
+// onLostNodes says how many pods are on which lost nodes ("1 pod on lost node n1", "3
+// pods on lost nodes n1, n2"), and the nodes as what follows names them ("the node",
+// "the nodes").
+func onLostNodes(lost int32, nodes []string) (string, string) {
+	if len(nodes) > 1 {
+		return fmt.Sprintf("%s on lost nodes %s", Plural(lost, "pod"), strings.Join(nodes, ", ")), "the nodes"
+	}
+	return fmt.Sprintf("%s on lost node %s", Plural(lost, "pod"), strings.Join(nodes, ", ")), "the node"
+}
+
 func msgSurgedForFailure(lost int32, nodes []string, replicas, extra, homeless int32) string {
-	msg := fmt.Sprintf("%d pods on lost node %s: %s beside the %s until the node is back or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition",
-		lost, strings.Join(nodes, ", "), Plural(extra, "extra pod"), Plural(replicas, "replica"))
+	on, them := onLostNodes(lost, nodes)
+	back := them + " is back"
+	if len(nodes) > 1 {
+		back = them + " are back"
+	}
+	msg := fmt.Sprintf("%s: %s beside the %s until %s or Kubernetes has replaced them; the pods there are left alone, as they may still serve behind a partition",
+		on, Plural(extra, "extra pod"), Plural(replicas, "replica"), back)
 	if homeless > 0 {
 		msg += fmt.Sprintf("; %d would fit on no surviving node, and are left to Kubernetes and the node autoscalers", homeless)
 	}
@@ -156,19 +171,23 @@ func msgSurgedForFailure(lost int32, nodes []string, replicas, extra, homeless i
 }
 
 func msgLostNotSurged(kind string, lost int32, nodes []string) string {
-	return fmt.Sprintf("%d pods on lost node %s: holdfast surges only Deployments, so the %s waits for the node or for Kubernetes", lost, strings.Join(nodes, ", "), kind)
+	on, them := onLostNodes(lost, nodes)
+	return fmt.Sprintf("%s: holdfast surges only Deployments, so the %s waits for %s or for Kubernetes", on, kind, them)
 }
 
 func msgLostNotFenced(lost int32, nodes []string, why string) string {
-	return fmt.Sprintf("%d pods on lost node %s: %s; the StatefulSet waits for the node or for Kubernetes", lost, strings.Join(nodes, ", "), why)
+	on, them := onLostNodes(lost, nodes)
+	return fmt.Sprintf("%s: %s; the StatefulSet waits for %s or for Kubernetes", on, why, them)
 }
 
 func msgLostNoSurge(lost int32, nodes []string) string {
-	return fmt.Sprintf("%d pods on lost node %s: not surged (nodeFailure.surge: Never); Kubernetes replaces them once their unreachable toleration runs out", lost, strings.Join(nodes, ", "))
+	on, _ := onLostNodes(lost, nodes)
+	return fmt.Sprintf("%s: not surged (nodeFailure.surge: Never); Kubernetes replaces them once their unreachable toleration runs out", on)
 }
 
 func msgLostBraked(lost int32, nodes []string, brake string) string {
-	return fmt.Sprintf("%d pods on lost node %s: %s", lost, strings.Join(nodes, ", "), brake)
+	on, _ := onLostNodes(lost, nodes)
+	return fmt.Sprintf("%s: %s", on, brake)
 }
 
 func msgBrakeShare(lost, total, zones int) string {
@@ -205,7 +224,7 @@ func msgFencing(lost int32, fenced, waiting, bystanders []string, afterTime stri
 		parts = append(parts, fmt.Sprintf("node %s not proven down: its pods stay until it is (annotation %s with the time of the check, %s), since two pods of one identity must never run",
 			strings.Join(waiting, ", "), holdfastv1alpha1.NodeDownAnnotation, or))
 	}
-	return fmt.Sprintf("%d pods on lost nodes; %s", lost, strings.Join(parts, "; "))
+	return fmt.Sprintf("%s on lost nodes; %s", Plural(lost, "pod"), strings.Join(parts, "; "))
 }
 
 // The gaps of a NodeCompanion's nodes.

@@ -28,7 +28,7 @@ func TestStatusEvents(t *testing.T) {
 		{Kind: "Deployment", Name: "c", State: holdfastv1alpha1.WorkloadNoDisruption, Message: "keeps 3 of 3"},
 		{Kind: "Deployment", Name: "d", State: holdfastv1alpha1.WorkloadDegraded, Message: "2 of 3 Ready"},
 		{Kind: "Deployment", Name: "e", State: holdfastv1alpha1.WorkloadPacing, Message: "Pacing: pod e-1"},
-		{Kind: "Deployment", Name: "f", State: holdfastv1alpha1.WorkloadRecovering, Message: "1 pods on lost node n1: surged from 1 to 2"},
+		{Kind: "Deployment", Name: "f", State: holdfastv1alpha1.WorkloadRecovering, Message: "1 pod on lost node n1: surged from 1 to 2"},
 		{Kind: "Deployment", Name: "g", Replicas: 3, State: holdfastv1alpha1.WorkloadBudgeted},
 	}}
 	// Each Event is related to its workload, so that Events of one reason about several
@@ -41,7 +41,7 @@ func TestStatusEvents(t *testing.T) {
 		announce.Warning(EventNoDisruption, "Deployment c: keeps 3 of 3").About(deployment("c")),
 		announce.Warning(EventDegraded, "Deployment d: 2 of 3 Ready").About(deployment("d")),
 		announce.Normal(EventPaced, "Deployment e: Pacing: pod e-1").About(deployment("e")),
-		announce.Warning(EventNodeLost, "Deployment f: 1 pods on lost node n1: surged from 1 to 2").About(deployment("f")),
+		announce.Warning(EventNodeLost, "Deployment f: 1 pod on lost node n1: surged from 1 to 2").About(deployment("f")),
 		announce.Normal(EventRecovered, "Deployment g: no pod left on a lost node, 3 replicas").About(deployment("g")),
 	}
 	if diff := cmp.Diff(want, statusEvents(ns, old, cur)); diff != "" {

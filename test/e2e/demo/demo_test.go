@@ -43,7 +43,7 @@ var narration = []struct{ step, pattern string }{
 	{"10", `(?m)^Rebalanced +api +kubernetes.io/hostname: 3 to 0 pods .* moves from kubernetes.io/hostname=node-1 \(3 pods\)`},
 	{"10", `(?m)^Rebalanced +api +kubernetes.io/hostname: 2 to 0 pods .* moves from kubernetes.io/hostname=node-1 \(2 pods\)`},
 	{"11", `mysvc Ready again on another node \d+ s after the crash`},
-	{"11", `Deployment/mysvc: Recovering, 1 pods on lost node node-\d: 1 extra pod beside the 1 replica`},
+	{"11", `Deployment/mysvc: Recovering, 1 pod on lost node node-\d: 1 extra pod beside the 1 replica`},
 	{"11", `is back: mysvc is at its 1 replica again, the extra pod gone`},
 }
 
