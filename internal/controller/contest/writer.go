@@ -40,7 +40,7 @@ func holds(fields *metav1.FieldsV1, path [3]string) bool {
 	if fields == nil {
 		return false
 	}
-	raw := fields.Raw
+	raw := fields.GetRawBytes()
 	for _, step := range path {
 		if step == "" {
 			break

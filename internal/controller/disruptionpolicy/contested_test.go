@@ -34,9 +34,9 @@ func TestQuarantineAgainstANodeSyncer(t *testing.T) {
 		}
 		obj.SetManagedFields([]metav1.ManagedFieldsEntry{
 			{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Time: ptr.To(metav1.NewTime(clk.Now())), FieldsType: "FieldsV1",
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:kubernetes.io/hostname":{}}}}`)}},
+				FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:kubernetes.io/hostname":{}}}}`)},
 			{Manager: "node-sync", Operation: metav1.ManagedFieldsOperationUpdate, Time: ptr.To(metav1.NewTime(clk.Now().Add(-time.Second))), FieldsType: "FieldsV1",
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:taints":{}}}`)}},
+				FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:taints":{}}}`)},
 		})
 		return nil
 	}})

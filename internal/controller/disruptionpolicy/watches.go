@@ -70,19 +70,10 @@ func requests(policies []holdfastv1alpha1.DisruptionPolicy) []reconcile.Request 
 	return reqs
 }
 
-// sweepName names no DisruptionPolicy (an object's name is never empty), so that its
-// request is not found and sweeps the namespace.
-const sweepName = ""
-
 // labelledPolicy maps a managed budget to the policy its label names: when that policy
 // is gone, its reconcile sweeps the namespace.
 func labelledPolicy(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetLabels()[holdfastv1alpha1.PolicyLabel]}}}
-}
-
-// sweepRequest maps an object to the sweep of its namespace.
-func sweepRequest(_ context.Context, obj client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: sweepName}}}
 }
 
 func managedBudget(obj client.Object) bool {
