@@ -45,6 +45,9 @@ type cluster struct {
 	classes []*class
 	// zoned are the zone rules of zone-aware policies' budgets, by budget index.
 	zoned map[int]zoneRule
+	// surged says, by budget index, that the budget's policy surges its single replica
+	// before a drain's eviction (surges): read off the budgets once, not per pod.
+	surged []bool
 }
 
 // resources are what a pod requests or a node offers. scalar holds every other resource
@@ -141,8 +144,10 @@ func newCluster(m *availability.Model) *cluster {
 		groups:    map[string]*group{},
 		domains:   map[string]*domains{},
 	}
+	c.surged = make([]bool, len(m.Budgets))
 	for i, b := range m.Budgets {
 		c.budgets[b] = i
+		c.surged[i] = b.Policy() != "" && b.AtFullHealth <= 0 && availability.OpeningOf(b.PDB).Surges()
 	}
 	for i, w := range m.Workloads {
 		c.workloads[w] = int32(i)

@@ -13,11 +13,7 @@ import (
 // before the eviction: the drain does not wait on the budget, and the workload keeps its
 // Ready pod throughout, the replacement running before the pod goes.
 func (c *cluster) surges(b int) bool {
-	if b < 0 || b >= len(c.m.Budgets) {
-		return false
-	}
-	budget := c.m.Budgets[b]
-	return budget.Policy() != "" && budget.AtFullHealth <= 0 && availability.OpeningOf(budget.PDB).Surges()
+	return b >= 0 && b < len(c.surged) && c.surged[b]
 }
 
 // zoneRule is how the operator lets a zone-aware workload's pods go (see

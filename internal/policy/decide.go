@@ -347,7 +347,7 @@ func Decide(o Observed) Decision {
 	d.Status.LostNodes = lostNodesStatus(lostNodes)
 	ws.fence = compactFences(ws.fence)
 	if f.brake == "" && surgesForFailure(p) && len(d.Status.LostNodes) > 0 {
-		ws.quarantine = unquarantined(o, quarantines(o, d.Status.LostNodes))
+		ws.quarantine = unquarantined(o, withSuspects(o, d.Status.LostNodes))
 	}
 	ws.hand = handOffTaints(o, ws.surges)
 	d.Effects = ws.ordered()

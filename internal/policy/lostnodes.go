@@ -298,16 +298,10 @@ func (o *Observed) LostRoomWanted() []string {
 	if len(f.lost) == 0 || f.brake != "" {
 		return nil
 	}
-	nodes := slices.Collect(maps.Keys(f.lost))
-	for name := range o.Health.Suspects {
-		if !f.lost[name] {
-			nodes = append(nodes, name)
-		}
-	}
+	nodes := withSuspects(*o, slices.Collect(maps.Keys(f.lost)))
 	if len(nodes) < 2 {
 		return nil
 	}
-	slices.Sort(nodes)
 	return nodes
 }
 
@@ -427,15 +421,14 @@ func nodesLostCondition(st holdfastv1alpha1.DisruptionPolicyStatus, brake string
 	return c
 }
 
-// quarantines are the nodes to keep extra pods off while lost nodes are responded to:
-// the lost ones, and the suspects among o's nodes. Machines that die together are seen
-// lost a renewal apart; a suspect not lost yet must not take the extra pods meant to
-// replace the first one's, only to lose them too. The node watcher takes the taint off
-// each node as soon as it is no longer a suspect, so a slow node keeps it for seconds.
-func quarantines(o Observed, lost []string) []string {
+// withSuspects is lost with every other suspect of o, sorted: machines that die
+// together are seen lost up to a renewal apart, so while lost nodes are met the
+// suspects are kept from taking extra pods (the quarantine; the node watcher takes it
+// off as soon as a node renews) and their pods are counted in the room question.
+func withSuspects(o Observed, lost []string) []string {
 	out := slices.Clone(lost)
 	for name := range o.Health.Suspects {
-		if o.Nodes[name] != nil && !slices.Contains(out, name) {
+		if !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}

@@ -58,8 +58,8 @@ const (
 // refusal by taking the dark zone out of the NodePool when it goes dark (with a budget
 // of no node, so that Karpenter does not replace the dark nodes for drift).
 //
-// It fails where holdfast sees the zone's nodes lost one at a time, a Lease renewal
-// apart: docs/node-failure.md, "a zone seen dark one node at a time", not solved yet.
+// The zone's nodes are often seen lost a Lease renewal apart; the response must not
+// split into two (docs/node-failure.md, "a zone seen dark one node at a time").
 func TestZoneOutageLeavesWhatFitsNowhereToKarpenter(t *testing.T) {
 	f := framework.New(t)
 	hc := f.Holdfast(&holdfastv1alpha1.DisruptionPolicyList{})
