@@ -15,8 +15,10 @@ TESTBED_DIR ?= /tmp/holdfast-testbed
 NODES ?= 6
 ZONES ?= 3
 FUZZTIME ?= 20s
-# go test's own parallelism: each e2e package starts a testbed of its own.
-E2E_PARALLEL ?= 2
+# go test's own parallelism: each e2e package starts a testbed of its own and mostly
+# waits on it (test/e2e/zones: 25 s of CPU in 86 s, testbed included), so 4 at once fit
+# 2 cores; hack/testtimes prints how many ran at once. Fewer where memory is short.
+E2E_PARALLEL ?= 4
 # Parallel tests within a package: only the GitOps cases run so, each on nodes of its
 # own and mostly waiting for pods to start.
 E2E_TESTS_PARALLEL ?= 8
