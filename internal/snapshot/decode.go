@@ -46,9 +46,7 @@ func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectM
 		} else {
 			obj = new(T)
 		}
-		// Decoded as the API server decodes: field names are case-sensitive, and the fields
-		// the kind does not have are listed rather than silently dropped.
-		strict, err := sigsjson.UnmarshalStrict(js, obj, sigsjson.DisallowUnknownFields)
+		unknown, err := decodeStrict(js, reflect.ValueOf(obj).Elem())
 		if err != nil {
 			return nil, err
 		}
@@ -58,8 +56,25 @@ func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectM
 		if fix != nil {
 			fix(obj, gvk)
 		}
-		return unknownFields(reflect.TypeFor[T](), strict), nil
+		return unknown, nil
 	}
+}
+
+// decodeStrict decodes an object's JSON into v, a zero value, as the API server decodes
+// it: field names are case-sensitive, and the fields the kind does not have are listed
+// rather than silently dropped. decodeTyped reads nearly every object; the JSON decoder
+// is the fallback for what it gives up on, an object with problems to report among them,
+// and decodes it from the start again.
+func decodeStrict(js []byte, v reflect.Value) ([]unknownField, error) {
+	if decodeTyped(js, v) {
+		return nil, nil
+	}
+	v.SetZero()
+	strict, err := sigsjson.UnmarshalStrict(js, v.Addr().Interface(), sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, err
+	}
+	return unknownFields(v.Type(), strict), nil
 }
 
 // decodeUnstructured decodes the object, of a kind another project defines (Karpenter's),
