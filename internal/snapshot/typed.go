@@ -48,6 +48,8 @@ const (
 	planUnmarshaler
 	planStruct
 	planMap
+	// planLabels: map[string]string, labels and annotations, filled without reflection.
+	planLabels
 	planSlice
 	planPointer
 	planString
@@ -122,7 +124,10 @@ func buildPlan(t reflect.Type, building map[reflect.Type]*plan) *plan {
 		}
 	case reflect.Map:
 		k := t.Key()
-		if k.Kind() == reflect.String && !reflect.PointerTo(k).Implements(textUnmarshaler) {
+		switch {
+		case t == reflect.TypeFor[map[string]string]():
+			p.kind = planLabels
+		case k.Kind() == reflect.String && !reflect.PointerTo(k).Implements(textUnmarshaler):
 			p.kind, p.elem = planMap, buildPlan(t.Elem(), building)
 		}
 	case reflect.Struct:
@@ -238,7 +243,7 @@ func (r *typedReader) value(v reflect.Value, p *plan, depth int) bool {
 			return false
 		}
 		// null empties pointers, slices and maps, and leaves other values as they are.
-		if p.kind == planPointer || p.kind == planSlice || p.kind == planMap {
+		if p.kind == planPointer || p.kind == planSlice || p.kind == planMap || p.kind == planLabels {
 			v.SetZero()
 		}
 		return true
@@ -253,6 +258,8 @@ func (r *typedReader) value(v reflect.Value, p *plan, depth int) bool {
 		return c == '{' && r.object(v, p, depth)
 	case planMap:
 		return c == '{' && r.mapping(v, p, depth)
+	case planLabels:
+		return c == '{' && r.labels(v)
 	case planSlice:
 		return c == '[' && r.array(v, p, depth)
 	case planString:
@@ -328,6 +335,40 @@ func (r *typedReader) mapping(v reflect.Value, p *plan, depth int) bool {
 		k.SetString(key)
 		// A key given twice keeps its last value, as the JSON decoder keeps it.
 		v.SetMapIndex(k, elem)
+		if !r.next('}') {
+			return false
+		}
+		if r.data[r.pos-1] == '}' {
+			return true
+		}
+	}
+}
+
+// labels is mapping for map[string]string.
+func (r *typedReader) labels(v reflect.Value) bool {
+	r.pos++ // {
+	if v.IsNil() {
+		v.Set(reflect.ValueOf(map[string]string{}))
+	}
+	m := v.Interface().(map[string]string)
+	if r.peek() == '}' {
+		r.pos++
+		return true
+	}
+	for {
+		key, ok := r.str()
+		if !ok || r.peek() != ':' {
+			return false
+		}
+		r.pos++
+		value := ""
+		// null leaves the value empty; the JSON decoder refuses numbers and booleans.
+		if !r.literal("null") {
+			if value, ok = r.str(); !ok {
+				return false
+			}
+		}
+		m[key] = value
 		if !r.next('}') {
 			return false
 		}

@@ -105,7 +105,8 @@ var typedSeeds = []string{
 	"apiVersion: apps/v1\nkind: Deployment\nbase: &b {replicas: 2, paused: true}\nmetadata: {name: d}\nspec:\n  <<: *b\n  replicas: 3\n",
 	"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, labels: &l {a: b}}\nspec: {selector: {matchLabels: *l}, template: {metadata: {labels: *l}}}\n",
 	"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p, deletionTimestamp: 2024-01-02T03:04:05Z}\nspec: {minAvailable: 50%, maxUnavailable: null}\n",
-	"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {minAvailable: [1]}\n",
+	"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p, labels: {a: null, b: '', c: ~}, annotations: {}}\nspec: {minAvailable: [1]}\n",
+	"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p, labels: {a: null, b: '', c: ~}, annotations: {}}\nspec: {minAvailable: 1}\n",
 	"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {minAvailable: 1.5, selector: {matchLabels: {a: 1, b: true, c: null}}}\n",
 	"apiVersion: v1\nkind: Pod\nmetadata: {name: p, ownerReferences: [{apiVersion: v1, kind: X, name: y, uid: z, controller: true}]}\n" +
 		"spec: {overhead: {cpu: 1m}, nodeSelector: {}, tolerations: [{key: k, operator: Exists, tolerationSeconds: -9223372036854775808}]}\n" +
