@@ -14,10 +14,9 @@ import (
 // decodeTyped decodes the JSON jsonWriter writes into v, an addressable zero value, as
 // sigs.k8s.io/json's strict decoding does, and reports whether it could. It takes only
 // what it can decode exactly as that decoding does, with nothing to report: compact
-// JSON (no spaces between tokens), each field known to the type. For anything else
-// (an unknown field, a value of the wrong type, a syntax error) it
-// gives up, leaving v half written, and the caller decodes the JSON as before, for the
-// problems and their paths.
+// JSON (no spaces between tokens), each field known to the type. For anything else (an
+// unknown field, a value of the wrong type, a syntax error) it gives up, leaving v half
+// written, and the caller decodes the JSON as before, for the problems and their paths.
 //
 // The strict decoder's scanner reads every byte twice (once to check the syntax, once to
 // decode) through a state machine, and was a third of `holdfast audit -f all.yaml`'s CPU;
@@ -59,6 +58,7 @@ const (
 	planFloat
 )
 
+// plan is how decodeTyped fills one type.
 type plan struct {
 	kind planKind
 	// elem is the plan of a pointer's, a slice's or a map's values.
@@ -67,6 +67,7 @@ type plan struct {
 	fields map[string]typedField
 }
 
+// typedField is a struct's field: its index, through the structs embedded, and its plan.
 type typedField struct {
 	index []int
 	plan  *plan
