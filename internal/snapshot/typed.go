@@ -285,7 +285,9 @@ func (r *typedReader) value(v reflect.Value, p *plan, depth int) bool {
 	return false
 }
 
-func (r *typedReader) object(v reflect.Value, p *plan, depth int) bool {
+// members reads an object's members, calling member with each key once the reader is at
+// its value; member reads the value. It reports whether the object was read whole.
+func (r *typedReader) members(member func(key string) bool) bool {
 	r.pos++ // {
 	if r.peek() == '}' {
 		r.pos++
@@ -297,13 +299,7 @@ func (r *typedReader) object(v reflect.Value, p *plan, depth int) bool {
 			return false
 		}
 		r.pos++
-		// A field given twice is decoded twice, into the same place, as the JSON
-		// decoder decodes it.
-		f, known := p.fields[key]
-		if !known {
-			return false // for the JSON decoder to list, with its path
-		}
-		if !r.value(v.FieldByIndex(f.index), f.plan, depth+1) || !r.next('}') {
+		if !member(key) || !r.next('}') {
 			return false
 		}
 		if r.data[r.pos-1] == '}' {
@@ -312,22 +308,24 @@ func (r *typedReader) object(v reflect.Value, p *plan, depth int) bool {
 	}
 }
 
+func (r *typedReader) object(v reflect.Value, p *plan, depth int) bool {
+	return r.members(func(key string) bool {
+		// A field given twice is decoded twice, into the same place, as the JSON
+		// decoder decodes it.
+		f, known := p.fields[key]
+		if !known {
+			return false // for the JSON decoder to list, with its path
+		}
+		return r.value(v.FieldByIndex(f.index), f.plan, depth+1)
+	})
+}
+
 func (r *typedReader) mapping(v reflect.Value, p *plan, depth int) bool {
-	r.pos++ // {
 	if v.IsNil() {
 		v.Set(reflect.MakeMap(v.Type()))
 	}
-	if r.peek() == '}' {
-		r.pos++
-		return true
-	}
 	t := v.Type()
-	for {
-		key, ok := r.str()
-		if !ok || r.peek() != ':' {
-			return false
-		}
-		r.pos++
+	return r.members(func(key string) bool {
 		elem := reflect.New(t.Elem()).Elem()
 		if !r.value(elem, p.elem, depth+1) {
 			return false
@@ -336,33 +334,18 @@ func (r *typedReader) mapping(v reflect.Value, p *plan, depth int) bool {
 		k.SetString(key)
 		// A key given twice keeps its last value, as the JSON decoder keeps it.
 		v.SetMapIndex(k, elem)
-		if !r.next('}') {
-			return false
-		}
-		if r.data[r.pos-1] == '}' {
-			return true
-		}
-	}
+		return true
+	})
 }
 
 // labels is mapping for map[string]string.
 func (r *typedReader) labels(v reflect.Value) bool {
-	r.pos++ // {
 	if v.IsNil() {
 		v.Set(reflect.ValueOf(map[string]string{}))
 	}
 	m := v.Interface().(map[string]string)
-	if r.peek() == '}' {
-		r.pos++
-		return true
-	}
-	for {
-		key, ok := r.str()
-		if !ok || r.peek() != ':' {
-			return false
-		}
-		r.pos++
-		value := ""
+	return r.members(func(key string) bool {
+		value, ok := "", true
 		// null leaves the value empty; the JSON decoder refuses numbers and booleans.
 		if !r.literal("null") {
 			if value, ok = r.str(); !ok {
@@ -370,13 +353,8 @@ func (r *typedReader) labels(v reflect.Value) bool {
 			}
 		}
 		m[key] = value
-		if !r.next('}') {
-			return false
-		}
-		if r.data[r.pos-1] == '}' {
-			return true
-		}
-	}
+		return true
+	})
 }
 
 func (r *typedReader) array(v reflect.Value, p *plan, depth int) bool {
