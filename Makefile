@@ -67,9 +67,10 @@ test-monitoring: ## The alert rules, evaluated by Prometheus's rule engine (hack
 	cd hack/monitoring && $(GO) test -count=1 ./...
 
 .PHONY: fuzz
-fuzz: ## A short fuzz run of the manifest loader, of its block-style YAML reader against yaml.v3, and of -k's kustomize build, FUZZTIME each (FUZZTIME=20s).
+fuzz: ## A short fuzz run of the manifest loader, of its block-style YAML reader against yaml.v3, of its typed decoding against the strict JSON decoder, and of -k's kustomize build, FUZZTIME each (FUZZTIME=20s).
 	$(GO) test -run '^$$' -fuzz FuzzLoadManifests -fuzztime $(FUZZTIME) ./internal/snapshot/
 	$(GO) test -run '^$$' -fuzz FuzzBlockYAML -fuzztime $(FUZZTIME) ./internal/snapshot/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeTyped -fuzztime $(FUZZTIME) ./internal/snapshot/
 	$(GO) test -run '^$$' -fuzz FuzzKustomize -fuzztime $(FUZZTIME) ./internal/snapshot/kustomize/
 
 .PHONY: licenses
