@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,21 +36,18 @@ type operatorProcess struct {
 	metrics, healthz string
 }
 
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr() (string, error) {
+	port, err := framework.FreePort()
+	return fmt.Sprintf("127.0.0.1:%d", port), err
 }
 
 func startOperator(kubeconfig, logPath string) (*operatorProcess, error) {
-	metrics, err := freePort()
+	metrics, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	probes, err := freePort()
+	probes, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func startClusterAutoscaler(c *Cluster) (stop func(), err error) {
 	if err := applyKwokProvider(ctx, c.Client); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}

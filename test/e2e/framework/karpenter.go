@@ -71,11 +71,11 @@ func startKarpenter(c *Cluster) (stop func(), err error) {
 	if err := c.Client.Create(ctx, class); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating KWOKNodeClass %s: %w", KWOKNodeClassName, err)
 	}
-	metricsPort, err := freePort()
+	metricsPort, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	healthPort, err := freePort()
+	healthPort, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +141,8 @@ func established(crd *unstructured.Unstructured) bool {
 	return false
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort() (int, error) {
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -153,6 +153,23 @@ func HostnameAntiAffinity(d *appsv1.Deployment) {
 	}}
 }
 
+// PreferNodes makes the pods of spec prefer the nodes labelled key=value; they may run
+// anywhere, as the pods that replace them must. A pod anti-affinity stays.
+func PreferNodes(spec *corev1.PodSpec, key, value string) {
+	var anti *corev1.PodAntiAffinity
+	if spec.Affinity != nil {
+		anti = spec.Affinity.PodAntiAffinity
+	}
+	spec.Affinity = &corev1.Affinity{PodAntiAffinity: anti, NodeAffinity: &corev1.NodeAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+			Weight: 100,
+			Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
+				Key: key, Operator: corev1.NodeSelectorOpIn, Values: []string{value},
+			}}},
+		}},
+	}}
+}
+
 // PDB returns a PodDisruptionBudget over app=app with maxUnavailable.
 func (f *Framework) PDB(name, app string, maxUnavailable int) *policyv1.PodDisruptionBudget {
 	return &policyv1.PodDisruptionBudget{

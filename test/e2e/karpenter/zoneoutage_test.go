@@ -121,10 +121,10 @@ func TestZoneOutageLeavesWhatFitsNowhereToKarpenter(t *testing.T) {
 	}}
 	f.Create(bulk)
 	single := f.Sized("single", 1, "300m", f.NodePoolSelector())
-	preferZone(single, darkZone)
+	framework.PreferNodes(&single.Spec.Template.Spec, corev1.LabelTopologyZone, darkZone)
 	f.Create(single)
 	web := f.Sized("web", 3, "300m", f.NodePoolSelector())
-	preferZone(web, darkZone)
+	framework.PreferNodes(&web.Spec.Template.Spec, corev1.LabelTopologyZone, darkZone)
 	f.Create(web)
 	services := []*appsv1.Deployment{single, web, bulk}
 	for _, d := range services {
@@ -264,19 +264,6 @@ func patchZones(t *testing.T, f *framework.Framework, np *unstructured.Unstructu
 	if err := f.Client.Update(f.Ctx, cur); err != nil {
 		t.Fatalf("limiting NodePool %s to zones %v: %v", np.GetName(), zones, err)
 	}
-}
-
-// preferZone makes a Deployment's pods prefer zone; they may run anywhere, as the
-// pods that replace them must.
-func preferZone(d *appsv1.Deployment, zone string) {
-	d.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
-			Weight: 100,
-			Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
-				Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{zone},
-			}}},
-		}},
-	}}
 }
 
 // onNodes counts the Deployment's pods on nodes.

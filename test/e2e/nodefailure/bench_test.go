@@ -45,7 +45,7 @@ func TestBenchFailure(t *testing.T) {
 		s.NodeFailure = &holdfastv1alpha1.NodeFailureSpec{Fencing: holdfastv1alpha1.FencingVerified}
 	})
 	victim := with.Nodes[0]
-	onVictim := func(spec *corev1.PodSpec) { prefer(spec, victim) }
+	onVictim := func(spec *corev1.PodSpec) { framework.PreferNodes(spec, corev1.LabelHostname, victim) }
 	for _, e := range []*env{with, alone} {
 		e.workloads(onVictim, victim)
 	}
@@ -118,7 +118,7 @@ func TestBenchFailure(t *testing.T) {
 	victims := with.zoneNodes(zone)
 	for _, e := range []*env{with, alone} {
 		e.deleteWorkloads()
-		e.workloads(func(spec *corev1.PodSpec) { preferZone(spec, zone) }, victims...)
+		e.workloads(func(spec *corev1.PodSpec) { framework.PreferNodes(spec, corev1.LabelTopologyZone, zone) }, victims...)
 	}
 	crashed = time.Now()
 	for _, n := range victims {
@@ -210,14 +210,6 @@ func antiAffinity(spec *corev1.PodSpec, selector *metav1.LabelSelector) {
 	spec.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 		LabelSelector: selector, TopologyKey: corev1.LabelHostname,
 	}}}
-}
-
-// preferZone makes the pods of a template prefer a zone.
-func preferZone(spec *corev1.PodSpec, zone string) {
-	prefer(spec, "")
-	spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Preference.MatchExpressions[0] = corev1.NodeSelectorRequirement{
-		Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{zone},
-	}
 }
 
 // strength samples the workloads of every env until each is at full strength on nodes

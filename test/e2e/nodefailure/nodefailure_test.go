@@ -77,23 +77,10 @@ func (e *env) policy(mod func(*holdfastv1alpha1.DisruptionPolicySpec)) *holdfast
 	return p
 }
 
-// prefer makes the pods of a template prefer node, so that the test knows which node
-// to crash; they may still run anywhere, as the added replicas must. The pods keep the
-// default grace period: a pod deleted on a dead node then stays Terminating, as with a
-// real kubelet gone (with 0 the API server would remove it at once).
-func prefer(spec *corev1.PodSpec, node string) {
-	if spec.Affinity != nil && spec.Affinity.PodAntiAffinity != nil {
-		defer func(anti *corev1.PodAntiAffinity) { spec.Affinity.PodAntiAffinity = anti }(spec.Affinity.PodAntiAffinity)
-	}
-	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
-			Weight: 100,
-			Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
-				Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node},
-			}}},
-		}},
-	}}
-}
+// The tests make their pods prefer the node they crash (framework.PreferNodes), so that
+// they know which node to crash; the pods may still run anywhere, as the added replicas
+// must. The pods keep the default grace period: a pod deleted on a dead node then stays
+// Terminating, as with a real kubelet gone (with 0 the API server would remove it at once).
 
 // placed waits until the workload's pods are Ready and one of them is on one of nodes.
 func (e *env) placed(obj client.Object, nodes ...string) {
@@ -177,10 +164,10 @@ func TestCrashedNodeCostsSecondsNotMinutes(t *testing.T) {
 	p := e.policy(nil)
 	victim := e.Nodes[0]
 	single := e.Deployment("single", 1)
-	prefer(&single.Spec.Template.Spec, victim)
+	framework.PreferNodes(&single.Spec.Template.Spec, corev1.LabelHostname, victim)
 	web := e.Deployment("web", 3)
 	framework.HostnameAntiAffinity(web)
-	prefer(&web.Spec.Template.Spec, victim)
+	framework.PreferNodes(&web.Spec.Template.Spec, corev1.LabelHostname, victim)
 	e.Create(single)
 	e.Create(web)
 	e.placed(single, victim)
@@ -321,7 +308,7 @@ func TestStatefulSetPodIsReleasedOnlyWithProof(t *testing.T) {
 	})
 	victim := e.Nodes[1]
 	db := e.StatefulSet("db", 3)
-	prefer(&db.Spec.Template.Spec, victim)
+	framework.PreferNodes(&db.Spec.Template.Spec, corev1.LabelHostname, victim)
 	db.Spec.Template.Spec.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 		LabelSelector: db.Spec.Selector, TopologyKey: corev1.LabelHostname,
 	}}}
@@ -489,11 +476,11 @@ func TestZoneOutageActsWithinWhatFits(t *testing.T) {
 	framework.HostnameAntiAffinity(bulk)
 	e.Create(bulk)
 	single := e.Sized("single", 1, "1", nil)
-	prefer(&single.Spec.Template.Spec, victims[0])
+	framework.PreferNodes(&single.Spec.Template.Spec, corev1.LabelHostname, victims[0])
 	e.Create(single)
 	web := e.Sized("web", 6, "1", nil)
 	framework.HostnameAntiAffinity(web)
-	prefer(&web.Spec.Template.Spec, victims[1])
+	framework.PreferNodes(&web.Spec.Template.Spec, corev1.LabelHostname, victims[1])
 	e.Create(web)
 	e.placed(bulk, victims...)
 	e.placed(single, victims[0])
@@ -559,7 +546,7 @@ func brakes(t *testing.T, pick func(e *env) []string) {
 	victims := pick(e)
 	web := e.Deployment("web", 2)
 	framework.HostnameAntiAffinity(web)
-	prefer(&web.Spec.Template.Spec, victims[0])
+	framework.PreferNodes(&web.Spec.Template.Spec, corev1.LabelHostname, victims[0])
 	e.Create(web)
 	e.placed(web, victims[0])
 	for _, n := range victims {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/test/e2e/framework"
 )
 
 const (
@@ -40,7 +41,7 @@ func TestSkewedNodeRenewingIsNotLost(t *testing.T) {
 	p := e.policy(nil)
 	victim := e.Nodes[1]
 	web := e.Deployment("web", 1)
-	prefer(&web.Spec.Template.Spec, victim)
+	framework.PreferNodes(&web.Spec.Template.Spec, corev1.LabelHostname, victim)
 	e.Create(web)
 	e.placed(web, victim)
 	e.WaitBudget("holdfast-deploy-web", 0)
