@@ -8,6 +8,12 @@
 
 SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
+# One build of every package serves the tests, bin/holdfast, the image and the testbed:
+# the image must be static and reproducible (no cgo, no local paths), and the Go build
+# cache keys each compiled package by these settings, so a test built with cgo and local
+# paths would compile every dependency again for the image and again for bin/holdfast.
+export CGO_ENABLED := 0
+export GOFLAGS += -trimpath
 TOOL := $(GO) tool -modfile=hack/tools/go.mod
 BIN := bin
 TESTBED := $(BIN)/testbed
@@ -52,7 +58,7 @@ all: build ## The default: build.
 # kustomize) makes the binary dynamically linked with every symbol exported, and the
 # operator some 30 MB more resident (docs/engineering/performance.md).
 build: ## Build bin/holdfast and bin/testbed.
-	CGO_ENABLED=0 $(GO) build -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/holdfast ./cmd/holdfast
+	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/holdfast ./cmd/holdfast
 	cd hack/testbed && $(GO) build -o ../../$(TESTBED) .
 
 .PHONY: test
@@ -87,7 +93,7 @@ vulncheck: ## Known vulnerabilities the code reaches in its dependencies (govuln
 
 .PHONY: image
 image: licenses ## Build the OCI image tarball bin/holdfast-image.tar (the operator alone, cmd/holdfast-operator) without a Docker engine.
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast-operator ./cmd/holdfast-operator
+	GOOS=linux GOARCH=amd64 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/linux/holdfast-operator ./cmd/holdfast-operator
 	cd hack/image && $(GO) run . build --binary ../../$(BIN)/linux/holdfast-operator --tag $(IMAGE_REPO):$(GIT_VERSION) \
 		--version $(GIT_VERSION) --revision $(COMMIT) --created $(BUILD_DATE) --license ../../LICENSE --license ../../NOTICE --license ../../$(BIN)/THIRD_PARTY_LICENSES \
 		--out ../../$(BIN)/holdfast-image.tar
