@@ -44,6 +44,14 @@ const (
 	// of the policy that put it there: holdfast removes only the annotation it wrote,
 	// once the pod's workload is no longer Protected by that policy.
 	DoNotDisruptByAnnotation = "holdfast.dev/do-not-disrupt-by"
+	// SafeToEvictByAnnotation marks a pod's cluster-autoscaler.kubernetes.io/safe-to-evict
+	// as holdfast's, with the name of the policy that put it there: a Surge single
+	// replica's pod carries it while holdfast hands its node over to cluster-autoscaler,
+	// so that cluster-autoscaler's scale-down simulation does not set the node aside for
+	// its recheck timeout before the surge's new pod is Ready (the eviction still waits
+	// for the budget). holdfast removes only the annotation it wrote, once the hand-off
+	// is over.
+	SafeToEvictByAnnotation = "holdfast.dev/safe-to-evict-by"
 	// HandOffAnnotation is set on the surge set of a single-replica Deployment under
 	// Surge when holdfast surges it ahead of a node autoscaler's scale-down of its node (Karpenter's
 	// consolidation, cluster-autoscaler's scale-down), as "NODE START COUNT" (START in RFC

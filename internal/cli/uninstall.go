@@ -55,7 +55,8 @@ func NewUninstallCommand(streams genericiooptions.IOStreams, flags *genericcliop
      in flight ends as the operator would end it; with no budget left, a drain waiting
      on the Deployment's own pod is let through while the surge pod still serves
   4. the NodeCompanions' Deployments
-  5. holdfast's marks: pods' zone labels and Protect's do-not-disrupt annotations,
+  5. holdfast's marks: pods' zone labels, Protect's do-not-disrupt and a hand-off's
+     safe-to-evict annotations,
      workloads' last-rebalance annotations, and on nodes the hand-off, lost-node and
      drain-queued taints, the drain-run annotation, and the out-of-service taint holdfast
      put on a fenced node that is Ready again (on a node still not Ready it is kept and

@@ -7,6 +7,7 @@ import (
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
 	"github.com/holdfast-dev/holdfast/internal/drain"
+	"github.com/holdfast-dev/holdfast/internal/policy"
 )
 
 // marks are the keys of holdfast's labels, annotations and taints on one object that
@@ -72,18 +73,21 @@ func withoutTaints(taints []corev1.Taint, keys []string) []corev1.Taint {
 }
 
 // podMarks is what uninstall removes from a pod: the zone label of zone-aware budgets,
-// and Protect's do-not-disrupt with the annotation that says it is Protect's. A
-// do-not-disrupt without it is someone else's and stays.
+// and holdfast's pod marks (Protect's do-not-disrupt, a hand-off's safe-to-evict) with
+// the annotation that says they are holdfast's. One without it is someone else's and
+// stays.
 func podMarks(p *corev1.Pod) marks {
 	var m marks
 	if _, ok := p.Labels[holdfastv1alpha1.ZoneLabel]; ok {
 		m.labels = append(m.labels, holdfastv1alpha1.ZoneLabel)
 	}
-	if _, ok := p.Annotations[holdfastv1alpha1.DoNotDisruptByAnnotation]; ok {
-		if _, ok := p.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation]; ok {
-			m.annotations = append(m.annotations, holdfastv1alpha1.DoNotDisruptAnnotation)
+	for _, mark := range policy.PodMarks {
+		if _, ok := p.Annotations[mark.By]; ok {
+			if _, ok := p.Annotations[mark.Key]; ok {
+				m.annotations = append(m.annotations, mark.Key)
+			}
+			m.annotations = append(m.annotations, mark.By)
 		}
-		m.annotations = append(m.annotations, holdfastv1alpha1.DoNotDisruptByAnnotation)
 	}
 	return m
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/drain"
 )
 
@@ -73,8 +74,8 @@ func TestWithoutTaints(t *testing.T) {
 	}
 }
 
-// A pod loses its zone label and Protect's do-not-disrupt, never a do-not-disrupt that
-// someone else put there.
+// A pod loses its zone label and holdfast's marks, never a do-not-disrupt or a
+// safe-to-evict that someone else put there.
 func TestPodMarks(t *testing.T) {
 	tests := map[string]struct {
 		labels, annotations map[string]string
@@ -85,6 +86,8 @@ func TestPodMarks(t *testing.T) {
 		"Protect's do-not-disrupt":   {annotations: map[string]string{holdfastv1alpha1.DoNotDisruptAnnotation: "true", holdfastv1alpha1.DoNotDisruptByAnnotation: "single"}, want: marks{annotations: []string{holdfastv1alpha1.DoNotDisruptAnnotation, holdfastv1alpha1.DoNotDisruptByAnnotation}}},
 		"Protect's record, no mark":  {annotations: map[string]string{holdfastv1alpha1.DoNotDisruptByAnnotation: "single"}, want: marks{annotations: []string{holdfastv1alpha1.DoNotDisruptByAnnotation}}},
 		"rebalancing opt-in is kept": {annotations: map[string]string{holdfastv1alpha1.RebalanceAnnotation: "true"}},
+		"someone's safe-to-evict":    {annotations: map[string]string{availability.AnnotationSafeToEvict: "true"}},
+		"a hand-off's safe-to-evict": {annotations: map[string]string{availability.AnnotationSafeToEvict: "true", holdfastv1alpha1.SafeToEvictByAnnotation: "single"}, want: marks{annotations: []string{availability.AnnotationSafeToEvict, holdfastv1alpha1.SafeToEvictByAnnotation}}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

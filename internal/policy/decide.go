@@ -110,6 +110,12 @@ type Pod struct {
 	Node         string
 	Ready        bool
 	DoNotDisrupt bool
+	// SafeToEvict is its cluster-autoscaler.kubernetes.io/safe-to-evict, "" without.
+	SafeToEvict string
+	// Unsafe says what would keep cluster-autoscaler from evicting the pod but for a
+	// safe-to-evict "true" (caUnsafe): local storage, kube-system; "" for nothing but
+	// its budgets.
+	Unsafe string
 	// Surge says the pod is a surge set's.
 	Surge bool
 	// Since is when the pod's Ready condition last changed, or its creation when it has
@@ -137,9 +143,9 @@ type Observed struct {
 	// are found besides the workloads' templates. From manifests, which hold no pods,
 	// every workload's template stands for its pods.
 	PodLabels []map[string]string
-	// Marked are the namespace's live pods whose do-not-disrupt a Protect put on: pod
-	// name to the policy (DoNotDisruptByAnnotation).
-	Marked map[string]string
+	// Marked are the namespace's live pods that carry holdfast's marks, by mark: pod name
+	// to the policy that put it on.
+	Marked Marks
 	// Nodes are the nodes of those pods.
 	Nodes map[string]*corev1.Node
 	// Claims are Karpenter's NodeClaims of those nodes, keyed by node name; nil without
@@ -201,13 +207,6 @@ type Surge struct {
 	// HandOff is the value for HandOffAnnotation; "" for none.
 	HandOff string
 	Delete  bool
-}
-
-// PodAnnotation sets or removes karpenter.sh/do-not-disrupt on a pod, with the mark
-// (DoNotDisruptByAnnotation) that says it is the policy's.
-type PodAnnotation struct {
-	Pod          string
-	DoNotDisrupt bool
 }
 
 // Decision is what the reconciler does for one policy.
@@ -276,7 +275,7 @@ func Decide(o Observed) Decision {
 		}
 	}
 	wanted := map[string]bool{}
-	protected := map[string]bool{}
+	kept := map[PodMark]map[string]bool{DoNotDisrupt: {}, SafeToEvict: {}}
 	var outs []holdfastv1alpha1.WorkloadStatus
 	var lostNodes []string
 	for _, w := range selected {
@@ -290,7 +289,13 @@ func Decide(o Observed) Decision {
 		ws.annotations = append(ws.annotations, v.annotations...)
 		if v.status.State == holdfastv1alpha1.WorkloadProtected {
 			for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
-				protected[pod.Name] = true
+				kept[DoNotDisrupt][pod.Name] = true
+			}
+		}
+		if pod, ok := caMark(o, w, v); ok {
+			kept[SafeToEvict][pod.Name] = true
+			if pod.SafeToEvict == "" {
+				ws.annotations = append(ws.annotations, PodAnnotation{Pod: pod.Name, Mark: SafeToEvict, Set: true})
 			}
 		}
 		d.RequeueAfter = sooner(d.RequeueAfter, v.requeueAfter)
@@ -329,7 +334,7 @@ func Decide(o Observed) Decision {
 			ws.delete = append(ws.delete, b)
 		}
 	}
-	ws.annotations = append(ws.annotations, unmark(o.Marked, func(by string) bool { return by == p.Name }, protected)...)
+	ws.annotations = append(ws.annotations, unmark(o.Marked, func(by string) bool { return by == p.Name }, kept)...)
 	if len(p.Spec.ScaleTargets) > 0 {
 		d.RequeueAfter = sooner(d.RequeueAfter, scaleTargetPoll)
 	}

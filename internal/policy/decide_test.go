@@ -464,7 +464,7 @@ func TestDecide(t *testing.T) {
 			nodes:  cordoned,
 			want: result{
 				Apply:          []*policyv1.PodDisruptionBudget{opened(budget("p", db, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaProtect, time.Minute)},
-				PodAnnotations: []PodAnnotation{{Pod: "db-0", DoNotDisrupt: true}},
+				PodAnnotations: []PodAnnotation{{Pod: "db-0", Mark: DoNotDisrupt, Set: true}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
 					Message: "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod"}},
 			},
@@ -487,12 +487,12 @@ func TestDecide(t *testing.T) {
 			budgets: []policyv1.PodDisruptionBudget{*budget("p", db, minAvailable(intstr.FromInt32(1)),
 				map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T11:58:30.5Z"})},
 			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n1", Ready: true, DoNotDisrupt: true}}},
-			marked: map[string]string{"db-0": "p"},
+			marked: Marks{DoNotDisrupt: {"db-0": "p"}},
 			nodes:  cordoned,
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{opened(budget("p", db, maxUnavailable(intstr.FromInt32(1)),
 					map[string]string{holdfastv1alpha1.BlockedSinceAnnotation: "2026-11-22T11:58:30.5Z"}), holdfastv1alpha1.SingleReplicaProtect, time.Minute)},
-				PodAnnotations: []PodAnnotation{{Pod: "db-0", DoNotDisrupt: false}},
+				PodAnnotations: []PodAnnotation{{Pod: "db-0", Mark: DoNotDisrupt}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadEscaped, Budget: "holdfast-sts-db",
 					Message: "the drain of node n1 was blocked for escapeAfter (1m0s): its budget now lets the eviction through"}},
 			},
@@ -505,10 +505,10 @@ func TestDecide(t *testing.T) {
 			work:   []Workload{ready(workload(holdfastv1alpha1.KindStatefulSet, "db", 2), 2)},
 			pods: map[string][]Pod{"StatefulSet/db": {
 				{Name: "db-0", Node: "n1", Ready: true, DoNotDisrupt: true}, {Name: "db-1", Node: "n2", Ready: true, DoNotDisrupt: true}}},
-			marked: map[string]string{"db-0": "p", "gone-0": "p", "other-0": "q"},
+			marked: Marks{DoNotDisrupt: {"db-0": "p", "gone-0": "p", "other-0": "q"}},
 			want: result{
 				Apply:          []*policyv1.PodDisruptionBudget{budget("p", ready(workload(holdfastv1alpha1.KindStatefulSet, "db", 2), 2), maxUnavailable(intstr.FromInt32(1)), nil)},
-				PodAnnotations: []PodAnnotation{{Pod: "db-0", DoNotDisrupt: false}, {Pod: "gone-0", DoNotDisrupt: false}},
+				PodAnnotations: []PodAnnotation{{Pod: "db-0", Mark: DoNotDisrupt}, {Pod: "gone-0", Mark: DoNotDisrupt}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 2, State: holdfastv1alpha1.WorkloadBudgeted, Budget: "holdfast-sts-db",
 					Message: "1 of 2 pods may be disrupted at once"}},
 			},
@@ -517,7 +517,7 @@ func TestDecide(t *testing.T) {
 			policy: policy("p", time.Hour, protect(time.Minute)),
 			work:   []Workload{db},
 			pods:   map[string][]Pod{"StatefulSet/db": {{Name: "db-0", Node: "n2", Ready: true, DoNotDisrupt: true}}},
-			marked: map[string]string{"db-0": "p"},
+			marked: Marks{DoNotDisrupt: {"db-0": "p"}},
 			want: result{
 				Apply: []*policyv1.PodDisruptionBudget{opened(budget("p", db, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaProtect, time.Minute)},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "StatefulSet", Name: "db", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected, Budget: "holdfast-sts-db",
@@ -591,7 +591,7 @@ type decideCase struct {
 	// podLabels are the namespace's live pods' labels; nil for unknown.
 	podLabels []map[string]string
 	// marked are the pods a Protect annotated, to the policy.
-	marked  map[string]string
+	marked  Marks
 	nodes   map[string]*corev1.Node
 	claims  map[string]NodeClaim
 	groups  map[string]NodeGroupMember

@@ -130,7 +130,14 @@ type writes struct {
 //     handed over is tainted before its surge, so that the scheduler places the new
 //     pods elsewhere;
 //   - surges come after the budgets that let their evictions through;
-//   - pods' do-not-disrupt marks follow, and the budgets no workload wants go last.
+//   - pods' marks follow, set and removed: Protect's do-not-disrupt, and the
+//     safe-to-evict of a hand-off to cluster-autoscaler, which comes after the surge
+//     whose new pod the eviction it lets cluster-autoscaler try will wait for; a crash
+//     just before leaves the hand-off unmarked (cluster-autoscaler's pace, as without
+//     the mark) until the next reconcile marks it, and a crash just before a removal
+//     leaves the mark on for a reconcile more, when the budget, which the mark does not
+//     open, still decides the eviction;
+//   - the budgets no workload wants go last.
 func (w writes) ordered() []Effect {
 	budgets := func(bs []*policyv1.PodDisruptionBudget, loosen bool) []ApplyBudget {
 		out := make([]ApplyBudget, len(bs))

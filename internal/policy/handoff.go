@@ -35,7 +35,10 @@ import (
 // unneeded time. A pod marked cluster-autoscaler.kubernetes.io/safe-to-evict: "true"
 // skips the budgets in that simulation, not in the eviction, which the Eviction API
 // holds until the new pod counts: the node goes at cluster-autoscaler's own pace, and the
-// hand-off need only open the budget within its unneeded time.
+// hand-off need only open the budget within its unneeded time. So holdfast marks the
+// single replica's pod so, with its own mark beside (SafeToEvict), for as long as the
+// hand-off to cluster-autoscaler runs (caMark), when the annotation changes nothing else
+// that cluster-autoscaler checks of the pod (caUnsafe).
 
 const (
 	// handOffGrace is how long past the NodePool's consolidateAfter a hand-off waits for
@@ -107,9 +110,16 @@ func (a Autoscalers) threshold() float64 {
 
 // caWindow is how long cluster-autoscaler may take to take a node once its budget
 // allows the eviction: it found the node unremovable and looks again only after its
-// recheck timeout, then waits its unneeded time, then decides. (Under a pod marked safe
-// to evict it does not wait the recheck, but the window counts it all the same: the
-// hand-off does not read the mark, and a longer window only holds the surge longer.)
+// recheck timeout, then waits its unneeded time, then decides. Under a pod marked safe
+// to evict it does not find the node unremovable for the budget, but it may have done so
+// before the mark came: holdfast marks the pod when the hand-off starts, and notices a
+// node under the threshold up to caCandidateRecheck after it fell there (another
+// namespace's pods leaving send it no event), while cluster-autoscaler simulates the
+// node's removal at its first scan (every 10 s by default), and sets a node it found
+// unremovable aside for the recheck timeout whatever the node's pods do meanwhile. So the
+// window counts the recheck under the mark too: a window too short would end a hand-off
+// that cluster-autoscaler was about to take, where a longer one only holds a declined
+// surge longer.
 func (a Autoscalers) caWindow() time.Duration {
 	unneeded, recheck := a.UnneededTime, a.Recheck
 	if unneeded <= 0 {
@@ -411,8 +421,58 @@ func surgeAhead(o Observed, w *Workload) (verdict, bool) {
 	}
 	up := surgeOf(w, 1, h.String())
 	v := verdict{surges: []Surge{up}, requeueAfter: surgePoll}
-	v.status.Message = msgSurgedAhead(up.Replicas, c.autoscaler, c.node, h.deadline(o, w, c.window))
+	v.status.Message = msgSurgedAhead(up.Replicas, c.autoscaler, c.node, h.deadline(o, w, c.window)) + unmarkedNote(o, w, c.node)
 	return v, true
+}
+
+// caMark is the pod of w that holdfast marks safe to evict under v, w's verdict: w's
+// pod on the node of a hand-off to cluster-autoscaler that v starts or keeps on, while
+// w is a Surge single replica. The hand-off runs, for the mark, as long as for its
+// taint: while w's surge set, as v leaves it, runs extra pods and records the hand-off
+// (not landed), a surge for cluster-autoscaler's drain of the node included. False when
+// there is none, or the pod is Unsafe: the mark would let cluster-autoscaler take more
+// than what the budget keeps. The caller sets the mark only on a pod without
+// safe-to-evict: a user's "false" is a blocker (no hand-off), a user's "true" needs
+// nothing.
+func caMark(o Observed, w *Workload, v verdict) (Pod, bool) {
+	if v.status.State != holdfastv1alpha1.WorkloadSurging || w.Replicas != 1 || !Surges(o.Policy, w.Kind) || w.Surge == nil && len(v.surges) == 0 {
+		return Pod{}, false
+	}
+	var set Surge
+	if w.Surge != nil {
+		set = Surge{Replicas: w.Surge.Replicas, HandOff: w.Surge.HandOff}
+	}
+	if at := slices.IndexFunc(v.surges, func(s Surge) bool { return s.Deployment == w.Name }); at >= 0 {
+		set = v.surges[at]
+	}
+	h, ok := parseHandOff(set.HandOff)
+	if !ok || h.landed || set.Replicas == 0 || set.Delete {
+		return Pod{}, false
+	}
+	if autoscaler, _ := autoscalerOf(o, h.node); autoscaler != caName {
+		return Pod{}, false
+	}
+	pods := o.Pods[WorkloadKey(w.Kind, w.Name)]
+	at := slices.IndexFunc(pods, func(p Pod) bool { return p.Node == h.node })
+	if at < 0 || pods[at].Unsafe != "" {
+		return Pod{}, false
+	}
+	return pods[at], true
+}
+
+// unmarkedNote says, for status, that w's pod on node, handed over to
+// cluster-autoscaler, is not marked safe to evict because the mark would let
+// cluster-autoscaler pass it for more than its budget (caUnsafe); "" otherwise.
+func unmarkedNote(o Observed, w *Workload, node string) string {
+	if autoscaler, _ := autoscalerOf(o, node); autoscaler != caName {
+		return ""
+	}
+	for _, p := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
+		if p.Node == node && p.Unsafe != "" && p.SafeToEvict == "" {
+			return "; " + msgNotMarkedSafe(p.Name, p.Unsafe)
+		}
+	}
+	return ""
 }
 
 // surgeOrHandOff is a Surge single replica's decision: the surge for a drain of its

@@ -60,6 +60,16 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	// after the later of that and the new pod's readiness.
 	inProgress := func(extra ...Pod) Workload { return surgingAhead("n1 "+stamp(now.Add(-30*time.Second)), extra...) }
 	onN1 := map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}}
+	// The single replica's pod on n1 with cluster-autoscaler's safe-to-evict: holdfast's
+	// (markedOnN1, with Observed.Marked saying so), the user's; and one holdfast may not
+	// mark.
+	withSafe := func(p Pod) Pod { p.SafeToEvict = "true"; return p }
+	markedOnN1 := map[string][]Pod{"Deployment/single": {withSafe(pod("single-a", "n1", true, time.Hour))}}
+	usersSafe := withSafe(pod("single-a", "n1", true, time.Hour))
+	unsafe := pod("single-a", "n1", true, time.Hour)
+	unsafe.Unsafe = "its volume scratch is local storage"
+	markSafe := []PodAnnotation{{Pod: "single-a", Mark: SafeToEvict, Set: true}}
+	unmarkSafe := []PodAnnotation{{Pod: "single-a", Mark: SafeToEvict}}
 	newReady := pod("single-b", "n2", true, time.Minute)
 	nodes := map[string]*corev1.Node{"n1": sized("n1"), "n2": sized("n2")}
 	settled := func(since time.Time) map[string]NodeClaim {
@@ -218,10 +228,65 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 				Apply:  []*policyv1.PodDisruptionBudget{floor},
 				Surges: []Surge{ahead1("n1 2026-11-22T12:00:00Z 1")},
 				// 10 minutes for the new pod, then the recheck (5), unneeded time (10) and a minute.
+				Workloads:      surging(aheadUntil("cluster-autoscaler", "12:26:00")),
+				RequeueAfter:   surgePoll,
+				HandOffTaints:  []string{"n1"},
+				PodAnnotations: markSafe,
+			},
+		},
+		"cluster-autoscaler: a pod with local storage is not marked safe to evict, and status says so": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
+			pods: map[string][]Pod{"Deployment/single": {unsafe}},
+			want: result{
+				Apply:  []*policyv1.PodDisruptionBudget{floor},
+				Surges: []Surge{ahead1("n1 2026-11-22T12:00:00Z 1")},
+				Workloads: surging(aheadUntil("cluster-autoscaler", "12:26:00") + "; pod single-a is not marked safe to evict for cluster-autoscaler, since its volume scratch is local storage, " +
+					"which the mark would let cluster-autoscaler pass too: cluster-autoscaler may set the node aside for its recheck timeout first"),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
+			},
+		},
+		"cluster-autoscaler: a pod the user marked safe to evict needs no mark, and keeps the user's": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
+			pods: map[string][]Pod{"Deployment/single": {usersSafe}},
+			want: result{
+				Apply:         []*policyv1.PodDisruptionBudget{floor},
+				Surges:        []Surge{ahead1("n1 2026-11-22T12:00:00Z 1")},
 				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:26:00")),
 				RequeueAfter:  surgePoll,
 				HandOffTaints: []string{"n1"},
 			},
+		},
+		"cluster-autoscaler: in progress, holdfast's mark stays": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(pod("single-b", "n2", false, 20*time.Second))}, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
+			pods: markedOnN1, marked: Marks{SafeToEvict: {"single-a": "p"}},
+			want: result{
+				Apply:         []*policyv1.PodDisruptionBudget{floor},
+				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:25:30")),
+				RequeueAfter:  surgePoll,
+				HandOffTaints: []string{"n1"},
+			},
+		},
+		"cluster-autoscaler: in progress without the mark (a crash after the surge): marked": {
+			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(pod("single-b", "n2", false, 20*time.Second))}, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
+			pods: onN1,
+			want: result{
+				Apply:          []*policyv1.PodDisruptionBudget{floor},
+				Workloads:      surging(aheadUntil("cluster-autoscaler", "12:25:30")),
+				RequeueAfter:   surgePoll,
+				HandOffTaints:  []string{"n1"},
+				PodAnnotations: markSafe,
+			},
+		},
+		"cluster-autoscaler: the workload switched to Skip mid-hand-off: holdfast's mark goes, another policy's stays": {
+			policy: policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSkip }),
+			work:   []Workload{single}, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
+			pods: markedOnN1, marked: Marks{SafeToEvict: {"single-a": "p", "other-a": "q"}},
+			want: result{
+				Workloads:      []holdfastv1alpha1.WorkloadStatus{{Kind: "Deployment", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadSkipped, Message: msgSingleSkipped}},
+				PodAnnotations: unmarkSafe,
+			},
+			wantCond: map[string]string{holdfastv1alpha1.ConditionBudgetsReady: holdfastv1alpha1.ReasonSomeWithoutBudget},
 		},
 		"cluster-autoscaler: the threshold is the operator's: a quarter used is too much under 0.2": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
@@ -235,8 +300,8 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		},
 		"cluster-autoscaler: its deletion-candidate taint accepts the hand-off, which holds past the deadline": {
 			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}),
-			nodes:   map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
-			pods:    onN1,
+			nodes: map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
+			pods:  markedOnN1, marked: Marks{SafeToEvict: {"single-a": "p"}},
 			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
 			work:    []Workload{surgingAhead("n1 "+stamp(now.Add(-8*time.Minute))+" 1", pod("single-b", "n2", true, 7*time.Minute))},
 			want: result{
@@ -259,9 +324,21 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 				Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:47:00Z: no new hand-off of that node before 2026-11-22T12:02:00Z"),
 			},
 		},
-		"cluster-autoscaler: without the taint the same hand-off is over": {
+		"cluster-autoscaler: without the taint the same hand-off is over, declined, and holdfast's mark goes": {
 			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}), nodes: nodes,
-			pods:    onN1,
+			pods: markedOnN1, marked: Marks{SafeToEvict: {"single-a": "p"}},
+			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
+			work:    []Workload{surgingAhead("n1 "+stamp(now.Add(-8*time.Minute))+" 1", pod("single-b", "n2", true, 7*time.Minute))},
+			want: result{RequeueAfter: caCandidateRecheck,
+				Apply:          []*policyv1.PodDisruptionBudget{floor},
+				Surges:         over("n1 2026-11-22T11:52:00Z 1"),
+				Workloads:      budgeted(msgSurgeReady + "; cluster-autoscaler did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:52:00Z: no new hand-off of that node before 2026-11-22T12:07:00Z"),
+				PodAnnotations: unmarkSafe,
+			},
+		},
+		"cluster-autoscaler: a declined hand-off leaves a user's safe-to-evict alone": {
+			policy: policy("p", time.Hour, surge), groups: inGroup(Load{Requested: quarter}), nodes: nodes,
+			pods:    map[string][]Pod{"Deployment/single": {usersSafe}},
 			scalers: Autoscalers{UnneededTime: 30 * time.Second, Recheck: time.Minute},
 			work:    []Workload{surgingAhead("n1 "+stamp(now.Add(-8*time.Minute))+" 1", pod("single-b", "n2", true, 7*time.Minute))},
 			want: result{RequeueAfter: caCandidateRecheck,
@@ -295,7 +372,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"cluster-autoscaler accepted the node: a new pod there does not end the hand-off": {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(pod("single-b", "n1", false, 20*time.Second))}, groups: inGroup(Load{Requested: quarter}),
 			nodes: map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
-			pods:  onN1,
+			pods:  markedOnN1, marked: Marks{SafeToEvict: {"single-a": "p"}},
 			want: result{
 				Apply:         []*policyv1.PodDisruptionBudget{floor},
 				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:25:30")),

@@ -114,6 +114,10 @@ func msgSurgedAhead(extra int32, autoscaler, node string, deadline time.Time) st
 		Plural(extra, "extra pod"), autoscaler, node, stamp(deadline), autoscaler)
 }
 
+func msgNotMarkedSafe(pod, why string) string {
+	return fmt.Sprintf("pod %s is not marked safe to evict for cluster-autoscaler, since %s, which the mark would let cluster-autoscaler pass too: cluster-autoscaler may set the node aside for its recheck timeout first", pod, why)
+}
+
 func msgHandOffDeclined(autoscaler string, h handOff) string {
 	declined := fmt.Sprintf("%s; %s did not take node %s after %d hand-offs, the last at %s", msgSurgeReady, autoscaler, h.node, h.count, stamp(h.start))
 	if h.landed {

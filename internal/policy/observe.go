@@ -34,8 +34,8 @@ type Source interface {
 	// Budgets are the namespace's PodDisruptionBudgets.
 	Budgets(ctx context.Context, namespace string) ([]policyv1.PodDisruptionBudget, error)
 	// PodMeta are the labels of the namespace's pods not being deleted (Observed.PodLabels)
-	// and which pods carry a Protect's do-not-disrupt, by policy (Observed.Marked).
-	PodMeta(ctx context.Context, namespace string) ([]map[string]string, map[string]string, error)
+	// and which pods carry holdfast's marks, by policy (Observed.Marked).
+	PodMeta(ctx context.Context, namespace string) ([]map[string]string, Marks, error)
 	// LostPodLabels are the labels of the namespace's pods on the suspect nodes of h.
 	LostPodLabels(ctx context.Context, namespace string, h NodeHealth) ([]map[string]string, error)
 	// Pods are the namespace's pods whose labels sel matches, being deleted or not.

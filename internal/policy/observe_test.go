@@ -48,7 +48,7 @@ func (s *oneNodeGroup) SurgeSets(context.Context, string) ([]appsv1.ReplicaSet, 
 func (s *oneNodeGroup) LostPodLabels(context.Context, string, NodeHealth) ([]map[string]string, error) {
 	return nil, nil
 }
-func (s *oneNodeGroup) PodMeta(context.Context, string) ([]map[string]string, map[string]string, error) {
+func (s *oneNodeGroup) PodMeta(context.Context, string) ([]map[string]string, Marks, error) {
 	return nil, nil, nil
 }
 func (s *oneNodeGroup) Autoscalers(context.Context, string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {

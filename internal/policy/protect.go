@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"maps"
-	"slices"
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -56,22 +54,7 @@ func annotatePods(pods []Pod) []PodAnnotation {
 	var out []PodAnnotation
 	for _, pod := range pods {
 		if !pod.DoNotDisrupt {
-			out = append(out, PodAnnotation{Pod: pod.Name, DoNotDisrupt: true})
-		}
-	}
-	return out
-}
-
-// unmark are the changes that take do-not-disrupt off the pods of marked (pod name to
-// the policy that put it on) whose policy ours says is ours, except the pods still
-// protected: a workload switched to Surge or Skip, scaled to several replicas, no
-// longer selected or escaped, or a policy deleted, must not keep Karpenter off its
-// node for good. Only holdfast's own annotation is marked, so a user's stays.
-func unmark(marked map[string]string, ours func(policy string) bool, protected map[string]bool) []PodAnnotation {
-	var out []PodAnnotation
-	for _, pod := range slices.Sorted(maps.Keys(marked)) {
-		if ours(marked[pod]) && !protected[pod] {
-			out = append(out, PodAnnotation{Pod: pod, DoNotDisrupt: false})
+			out = append(out, PodAnnotation{Pod: pod.Name, Mark: DoNotDisrupt, Set: true})
 		}
 	}
 	return out

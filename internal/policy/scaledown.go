@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,13 +21,41 @@ import (
 // What a hand-off reads of the node autoscalers' objects, reduced from them here once,
 // whether they come from the operator's cache or from a snapshot.
 
-// cluster-autoscaler's annotations that keep it off a node whatever the budgets allow.
+// cluster-autoscaler's annotations that keep it off a node whatever the budgets allow,
+// or let it evict a pod it would keep.
 const (
 	caScaleDownDisabled = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
-	caSafeToEvict       = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+	caSafeToEvict       = availability.AnnotationSafeToEvict
+	// caSafeLocalVolumes lists the local volumes of a pod that do not keep
+	// cluster-autoscaler off its node.
+	caSafeLocalVolumes = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 	// mirrorPod marks a static pod's mirror, which cluster-autoscaler ignores.
 	mirrorPod = "kubernetes.io/config.mirror"
+	// kubeSystem is the namespace whose pods cluster-autoscaler evicts only when marked
+	// safe to evict or covered by a budget.
+	kubeSystem = "kube-system"
 )
+
+// caUnsafe says what, besides its budgets, cluster-autoscaler's scale-down would find
+// against evicting pod, and a safe-to-evict "true" would let it pass: a local volume
+// (hostPath, or an emptyDir not in memory) not listed in safe-to-evict-local-volumes,
+// or the kube-system namespace. "" when nothing: marking such a pod safe to evict
+// changes only that cluster-autoscaler's simulation skips its budgets. (The pod's other
+// checks that the mark skips, a controller and no safe-to-evict "false", are the
+// hand-off's blockers already.)
+func caUnsafe(pod *corev1.Pod) string {
+	if pod.Namespace == kubeSystem {
+		return "it runs in " + kubeSystem
+	}
+	listed := strings.Split(pod.Annotations[caSafeLocalVolumes], ",")
+	for _, v := range pod.Spec.Volumes {
+		local := v.HostPath != nil || v.EmptyDir != nil && v.EmptyDir.Medium != corev1.StorageMediumMemory
+		if local && !slices.Contains(listed, v.Name) {
+			return fmt.Sprintf("its volume %s is local storage", v.Name)
+		}
+	}
+	return ""
+}
 
 // ClaimNode is the node a Karpenter NodeClaim launched; "" before it has one.
 func ClaimNode(claim *unstructured.Unstructured) string {

@@ -145,7 +145,7 @@ func TestDecideScaleTargets(t *testing.T) {
 			nodes:  map[string]*corev1.Node{"n2": node("n2", false)},
 			want: result{
 				Apply:          []*policyv1.PodDisruptionBudget{opened(budget("p", single, minAvailable(intstr.FromInt32(1)), nil), holdfastv1alpha1.SingleReplicaProtect, 0)},
-				PodAnnotations: []PodAnnotation{{Pod: "single-0", DoNotDisrupt: true}},
+				PodAnnotations: []PodAnnotation{{Pod: "single-0", Mark: DoNotDisrupt, Set: true}},
 				Workloads: []holdfastv1alpha1.WorkloadStatus{{Kind: "Database", Name: "single", Replicas: 1, State: holdfastv1alpha1.WorkloadProtected,
 					Budget: "holdfast-database-single", Message: "single replica under Protect: minAvailable 1 and karpenter.sh/do-not-disrupt on its pod"}},
 				RequeueAfter: scaleTargetPoll,

@@ -146,7 +146,7 @@ func followSurge(o Observed, w *Workload, f losses) surgeProgress {
 	case node != "":
 		p.message = msgSurgedForDrain(w.Replicas, want, node, ready)
 	case ahead:
-		p.message = msgSurgedAhead(want, autoscaler, h.node, deadline)
+		p.message = msgSurgedAhead(want, autoscaler, h.node, deadline) + unmarkedNote(o, w, h.node)
 	default:
 		p.message = msgSurgeWaiting(w.Replicas, want, ready)
 	}

@@ -22,16 +22,16 @@ type Sweep struct {
 	// Delete are holdfast's budgets (OwnBudget) labelled with a policy that is not in the
 	// namespace.
 	Delete []*policyv1.PodDisruptionBudget
-	// PodAnnotations take do-not-disrupt off the pods that a gone policy's Protect put
-	// it on.
+	// PodAnnotations take holdfast's marks off the pods that a gone policy put them on:
+	// Protect's do-not-disrupt, a hand-off's safe-to-evict.
 	PodAnnotations []PodAnnotation
 }
 
 // SweepNamespace decides the sweep of one namespace from its policies (those being
 // deleted included: their budgets go once they are gone), its budgets and its pods
-// marked by Protect (Observed.Marked). It reads only its arguments and does not modify
+// holdfast marked (Observed.Marked). It reads only its arguments and does not modify
 // them.
-func SweepNamespace(policies []holdfastv1alpha1.DisruptionPolicy, budgets []policyv1.PodDisruptionBudget, marked map[string]string) Sweep {
+func SweepNamespace(policies []holdfastv1alpha1.DisruptionPolicy, budgets []policyv1.PodDisruptionBudget, marked Marks) Sweep {
 	exists := make(map[string]bool, len(policies))
 	for i := range policies {
 		exists[policies[i].Name] = true

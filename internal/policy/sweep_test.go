@@ -41,7 +41,7 @@ func TestSweepNamespace(t *testing.T) {
 		policies []holdfastv1alpha1.DisruptionPolicy
 		budgets  []policyv1.PodDisruptionBudget
 		delete   []string
-		marked   map[string]string
+		marked   Marks
 		unmarked []PodAnnotation
 	}{
 		"a gone policy's budget is deleted; a live one's, a deleting one's and a user's stay": {
@@ -63,8 +63,13 @@ func TestSweepNamespace(t *testing.T) {
 		// Issue 30 item 7: Protect's do-not-disrupt goes with its policy.
 		"a gone policy's do-not-disrupt is removed; a live one's stays": {
 			policies: []holdfastv1alpha1.DisruptionPolicy{kept, deleting},
-			marked:   map[string]string{"a-0": "gone", "b-0": "kept", "c-0": "deleting", "d-0": "gone"},
-			unmarked: []PodAnnotation{{Pod: "a-0"}, {Pod: "d-0"}},
+			marked:   Marks{DoNotDisrupt: {"a-0": "gone", "b-0": "kept", "c-0": "deleting", "d-0": "gone"}},
+			unmarked: []PodAnnotation{{Pod: "a-0", Mark: DoNotDisrupt}, {Pod: "d-0", Mark: DoNotDisrupt}},
+		},
+		"a gone policy's safe-to-evict is removed; a live one's stays": {
+			policies: []holdfastv1alpha1.DisruptionPolicy{kept},
+			marked:   Marks{SafeToEvict: {"a-0": "gone", "b-0": "kept"}, DoNotDisrupt: {"c-0": "gone"}},
+			unmarked: []PodAnnotation{{Pod: "c-0", Mark: DoNotDisrupt}, {Pod: "a-0", Mark: SafeToEvict}},
 		},
 	}
 	for name, tc := range tests {

@@ -71,6 +71,8 @@ func PodOf(pod *corev1.Pod) (Pod, bool) {
 		Since:        since,
 		Created:      pod.CreationTimestamp.Time,
 		DoNotDisrupt: pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] == "true",
+		SafeToEvict:  pod.Annotations[availability.AnnotationSafeToEvict],
+		Unsafe:       caUnsafe(pod),
 		Surge:        pod.Labels[holdfastv1alpha1.SurgeOfLabel] != "",
 		Zone:         pod.Labels[holdfastv1alpha1.ZoneLabel],
 	}, true

@@ -49,10 +49,10 @@ func (a *applier) apply(p *holdfastv1alpha1.DisruptionPolicy, effects []policy.E
 		case policy.PodAnnotation:
 			a.pod(p.Namespace, e.Pod, func(pod *corev1.Pod) {
 				value, by := "", ""
-				if e.DoNotDisrupt {
+				if e.Set {
 					value, by = "true", p.Name
 				}
-				pod.Annotations = edit(edit(pod.Annotations, holdfastv1alpha1.DoNotDisruptAnnotation, value), holdfastv1alpha1.DoNotDisruptByAnnotation, by)
+				pod.Annotations = edit(edit(pod.Annotations, e.Mark.Key, value), e.Mark.By, by)
 			})
 		case policy.NodeTaint:
 			if at := slices.IndexFunc(a.s.Nodes, func(n corev1.Node) bool { return n.Name == e.Node }); at >= 0 {

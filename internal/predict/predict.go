@@ -178,10 +178,10 @@ func (x *namespaced) Budgets(_ context.Context, ns string) ([]policyv1.PodDisrup
 
 // PodMeta are the labels of the namespace's pods not being deleted (from manifests,
 // which hold no pods, every workload's template stands for its pods), and the pods a
-// Protect marked, by policy.
-func (x *namespaced) PodMeta(_ context.Context, ns string) ([]map[string]string, map[string]string, error) {
+// holdfast marked, by policy.
+func (x *namespaced) PodMeta(_ context.Context, ns string) ([]map[string]string, policy.Marks, error) {
 	var out []map[string]string
-	marked := map[string]string{}
+	marked := policy.Marks{}
 	if x.manifests() {
 		for _, w := range x.workloads(ns, func(*policy.Workload) bool { return true }) {
 			out = append(out, w.TemplateLabels)
@@ -191,9 +191,7 @@ func (x *namespaced) PodMeta(_ context.Context, ns string) ([]map[string]string,
 		if pod.DeletionTimestamp == nil {
 			out = append(out, pod.Labels)
 		}
-		if by := pod.Annotations[holdfastv1alpha1.DoNotDisruptByAnnotation]; by != "" {
-			marked[pod.Name] = by
-		}
+		marked.Read(pod.Name, pod.Annotations)
 	}
 	return out, marked, nil
 }

@@ -154,8 +154,8 @@ func (r *reconciler) guardedLabel(ctx context.Context, cs *contests, namespace s
 // guardedAnnotation is annotatePod through the ledger. Pods are read from the
 // apiserver.
 func (r *reconciler) guardedAnnotation(ctx context.Context, cs *contests, namespace, policyName string, a policy.PodAnnotation) error {
-	f := contest.Annotation(podObject(namespace, a.Pod), holdfastv1alpha1.DoNotDisruptAnnotation)
-	_, err := r.guarded(ctx, cs, f, strconv.FormatBool(a.DoNotDisrupt), "", func() error { return r.annotatePod(ctx, namespace, policyName, a) })
+	f := contest.Annotation(podObject(namespace, a.Pod), a.Mark.Key)
+	_, err := r.guarded(ctx, cs, f, strconv.FormatBool(a.Set), "", func() error { return r.annotatePod(ctx, namespace, policyName, a) })
 	return err
 }
 

@@ -260,7 +260,7 @@ func (r *reconciler) sweep(ctx context.Context, namespace string) error {
 		if err := r.annotatePod(ctx, namespace, "", a); err != nil {
 			return err
 		}
-		logger.Info("Removed the do-not-disrupt of a deleted policy", "pod", klog.KRef(namespace, a.Pod))
+		logger.Info("Removed the pod mark of a deleted policy", "pod", klog.KRef(namespace, a.Pod), "annotation", a.Mark.Key)
 	}
 	for _, b := range sw.Delete {
 		if err := r.deleteBudget(ctx, b); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -58,8 +60,9 @@ func TestOperatorDoesWhatPredictSays(t *testing.T) {
 	}
 	// The clusters must reach every kind of effect, and zone-aware budgets through a surge
 	// and a recovery, or the test proves less than it says.
-	for _, kind := range []string{"ApplyBudget", "DeleteBudget", "PodZone", "PodAnnotation", "Surge",
-		"NodeTaint " + holdfastv1alpha1.LostTaintKey, "NodeTaint " + holdfastv1alpha1.OutOfServiceTaintKey,
+	for _, kind := range []string{"ApplyBudget", "DeleteBudget", "PodZone", "Surge",
+		"PodAnnotation " + policy.DoNotDisrupt.Key + " set", "PodAnnotation " + policy.SafeToEvict.Key + " set", "PodAnnotation " + policy.SafeToEvict.Key + " removed",
+		"NodeTaint " + holdfastv1alpha1.LostTaintKey, "NodeTaint " + holdfastv1alpha1.OutOfServiceTaintKey, "NodeTaint " + holdfastv1alpha1.HandOffTaintKey,
 		zonedWhile(holdfastv1alpha1.WorkloadSurging), zonedWhile(holdfastv1alpha1.WorkloadRecovering)} {
 		if kinds[kind] == 0 {
 			t.Errorf("no cluster made an effect %s (made: %v)", kind, kinds)
@@ -74,16 +77,23 @@ func zonedWhile(state holdfastv1alpha1.WorkloadState) string {
 
 var differentialNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
+// caGroupLabel names the cluster-autoscaler node group of every node of the random
+// clusters; half the settings read it, and hand nodes over to cluster-autoscaler.
+const caGroupLabel = "example.com/node-group"
+
 // settingsOf are the operator's settings for cluster seed: mostly those that let every
-// policy fence, so that fences are made; a third without them, and brakes of each kind.
+// policy fence, so that fences are made; a third without them, brakes of each kind; and
+// half with cluster-autoscaler's node groups.
 func settingsOf(seed uint64) policy.Settings {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	return policy.Settings{Failure: policy.FailureSettings{
+	s := policy.Settings{Failure: policy.FailureSettings{
 		NamespacedFencing: rng.IntN(3) > 0,
 		FenceAfter:        rng.IntN(2) == 0,
 		BrakeShare:        []float64{0, 0.5}[rng.IntN(2)],
 		BrakeWindow:       []time.Duration{0, 5 * time.Second}[rng.IntN(2)],
 	}}
+	s.Autoscalers.NodeGroupLabel = []string{"", caGroupLabel}[rng.IntN(2)]
+	return s
 }
 
 // differ compares the operator run with settings with predict on objs and returns how
@@ -128,8 +138,14 @@ func differ(t *testing.T, objs []client.Object, settings policy.Settings) map[st
 }
 
 func effectKind(e policy.Effect) string {
-	if t, ok := e.(policy.NodeTaint); ok {
-		return "NodeTaint " + t.Key
+	switch e := e.(type) {
+	case policy.NodeTaint:
+		return "NodeTaint " + e.Key
+	case policy.PodAnnotation:
+		if e.Set {
+			return "PodAnnotation " + e.Mark.Key + " set"
+		}
+		return "PodAnnotation " + e.Mark.Key + " removed"
 	}
 	return strings.TrimPrefix(fmt.Sprintf("%T", e), "policy.")
 }
@@ -142,7 +158,7 @@ type state struct {
 	SurgeSets map[string]string
 	// Taints are holdfast's taints on each node.
 	Taints map[string][]string
-	// Pods are the zone label and do-not-disrupt marks of the pods that carry any.
+	// Pods are the zone label and holdfast's marks of the pods that carry any.
 	Pods map[string]string
 }
 
@@ -168,10 +184,15 @@ func stateOf(s *snapshot.Snapshot) state {
 		}
 	}
 	for _, pod := range s.Pods {
-		zone, hasZone := pod.Labels[holdfastv1alpha1.ZoneLabel]
-		mark := pod.Annotations[holdfastv1alpha1.DoNotDisruptAnnotation] + " by " + pod.Annotations[holdfastv1alpha1.DoNotDisruptByAnnotation]
-		if hasZone || mark != " by " {
-			st.Pods[pod.Namespace+"/"+pod.Name] = "zone " + zone + ", do-not-disrupt " + mark
+		zone, marked := pod.Labels[holdfastv1alpha1.ZoneLabel]
+		desc := "zone " + zone
+		for _, m := range policy.PodMarks {
+			value, by := pod.Annotations[m.Key], pod.Annotations[m.By]
+			marked = marked || value != "" || by != ""
+			desc += fmt.Sprintf(", %s %q by %q", m.Key, value, by)
+		}
+		if marked {
+			st.Pods[pod.Namespace+"/"+pod.Name] = desc
 		}
 	}
 	return st
@@ -219,7 +240,7 @@ func differentialReconciler(t *testing.T, c client.WithWatch) *reconciler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &reconciler{client: c, live: c, cache: c, clock: clk, recorder: rec, metrics: m, invalid: inv, windows: win, ledger: contest.NewLedger(clk)}
+	r := &reconciler{client: c, live: phaseFiltered{c}, cache: c, clock: clk, recorder: rec, metrics: m, invalid: inv, windows: win, ledger: contest.NewLedger(clk)}
 	// The watcher has watched for a while: it saw every Lease's last renewal happen.
 	r.nodes = newNodeWatcher(c, c, c, clk, r.ledger)
 	clk.SetTime(differentialNow.Add(-10 * time.Minute))
@@ -233,6 +254,28 @@ func differentialReconciler(t *testing.T, c client.WithWatch) *reconciler {
 	}
 	r.nodes.health.Store(&h)
 	return r
+}
+
+// phaseFiltered is c with the pod lists' field selectors on status.phase (the room
+// check's unfinished pods) evaluated on the listed pods: the fake client evaluates only
+// indexed key=value selectors.
+type phaseFiltered struct{ client.WithWatch }
+
+func (c phaseFiltered) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	pods, ok := list.(*corev1.PodList)
+	if !ok || lo.FieldSelector == nil || !strings.Contains(lo.FieldSelector.String(), "status.phase") {
+		return c.WithWatch.List(ctx, list, opts...)
+	}
+	sel := lo.FieldSelector
+	lo.FieldSelector = nil
+	if err := c.WithWatch.List(ctx, pods, lo); err != nil {
+		return err
+	}
+	pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool {
+		return !sel.Matches(fields.Set{"status.phase": string(p.Status.Phase)})
+	})
+	return nil
 }
 
 // snapshotOf reads the objects the operator reads into a live snapshot.
@@ -263,11 +306,12 @@ func snapshotOf(t *testing.T, c client.Reader) *snapshot.Snapshot {
 	return s
 }
 
-// randomCluster is 6 nodes in 3 zones, at most one being drained, and one lost (proven
-// down or not) or five, and two namespaces, each with a DisruptionPolicy of random strategies
-// over 1 to 3 Deployments and StatefulSets of 1 to 4 Ready replicas, at times a
-// Deployment's surge set with one extra pod, and at times a budget the policy left
-// behind.
+// randomCluster is 6 nodes in 3 zones, those of one namespace's pods at most in a
+// cluster-autoscaler node group, at most one being drained, and one lost (proven down or not) or five, and two namespaces, each
+// with a DisruptionPolicy of random strategies over 1 to 3 Deployments and StatefulSets
+// of 1 to 4 Ready replicas, at times a Deployment's surge set with one extra pod, and at
+// times a budget the policy left behind; the first pod of a first workload that is a
+// Deployment carries the policy's safe-to-evict mark.
 func randomCluster(seed uint64) []client.Object {
 	rnd := rand.New(rand.NewPCG(seed, 41))
 	long := metav1.NewTime(differentialNow.Add(-time.Hour))
@@ -321,6 +365,11 @@ func randomCluster(seed uint64) []client.Object {
 				objs = append(objs, statefulSet(ns, name, placed, long)...)
 			} else {
 				d := deployment(ns, name, placed, long)
+				if w == 0 {
+					// Marked safe to evict by the policy, as during a hand-off to
+					// cluster-autoscaler: the mark stays while one runs, else goes.
+					d[2].SetAnnotations(map[string]string{policy.SafeToEvict.Key: "true", policy.SafeToEvict.By: p.Name})
+				}
 				objs = append(objs, d...)
 				if rnd.IntN(3) == 0 {
 					objs = append(objs, surgeSet(p, d[0].(*appsv1.Deployment), nodes[rnd.IntN(len(nodes))], long)...)
@@ -331,7 +380,30 @@ func randomCluster(seed uint64) []client.Object {
 			objs = append(objs, leftBudget(p, "gone"))
 		}
 	}
+	inGroups(objs)
 	return objs
+}
+
+// inGroups puts the nodes that run the pods of one namespace at most in a
+// cluster-autoscaler node group. A hand-off of a node reads the budgets of every pod on
+// it, and the test reconciles the namespaces one after the other, where predict decides
+// them all on the cluster as it was: a budget the first makes would block the second's
+// hand-off of a node they share.
+func inGroups(objs []client.Object) {
+	namespaces := map[string]map[string]bool{}
+	for _, o := range objs {
+		if pod, ok := o.(*corev1.Pod); ok {
+			if namespaces[pod.Spec.NodeName] == nil {
+				namespaces[pod.Spec.NodeName] = map[string]bool{}
+			}
+			namespaces[pod.Spec.NodeName][pod.Namespace] = true
+		}
+	}
+	for _, o := range objs {
+		if n, ok := o.(*corev1.Node); ok && len(namespaces[n.Name]) <= 1 {
+			n.Labels[caGroupLabel] = "general"
+		}
+	}
 }
 
 func randomPolicy(rnd *rand.Rand, ns string, created metav1.Time) *holdfastv1alpha1.DisruptionPolicy {

@@ -73,21 +73,22 @@ func (r *reconciler) execute(ctx context.Context, cs *contests, p *holdfastv1alp
 	return nil, fmt.Errorf("no way to make effect %T", e)
 }
 
-// annotatePod sets karpenter.sh/do-not-disrupt on a pod with the mark that says the
-// policy put it there, or removes both. On the pod, not on its template: a template
-// change would roll the very pod it protects.
+// annotatePod sets one of holdfast's pod marks (karpenter.sh/do-not-disrupt,
+// cluster-autoscaler.kubernetes.io/safe-to-evict) on a pod with the annotation that
+// says the policy put it there, or removes both. On the pod, not on its template: a
+// template change would roll the very pod it is for. A pod gone meanwhile needs none.
 func (r *reconciler) annotatePod(ctx context.Context, namespace, policyName string, a policy.PodAnnotation) error {
-	annotations := map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: nil, holdfastv1alpha1.DoNotDisruptByAnnotation: nil}
-	if a.DoNotDisrupt {
-		annotations = map[string]any{holdfastv1alpha1.DoNotDisruptAnnotation: "true", holdfastv1alpha1.DoNotDisruptByAnnotation: policyName}
+	annotations := map[string]any{a.Mark.Key: nil, a.Mark.By: nil}
+	if a.Set {
+		annotations = map[string]any{a.Mark.Key: "true", a.Mark.By: policyName}
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
-		return fmt.Errorf("encoding the annotation of pod %s: %w", klog.KRef(namespace, a.Pod), err)
+		return fmt.Errorf("encoding the annotation %s of pod %s: %w", a.Mark.Key, klog.KRef(namespace, a.Pod), err)
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: a.Pod}}
 	if err := r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("annotating pod %s: %w", klog.KRef(namespace, a.Pod), err)
+		return fmt.Errorf("annotating pod %s with %s: %w", klog.KRef(namespace, a.Pod), a.Mark.Key, err)
 	}
 	return nil
 }

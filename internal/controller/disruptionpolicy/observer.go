@@ -60,23 +60,21 @@ func (r *observer) Budgets(ctx context.Context, namespace string) ([]policyv1.Po
 
 // PodMeta reads the labels of the namespace's live pods: a pod carries labels its
 // template does not (pod-template-hash, statefulset.kubernetes.io/pod-name) that a
-// user's budget may select; and which pods carry a Protect's do-not-disrupt, by policy.
+// user's budget may select; and which pods carry holdfast's marks, by policy.
 // Metadata only, from the apiserver, since the shared cache holds only companion pods.
-func (r *observer) PodMeta(ctx context.Context, namespace string) ([]map[string]string, map[string]string, error) {
+func (r *observer) PodMeta(ctx context.Context, namespace string) ([]map[string]string, policy.Marks, error) {
 	pods, err := r.podMetadata(ctx, namespace)
 	if err != nil {
 		return nil, nil, err
 	}
 	out := make([]map[string]string, 0, len(pods))
-	marked := map[string]string{}
+	marked := policy.Marks{}
 	for i := range pods {
 		// The Eviction API asks no budget about a pod being deleted.
 		if pods[i].DeletionTimestamp == nil {
 			out = append(out, pods[i].Labels)
 		}
-		if by := pods[i].Annotations[holdfastv1alpha1.DoNotDisruptByAnnotation]; by != "" {
-			marked[pods[i].Name] = by
-		}
+		marked.Read(pods[i].Name, pods[i].Annotations)
 	}
 	return out, marked, nil
 }
