@@ -56,10 +56,11 @@ func TestMain(m *testing.M) {
 // holdfast hands it over (a surge ahead) and the node goes with the replica never at 0
 // Ready. Cluster-autoscaler would find the node unremovable at its first look, before
 // the surge's new pod is Ready, and look again only after its recheck timeout; holdfast
-// marks the pod safe to evict while it hands the node over, so that look skips the
-// budget, and cluster-autoscaler's eviction waits for the budget instead: the node goes
-// at cluster-autoscaler's own pace (the time is printed, not asserted: the machine is
-// shared). Where cluster-autoscaler declines the node, the surge ends at its deadline,
+// marks the pod safe to evict while it hands the node over, so that a look after the
+// mark skips the budget, and cluster-autoscaler's eviction waits for the budget instead:
+// the node goes at cluster-autoscaler's own pace when holdfast starts the hand-off before
+// that first look (the time is printed, not asserted: the machine is shared, and
+// holdfast may notice the node only at its 30-second look). Where cluster-autoscaler declines the node, the surge ends at its deadline,
 // the mark goes, and the hand-off is not repeated before the back-off.
 //
 // A pod whose template the user marked safe to evict is not run here: cluster-autoscaler
