@@ -20,4 +20,4 @@ build() {
 	rm -rf "$1/src"
 }
 source ../cache.sh
-cached "cluster-autoscaler $version" "$dir" 10 build
+cached "cluster-autoscaler $version" "$dir" 5 build
