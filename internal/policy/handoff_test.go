@@ -93,6 +93,13 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 	aheadUntil := func(by, at string) string {
 		return "1 extra pod ahead of " + by + "'s scale-down of node n1, which its budget blocked: removed at 2026-11-22T" + at + "Z unless " + by + " takes the node first"
 	}
+	// caHeld is a hand-off of n1 to cluster-autoscaler begun 30 s ago, held on.
+	caHeld := result{
+		Apply:         []*policyv1.PodDisruptionBudget{floor},
+		Workloads:     surging(aheadUntil("cluster-autoscaler", "12:25:30")),
+		RequeueAfter:  surgePoll,
+		HandOffTaints: []string{"n1"},
+	}
 	// over ends a surge ahead and keeps its record while the pod is on the node.
 	over := func(record string) []Surge {
 		s := surgeTo("single", 0)
@@ -260,12 +267,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"cluster-autoscaler: in progress, holdfast's mark stays": {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(pod("single-b", "n2", false, 20*time.Second))}, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
 			pods: markedOnN1, marked: Marks{SafeToEvict: {"single-a": "p"}},
-			want: result{
-				Apply:         []*policyv1.PodDisruptionBudget{floor},
-				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:25:30")),
-				RequeueAfter:  surgePoll,
-				HandOffTaints: []string{"n1"},
-			},
+			want: caHeld,
 		},
 		"cluster-autoscaler: in progress without the mark (a crash after the surge): marked": {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(pod("single-b", "n2", false, 20*time.Second))}, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
@@ -373,12 +375,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			policy: policy("p", time.Hour, surge), work: []Workload{inProgress(pod("single-b", "n1", false, 20*time.Second))}, groups: inGroup(Load{Requested: quarter}),
 			nodes: map[string]*corev1.Node{"n1": withTaint(sized("n1"), "DeletionCandidateOfClusterAutoscaler", corev1.TaintEffectPreferNoSchedule), "n2": sized("n2")},
 			pods:  markedOnN1, marked: Marks{SafeToEvict: {"single-a": "p"}},
-			want: result{
-				Apply:         []*policyv1.PodDisruptionBudget{floor},
-				Workloads:     surging(aheadUntil("cluster-autoscaler", "12:25:30")),
-				RequeueAfter:  surgePoll,
-				HandOffTaints: []string{"n1"},
-			},
+			want: caHeld,
 		},
 		"after a hand-off whose new pod landed on the node: status says so, and the back-off holds": {
 			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, claims: settled(now.Add(-30 * time.Second)),
