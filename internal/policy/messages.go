@@ -260,6 +260,14 @@ func msgZoneActive(zone string, limit, size int32, open bool) string {
 	return fmt.Sprintf("zone %s is being disrupted: %d of its %d pods may be disrupted at once; every other zone is held", zone, limit, size)
 }
 
+func msgZoneClosing(zone string) string {
+	return fmt.Sprintf("zone %s is being disrupted: it opens once the budgets that let pods of other zones go have been closed", zone)
+}
+
+func msgZonesClosing(replicas int32) string {
+	return fmt.Sprintf("no zone is being disrupted: 0 of %d pods may be disrupted until the zones' budgets have been closed", replicas)
+}
+
 // Plural is "1 pod", "2 pods": the count and the noun in English.
 func Plural(n int32, one string) string {
 	if n == 1 {

@@ -49,6 +49,16 @@ import (
 // workload's budget, at 0 until the end); budgets that tighten (every create, and updates
 // that allow less); budgets that loosen; labels set (a pod into its zone's budget, which
 // exists by then); deletions, of zone budgets that select no pod any more.
+//
+// A budget opens (a zone chosen, or the workload's budget back at 1) only on a snapshot
+// in which every other budget of the workload already allowed nothing (othersClosed):
+// an eviction accepted under one of them after the snapshot was read would otherwise go
+// unseen while a second zone opens. The pass that closes them holds the zone shut; the
+// next, woken by those writes, reads budgets that refuse every eviction from the write
+// on (a 429 until the disruption controller has counted them, then none allowed), and
+// pods listed after them: every eviction those budgets let through is then seen, as the
+// pod gone or not Ready, or, while its deletion has not been seen yet, in the budget's
+// status.disruptedPods (evictedAt).
 
 const (
 	// defaultSettle is how long a zone's pods must all have been Ready before another
@@ -138,6 +148,7 @@ func viewZones(o Observed, w *Workload, lost map[string]bool) zoneView {
 		settle = za.SettleTime.Duration
 	}
 	v := zoneView{counts: map[string]zoneCount{}}
+	evicted := evictedAt(o, w)
 	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
 		if pod.Zone != "" {
 			v.labelled = append(v.labelled, pod.Name)
@@ -158,7 +169,7 @@ func viewZones(o Observed, w *Workload, lost map[string]bool) zoneView {
 		if pod.Ready && lost[pod.Node] {
 			c.stale++
 		}
-		if !pod.Ready || lost[pod.Node] {
+		if !pod.Ready || lost[pod.Node] || pod.Created.Before(evicted[pod.Name]) {
 			c.unavailable++
 		} else if t := pod.Since.Add(settle); t.After(c.settlesAt) {
 			c.settlesAt = t
@@ -242,13 +253,48 @@ func recordedZone(o Observed, w *Workload) (string, int32) {
 	return "", 0
 }
 
-// zoneBudgetsOf are the names of w's zones' budgets.
-func zoneBudgetsOf(o Observed, w *Workload) []string {
-	var out []string
+// zoneBudgetsOf are w's zones' budgets.
+func zoneBudgetsOf(o Observed, w *Workload) []*policyv1.PodDisruptionBudget {
+	var out []*policyv1.PodDisruptionBudget
 	for i := range o.Budgets {
 		b := &o.Budgets[i]
 		if _, ok := b.Labels[holdfastv1alpha1.ZoneLabel]; ok && b.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name && ownedBy(b, w) {
-			out = append(out, b.Name)
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// budgetsOf are w's zone-aware budgets as the snapshot has them: its own, and its
+// zones'.
+func budgetsOf(o Observed, w *Workload) []*policyv1.PodDisruptionBudget {
+	out := zoneBudgetsOf(o, w)
+	if b := existingBudget(o.Budgets, BudgetName(w.Kind, w.Name)); b != nil && b.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name {
+		out = append(out, b)
+	}
+	return out
+}
+
+// othersClosed says every budget of w but the one named allowed nothing when the
+// snapshot was read, so that no eviction accepted under one of them can be missing from
+// the pods read after: the one named may open.
+func othersClosed(o Observed, w *Workload, name string) bool {
+	return !slices.ContainsFunc(budgetsOf(o, w), func(b *policyv1.PodDisruptionBudget) bool { return b.Name != name && allowance(b) > 0 })
+}
+
+// evictedAt is when the Eviction API let each pod of w go, by pod name, as w's budgets'
+// status.disruptedPods list them until the disruption controller sees the pod being
+// deleted. A pod created before that time is the one evicted, and counts as not Ready;
+// a StatefulSet's pod made again under the same name is not (a timestamp counts whole
+// seconds: one created in the second of its predecessor's eviction is taken for the
+// new one).
+func evictedAt(o Observed, w *Workload) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, b := range budgetsOf(o, w) {
+		for pod, at := range b.Status.DisruptedPods {
+			if at.After(out[pod]) {
+				out[pod] = at.Time
+			}
 		}
 	}
 	return out
@@ -375,25 +421,35 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 	want = append(want, u)
 	if v.active == "" {
 		b := u
-		if !closed {
+		quiet := othersClosed(o, w, b.Name)
+		if !closed && quiet {
 			// A zone-aware budget is not paced: the settle time stands for it.
 			b.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(idleMaxUnavailable))
 		}
 		for _, pod := range v.labelled {
 			out.unlabel = append(out.unlabel, PodZone{Pod: pod})
 		}
-		if len(v.labelled) > 0 {
-			// Deleted only once no pod is seen under them: an eviction in flight under
-			// a budget deleted meanwhile fails with a 404, which kubectl drain takes
-			// for the pod gone.
-			out.keep = zoneBudgetsOf(o, w)
+		for _, zb := range zoneBudgetsOf(o, w) {
+			switch z := zb.Labels[holdfastv1alpha1.ZoneLabel]; {
+			case allowance(zb) > 0:
+				// Closed before the workload's budget opens, and before it is deleted.
+				want = append(want, closedZone(base, w, z))
+			case len(v.labelled) > 0:
+				// Deleted only once no pod is seen under it: an eviction in flight under
+				// a budget deleted meanwhile fails with a 404, which kubectl drain takes
+				// for the pod gone.
+				out.keep = append(out.keep, zb.Name)
+			}
 		}
 		out.budget, out.message = b.Name, msgZonesIdle(idleMaxUnavailable, w.Replicas)
+		if !quiet {
+			out.message = msgZonesClosing(w.Replicas)
+		}
 	} else {
-		open := v.open() && !closed
+		quiet := othersClosed(o, w, zoneBudgetName(w, zoneSuffix(v.active)))
+		open := v.open() && !closed && quiet
 		for _, z := range v.zones() {
-			b := zoneBudget(base, zoneBudgetName(w, zoneSuffix(z)), metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{z}})
-			b.Labels[holdfastv1alpha1.ZoneLabel] = z
+			b := closedZone(base, w, z)
 			if z == v.active {
 				b.Annotations = map[string]string{holdfastv1alpha1.ZoneActiveAnnotation: strconv.Itoa(int(v.size))}
 				if open {
@@ -410,6 +466,9 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 		}
 		out.labels = v.labels
 		out.message = msgZoneActive(v.active, v.limit(p.Spec.ZoneAware), v.size, open)
+		if v.open() && !quiet {
+			out.message = msgZoneClosing(v.active)
+		}
 	}
 	if len(v.unzoned) > 0 {
 		out.message += msgUnzoned(ZoneTopologyKey(p.Spec.ZoneAware), v.unzoned)
@@ -432,6 +491,13 @@ func zoneOpening(za *holdfastv1alpha1.ZoneAwareSpec, sizes string) availability.
 		limits[z] = ZoneLimit(za, n)
 	}
 	return availability.Opening{ZoneKey: ZoneTopologyKey(za), ZoneLimits: limits}
+}
+
+// closedZone is w's budget of zone z, allowing no disruption.
+func closedZone(base *policyv1.PodDisruptionBudget, w *Workload, z string) *policyv1.PodDisruptionBudget {
+	b := zoneBudget(base, zoneBudgetName(w, zoneSuffix(z)), metav1.LabelSelectorRequirement{Key: holdfastv1alpha1.ZoneLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{z}})
+	b.Labels[holdfastv1alpha1.ZoneLabel] = z
+	return b
 }
 
 // zoneBudget is base narrowed to the pods that also match req, allowing no disruption.

@@ -81,6 +81,25 @@ func (z *zoned) apply(d Decision) {
 	}
 }
 
+// settle decides and applies as the reconciler does, woken by its own writes, until a
+// pass changes no budget and no label, and returns the passes' decisions.
+func (z *zoned) settle(t *testing.T) []Decision {
+	t.Helper()
+	state := func() string { return fmt.Sprint(shape(z.o.Budgets), z.o.Pods[z.key()]) }
+	var out []Decision
+	for range 4 {
+		before := state()
+		d := Decide(z.o)
+		z.apply(d)
+		out = append(out, d)
+		if state() == before {
+			return out
+		}
+	}
+	t.Fatalf("budgets and labels still change after %d passes: %v", len(out), shape(z.o.Budgets))
+	return nil
+}
+
 // write is one of the reconciler's writes: a budget's, or a pod's label.
 type write func([]policyv1.PodDisruptionBudget, []Pod) ([]policyv1.PodDisruptionBudget, []Pod)
 
@@ -91,8 +110,10 @@ func zonedWrites(d Decision) []write {
 		out = append(out, func(budgets []policyv1.PodDisruptionBudget, pods []Pod) ([]policyv1.PodDisruptionBudget, []Pod) {
 			switch e := e.(type) {
 			case PodZone:
-				pods = slices.Clone(pods)
-				pods[slices.IndexFunc(pods, func(p Pod) bool { return p.Name == e.Pod })].Zone = e.Zone
+				if i := slices.IndexFunc(pods, func(p Pod) bool { return p.Name == e.Pod }); i >= 0 { // else gone: the patch finds no pod
+					pods = slices.Clone(pods)
+					pods[i].Zone = e.Zone
+				}
 			case ApplyBudget:
 				budgets = writeBudget(budgets, e.Budget)
 			case DeleteBudget:
@@ -104,9 +125,15 @@ func zonedWrites(d Decision) []write {
 	return out
 }
 
+// writeBudget writes b's spec and metadata; its status stays the disruption
+// controller's.
 func writeBudget(budgets []policyv1.PodDisruptionBudget, b *policyv1.PodDisruptionBudget) []policyv1.PodDisruptionBudget {
+	w := *b.DeepCopy()
+	if cur := existingBudget(budgets, b.Name); cur != nil {
+		w.Status = *cur.Status.DeepCopy()
+	}
 	out := slices.DeleteFunc(slices.Clone(budgets), func(c policyv1.PodDisruptionBudget) bool { return c.Name == b.Name })
-	return append(out, *b.DeepCopy())
+	return append(out, w)
 }
 
 // shape describes budgets by name: "max=N", "min=N", with "*" for the active zone.
@@ -186,10 +213,14 @@ func TestZoneTransitions(t *testing.T) {
 	step("idle", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, nil)
 
 	z.cordon("a-0")
-	held := map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"}
+	closing := map[string]string{zoneA: "max=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"}
 	// Every write tightens: the zones' budgets are created over no pod (none is labelled
-	// yet), the idle budget held at 0; the pods are labelled into them after.
-	step("a-0 cordoned: zone a chosen", held, []string{idleBudget, zoneA, zoneB, zoneC}, nil)
+	// yet), the idle budget held at 0; the pods are labelled into them after. Zone a
+	// stays shut: an eviction the idle budget let through after this pass read it would
+	// go unseen.
+	step("a-0 cordoned: zone a chosen, the idle budget closed first", closing, []string{idleBudget, zoneA, zoneB, zoneC}, nil)
+	held := map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"}
+	step("the idle budget read closed: zone a opens", held, []string{idleBudget, zoneB, zoneC, zoneA}, nil)
 
 	// a-0's pod evicted, its replacement not scheduled yet: the zone keeps its size.
 	pods := z.o.Pods[z.key()]
@@ -213,17 +244,19 @@ func TestZoneTransitions(t *testing.T) {
 	}
 
 	z.o.Now = now.Add(time.Minute)
-	// Zone a is tightened before zone b is opened.
-	step("a settled, b cordoned: b chosen", map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", idleBudget: "max=0"},
+	// Zone a is closed in one pass, zone b opened in the next.
+	step("a settled, b cordoned: b chosen, a closed first", map[string]string{zoneA: "max=0", zoneB: "max=0 *3", zoneC: "max=0", idleBudget: "max=0"},
+		[]string{idleBudget, zoneA, zoneB, zoneC}, nil)
+	step("zone a read closed: b opens", map[string]string{zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0", idleBudget: "max=0"},
 		[]string{idleBudget, zoneA, zoneC, zoneB}, nil)
 
 	z.o.Nodes["b-0"].Spec.Unschedulable = false
 	z.o.Now = now.Add(time.Hour)
-	// The pods are unlabelled, back under the idle budget, before it loosens; the zones'
-	// budgets are deleted once no pod is seen under them, so that no eviction in flight
-	// under one finds it gone.
-	step("b settled: idle again", map[string]string{idleBudget: "max=1", zoneA: "max=0", zoneB: "min=0 *3", zoneC: "max=0"}, []string{idleBudget}, nil)
-	step("no pod labelled: the zones' budgets deleted", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, []string{zoneA, zoneB, zoneC})
+	// The pods are unlabelled, back under the idle budget, and zone b closed; the idle
+	// budget loosens in the next pass. The zones' budgets are deleted once no pod is seen
+	// under them, so that no eviction in flight under one finds it gone.
+	step("b settled: idle again, b closed first", map[string]string{idleBudget: "max=0", zoneA: "max=0", zoneB: "max=0", zoneC: "max=0"}, []string{idleBudget, zoneB}, nil)
+	step("no pod labelled, every zone closed: the idle budget opens, the zones' budgets deleted", map[string]string{idleBudget: "max=1"}, []string{idleBudget}, []string{zoneA, zoneB, zoneC})
 }
 
 // windowed gives z's policy a window open from 11:00 to 13:00 each day: open at now.
@@ -241,7 +274,7 @@ func TestZoneWindowClosesMidTransition(t *testing.T) {
 	z.windowed()
 	z.apply(Decide(z.o))
 	z.cordon("a-0")
-	z.apply(Decide(z.o))
+	z.settle(t)
 	open := map[string]string{zoneA: "min=0 *3", zoneB: "max=0", zoneC: "max=0", idleBudget: "max=0"}
 	if diff := cmp.Diff(open, shape(z.o.Budgets)); diff != "" {
 		t.Fatalf("zone a chosen, window open (-want +got):\n%s", diff)
@@ -286,7 +319,7 @@ func TestZoneInStatus(t *testing.T) {
 	z.o.Workloads = append(z.o.Workloads, agent)
 	z.apply(Decide(z.o))
 	z.cordon("b-1")
-	z.apply(Decide(z.o))
+	z.settle(t)
 	st := Decide(z.o).Status.Workloads
 	if len(st) != 2 || st[0].Name != "db" || st[0].Zone != "b" || st[1].Zone != "" {
 		t.Errorf("status.workloads %+v: want db first, zone b, then agent without a zone", st)
@@ -379,16 +412,19 @@ func TestZoneChoice(t *testing.T) {
 			z.o.Policy.Spec.ZoneAware.SettleTime = tc.settle
 			tc.mod(z)
 			before := z.o.Policies[0].DeepCopy()
-			d := Decide(z.o)
-			z.apply(d)
+			var labelled []PodZone
+			var unlabel []string
+			for _, d := range z.settle(t) {
+				labelled, unlabel = append(labelled, zoneLabels(d)...), append(unlabel, unlabelled(d)...)
+			}
 			if diff := cmp.Diff(tc.want, shape(z.o.Budgets)); diff != "" {
 				t.Errorf("budgets (-want +got):\n%s", diff)
 			}
 			if tc.wantZone != nil || tc.wantUnlabel != nil {
-				if diff := cmp.Diff(tc.wantZone, zoneLabels(d)); diff != "" {
+				if diff := cmp.Diff(tc.wantZone, labelled); diff != "" {
 					t.Errorf("pod labels (-want +got):\n%s", diff)
 				}
-				if diff := cmp.Diff(tc.wantUnlabel, unlabelled(d)); diff != "" {
+				if diff := cmp.Diff(tc.wantUnlabel, unlabel); diff != "" {
 					t.Errorf("pod labels removed (-want +got):\n%s", diff)
 				}
 			}
@@ -399,18 +435,18 @@ func TestZoneChoice(t *testing.T) {
 	}
 }
 
-// Whatever prefix of a transition's writes (budgets and pod labels) is done when the
-// operator stops, every pod is under exactly one budget, no pod may be disrupted more
-// than at one end or the other, and no two zones may lose a pod each.
-func TestZoneWritesCrashSafe(t *testing.T) {
-	type transition struct {
-		name string
-		from []func(z *zoned) // each followed by a reconcile, bring the budgets to the start
-		to   func(z *zoned)   // changes the cluster so that a transition is due
-	}
+// zoneTransition brings the budgets of newZoned's cluster to a start, then changes
+// the cluster so that a transition is due.
+type zoneTransition struct {
+	name string
+	from []func(z *zoned) // each followed by the reconciles it wakes
+	to   func(z *zoned)
+}
+
+func zoneTransitions() []zoneTransition {
 	settled := func(z *zoned) { z.o.Now = z.o.Now.Add(time.Hour) }
 	cordonA := []func(z *zoned){func(z *zoned) { z.cordon("a-0") }}
-	transitions := []transition{
+	return []zoneTransition{
 		{"idle to zone a", nil, func(z *zoned) { z.cordon("a-0") }},
 		{"zone a to zone b", cordonA, func(z *zoned) {
 			z.o.Nodes["a-0"].Spec.Unschedulable = false
@@ -428,15 +464,27 @@ func TestZoneWritesCrashSafe(t *testing.T) {
 		{"zone a open, a node of zone b lost", cordonA, func(z *zoned) { z.lose("b-1") }},
 		{"zone a lost, its pod marked not Ready", []func(z *zoned){func(z *zoned) { z.lose("a-0") }}, func(z *zoned) { z.pod("db-0").Ready = false }},
 	}
-	for _, tr := range transitions {
+}
+
+// start is newZoned's cluster brought to tr's start, with tr's change made.
+func (tr zoneTransition) start(t *testing.T) *zoned {
+	z := newZoned(intstr.FromInt32(3))
+	z.apply(Decide(z.o))
+	for _, f := range tr.from {
+		f(z)
+		z.settle(t)
+	}
+	tr.to(z)
+	return z
+}
+
+// Whatever prefix of a transition's writes (budgets and pod labels) is done when the
+// operator stops, every pod is under exactly one budget, no pod may be disrupted more
+// than at one end or the other, and no two zones may lose a pod each.
+func TestZoneWritesCrashSafe(t *testing.T) {
+	for _, tr := range zoneTransitions() {
 		t.Run(tr.name, func(t *testing.T) {
-			z := newZoned(intstr.FromInt32(3))
-			z.apply(Decide(z.o))
-			for _, f := range tr.from {
-				f(z)
-				z.apply(Decide(z.o))
-			}
-			tr.to(z)
+			z := tr.start(t)
 			start, startPods := slices.Clone(z.o.Budgets), slices.Clone(z.o.Pods[z.key()])
 			type state struct {
 				budgets []policyv1.PodDisruptionBudget
@@ -471,6 +519,52 @@ func TestZoneWritesCrashSafe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An eviction the budgets allowed when a pass read them, accepted while that pass's
+// writes go out, never lets a second zone open beside the one it took a pod from: not
+// with those writes, nor with the passes after, which see it, as the pod gone or as the
+// pod still listed, Ready, in the budget's status.disruptedPods.
+func TestZoneEvictionBetweenReadAndWrite(t *testing.T) {
+	for _, tr := range zoneTransitions() {
+		for _, listed := range []bool{false, true} {
+			for _, p := range tr.start(t).o.Pods["StatefulSet/db"] {
+				z := tr.start(t)
+				if allowedFor(z.o.Budgets, p, z.o.Pods[z.key()]) == 0 || len(downZones(z)) > 0 {
+					continue // no eviction to race, or another zone already down
+				}
+				t.Run(fmt.Sprintf("%s/%s evicted, still listed %v", tr.name, p.Name, listed), func(t *testing.T) {
+					d := Decide(z.o)
+					if listed {
+						b := &z.o.Budgets[slices.IndexFunc(z.o.Budgets, func(b policyv1.PodDisruptionBudget) bool { return b.Name == budgetsCovering(z.o.Budgets, p)[0].Name })]
+						b.Status.DisruptedPods = map[string]metav1.Time{p.Name: metav1.NewTime(z.o.Now)}
+					} else {
+						z.o.Pods[z.key()] = slices.DeleteFunc(z.o.Pods[z.key()], func(q Pod) bool { return q.Name == p.Name })
+					}
+					for pass := range 3 {
+						z.apply(d)
+						for _, q := range z.o.Pods[z.key()] {
+							if q.Node[:1] != p.Node[:1] && allowedFor(z.o.Budgets, q, z.o.Pods[z.key()]) > 0 {
+								t.Fatalf("after pass %d, %s of zone %s may be disrupted while %s of zone %s is: %v", pass+1, q.Name, q.Node[:1], p.Name, p.Node[:1], shape(z.o.Budgets))
+							}
+						}
+						d = Decide(z.o)
+					}
+				})
+			}
+		}
+	}
+}
+
+// downZones are the zones with a pod not Ready or on a lost node.
+func downZones(z *zoned) []string {
+	var out []string
+	for _, p := range z.o.Pods[z.key()] {
+		if _, lost := z.o.Health.Suspects[p.Node]; !p.Ready || lost {
+			out = append(out, p.Node[:1])
+		}
+	}
+	return out
 }
 
 // budgetsCovering are the budgets over pod p, found by their selectors as the Eviction API does.
@@ -590,7 +684,8 @@ func TestZoneAwareWhileRecovering(t *testing.T) {
 			kind: holdfastv1alpha1.KindStatefulSet, limit: 1, zone: "a",
 			mod: func(z *zoned) {
 				z.cordon("a-0")
-				z.apply(Decide(z.o))
+				z.apply(Decide(z.o)) // the idle budget closed
+				z.apply(Decide(z.o)) // zone a open
 				z.o.Pods[z.key()] = slices.DeleteFunc(z.o.Pods[z.key()], func(p Pod) bool { return p.Name == "db-0" })
 				z.lose("b-1")
 			},
@@ -606,8 +701,8 @@ func TestZoneAwareWhileRecovering(t *testing.T) {
 			z := newZonedKind(tc.kind, intstr.FromInt32(tc.limit))
 			z.apply(Decide(z.o))
 			tc.mod(z)
-			d := Decide(z.o)
-			z.apply(d)
+			passes := z.settle(t)
+			d := passes[len(passes)-1]
 			if diff := cmp.Diff(tc.want, shape(z.o.Budgets)); diff != "" {
 				t.Errorf("budgets (-want +got):\n%s", diff)
 			}
@@ -634,8 +729,8 @@ func TestZoneAwareWhileSurging(t *testing.T) {
 	extra.Surge = true
 	z.o.Workloads[0] = surged(z.o.Workloads[0], 1, extra)
 	z.o.Workloads[0].Surge.Policy = z.o.Policy.Name
-	d := Decide(z.o)
-	z.apply(d)
+	passes := z.settle(t)
+	d := passes[len(passes)-1]
 	want := map[string]string{"holdfast-deploy-db-a": "min=2 *3", "holdfast-deploy-db-b": "max=0", "holdfast-deploy-db-c": "max=0", "holdfast-deploy-db": "max=0"}
 	if diff := cmp.Diff(want, shape(z.o.Budgets)); diff != "" {
 		t.Errorf("budgets (-want +got):\n%s", diff)
