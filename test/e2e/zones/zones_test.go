@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	holdfastv1alpha1 "github.com/holdfast-dev/holdfast/api/v1alpha1"
+	"github.com/holdfast-dev/holdfast/internal/availability"
 	"github.com/holdfast-dev/holdfast/internal/cli"
 	"github.com/holdfast-dev/holdfast/internal/controller/disruptionpolicy"
 	"github.com/holdfast-dev/holdfast/internal/plan"
@@ -42,6 +43,10 @@ const settle = 90 * time.Second
 
 // sample is how often the availability of the zones is sampled, as in the other tests.
 const sample = 200 * time.Millisecond
+
+// settleTime is the policy's: how long a zone's pods must all have been Ready before
+// another zone may be disrupted.
+const settleTime = 2 * time.Second
 
 func TestMain(m *testing.M) {
 	framework.Main(m, framework.Options{Nodes: 9, Zones: 3, PodReadyDelay: time.Second})
@@ -89,7 +94,7 @@ func setup(t *testing.T, startOperator func(f *framework.Framework), mods ...fun
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			ZoneAware: &holdfastv1alpha1.ZoneAwareSpec{
 				MaxUnavailable: intstr.FromInt32(3),
-				SettleTime:     &metav1.Duration{Duration: 2 * time.Second},
+				SettleTime:     &metav1.Duration{Duration: settleTime},
 			},
 		},
 	}
@@ -105,6 +110,15 @@ func setup(t *testing.T, startOperator func(f *framework.Framework), mods ...fun
 	}
 	e.Create(e.sts)
 	e.WaitReady(e.sts)
+	// Settled, so that the operator's first pass finds no zone disturbed: a pod Ready for
+	// less than the settle time would have its zone chosen.
+	e.Eventually(settle, "db's pods Ready for the settle time", func(ctx context.Context) (bool, error) {
+		pods, err := e.pods(ctx)
+		return err == nil && !slices.ContainsFunc(pods, func(p corev1.Pod) bool {
+			ready, since := availability.Readiness(&p)
+			return !ready || time.Since(since) < settleTime
+		}), err
+	})
 	startOperator(f)
 	e.waitShape("no zone disrupted: the workload's budget at maxUnavailable 1, no pod labelled", func(pdbs map[string]*policyv1.PodDisruptionBudget, pods []corev1.Pod) bool {
 		b := pdbs[idle]
