@@ -129,7 +129,10 @@ func ensureBinaries(ctx context.Context, src string, progress io.Writer) (binari
 	}
 	for _, step := range steps {
 		step.cmd.Dir = src
-		step.cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod")
+		// Built as make builds holdfast (static, -trimpath), so that the packages both
+		// build at the same versions (go.mod keeps them in step) are compiled once:
+		// apimachinery, api and client-go among them.
+		step.cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod -trimpath", "CGO_ENABLED=0")
 		fmt.Fprintf(progress, "testbed: building %s\n", step.what)
 		if err := runWithProgress(step.cmd, progress); err != nil {
 			return b, fmt.Errorf("building %s: %w", step.what, err)
