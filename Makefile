@@ -1,7 +1,7 @@
 # holdfast's developer entry points. Everything is installed from the Go module proxy:
 # the developer tools are pinned in hack/tools/go.mod and run with `go tool`, the
 # control plane of the testbed is built by hack/testbed into a cache outside the
-# repository (a cold build takes about 15 minutes on 2 cores, later runs reuse it), and
+# repository (a cold build takes 5 to 15 minutes on 2 cores, later runs reuse it), and
 # hack/karpenter builds Karpenter's kwok provider for the e2e tests the same way, and
 # hack/cluster-autoscaler builds cluster-autoscaler from the source vendored there (the
 # module proxy does not serve it; its dependencies come from the proxy).

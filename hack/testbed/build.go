@@ -106,7 +106,7 @@ func ensureBinaries(ctx context.Context, src string, progress io.Writer) (binari
 		return b, fmt.Errorf("the testbed is not built and %s is not the hack/testbed module folder (use --src)", src)
 	}
 	fmt.Fprintf(progress, "testbed: control plane %s, etcd and kwok %s are not cached; building into %s\n", kubernetesVersion, kwokVersion, dir)
-	fmt.Fprintln(progress, "testbed: a cold build takes about 15 minutes on 2 cores; later runs reuse it")
+	fmt.Fprintln(progress, "testbed: a cold build takes 5 to 15 minutes on 2 cores; later runs reuse it")
 	start := time.Now()
 	version := strings.TrimPrefix(kubernetesVersion, "v")
 	major, minor, _ := strings.Cut(version, ".")

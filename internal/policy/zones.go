@@ -384,8 +384,8 @@ type zoneVerdict struct {
 	// labels are set after the budgets are written, unlabel removed before.
 	labels  []PodZone
 	unlabel []PodZone
-	// keep are zone budgets to leave as they are: no zone is disrupted, but pods are
-	// still seen under them.
+	// keep are zone budgets to leave as they are: no zone is disrupted, and they allow
+	// nothing, but pods are still seen under them.
 	keep    []string
 	message string
 	// budget is the name status shows: the active zone's budget, or the workload's.
