@@ -122,6 +122,9 @@ type zoneView struct {
 	unzoned []string
 	// next is the soonest a zone settles.
 	next time.Time
+	// budgets are w's zone-aware budgets as the snapshot has them: its own, and its
+	// zones' (zoneBudget).
+	budgets []*policyv1.PodDisruptionBudget
 }
 
 // zones are the zones with pods of the workload, or recorded with some, sorted: a zone
@@ -147,8 +150,8 @@ func viewZones(o Observed, w *Workload, lost map[string]bool) zoneView {
 	if za.SettleTime != nil {
 		settle = za.SettleTime.Duration
 	}
-	v := zoneView{counts: map[string]zoneCount{}}
-	evicted := evictedAt(o, w)
+	v := zoneView{counts: map[string]zoneCount{}, budgets: budgetsOf(o, w)}
+	evicted := v.evictedAt()
 	for _, pod := range o.Pods[WorkloadKey(w.Kind, w.Name)] {
 		if pod.Zone != "" {
 			v.labelled = append(v.labelled, pod.Name)
@@ -253,33 +256,34 @@ func recordedZone(o Observed, w *Workload) (string, int32) {
 	return "", 0
 }
 
-// zoneBudgetsOf are w's zones' budgets.
-func zoneBudgetsOf(o Observed, w *Workload) []*policyv1.PodDisruptionBudget {
+// budgetsOf are w's zone-aware budgets as the snapshot has them: its own, and its
+// zones'.
+func budgetsOf(o Observed, w *Workload) []*policyv1.PodDisruptionBudget {
 	var out []*policyv1.PodDisruptionBudget
+	own := BudgetName(w.Kind, w.Name)
 	for i := range o.Budgets {
 		b := &o.Budgets[i]
-		if _, ok := b.Labels[holdfastv1alpha1.ZoneLabel]; ok && b.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name && ownedBy(b, w) {
+		_, zone := b.Labels[holdfastv1alpha1.ZoneLabel]
+		if b.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name && (b.Name == own || zone && ownedBy(b, w)) {
 			out = append(out, b)
 		}
 	}
 	return out
 }
 
-// budgetsOf are w's zone-aware budgets as the snapshot has them: its own, and its
-// zones'.
-func budgetsOf(o Observed, w *Workload) []*policyv1.PodDisruptionBudget {
-	out := zoneBudgetsOf(o, w)
-	if b := existingBudget(o.Budgets, BudgetName(w.Kind, w.Name)); b != nil && b.Labels[holdfastv1alpha1.PolicyLabel] == o.Policy.Name {
-		out = append(out, b)
-	}
-	return out
+// zoneBudgets are w's zones' budgets.
+func (v zoneView) zoneBudgets() []*policyv1.PodDisruptionBudget {
+	return slices.DeleteFunc(slices.Clone(v.budgets), func(b *policyv1.PodDisruptionBudget) bool {
+		_, zone := b.Labels[holdfastv1alpha1.ZoneLabel]
+		return !zone
+	})
 }
 
 // othersClosed says every budget of w but the one named allowed nothing when the
 // snapshot was read, so that no eviction accepted under one of them can be missing from
 // the pods read after: the one named may open.
-func othersClosed(o Observed, w *Workload, name string) bool {
-	return !slices.ContainsFunc(budgetsOf(o, w), func(b *policyv1.PodDisruptionBudget) bool { return b.Name != name && allowance(b) > 0 })
+func (v zoneView) othersClosed(name string) bool {
+	return !slices.ContainsFunc(v.budgets, func(b *policyv1.PodDisruptionBudget) bool { return b.Name != name && allowance(b) > 0 })
 }
 
 // evictedAt is when the Eviction API let each pod of w go, by pod name, as w's budgets'
@@ -288,9 +292,9 @@ func othersClosed(o Observed, w *Workload, name string) bool {
 // a StatefulSet's pod made again under the same name is not (a timestamp counts whole
 // seconds: one created in the second of its predecessor's eviction is taken for the
 // new one).
-func evictedAt(o Observed, w *Workload) map[string]time.Time {
+func (v zoneView) evictedAt() map[string]time.Time {
 	out := map[string]time.Time{}
-	for _, b := range budgetsOf(o, w) {
+	for _, b := range v.budgets {
 		for pod, at := range b.Status.DisruptedPods {
 			if at.After(out[pod]) {
 				out[pod] = at.Time
@@ -421,7 +425,7 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 	want = append(want, u)
 	if v.active == "" {
 		b := u
-		quiet := othersClosed(o, w, b.Name)
+		quiet := v.othersClosed(b.Name)
 		if !closed && quiet {
 			// A zone-aware budget is not paced: the settle time stands for it.
 			b.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(idleMaxUnavailable))
@@ -429,7 +433,7 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 		for _, pod := range v.labelled {
 			out.unlabel = append(out.unlabel, PodZone{Pod: pod})
 		}
-		for _, zb := range zoneBudgetsOf(o, w) {
+		for _, zb := range v.zoneBudgets() {
 			switch z := zb.Labels[holdfastv1alpha1.ZoneLabel]; {
 			case allowance(zb) > 0:
 				// Closed before the workload's budget opens, and before it is deleted.
@@ -446,7 +450,7 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 			out.message = msgZonesClosing(w.Replicas)
 		}
 	} else {
-		quiet := othersClosed(o, w, zoneBudgetName(w, zoneSuffix(v.active)))
+		quiet := v.othersClosed(zoneBudgetName(w, zoneSuffix(v.active)))
 		open := v.open() && !closed && quiet
 		for _, z := range v.zones() {
 			b := closedZone(base, w, z)
@@ -465,9 +469,10 @@ func decideZones(o Observed, w *Workload, base *policyv1.PodDisruptionBudget, cl
 			want = append(want, b)
 		}
 		out.labels = v.labels
-		out.message = msgZoneActive(v.active, v.limit(p.Spec.ZoneAware), v.size, open)
 		if v.open() && !quiet {
 			out.message = msgZoneClosing(v.active)
+		} else {
+			out.message = msgZoneActive(v.active, v.limit(p.Spec.ZoneAware), v.size, open)
 		}
 	}
 	if len(v.unzoned) > 0 {
