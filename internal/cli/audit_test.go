@@ -558,3 +558,27 @@ func TestAuditJSONAsKubectlPrintsIt(t *testing.T) {
 		}
 	}
 }
+
+// TestIndentJSON holds indentJSON to json.Indent on what json.Marshal writes: empty and
+// nested objects and arrays, and strings with quotes, escapes and brackets in them.
+func TestIndentJSON(t *testing.T) {
+	for _, v := range []any{
+		map[string]any{}, []any{}, nil, "x", 1.5, true,
+		map[string]any{"a": []any{}, "b": map[string]any{}, "c": []any{map[string]any{"d": nil}, []any{[]any{}}}},
+		[]string{`"`, `\`, `\"`, `a\`, `{}`, `[1,2]`, `a: b, c`, "tab\there", "<&>", "é", "\u2028", ""},
+		map[string]string{`{"k"}`: `],[`, `\\`: `\\\"`},
+		audit.Finding{Rule: "HF001", Message: `needs <care> & "quotes"`, Fix: "spec:\n  replicas: 2"},
+	} {
+		compact, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := json.Indent(&want, compact, "  ", "    "); err != nil {
+			t.Fatal(err)
+		}
+		if got := indentJSON(nil, compact, "  ", "    "); string(got) != want.String() {
+			t.Errorf("indentJSON(%s):\n%s\nwant:\n%s", compact, got, want.String())
+		}
+	}
+}

@@ -402,12 +402,23 @@ var notNumeric = func() (set [256]bool) {
 	return set
 }()
 
-// plainTag resolves the tag of a plain scalar n as yaml.v3 does. Two cases common in
+// plainTag resolves the tag of a plain scalar n as yaml.v3 does. The cases common in
 // manifests are decided here, as yaml.v3's resolution, which tries each kind of number
-// and timestamp, took a twentieth of reading them: a decimal integer (8080), and text
-// that starts with a digit but has a byte no number or timestamp has (100m, 128Mi).
+// and timestamp, took a twentieth of reading them: a decimal integer (8080), text that
+// starts with a digit but has a byte no number or timestamp has (100m, 128Mi), and text
+// that starts with a letter, which yaml.v3 reads as a boolean or a null only when it is
+// one of a few words (and names, namespace, tier, true, start with such letters).
 func plainTag(n *yamlv3.Node) string {
 	text := n.Value
+	if strings.ContainsRune("yYnNtTfFoO~", rune(text[0])) {
+		switch text {
+		case "true", "True", "TRUE", "false", "False", "FALSE":
+			return "!!bool"
+		case "~", "null", "Null", "NULL":
+			return "!!null"
+		}
+		return "!!str"
+	}
 	if text[0] >= '0' && text[0] <= '9' {
 		digits, numeric := true, true
 		for i := 0; i < len(text); i++ {

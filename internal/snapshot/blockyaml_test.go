@@ -31,6 +31,7 @@ var blockSeeds = []string{
 	"# head\na: x #c\nb: 'it''s' # c\nc: \"x\" \n",
 	"a:\n  b:\n    c: [] # c\n  d: 0x1F\ne: 2001-12-14\nf: .inf\ng: <<\nh: yes\n",
 	"a: 1\na: 2\n",
+	"a: True\nb: FALSE\nc: Null\nd: nULL\ne: yes\nf: off\ng: tRue\nh: ~x\ni: ~\nj: nulls\nk: O\n",
 	"a:   \nb: 1\n",
 	"- - a\n",
 	"a: b: c\n",
