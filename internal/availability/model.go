@@ -226,7 +226,7 @@ func (m *Model) add(w *Workload, obj metav1.Object, template *corev1.PodTemplate
 	if sel != nil {
 		// An invalid selector is the API server's to reject; here it only means the
 		// workload's own selector is unknown.
-		w.Selector, _ = metav1.LabelSelectorAsSelector(sel)
+		w.Selector, _ = Selector(sel)
 	}
 	w.Facts = templateFacts(w.Kind, obj, template)
 	m.Workloads = append(m.Workloads, w)

@@ -31,7 +31,7 @@ const MaxDisruptedPods = 2000
 // controller do in policy/v1: a nil selector selects no pod, an empty one every pod of
 // the namespace, and an invalid one no pod (with the error).
 func BudgetSelector(pdb *policyv1.PodDisruptionBudget) (labels.Selector, error) {
-	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+	sel, err := Selector(pdb.Spec.Selector)
 	if err != nil {
 		return labels.Nothing(), err
 	}

@@ -140,7 +140,7 @@ func doNotDisruptFor(value string) (time.Duration, bool) {
 }
 
 func selects(sel *metav1.LabelSelector, own map[string]string) bool {
-	s, err := metav1.LabelSelectorAsSelector(sel)
+	s, err := Selector(sel)
 	return err == nil && !s.Empty() && s.Matches(labels.Set(own))
 }
 

@@ -117,7 +117,7 @@ func definitions(results []fileResult, refs map[ObjectRef]bool) (map[ObjectRef][
 			if !refs[o.ref] {
 				continue
 			}
-			if p, _ := o.decodeTo(nil, 0); p != nil {
+			if p, _ := o.decodeTo(nil, 0, nil); p != nil {
 				continue
 			}
 			files := defined[o.ref]

@@ -28,7 +28,7 @@ var namespaced = map[string]bool{
 // merge has made long enough), or, when s is nil, into a value of its own, only to know
 // whether it decodes; it returns the fields its kind does not have. A decoding that fails
 // may leave its place half written.
-type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind, s *Snapshot, i int) ([]unknownField, error)
+type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind, s *Snapshot, i int, maps sharedMaps) ([]unknownField, error)
 
 // decodeInto decodes the object into the snapshot's slice. Retired API versions (policy/v1beta1,
 // extensions/v1beta1, apps/v1beta2, autoscaling/v1...) share the fields holdfast reads with
@@ -39,14 +39,14 @@ type decodeFunc func(js []byte, namespace string, gvk schema.GroupVersionKind, s
 // it when its file was read, and copying it into its place later, held every object twice:
 // a Pod is 1,240 bytes before its fields', where its JSON is a few hundred.
 func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectMeta, fix func(*T, schema.GroupVersionKind)) decodeFunc {
-	return func(js []byte, namespace string, gvk schema.GroupVersionKind, s *Snapshot, i int) ([]unknownField, error) {
+	return func(js []byte, namespace string, gvk schema.GroupVersionKind, s *Snapshot, i int, maps sharedMaps) ([]unknownField, error) {
 		var obj *T
 		if s != nil {
 			obj = &(*slice(s))[i]
 		} else {
 			obj = new(T)
 		}
-		unknown, err := decodeStrict(js, reflect.ValueOf(obj).Elem())
+		unknown, err := decodeStrict(js, reflect.ValueOf(obj).Elem(), maps)
 		if err != nil {
 			return nil, err
 		}
@@ -65,8 +65,8 @@ func decodeInto[T any](slice func(*Snapshot) *[]T, meta func(*T) *metav1.ObjectM
 // rather than silently dropped. decodeTyped reads nearly every object; the JSON decoder
 // is the fallback for what it gives up on, an object with problems to report among them,
 // and decodes it from the start again.
-func decodeStrict(js []byte, v reflect.Value) ([]unknownField, error) {
-	if decodeTyped(js, v) {
+func decodeStrict(js []byte, v reflect.Value, maps sharedMaps) ([]unknownField, error) {
+	if decodeTyped(js, v, maps) {
 		return nil, nil
 	}
 	v.SetZero()
@@ -80,7 +80,7 @@ func decodeStrict(js []byte, v reflect.Value) ([]unknownField, error) {
 // decodeUnstructured decodes the object, of a kind another project defines (Karpenter's),
 // as it is: holdfast reads a few of its fields, and knows no others to warn about.
 func decodeUnstructured(slice func(*Snapshot) *[]unstructured.Unstructured) decodeFunc {
-	return func(js []byte, _ string, _ schema.GroupVersionKind, s *Snapshot, i int) ([]unknownField, error) {
+	return func(js []byte, _ string, _ schema.GroupVersionKind, s *Snapshot, i int, _ sharedMaps) ([]unknownField, error) {
 		var u *unstructured.Unstructured
 		if s != nil {
 			u = &(*slice(s))[i]

@@ -502,8 +502,8 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 // decodeTo decodes the object into its place in s, or, when s is nil, only to know
 // whether it decodes. It returns what keeps it out of the snapshot, if anything, and the
 // fields it has that its kind does not.
-func (o *decoded) decodeTo(s *Snapshot, i int) (*Problem, []Problem) {
-	unknown, err := o.kind.decode(o.js, o.ref.Namespace, o.kind.gvk, s, i)
+func (o *decoded) decodeTo(s *Snapshot, i int, maps sharedMaps) (*Problem, []Problem) {
+	unknown, err := o.kind.decode(o.js, o.ref.Namespace, o.kind.gvk, s, i, maps)
 	if len(unknown) == 0 && err == nil {
 		return nil, nil
 	}

@@ -267,13 +267,14 @@ func decodeAll(s *Snapshot, all []*decoded, places []int, outcomes []outcome) bo
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			maps := sharedMaps{}
 			for k := w * len(all) / workers; k < (w+1)*len(all)/workers; k++ {
 				switch places[k] {
 				case failed:
 				case duplicate:
-					outcomes[k].problem, outcomes[k].warnings = all[k].decodeTo(nil, 0)
+					outcomes[k].problem, outcomes[k].warnings = all[k].decodeTo(nil, 0, nil)
 				default:
-					outcomes[k].problem, outcomes[k].warnings = all[k].decodeTo(s, places[k])
+					outcomes[k].problem, outcomes[k].warnings = all[k].decodeTo(s, places[k], maps)
 				}
 				fails[w] = fails[w] || places[k] != failed && outcomes[k].problem != nil
 			}

@@ -28,13 +28,16 @@ var typedKinds = func() map[string]reflect.Type {
 // decoder, the oracle, and fails the test where they differ: whatever decodeTyped
 // decodes, the JSON decoder decodes alike, with no error and no unknown field. It checks
 // too that decodeStrict, which falls back on the JSON decoder, gives the oracle's object,
-// error and unknown fields. It reports whether decodeTyped decoded js.
-func checkTyped(t *testing.T, js []byte, typ reflect.Type) bool {
+// error and unknown fields. Both share maps with the objects decoded before with maps;
+// each object decoded, and the oracle's, are added to decodedPairs, to be checked again
+// once they are all decoded: a map shared with one decoded later must not have changed.
+// It reports whether decodeTyped decoded js.
+func checkTyped(t *testing.T, js []byte, typ reflect.Type, maps sharedMaps, decoded *decodedPairs) bool {
 	t.Helper()
 	want := reflect.New(typ)
 	strict, wantErr := sigsjson.UnmarshalStrict(js, want.Interface(), sigsjson.DisallowUnknownFields)
 	got := reflect.New(typ)
-	typed := decodeTyped(js, got.Elem())
+	typed := decodeTyped(js, got.Elem(), maps)
 	if typed {
 		if wantErr != nil || len(strict) > 0 {
 			t.Fatalf("decodeTyped took %s as a %s, which the JSON decoder refuses: %v %v", js, typ, wantErr, strict)
@@ -45,7 +48,7 @@ func checkTyped(t *testing.T, js []byte, typ reflect.Type) bool {
 		}
 	}
 	fallback := reflect.New(typ)
-	unknown, err := decodeStrict(js, fallback.Elem())
+	unknown, err := decodeStrict(js, fallback.Elem(), maps)
 	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 		t.Fatalf("decodeStrict of %s as a %s: error %v, the JSON decoder's %v", js, typ, err, wantErr)
 	}
@@ -58,7 +61,24 @@ func checkTyped(t *testing.T, js []byte, typ reflect.Type) bool {
 		t.Fatalf("decodeStrict read %s as a %s unlike the JSON decoder (-json +decodeStrict):\n%s", js, typ,
 			cmp.Diff(want.Interface(), fallback.Interface()))
 	}
+	*decoded = append(*decoded, [3]any{js, want.Interface(), fallback.Interface()})
+	if typed {
+		*decoded = append(*decoded, [3]any{js, want.Interface(), got.Interface()})
+	}
 	return typed
+}
+
+// decodedPairs are objects decoded, each with its JSON and the JSON decoder's object.
+type decodedPairs [][3]any
+
+// check fails the test where an object decoded no longer equals the JSON decoder's.
+func (d decodedPairs) check(t *testing.T) {
+	t.Helper()
+	for _, p := range d {
+		if !reflect.DeepEqual(p[1], p[2]) {
+			t.Fatalf("%s changed once objects decoded after it shared its maps (-json +now):\n%s", p[0], cmp.Diff(p[1], p[2]))
+		}
+	}
 }
 
 // checkTypedManifests reads data as the loader does and checks each object's JSON, and
@@ -68,22 +88,24 @@ func checkTypedManifests(t *testing.T, data []byte) (objects, typed int) {
 	t.Helper()
 	l := newParser(ManifestOptions{}, len(data))
 	l.loadDocuments("typed.yaml", splitYAML(data))
+	maps, decoded := sharedMaps{}, decodedPairs{}
 	for _, o := range l.result.objects {
 		typ, known := typedKinds[o.kind.gvk.Kind]
 		if !known {
 			continue // Karpenter's kinds, decoded as they are
 		}
 		objects++
-		if checkTyped(t, o.js, typ) {
+		if checkTyped(t, o.js, typ, maps, &decoded) {
 			typed++
 		}
 		for _, other := range typedKinds {
-			checkTyped(t, o.js, other)
+			checkTyped(t, o.js, other, maps, &decoded)
 		}
 	}
 	for _, typ := range typedKinds {
-		checkTyped(t, data, typ)
+		checkTyped(t, data, typ, maps, &decoded)
 	}
+	decoded.check(t)
 	return objects, typed
 }
 
@@ -112,6 +134,9 @@ var typedSeeds = []string{
 		"spec: {overhead: {cpu: 1m}, nodeSelector: {}, tolerations: [{key: k, operator: Exists, tolerationSeconds: -9223372036854775808}]}\n" +
 		"status: {phase: Running, startTime: 2024-01-02T03:04:05Z, conditions: [{type: Ready, status: \"True\", lastTransitionTime: null}]}\n",
 	"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: x}}}]}\n",
+	// Maps alike, shared, and one given twice, which the JSON decoder merges.
+	"apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {a: b}}\nspec: {nodeSelector: {a: b}, overhead: {cpu: 1m}, containers: [{name: c, resources: {requests: {cpu: 1m}}}]}\n---\n" +
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: q, labels: {a: b}, labels: {c: d}}\nspec: {nodeSelector: {a: b}, nodeSelector: {e: f}, overhead: {cpu: 1m}, overhead: {memory: 1Mi}}\n",
 	"apiVersion: v1\nkind: Node\nmetadata: {name: n, managedFields: [{manager: m, fieldsV1: {f:metadata: {}}}]}\nspec: {unschedulable: true, taints: [{key: k, effect: NoSchedule}]}\n" +
 		"status: {allocatable: {cpu: '4', pods: 110}, images: [{names: [a], sizeBytes: 9007199254740993}]}\n",
 	"apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\nspec: {minReplicas: 1, maxReplicas: 3, metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]}\n",
