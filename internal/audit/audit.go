@@ -130,9 +130,25 @@ func Run(m *availability.Model, origins map[snapshot.ObjectRef]snapshot.Origin) 
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Finding) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Rule, b.Rule))
+	return byObject(out)
+}
+
+// byObject orders findings by namespace, object and rule, findings alike keeping their
+// order. It sorts their indexes: moving the findings themselves, of eight strings each,
+// took a stable sort of 5,000 longer than comparing them.
+func byObject(findings []Finding) []Finding {
+	order := make([]int, len(findings))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		a, b := &findings[i], &findings[j]
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Rule, b.Rule), cmp.Compare(i, j))
 	})
+	out := make([]Finding, len(findings))
+	for k, i := range order {
+		out[k] = findings[i]
+	}
 	return out
 }
 

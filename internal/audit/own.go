@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -60,11 +59,7 @@ func RunOwn(s snapshot.Predicted, outcomes []predict.Outcome, origins map[snapsh
 
 // Merge puts two sorted lists of findings into one, in Run's order.
 func Merge(a, b []Finding) []Finding {
-	out := append(slices.Clone(a), b...)
-	slices.SortStableFunc(out, func(a, b Finding) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Rule, b.Rule))
-	})
-	return out
+	return byObject(slices.Concat(a, b))
 }
 
 // describeOwn names the object, and the ClusterDisruptionPolicy a copy comes from.
