@@ -62,6 +62,7 @@ func Suppress(findings []Finding, s *snapshot.Snapshot, ignore []string) (kept, 
 		}
 		annotated[ref] = a
 	})
+	kept = make([]Finding, 0, len(findings))
 	for _, f := range findings {
 		switch a := annotated[snapshot.ObjectRef{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}]; {
 		case flagged[f.Rule]:

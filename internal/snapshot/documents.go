@@ -153,6 +153,9 @@ func documents(data []byte) ([]document, *streamError) {
 }
 
 func (l *parser) loadDocuments(name string, docs []document) {
+	// A document is one object, but for Lists: grown an append at a time, the objects
+	// were copied over and over.
+	l.result.objects = slices.Grow(l.result.objects, len(docs))
 	for _, d := range docs {
 		if l.refused != nil {
 			return
