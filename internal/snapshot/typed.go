@@ -297,15 +297,17 @@ func (r *typedReader) value(v reflect.Value, p *plan, depth int) bool {
 }
 
 // members reads an object's members, calling member with each key once the reader is at
-// its value; member reads the value. It reports whether the object was read whole.
-func (r *typedReader) members(member func(key string) bool) bool {
+// its value; member reads the value. The key's bytes are valid until the next read: a
+// struct's field is looked up without making it a string, which took an allocation per
+// key. It reports whether the object was read whole.
+func (r *typedReader) members(member func(key []byte) bool) bool {
 	r.pos++ // {
 	if r.peek() == '}' {
 		r.pos++
 		return true
 	}
 	for {
-		key, ok := r.str()
+		key, ok := r.text()
 		if !ok || r.peek() != ':' {
 			return false
 		}
@@ -320,10 +322,10 @@ func (r *typedReader) members(member func(key string) bool) bool {
 }
 
 func (r *typedReader) object(v reflect.Value, p *plan, depth int) bool {
-	return r.members(func(key string) bool {
+	return r.members(func(key []byte) bool {
 		// A field given twice is decoded twice, into the same place, as the JSON
 		// decoder decodes it.
-		f, known := p.fields[key]
+		f, known := p.fields[string(key)]
 		if !known {
 			return false // for the JSON decoder to list, with its path
 		}
@@ -369,13 +371,13 @@ func (r *typedReader) mapping(v reflect.Value, p *plan, depth int) bool {
 		v.Set(reflect.MakeMap(v.Type()))
 	}
 	t := v.Type()
-	return r.members(func(key string) bool {
+	return r.members(func(key []byte) bool {
 		elem := reflect.New(t.Elem()).Elem()
 		if !r.value(elem, p.elem, depth+1) {
 			return false
 		}
 		k := reflect.New(t.Key()).Elem()
-		k.SetString(key)
+		k.SetString(string(key))
 		// A key given twice keeps its last value, as the JSON decoder keeps it.
 		v.SetMapIndex(k, elem)
 		return true
@@ -388,7 +390,7 @@ func (r *typedReader) labels(v reflect.Value) bool {
 		v.Set(reflect.ValueOf(map[string]string{}))
 	}
 	m := v.Interface().(map[string]string)
-	return r.members(func(key string) bool {
+	return r.members(func(key []byte) bool {
 		value, ok := "", true
 		// null leaves the value empty; the JSON decoder refuses numbers and booleans.
 		if !r.literal("null") {
@@ -396,7 +398,7 @@ func (r *typedReader) labels(v reflect.Value) bool {
 				return false
 			}
 		}
-		m[key] = value
+		m[string(key)] = value
 		return true
 	})
 }
@@ -444,8 +446,14 @@ func (r *typedReader) literal(word string) bool {
 // manifests, are unquoted by encoding/json, whose rules (invalid UTF-8, surrogates) the
 // strict decoder shares.
 func (r *typedReader) str() (string, bool) {
+	text, ok := r.text()
+	return string(text), ok
+}
+
+// text is str's bytes, a part of the JSON when the string has no escapes.
+func (r *typedReader) text() ([]byte, bool) {
 	if r.peek() != '"' {
-		return "", false
+		return nil, false
 	}
 	start, plain := r.pos, true
 	for r.pos++; r.pos < len(r.data); r.pos++ {
@@ -453,10 +461,11 @@ func (r *typedReader) str() (string, bool) {
 		case c == '"':
 			r.pos++
 			if plain {
-				return string(r.data[start+1 : r.pos-1]), true
+				return r.data[start+1 : r.pos-1], true
 			}
 			var s string
-			return s, json.Unmarshal(r.data[start:r.pos], &s) == nil
+			err := json.Unmarshal(r.data[start:r.pos], &s)
+			return []byte(s), err == nil
 		case c == '\\':
 			plain = false
 			r.pos++
@@ -464,7 +473,7 @@ func (r *typedReader) str() (string, bool) {
 			plain = false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // number reads a number into an integer or a float, as the JSON decoder converts it.

@@ -134,6 +134,8 @@ var typedSeeds = []string{
 		"spec: {overhead: {cpu: 1m}, nodeSelector: {}, tolerations: [{key: k, operator: Exists, tolerationSeconds: -9223372036854775808}]}\n" +
 		"status: {phase: Running, startTime: 2024-01-02T03:04:05Z, conditions: [{type: Ready, status: \"True\", lastTransitionTime: null}]}\n",
 	"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: x}}}]}\n",
+	// Keys that JSON escapes.
+	"apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {\"é\": x, \"a\\\"b\": y, \"t\\tb\": z}}\nspec: {overhead: {\"c\\u0070u\": 1m}}\n",
 	// Maps alike, shared, and one given twice, which the JSON decoder merges.
 	"apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {a: b}}\nspec: {nodeSelector: {a: b}, overhead: {cpu: 1m}, containers: [{name: c, resources: {requests: {cpu: 1m}}}]}\n---\n" +
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: q, labels: {a: b}, labels: {c: d}}\nspec: {nodeSelector: {a: b}, nodeSelector: {e: f}, overhead: {cpu: 1m}, overhead: {memory: 1Mi}}\n",
