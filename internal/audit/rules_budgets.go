@@ -29,7 +29,7 @@ func covered(b *availability.Budget) int32 {
 // one budget's refusals switch.
 func verdict(b *availability.Budget) availability.Reason {
 	c := b.Count()
-	return c.Verdict().Reason
+	return c.Reason()
 }
 
 func budgetNeverAllows(_ *availability.Model, b *availability.Budget) *Result {

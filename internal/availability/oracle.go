@@ -363,31 +363,66 @@ func CanEvict(pod Candidate, budgets []Count) Eviction {
 // every rule about one budget's refusals switches on, so that audit says what the
 // Eviction API does.
 func (b *Count) Verdict() Eviction {
-	s := b.Status
-	name := b.PDB.Namespace + "/" + b.PDB.Name
-	refuse := func(code int, r Reason, permanent bool, msg string) Eviction {
-		return Eviction{Code: code, Reason: r, Permanent: permanent, Budget: b, Message: msg}
+	r := b.Reason()
+	v := Eviction{Reason: r, Budget: b, Allowed: r == ReasonDisruptionAllowed, Message: b.message(r)}
+	switch r {
+	case ReasonBudgetInvalid:
+		v.Code = 403
+	case ReasonBudgetStale, ReasonBudgetExhausted, ReasonPolicyHeld:
+		v.Code = 429
+	case ReasonBudgetUncomputable, ReasonSingleReplicaBudget, ReasonBudgetNeverAllows:
+		v.Code, v.Permanent = 429, true
 	}
+	return v
+}
+
+// Reason is Verdict's reason alone: the rules switch on it, and most never print the
+// message, which took most of the time of asking.
+func (b *Count) Reason() Reason {
+	s := b.Status
 	switch {
 	case b.Stale:
-		return refuse(429, ReasonBudgetStale, false, fmt.Sprintf("PodDisruptionBudget %s (%s) is still being processed: its status was counted for an older spec", name, BudgetSpec(b.PDB)))
-	case s.DisruptionsAllowed < 0:
-		return refuse(403, ReasonBudgetInvalid, false, fmt.Sprintf("PodDisruptionBudget %s has a negative disruptionsAllowed", name))
-	case len(b.PDB.Status.DisruptedPods) > MaxDisruptedPods:
-		return refuse(403, ReasonBudgetInvalid, false, fmt.Sprintf("PodDisruptionBudget %s lists more than %d evictions the disruption controller has not seen yet", name, MaxDisruptedPods))
+		return ReasonBudgetStale
+	case s.DisruptionsAllowed < 0, len(b.PDB.Status.DisruptedPods) > MaxDisruptedPods:
+		return ReasonBudgetInvalid
 	case s.DisruptionsAllowed > 0:
-		return Eviction{Allowed: true, Reason: ReasonDisruptionAllowed, Budget: b,
-			Message: fmt.Sprintf("PodDisruptionBudget %s allows %d disruption(s)", name, s.DisruptionsAllowed)}
+		return ReasonDisruptionAllowed
 	case b.SyncError != "":
-		return refuse(429, ReasonBudgetUncomputable, true, fmt.Sprintf("PodDisruptionBudget %s (%s) cannot be computed by the disruption controller (%s), so it allows no eviction: use an integer minAvailable", name, BudgetSpec(b.PDB), b.SyncError))
+		return ReasonBudgetUncomputable
 	case NeverAllows(s.ExpectedPods, s.DesiredHealthy) && ManagedBy(b.PDB) != "":
-		return refuse(429, ReasonPolicyHeld, false, heldMessage(name, b.PDB))
+		return ReasonPolicyHeld
 	case NeverAllows(s.ExpectedPods, s.DesiredHealthy) && s.ExpectedPods == 1:
-		return refuse(429, ReasonSingleReplicaBudget, true, fmt.Sprintf("PodDisruptionBudget %s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: on a single replica every drain of its node waits forever; run 2 replicas or use maxUnavailable 1", name, BudgetSpec(b.PDB), s.DesiredHealthy, s.ExpectedPods))
+		return ReasonSingleReplicaBudget
 	case NeverAllows(s.ExpectedPods, s.DesiredHealthy):
-		return refuse(429, ReasonBudgetNeverAllows, true, fmt.Sprintf("PodDisruptionBudget %s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: scale the workload to at least %d replicas or relax the budget", name, BudgetSpec(b.PDB), s.DesiredHealthy, s.ExpectedPods, s.DesiredHealthy+1))
+		return ReasonBudgetNeverAllows
 	}
-	return refuse(429, ReasonBudgetExhausted, false, ExhaustedMessage(b))
+	return ReasonBudgetExhausted
+}
+
+// message says why the budget answers r.
+func (b *Count) message(r Reason) string {
+	s := b.Status
+	name := b.PDB.Namespace + "/" + b.PDB.Name
+	switch r {
+	case ReasonBudgetStale:
+		return fmt.Sprintf("PodDisruptionBudget %s (%s) is still being processed: its status was counted for an older spec", name, BudgetSpec(b.PDB))
+	case ReasonBudgetInvalid:
+		if s.DisruptionsAllowed < 0 {
+			return fmt.Sprintf("PodDisruptionBudget %s has a negative disruptionsAllowed", name)
+		}
+		return fmt.Sprintf("PodDisruptionBudget %s lists more than %d evictions the disruption controller has not seen yet", name, MaxDisruptedPods)
+	case ReasonDisruptionAllowed:
+		return fmt.Sprintf("PodDisruptionBudget %s allows %d disruption(s)", name, s.DisruptionsAllowed)
+	case ReasonBudgetUncomputable:
+		return fmt.Sprintf("PodDisruptionBudget %s (%s) cannot be computed by the disruption controller (%s), so it allows no eviction: use an integer minAvailable", name, BudgetSpec(b.PDB), b.SyncError)
+	case ReasonPolicyHeld:
+		return heldMessage(name, b.PDB)
+	case ReasonSingleReplicaBudget:
+		return fmt.Sprintf("PodDisruptionBudget %s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: on a single replica every drain of its node waits forever; run 2 replicas or use maxUnavailable 1", name, BudgetSpec(b.PDB), s.DesiredHealthy, s.ExpectedPods)
+	case ReasonBudgetNeverAllows:
+		return fmt.Sprintf("PodDisruptionBudget %s (%s) wants %d healthy of %d expected pods, so it never allows an eviction: scale the workload to at least %d replicas or relax the budget", name, BudgetSpec(b.PDB), s.DesiredHealthy, s.ExpectedPods, s.DesiredHealthy+1)
+	}
+	return ExhaustedMessage(b)
 }
 
 // ExhaustedMessage describes a budget with no disruption to give, with its numbers, and
