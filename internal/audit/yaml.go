@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"cmp"
 	"maps"
 	"slices"
 	"strconv"
@@ -54,58 +53,84 @@ func scalar(v any) string {
 }
 
 // renderYAML writes v at the given indentation. Maps have their keys sorted; list items
-// sit at their key's indentation, as kubectl prints them.
+// sit at their key's indentation, as kubectl prints them. It writes a piece at a time:
+// one fix per finding, and joining the pieces first took most of the time of the fixes.
 func renderYAML(b *strings.Builder, v any, indent int) {
 	switch v := v.(type) {
 	case obj:
-		renderMap(b, v, indent, "")
+		renderMap(b, v, indent, false)
 	case map[string]string:
-		m := make(obj, len(v))
-		for k, s := range v {
-			m[k] = s
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			pad(b, indent)
+			b.WriteString(scalar(k))
+			b.WriteString(": ")
+			b.WriteString(scalar(v[k]))
+			b.WriteByte('\n')
 		}
-		renderMap(b, m, indent, "")
 	case []obj:
 		for _, item := range v {
-			renderMap(b, item, indent+2, strings.Repeat(" ", indent)+"- ")
+			renderMap(b, item, indent+2, true)
 		}
 	case []string:
 		for _, item := range v {
-			b.WriteString(strings.Repeat(" ", indent) + "- " + scalar(item) + "\n")
+			pad(b, indent)
+			b.WriteString("- ")
+			b.WriteString(scalar(item))
+			b.WriteByte('\n')
 		}
 	default:
-		b.WriteString(strings.Repeat(" ", indent) + scalar(v) + "\n")
+		pad(b, indent)
+		b.WriteString(scalar(v))
+		b.WriteByte('\n')
 	}
 }
 
-// renderMap writes a map's entries at indent; first, when set, replaces the indentation
-// of the first entry (a list item's "- ").
-func renderMap(b *strings.Builder, m obj, indent int, first string) {
+// renderMap writes a map's entries at indent; item makes it a list item, its first
+// entry after "- ".
+func renderMap(b *strings.Builder, m obj, indent int, item bool) {
+	prefix := func(first bool) {
+		if first && item {
+			pad(b, indent-2)
+			b.WriteString("- ")
+			return
+		}
+		pad(b, indent)
+	}
 	if len(m) == 0 {
-		b.WriteString(cmp.Or(first, strings.Repeat(" ", indent)) + "{}\n")
+		prefix(true)
+		b.WriteString("{}\n")
 		return
 	}
 	for i, k := range slices.Sorted(maps.Keys(m)) {
-		prefix := strings.Repeat(" ", indent)
-		if i == 0 && first != "" {
-			prefix = first
-		}
-		b.WriteString(prefix + scalar(k) + ":")
+		prefix(i == 0)
+		b.WriteString(scalar(k))
+		b.WriteByte(':')
 		switch v := m[k].(type) {
 		case obj, map[string]string:
 			if isEmpty(v) {
 				b.WriteString(" {}\n")
 				continue
 			}
-			b.WriteString("\n")
+			b.WriteByte('\n')
 			renderYAML(b, v, indent+2)
 		case []obj, []string:
-			b.WriteString("\n")
+			b.WriteByte('\n')
 			renderYAML(b, v, indent)
 		default:
-			b.WriteString(" " + scalar(v) + "\n")
+			b.WriteByte(' ')
+			b.WriteString(scalar(v))
+			b.WriteByte('\n')
 		}
 	}
+}
+
+// pad writes n spaces.
+func pad(b *strings.Builder, n int) {
+	const spaces = "                                "
+	for ; n > len(spaces); n -= len(spaces) {
+		b.WriteString(spaces)
+	}
+	b.WriteString(spaces[:n])
 }
 
 func isEmpty(v any) bool {
