@@ -222,6 +222,9 @@ type auditResult struct {
 	budgets              []locatedBudget
 	input                audit.Input
 	seen                 map[seenKey]bool
+	// alone says there is one snapshot: its findings and budgets, each of one object,
+	// need no keys.
+	alone bool
 }
 
 // seenKey names what a snapshot's audit gave, for the next snapshot's to leave out: a
@@ -249,7 +252,7 @@ func (r *auditResult) add(model *availability.Model, origins map[snapshot.Object
 		return !seen
 	}
 	repeated := func(f audit.Finding) bool {
-		return !first(seenKey{what: "finding", rule: f.Rule, kind: f.Kind, namespace: f.Namespace, name: f.Name, text: f.Message,
+		return !r.alone && !first(seenKey{what: "finding", rule: f.Rule, kind: f.Kind, namespace: f.Namespace, name: f.Name, text: f.Message,
 			origin: snapshot.Origin{File: f.File, Line: f.Line}})
 	}
 	kept = slices.DeleteFunc(kept, repeated)
@@ -258,7 +261,7 @@ func (r *auditResult) add(model *availability.Model, origins map[snapshot.Object
 	r.suppressed = append(r.suppressed, slices.DeleteFunc(suppressed, repeated)...)
 	for _, b := range model.Budgets {
 		o := origins[snapshot.ObjectRef{Kind: snapshot.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name}]
-		if first(seenKey{what: "budget", namespace: b.Namespace, name: b.Name, origin: o}) {
+		if r.alone || first(seenKey{what: "budget", namespace: b.Namespace, name: b.Name, origin: o}) {
 			r.budgets = append(r.budgets, locatedBudget{Budget: b, origin: o})
 		}
 	}
@@ -285,7 +288,7 @@ func (o *AuditOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res := auditResult{input: audit.Input{Problems: problems}}
+	res := auditResult{input: audit.Input{Problems: problems}, alone: len(views) == 1}
 	for _, v := range views {
 		snap := v.snap
 		model := availability.Build(snap.Snapshot, o.Now())
