@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,12 +32,21 @@ var reserved = map[string]bool{
 	"y": true, "n": true, "null": true, "~": true,
 }
 
+// longestReserved is the length of the longest reserved word: longer strings (most keys,
+// matchLabels) are not looked up, which made them lower case first.
+var longestReserved = func() (n int) {
+	for w := range reserved {
+		n = max(n, len(w))
+	}
+	return n
+}()
+
 func scalar(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return "null"
 	case string:
-		if plain(v) && !reserved[strings.ToLower(v)] {
+		if plain(v) && (len(v) > longestReserved || !reserved[strings.ToLower(v)]) {
 			return v
 		}
 		return strconv.Quote(v)
@@ -60,7 +68,8 @@ func renderYAML(b *strings.Builder, v any, indent int) {
 	case obj:
 		renderMap(b, v, indent, false)
 	case map[string]string:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
+		var buf [8]string
+		for _, k := range sortedKeys(buf[:0], v) {
 			pad(b, indent)
 			b.WriteString(scalar(k))
 			b.WriteString(": ")
@@ -101,7 +110,8 @@ func renderMap(b *strings.Builder, m obj, indent int, item bool) {
 		b.WriteString("{}\n")
 		return
 	}
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+	var buf [8]string
+	for i, k := range sortedKeys(buf[:0], m) {
 		prefix(i == 0)
 		b.WriteString(scalar(k))
 		b.WriteByte(':')
@@ -122,6 +132,16 @@ func renderMap(b *strings.Builder, m obj, indent int, item bool) {
 			b.WriteByte('\n')
 		}
 	}
+}
+
+// sortedKeys appends m's keys to keys, sorted. A fix's maps are small: given an array
+// on the caller's stack, it allocates nothing.
+func sortedKeys[V any](keys []string, m map[string]V) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // pad writes n spaces.
