@@ -28,6 +28,7 @@ type parser struct {
 	size   int // of the file
 	budget budget
 	json   jsonWriter
+	arena  []byte // keep's block
 	yaml   blockReader
 	// refused is why the file is not read, when it expands past its budget: its objects
 	// would be aliases of a few, and their problems would bury this one.
@@ -39,6 +40,20 @@ func newParser(opts ManifestOptions, size int) *parser {
 	l.json.budget = &l.budget
 	return l
 }
+
+// keep copies an object's JSON into the parser's arena, in blocks of jsonBlock bytes,
+// for merge to decode: one allocation for many objects, where each had one.
+func (l *parser) keep(js []byte) []byte {
+	if len(js) > cap(l.arena)-len(l.arena) {
+		l.arena = make([]byte, 0, max(jsonBlock, len(js)))
+	}
+	start := len(l.arena)
+	l.arena = append(l.arena, js...)
+	return l.arena[start:len(l.arena):len(l.arena)]
+}
+
+// jsonBlock is the size of the blocks keep fills.
+const jsonBlock = 256 << 10
 
 func (l *parser) problem(p Problem) { l.result.problems = append(l.result.problems, p) }
 
@@ -497,7 +512,7 @@ func (l *parser) loadObject(file string, doc document, line int, n *yamlv3.Node,
 	// The reference outlives the document, whose text its strings were parts of.
 	ref = ObjectRef{Kind: decoder.gvk.Kind, Namespace: strings.Clone(ref.Namespace), Name: strings.Clone(ref.Name)}
 	l.result.objects = append(l.result.objects, decoded{
-		ref: ref, origin: Origin{File: file, Line: line}, kind: decoder, js: bytes.Clone(js),
+		ref: ref, origin: Origin{File: file, Line: line}, kind: decoder, js: l.keep(js),
 		doc: doc, prefix: prefix, problemAt: len(l.result.problems), warningAt: len(l.result.warnings),
 	})
 }
