@@ -391,9 +391,9 @@ func (r *blockReader) quoted(text string, start, line, column int) (*yamlv3.Node
 // What the first byte of a plain scalar can be, looked up in one step: a quarter of
 // reading a scalar went to finding it in lists of bytes.
 const (
-	indicator      = 1 << iota // starts something other than a plain scalar
-	spacedOrAlone              // the same, followed by a space or alone
-	resolvable                 // may start a number, a boolean, a null or a timestamp
+	indicator     = 1 << iota // starts something other than a plain scalar
+	spacedOrAlone             // the same, followed by a space or alone
+	resolvable                // may start a number, a boolean, a null or a timestamp
 )
 
 var firstByte = func() (class [256]uint8) {
