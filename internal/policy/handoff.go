@@ -64,7 +64,13 @@ const (
 	// blockers and room change with other workloads' pods, new nodes and uncordons, and
 	// its back-off with time, none of which sends an event a policy is woken by.
 	// (Karpenter's Consolidatable condition, which a policy watches, moves with the pods.)
+	// A node whose pods are known to be going is looked at sooner (departure.go).
 	caCandidateRecheck = 30 * time.Second
+	// caDepartureRecheck is how soon such a node is looked at again while it would be
+	// handed over but for pods that may leave soon (awaitsDeparture): cluster-autoscaler
+	// scans every 10 s by default, and finds the node unremovable for the budget at its
+	// first scan after they go unless holdfast's mark came first.
+	caDepartureRecheck = 2 * time.Second
 	// handOffCooldown is the least time between the starts of the first two hand-offs of
 	// one node, for a node the autoscaler did not take; it doubles with each further one.
 	handOffCooldown = 15 * time.Minute
@@ -157,8 +163,13 @@ type Load struct {
 	// scale-down-disabled on the node, a pod that is not safe to evict or has no
 	// controller, another budget that allows no eviction). "" when nothing does.
 	Blocker string
-	// Requested is what the node's pods (but DaemonSets') request.
+	// Requested is what the node's pods (but DaemonSets') request; not those leaving for
+	// sure (cluster-autoscaler only: departure.go).
 	Requested corev1.ResourceList
+	// MayLeave is what those of them that may leave soon request, counted in Requested
+	// too: the pods of a Deployment scaled down, that runs more than it wants
+	// (cluster-autoscaler only, read for a node above the threshold). nil when none.
+	MayLeave corev1.ResourceList
 	// Unplaceable names the first of the node's pods (DaemonSets' aside, the single
 	// replica's included) that would fit on no other node, and why: the autoscaler would
 	// not take the node, and the surge's new pod would have nowhere to go but the node.
@@ -172,6 +183,9 @@ type Load struct {
 type NodeGroupMember struct {
 	Group string
 	Load
+	// Workloads are the Deployments and StatefulSets of the pods counted in Load, as
+	// OwnerKey names them; read only for a node above the threshold (Observed.Awaited).
+	Workloads []string
 }
 
 // underused reports whether a node's pods request at most threshold of its allocatable
@@ -506,9 +520,62 @@ func surgeOrHandOff(o Observed, w *Workload, st holdfastv1alpha1.WorkloadStatus)
 		}
 	}
 	if candidate && c.autoscaler == caName && !(handedOff && last.node == c.node && last.next().IsZero()) {
+		// Still the look, for what sends no event: room, blockers, the pods of
+		// workloads that are not Deployments or StatefulSets.
 		v.requeueAfter = sooner(v.requeueAfter, caCandidateRecheck)
+		if awaitsDeparture(o, w) {
+			v.requeueAfter = sooner(v.requeueAfter, caDepartureRecheck)
+		}
 	}
 	return v
+}
+
+// awaitsDeparture reports whether w's node would be handed over to cluster-autoscaler
+// now but for the pods there that may leave soon (Load.MayLeave): their going sends no
+// event, so the node is looked at again after caDepartureRecheck.
+func awaitsDeparture(o Observed, w *Workload) bool {
+	c, ok := scaleDownCandidate(o, w)
+	if !ok || c.autoscaler != caName || len(c.MayLeave) == 0 || underused(o.Nodes[c.node], c.Requested, o.Autoscalers.threshold()) {
+		return false
+	}
+	left := c.Requested.DeepCopy()
+	for name, q := range c.MayLeave {
+		sum := left[name]
+		sum.Sub(q)
+		left[name] = sum
+	}
+	return startsUnder(o, w, c.node, left)
+}
+
+// startsUnder reports whether a hand-off of w's node to cluster-autoscaler would start
+// were its pods to request requested.
+func startsUnder(o Observed, w *Workload, node string, requested corev1.ResourceList) bool {
+	m := o.NodeGroups[node]
+	m.Requested, m.MayLeave = requested, nil
+	o.NodeGroups = map[string]NodeGroupMember{node: m}
+	_, _, ok := handOffStart(&o, w)
+	return ok
+}
+
+// Awaited are the workloads, as OwnerKey names them, whose deletion or scale-down may let
+// the hand-off of one of o's Surge single replicas' nodes to cluster-autoscaler start:
+// those with pods on such a node that is above the threshold and that would be handed
+// over were its load to leave. A workload of another namespace sends the policy no
+// event: the operator wakes the policy when one of these is deleted or scaled down, and
+// its departures are then read as any other (departure.go). Sorted, without repeats.
+func (o Observed) Awaited() []string {
+	var out []string
+	for i := range o.Workloads {
+		w := &o.Workloads[i]
+		c, ok := scaleDownCandidate(o, w)
+		if !ok || c.autoscaler != caName || underused(o.Nodes[c.node], c.Requested, o.Autoscalers.threshold()) ||
+			!startsUnder(o, w, c.node, corev1.ResourceList{}) {
+			continue
+		}
+		out = append(out, o.NodeGroups[c.node].Workloads...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // protectedMessage says what Protect does to w's node: when Karpenter considers the

@@ -5,10 +5,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -21,6 +23,11 @@ func sized(name string) *corev1.Node {
 	n := node(name, false)
 	n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi")}
 	return n
+}
+
+// cpus requests n CPUs and 1 GiB.
+func cpus(n string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(n), corev1.ResourceMemory: resource.MustParse("1Gi")}
 }
 
 // quarter is a quarter of a sized node's CPU.
@@ -295,6 +302,46 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 			scalers: Autoscalers{Threshold: 0.2},
 			want:    result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady), RequeueAfter: caCandidateRecheck},
 		},
+		// A node above the threshold only for the pods of a Deployment that runs more than
+		// it wants: their going sends no event, so the node is looked at again soon.
+		"cluster-autoscaler: above the threshold only for pods that may leave soon: looked at again after caDepartureRecheck": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			groups: inGroup(Load{Requested: cpus("3"), MayLeave: cpus("2")}),
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady), RequeueAfter: caDepartureRecheck},
+		},
+		"cluster-autoscaler: above the threshold even without the pods that may leave: the usual look": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			groups: inGroup(Load{Requested: cpus("3"), MayLeave: cpus("500m")}),
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady), RequeueAfter: caCandidateRecheck},
+		},
+		"cluster-autoscaler: pods that may leave from a blocked node: the usual look, status says why": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			groups: inGroup(Load{Requested: cpus("3"), MayLeave: cpus("2"), Blocker: "node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled"}),
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, RequeueAfter: caCandidateRecheck, Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler does not remove node n1 whatever its budget allows (node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled), so holdfast does not surge ahead of it")},
+		},
+		"cluster-autoscaler: pods that may leave from a node in its back-off: the usual look": {
+			policy: policy("p", time.Hour, surge), pods: onN1, nodes: nodes, groups: inGroup(Load{Requested: cpus("3"), MayLeave: cpus("2")}),
+			work: []Workload{handedOff(single, "n1 "+stamp(now.Add(-2*time.Minute)))},
+			want: result{RequeueAfter: caCandidateRecheck, Apply: []*policyv1.PodDisruptionBudget{floor},
+				Workloads: budgeted(msgSurgeReady + "; cluster-autoscaler did not take node n1 after 1 hand-offs, the last at 2026-11-22T11:58:00Z: no new hand-off of that node before 2026-11-22T12:13:00Z")},
+		},
+		"cluster-autoscaler: under the threshold with pods that may leave: surge ahead at once": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			groups: inGroup(Load{Requested: quarter, MayLeave: cpus("500m")}),
+			want: result{
+				Apply:          []*policyv1.PodDisruptionBudget{floor},
+				Surges:         []Surge{ahead1("n1 2026-11-22T12:00:00Z 1")},
+				Workloads:      surging(aheadUntil("cluster-autoscaler", "12:26:00")),
+				RequeueAfter:   surgePoll,
+				HandOffTaints:  []string{"n1"},
+				PodAnnotations: markSafe,
+			},
+		},
+		"Karpenter: MayLeave is cluster-autoscaler's: a node above the threshold is no candidate": {
+			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
+			claims: map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: "WhenEmptyOrUnderutilized", Load: Load{Requested: cpus("3"), MayLeave: cpus("2")}}},
+			want:   result{Apply: []*policyv1.PodDisruptionBudget{floor}, Workloads: budgeted(msgSurgeReady)},
+		},
 		"cluster-autoscaler: a blocker on the node, no surge and status says why": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
 			groups: inGroup(Load{Requested: quarter, Blocker: "node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled"}),
@@ -517,6 +564,156 @@ func TestHandOffsEnded(t *testing.T) {
 			o := Observed{Policy: &p, Policies: []holdfastv1alpha1.DisruptionPolicy{p}, Workloads: []Workload{tc.work}, Pods: tc.pods, Nodes: nodes, Claims: claims, Now: now}
 			if diff := cmp.Diff(tc.want, HandOffsEnded(o, Decide(o))); diff != "" {
 				t.Errorf("HandOffsEnded (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// What is known of a pod's going, from its owners: a pod the garbage collector is
+// about to delete is leaving, one of a Deployment running more pods than it wants may
+// leave, and a ReplicaSet is read (from the API server, in the operator) only when its
+// Deployment is gone or deleted in the foreground.
+func TestDepartureOf(t *testing.T) {
+	const ns = "shop"
+	ctrl := func(kind, name, uid string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: types.UID(uid), Controller: ptr.To(true)}}
+	}
+	// web's pod, of its ReplicaSet web-5d8f.
+	webPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-5d8f-x", Namespace: ns, Labels: map[string]string{"app": "web", "pod-template-hash": "5d8f"},
+		OwnerReferences: ctrl("ReplicaSet", "web-5d8f", "rs-uid")}}
+	deployment := func(want, running int32, mod func(*appsv1.Deployment)) *appsv1.Deployment {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "web-uid"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(want)},
+			Status: appsv1.DeploymentStatus{Replicas: running, UpdatedReplicas: running}}
+		if mod != nil {
+			mod(d)
+		}
+		return d
+	}
+	deleting := func(finalizer string) func(*appsv1.Deployment) {
+		return func(d *appsv1.Deployment) {
+			d.DeletionTimestamp = ptr.To(metav1.NewTime(now))
+			d.Finalizers = []string{finalizer}
+		}
+	}
+	replicaSet := func(owners []metav1.OwnerReference) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "web-5d8f", Namespace: ns, UID: "rs-uid", OwnerReferences: owners}}
+	}
+	ofWeb := ctrl("Deployment", "web", "web-uid")
+	// db-2, of StatefulSet db.
+	dbPod := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, OwnerReferences: ctrl("StatefulSet", "db", "db-uid")}}
+	}
+	statefulSet := func(replicas, start int32) *appsv1.StatefulSet {
+		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns, UID: "db-uid"}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(replicas)}}
+		if start > 0 {
+			s.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: start}
+		}
+		return s
+	}
+	for name, tc := range map[string]struct {
+		pod *corev1.Pod
+		// owners by kind; a kind not listed is gone.
+		owners map[string]metav1.Object
+		want   departure
+		// reads are the kinds read, in order.
+		reads []string
+	}{
+		"a Deployment at rest: staying, its ReplicaSet not read": {pod: webPod,
+			owners: map[string]metav1.Object{"Deployment": deployment(1, 1, nil)}, want: staying, reads: []string{"Deployment"}},
+		"a Deployment scaled down, not all its pods gone yet: may leave": {pod: webPod,
+			owners: map[string]metav1.Object{"Deployment": deployment(1, 3, nil)}, want: mayLeave, reads: []string{"Deployment"}},
+		"a Deployment rolling out, its old pods going as new ones come: staying": {pod: webPod,
+			owners: map[string]metav1.Object{"Deployment": deployment(1, 2, func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 })}, want: staying, reads: []string{"Deployment"}},
+		"a Deployment deleted, its ReplicaSet not collected yet: leaving": {pod: webPod,
+			owners: map[string]metav1.Object{"ReplicaSet": replicaSet(ofWeb)}, want: leaving, reads: []string{"Deployment", "ReplicaSet"}},
+		"a Deployment deleted, its ReplicaSet collected already: leaving": {pod: webPod,
+			want: leaving, reads: []string{"Deployment", "ReplicaSet"}},
+		"a Deployment deleted in the foreground: leaving": {pod: webPod,
+			owners: map[string]metav1.Object{"Deployment": deployment(1, 1, deleting(metav1.FinalizerDeleteDependents)), "ReplicaSet": replicaSet(ofWeb)},
+			want:   leaving, reads: []string{"Deployment", "ReplicaSet"}},
+		"a Deployment being deleted, orphaning its ReplicaSets: staying": {pod: webPod,
+			owners: map[string]metav1.Object{"Deployment": deployment(1, 1, deleting(metav1.FinalizerOrphanDependents))}, want: staying, reads: []string{"Deployment"}},
+		"a Deployment deleted, its ReplicaSet orphaned: staying": {pod: webPod,
+			owners: map[string]metav1.Object{"ReplicaSet": replicaSet(nil)}, want: staying, reads: []string{"Deployment", "ReplicaSet"}},
+		"a Deployment deleted in the foreground, the ReplicaSet an older one's of the name: leaving": {pod: webPod,
+			owners: map[string]metav1.Object{"Deployment": deployment(1, 1, deleting(metav1.FinalizerDeleteDependents)), "ReplicaSet": replicaSet(ctrl("Deployment", "web", "old-uid"))},
+			want:   leaving, reads: []string{"Deployment", "ReplicaSet"}},
+		"a ReplicaSet of no Deployment: staying, nothing read": {
+			pod:  &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare-x", Namespace: ns, OwnerReferences: ctrl("ReplicaSet", "bare", "bare-uid")}},
+			want: staying},
+		"a Job's pod: staying, nothing read": {
+			pod:  &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job-x", Namespace: ns, OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "job", Controller: ptr.To(true)}}}},
+			want: staying},
+		"a StatefulSet's pod it keeps: staying": {pod: dbPod("db-2"),
+			owners: map[string]metav1.Object{"StatefulSet": statefulSet(3, 0)}, want: staying, reads: []string{"StatefulSet"}},
+		"a StatefulSet scaled below the pod's ordinal: leaving": {pod: dbPod("db-2"),
+			owners: map[string]metav1.Object{"StatefulSet": statefulSet(2, 0)}, want: leaving, reads: []string{"StatefulSet"}},
+		"a StatefulSet whose ordinals start past the pod's: leaving": {pod: dbPod("db-2"),
+			owners: map[string]metav1.Object{"StatefulSet": statefulSet(3, 3)}, want: leaving, reads: []string{"StatefulSet"}},
+		"a StatefulSet deleted: leaving": {pod: dbPod("db-2"), want: leaving, reads: []string{"StatefulSet"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var reads []string
+			got, err := departureOf(tc.pod, func(namespace, kind, name string) (metav1.Object, error) {
+				if namespace != ns {
+					t.Errorf("read %s %s/%s, of another namespace", kind, namespace, name)
+				}
+				reads = append(reads, kind)
+				if o, ok := tc.owners[kind]; ok {
+					return o, nil
+				}
+				return nil, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("departureOf = %d, want %d", got, tc.want)
+			}
+			if !slices.Equal(reads, tc.reads) {
+				t.Errorf("read %v, want %v", reads, tc.reads)
+			}
+		})
+	}
+}
+
+// A policy awaits the workloads with pods on its Surge single replica's node that
+// cluster-autoscaler may want but for their load: their deletion or scale-down, from any
+// namespace, is to wake it. Not when the hand-off would not start whatever the load, nor
+// when it starts already.
+func TestAwaited(t *testing.T) {
+	surge := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	skip := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSkip })
+	single := ready(workload(holdfastv1alpha1.KindDeployment, "single", 1), 1)
+	full := Load{Requested: cpus("3900m")}
+	on := []string{"Deployment/batch/filler", "StatefulSet/shop/db"}
+	for name, tc := range map[string]struct {
+		policy holdfastv1alpha1.DisruptionPolicy
+		work   Workload
+		load   Load
+		// karpenter puts n1 under Karpenter.
+		karpenter bool
+		want      []string
+	}{
+		"above the threshold: its workloads":         {policy: surge, work: single, load: full, want: on},
+		"under the threshold: the hand-off starts":   {policy: surge, work: single, load: Load{Requested: quarter}},
+		"Skip hands nothing over":                    {policy: skip, work: single, load: full},
+		"a blocked node":                             {policy: surge, work: single, load: Load{Requested: cpus("3900m"), Blocker: "node n1 has cluster-autoscaler.kubernetes.io/scale-down-disabled"}},
+		"a node in its back-off":                     {policy: surge, work: handedOff(single, "n1 "+stamp(now.Add(-2*time.Minute))), load: full},
+		"a hand-off under way":                       {policy: surge, work: surged(single, 1), load: full},
+		"Karpenter's node: its condition is watched": {policy: surge, work: single, load: full, karpenter: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := tc.policy
+			o := Observed{Policy: &p, Workloads: []Workload{tc.work}, Now: now,
+				Pods:       map[string][]Pod{"Deployment/single": {pod("single-a", "n1", true, time.Hour)}},
+				Nodes:      map[string]*corev1.Node{"n1": sized("n1")},
+				NodeGroups: map[string]NodeGroupMember{"n1": {Group: "general", Load: tc.load, Workloads: on}}}
+			if tc.karpenter {
+				o.Claims = map[string]NodeClaim{"n1": {Name: "claim-1", ConsolidatableSince: now.Add(-time.Minute), ConsolidationPolicy: consolidateUnderutilized, Load: tc.load}}
+			}
+			if got := o.Awaited(); !slices.Equal(got, tc.want) {
+				t.Errorf("Awaited = %v, want %v", got, tc.want)
 			}
 		})
 	}

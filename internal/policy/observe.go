@@ -48,6 +48,10 @@ type Source interface {
 	NodePool(ctx context.Context, name string) (*unstructured.Unstructured, error)
 	// NodePods are the pods on the node of that name, being deleted or not.
 	NodePods(ctx context.Context, node string) ([]corev1.Pod, error)
+	// Owner is the object of kind and name in namespace that a pod's owner reference
+	// names: a *appsv1.Deployment or *appsv1.StatefulSet, or a ReplicaSet's metadata at
+	// least; nil (untyped) when there is none.
+	Owner(ctx context.Context, namespace, kind, name string) (metav1.Object, error)
 	// Health is the health of every node.
 	Health() NodeHealth
 	// ClusterPolicy is the ClusterDisruptionPolicy of that name; nil when there is none.
@@ -277,7 +281,7 @@ func observeClaims(ctx context.Context, src Source, nodes map[string]*corev1.Nod
 			if err != nil {
 				return nil, err
 			}
-			c.Load = loadOf(pods, karpenterBlocker(node, now))
+			c.Load = loadOf(pods, karpenterBlocker(node, now), nil)
 		}
 		out[node.Name] = c
 	}
@@ -286,7 +290,8 @@ func observeClaims(ctx context.Context, src Source, nodes map[string]*corev1.Nod
 
 // observeNodeGroups reads which of obs's nodes are in cluster-autoscaler's node groups
 // (Autoscalers.NodeGroupLabel), Karpenter's (obs.Claims) aside, and what runs on them,
-// with the budgets of their pods' namespaces; nil where cluster-autoscaler is not
+// with the budgets of their pods' namespaces, and for a node above the threshold what
+// is known of its pods' going from their owners; nil where cluster-autoscaler is not
 // configured.
 func observeNodeGroups(ctx context.Context, src Source, obs *Observed) (map[string]NodeGroupMember, error) {
 	label := obs.Autoscalers.NodeGroupLabel
@@ -313,7 +318,21 @@ func observeNodeGroups(ctx context.Context, src Source, obs *Observed) (map[stri
 				return nil, err
 			}
 		}
-		out[name] = NodeGroupMember{Group: group, Load: loadOf(pods, caBlocker(node, obs.Policy, budgets))}
+		blocks := caBlocker(node, obs.Policy, budgets)
+		m := NodeGroupMember{Group: group, Load: loadOf(pods, blocks, nil)}
+		if !underused(node, m.Requested, obs.Autoscalers.threshold()) {
+			// Above the threshold: some of its pods may be going, and which workloads'
+			// going would wake the policy (departure.go).
+			deps, err := departures(ctx, src, pods)
+			if err != nil {
+				return nil, err
+			}
+			if deps != nil {
+				m.Load = loadOf(pods, blocks, deps)
+			}
+			m.Workloads = ownerKeys(pods, deps)
+		}
+		out[name] = m
 	}
 	return out, nil
 }

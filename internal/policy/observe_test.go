@@ -104,3 +104,111 @@ func TestRoomWantedWithTheOperatorsThreshold(t *testing.T) {
 		}
 	}
 }
+
+// fillerLeaves is oneNodeGroup where n1 also runs a filler of 2.9 CPUs, whose Deployment
+// is in the state deployment gives it (nil: deleted, its ReplicaSet not collected yet).
+type fillerLeaves struct {
+	oneNodeGroup
+	deployment *appsv1.Deployment
+	reads      []string
+}
+
+// Workloads is oneNodeGroup's single, selected by the policy.
+func (s *fillerLeaves) Workloads(ctx context.Context, ns, kind string, sel labels.Selector) ([]Workload, error) {
+	ws, _ := s.oneNodeGroup.Workloads(ctx, ns, kind, sel)
+	for i := range ws {
+		ws[i].Labels, ws[i].TemplateLabels = map[string]string{"tier": "web"}, map[string]string{"app": "single"}
+	}
+	return ws, nil
+}
+
+// Pods is single's pod on n1, Ready for an hour.
+func (s *fillerLeaves) Pods(ctx context.Context, ns string, sel labels.Selector) ([]corev1.Pod, error) {
+	pods, _ := s.oneNodeGroup.Pods(ctx, ns, sel)
+	for i := range pods {
+		pods[i].Namespace = ns
+		pods[i].CreationTimestamp = metav1.NewTime(now.Add(-time.Hour))
+		pods[i].Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}}
+	}
+	return pods, nil
+}
+
+func (s *fillerLeaves) NodePods(ctx context.Context, node string) ([]corev1.Pod, error) {
+	pods, _ := s.oneNodeGroup.NodePods(ctx, node)
+	pods[0].Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
+	filler := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "filler-7c9d-x", Namespace: "batch", Labels: map[string]string{"pod-template-hash": "7c9d"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "filler-7c9d", UID: "rs-uid", Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2900m"), corev1.ResourceMemory: resource.MustParse("128Mi")}}}}}}
+	return append(pods, filler), nil
+}
+
+func (s *fillerLeaves) Owner(_ context.Context, ns, kind, name string) (metav1.Object, error) {
+	s.reads = append(s.reads, kind+" "+ns+"/"+name)
+	switch kind {
+	case "Deployment":
+		if s.deployment != nil {
+			return s.deployment, nil
+		}
+	case "ReplicaSet":
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: "rs-uid",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "filler", UID: "filler-uid", Controller: ptr.To(true)}}}}, nil
+	}
+	return nil, nil
+}
+
+// The filler's Deployment deleted (another namespace's: its pods are read by node): the
+// policy woken, its pod still there, not yet deleted by the garbage collector, does not
+// count, and the hand-off starts at once; scaled down, the filler may leave, and the
+// node is looked at again soon; at rest, it stays, and the ReplicaSet is not read. Until
+// the hand-off starts, the policy awaits the filler's Deployment: its deletion or
+// scale-down, another namespace's, is to wake the policy.
+func TestObserveLeavingPods(t *testing.T) {
+	surge := policy("p", time.Hour, func(s *holdfastv1alpha1.DisruptionPolicySpec) { s.SingleReplica = holdfastv1alpha1.SingleReplicaSurge })
+	filler := func(want, running int32) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "filler", Namespace: "batch", UID: "filler-uid"},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To(want)}, Status: appsv1.DeploymentStatus{Replicas: running, UpdatedReplicas: running}}
+	}
+	for name, tc := range map[string]struct {
+		deployment *appsv1.Deployment
+		cpu        string
+		surges     bool
+		requeue    time.Duration
+		reads      []string
+		// awaited is what the operator wakes the policy for.
+		awaited []string
+	}{
+		"deleted": {cpu: "1", surges: true, requeue: surgePoll, reads: []string{"Deployment batch/filler", "ReplicaSet batch/filler-7c9d"}},
+		"scaled down": {deployment: filler(0, 1), cpu: "3900m", requeue: caDepartureRecheck, reads: []string{"Deployment batch/filler"},
+			awaited: []string{"Deployment/batch/filler"}},
+		"at rest": {deployment: filler(1, 1), cpu: "3900m", requeue: caCandidateRecheck, reads: []string{"Deployment batch/filler"},
+			awaited: []string{"Deployment/batch/filler"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := &fillerLeaves{oneNodeGroup: oneNodeGroup{policy: surge, scale: Autoscalers{NodeGroupLabel: "group"}}, deployment: tc.deployment}
+			o, err := Observe(context.Background(), src, &surge, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := o.NodeGroups["n1"].Requested[corev1.ResourceCPU]; got.Cmp(resource.MustParse(tc.cpu)) != 0 {
+				t.Errorf("n1's CPU requested: %s, want %s", got.String(), tc.cpu)
+			}
+			if !slices.Equal(src.reads, tc.reads) {
+				t.Errorf("owners read: %v, want %v", src.reads, tc.reads)
+			}
+			if got := o.Awaited(); !slices.Equal(got, tc.awaited) {
+				t.Errorf("Awaited = %v, want %v", got, tc.awaited)
+			}
+			for _, node := range o.RoomWanted() {
+				o.SetRoom(node, "")
+			}
+			r := resultOf(Decide(o))
+			if surged := len(r.Surges) > 0; surged != tc.surges {
+				t.Errorf("surges %+v, want a surge: %t", r.Surges, tc.surges)
+			}
+			if r.RequeueAfter != tc.requeue {
+				t.Errorf("requeued after %s, want %s", r.RequeueAfter, tc.requeue)
+			}
+		})
+	}
+}

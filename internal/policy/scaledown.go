@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -105,14 +106,26 @@ func consolidation(pool *unstructured.Unstructured) (string, time.Duration) {
 // allows; "" when nothing does.
 type blocker func(*corev1.Pod) string
 
+// counted reports whether pod counts in its node's load: not finished, nor being
+// deleted.
+func counted(p *corev1.Pod) bool {
+	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
 // loadOf is what runs on a node, its pods, for a hand-off to the autoscaler blocks
 // stands for: what keeps it off the node whatever the budgets allow, and what its pods
-// but DaemonSets' request. Pods being deleted or finished are not counted.
-func loadOf(pods []corev1.Pod, blocks blocker) Load {
+// but DaemonSets' request. Pods being deleted or finished are not counted, nor those
+// that deps, by index (nil: none), says are leaving; what those that may leave request
+// is in MayLeave too.
+func loadOf(pods []corev1.Pod, blocks blocker, deps []departure) Load {
 	l := Load{Requested: corev1.ResourceList{}}
 	for i := range pods {
 		p := &pods[i]
-		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		dep := staying
+		if deps != nil {
+			dep = deps[i]
+		}
+		if !counted(p) || dep == leaving {
 			continue
 		}
 		if l.Blocker == "" {
@@ -122,12 +135,23 @@ func loadOf(pods []corev1.Pod, blocks blocker) Load {
 			continue // it goes with the node, wherever the others go
 		}
 		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
-			sum := l.Requested[name]
-			sum.Add(q)
-			l.Requested[name] = sum
+			add(l.Requested, name, q)
+			if dep == mayLeave {
+				if l.MayLeave == nil {
+					l.MayLeave = corev1.ResourceList{}
+				}
+				add(l.MayLeave, name, q)
+			}
 		}
 	}
 	return l
+}
+
+// add adds q to list's name.
+func add(list corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
+	sum := list[name]
+	sum.Add(q)
+	list[name] = sum
 }
 
 // karpenterBlocker is do-not-disrupt, on the node or active on a pod there: Karpenter's

@@ -246,6 +246,33 @@ func (x *namespaced) NodePods(_ context.Context, node string) ([]corev1.Pod, err
 	return out, nil
 }
 
+// Owner is the snapshot's object of kind and name in namespace; nil when it holds none.
+func (x *namespaced) Owner(_ context.Context, ns, kind, name string) (metav1.Object, error) {
+	switch kind {
+	case holdfastv1alpha1.KindDeployment:
+		return named(x.s.Deployments, ns, name), nil
+	case holdfastv1alpha1.KindStatefulSet:
+		return named(x.s.StatefulSets, ns, name), nil
+	case "ReplicaSet":
+		return named(x.s.ReplicaSets, ns, name), nil
+	}
+	return nil, nil
+}
+
+// named is the object of objs in namespace ns named name; nil (untyped) when there is
+// none.
+func named[T any, P interface {
+	*T
+	metav1.Object
+}](objs []T, ns, name string) metav1.Object {
+	for i := range objs {
+		if o := P(&objs[i]); o.GetNamespace() == ns && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
 // observe reads what Decide reads for p at now from the snapshot, as the operator's
 // reconciler reads it from the cluster: policy.Observe, then the room of the nodes a
 // hand-off would start from.

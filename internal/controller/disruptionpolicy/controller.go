@@ -93,6 +93,9 @@ type reconciler struct {
 	room roomAnswers
 	// ledger bounds the writes that another writer undoes (see contested.go).
 	ledger *contest.Ledger
+	// awaited are the workloads whose deletion or scale-down wakes a policy
+	// (awaited.go).
+	awaited awaitedWorkloads
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr; settings are the
@@ -151,7 +154,11 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, settings policy.
 		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(labelledPolicy), builder.WithPredicates(seenOrResynced(managedBudget))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.drainingPolicies), builder.WithPredicates(drainSignalChanged())).
 		// A node that may be lost, or is back, wakes the policies of its pods' namespaces.
-		WatchesRawSource(source.Channel(r.nodes.events, inNamespace))
+		WatchesRawSource(source.Channel(r.nodes.events, inNamespace)).
+		// Another namespace's workload leaving a Surge single replica's node, which
+		// cluster-autoscaler may then want, wakes the policy.
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.awaitingPolicies), builder.WithPredicates(shrunk())).
+		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.awaitingPolicies), builder.WithPredicates(shrunk()))
 	if r.karpenter {
 		// A node Karpenter starts to consider for consolidation may be handed over: it
 		// wakes the policies of the namespaces of its pods.
@@ -169,6 +176,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	// budgets go once it is gone.
 	gone := func() error {
 		r.metrics.forget(req.NamespacedName)
+		r.awaited.set(req.NamespacedName, nil)
 		r.windows.forget(req.NamespacedName)
 		return r.sweep(ctx, req.Namespace)
 	}
@@ -182,6 +190,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.awaited.set(req.NamespacedName, obs.Awaited())
 	d := policy.Decide(obs)
 
 	// Every write of a field another writer may undo goes through the ledger.

@@ -131,6 +131,39 @@ func (r *observer) Pods(ctx context.Context, namespace string, sel labels.Select
 	return pods.Items, nil
 }
 
+// Owner reads a pod's owner: a Deployment or a StatefulSet from the cache, a
+// ReplicaSet's metadata from the API server (the cache holds only surge sets, and a
+// metadata read of the cache would start an informer of every ReplicaSet). Other kinds
+// are not read (nil).
+func (r *observer) Owner(ctx context.Context, namespace, kind, name string) (metav1.Object, error) {
+	key := types.NamespacedName{Namespace: namespace, Name: name}
+	var err error
+	switch kind {
+	case holdfastv1alpha1.KindDeployment:
+		d := &appsv1.Deployment{}
+		if err = r.client.Get(ctx, key, d); err == nil {
+			return d, nil
+		}
+	case holdfastv1alpha1.KindStatefulSet:
+		s := &appsv1.StatefulSet{}
+		if err = r.client.Get(ctx, key, s); err == nil {
+			return s, nil
+		}
+	case "ReplicaSet":
+		rs := &metav1.PartialObjectMetadata{}
+		rs.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
+		if err = r.live.Get(ctx, key, rs); err == nil {
+			return rs, nil
+		}
+	default:
+		return nil, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("getting %s %s: %w", kind, key, err)
+}
+
 // Node gets a node from the cache.
 func (r *observer) Node(ctx context.Context, name string) (*corev1.Node, error) {
 	node := &corev1.Node{}

@@ -39,6 +39,10 @@ const (
 	// the node cluster-autoscaler found unremovable, its unneeded time, its decision and
 	// drain, on a busy machine.
 	scaleDown = 6*time.Minute + framework.CARecheck + framework.CAUnneededTime
+	// noticeWithin bounds how long after the filler's deletion holdfast starts the
+	// hand-off: a third of its 30-second look at a node above the threshold, on a busy
+	// machine. It starts on the deletion itself.
+	noticeWithin = 10 * time.Second
 	// samplePeriod is the ready-pods sampler's period, as in the other e2e packages.
 	samplePeriod = 200 * time.Millisecond
 	// The node groups of hack/cluster-autoscaler/kwok-provider.yaml.
@@ -59,9 +63,13 @@ func TestMain(m *testing.M) {
 // marks the pod safe to evict while it hands the node over, so that a look after the
 // mark skips the budget, and cluster-autoscaler's eviction waits for the budget instead:
 // the node goes at cluster-autoscaler's own pace when holdfast starts the hand-off before
-// that first look (the time is printed, not asserted: the machine is shared, and
-// holdfast may notice the node only at its 30-second look). Where cluster-autoscaler declines the node, the surge ends at its deadline,
-// the mark goes, and the hand-off is not repeated before the back-off.
+// that first look. The filler's deletion wakes holdfast before the garbage collector has
+// deleted the filler's pod, which holdfast then counts as leaving, so the hand-off starts
+// at once; that is asserted (within a third of its 30-second look at such a node). The
+// node's removal time is printed, not asserted: the machine is shared, and
+// cluster-autoscaler may still scan between the pod's going and the mark, a moment.
+// Where cluster-autoscaler declines the node, the surge ends at its deadline, the mark
+// goes, and the hand-off is not repeated before the back-off.
 //
 // A pod whose template the user marked safe to evict is not run here: cluster-autoscaler
 // sees it as it sees holdfast's mark, and that holdfast leaves a user's annotation alone
@@ -82,6 +90,13 @@ func TestScaleDown(t *testing.T) {
 	}
 	if with.lowest < 1 {
 		t.Errorf("with holdfast the single replica went to 0 Ready for %s", with.zeroFor)
+	}
+	// holdfast notices the node under the threshold on the filler's deletion, not at its
+	// 30-second look.
+	for _, c := range []column{{"with holdfast", true, with}, {"declined", true, declined}} {
+		if c.surged == 0 || c.surged > noticeWithin {
+			t.Errorf("%s: the extra pod was asked for %s after the filler's deletion (0: never), want within %s", c.heading, c.surged, noticeWithin)
+		}
 	}
 	if !with.marked || !declined.marked {
 		t.Errorf("the single replica's pod marked safe to evict by holdfast during the hand-off: %t with holdfast, %t declined; want both", with.marked, declined.marked)
