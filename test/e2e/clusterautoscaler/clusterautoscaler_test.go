@@ -3,9 +3,10 @@
 // Package clusterautoscaler runs cluster-autoscaler's scale-down (its kwok provider,
 // hack/cluster-autoscaler) on the testbed, over a single replica: without holdfast,
 // with holdfast's Surge and its hand-off of the node (the pod marked safe to evict by
-// holdfast meanwhile), and a hand-off cluster-autoscaler declines (a node group at its
-// minimum size). Each run samples the single replica's Ready pods every 200 ms, and the
-// test prints the runs side by side.
+// holdfast meanwhile), a hand-off cluster-autoscaler declines (a node group at its
+// minimum size), and a hand-off whose node's load leaves from another namespace. Each
+// run samples the single replica's Ready pods every 200 ms, and the test prints the runs
+// side by side.
 package clusterautoscaler
 
 import (
@@ -127,6 +128,25 @@ func TestScaleDown(t *testing.T) {
 	}
 }
 
+// The filler is another namespace's: its deletion is no change of the policy's
+// namespace, and its pod's going sends no event either. holdfast records the workloads on
+// the single replica's node while it is above the threshold, and the filler's deletion
+// wakes the policy all the same: the hand-off starts at once, not at holdfast's
+// 30-second look.
+func TestScaleDownFromAnotherNamespace(t *testing.T) {
+	with := scenario(t, "with holdfast, the filler in another namespace", setup{holdfast: true, group: general, fillerElsewhere: true})
+	report(t, column{"with holdfast (Surge), the filler in another namespace", true, with})
+	if !with.removed || with.lowest < 1 {
+		t.Errorf("the node removed: %t; the single replica's fewest Ready %d (0 for %s)", with.removed, with.lowest, with.zeroFor)
+	}
+	if with.surged == 0 || with.surged > noticeWithin {
+		t.Errorf("the extra pod was asked for %s after the filler's deletion (0: never), want within %s", with.surged, noticeWithin)
+	}
+	if !with.marked {
+		t.Error("the single replica's pod not marked safe to evict by holdfast during the hand-off")
+	}
+}
+
 // A single replica that would fit on no other node: cluster-autoscaler could not remove
 // its node whatever the budget allows, and a surge's new pod would land on the node
 // itself (or stay Pending and make cluster-autoscaler add a node). holdfast leaves the
@@ -223,6 +243,8 @@ type run struct {
 type setup struct {
 	holdfast bool
 	group    string
+	// fillerElsewhere puts the filler in a namespace of its own.
+	fillerElsewhere bool
 }
 
 // scenario puts the single replica on a node of s.group together with a filler (the
@@ -240,8 +262,12 @@ func scenario(t *testing.T, name string, s setup) outcome {
 			r.withHoldfast()
 		}
 		// 3.9 of the node's 4 CPUs; 1 without the filler, under half.
-		filler := r.deployment("filler", "2900m", group, nil)
-		r.waitReady(filler)
+		fillers := r
+		if s.fillerElsewhere {
+			fillers = &run{Framework: framework.New(t)}
+		}
+		filler := fillers.deployment("filler", "2900m", group, nil)
+		fillers.waitReady(filler)
 		// The single replica may run in either group, and move to the keeper's node.
 		r.single = r.deployment("single", "1", "", func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
