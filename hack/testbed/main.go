@@ -93,7 +93,7 @@ func run(ctx context.Context, command string, args []string) error {
 			return err
 		}
 		o.dir, o.bins = *dir, bins
-		return up(ctx, o)
+		return upRetrying(ctx, o)
 	case "finalize-pods":
 		var o finalizeOptions
 		fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the testbed's kubeconfig")

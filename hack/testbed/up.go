@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +77,26 @@ func listenRange() (low, high int) {
 		}
 	}
 	return max(1024, high-12000), high
+}
+
+// bindRetries is how many times upRetrying starts the testbed again on other ports.
+const bindRetries = 3
+
+// upRetrying is up, started again on other ports when a component could not bind its
+// own: freePorts checks each port with a bind of its own and lets it go for the
+// component, and another process can bind it in between (a testbed of another e2e
+// package starting at once did: "bind: address already in use").
+func upRetrying(ctx context.Context, o upOptions) error {
+	for attempt := 1; ; attempt++ {
+		err := up(ctx, o)
+		if err == nil || attempt > bindRetries || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "testbed: a port was taken before its component bound it; starting again on other ports (%d of %d): %v\n", attempt, bindRetries, err)
+		if derr := down(o.dir); derr != nil {
+			return errors.Join(err, derr)
+		}
+	}
 }
 
 func up(ctx context.Context, o upOptions) error {
