@@ -157,7 +157,7 @@ func replicaSetDeparture(podRef metav1.OwnerReference, rs metav1.Object, deploym
 func departures(ctx context.Context, src Source, pods []corev1.Pod) ([]departure, error) {
 	read := map[string]metav1.Object{}
 	owner := func(namespace, kind, name string) (metav1.Object, error) {
-		key := kind + "/" + namespace + "/" + name
+		key := OwnerKey(kind, namespace, name)
 		if o, ok := read[key]; ok {
 			return o, nil
 		}

@@ -130,6 +130,10 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		r.Surges = []Surge{ahead1("n1 2026-11-22T12:00:00Z " + count)}
 		return r
 	}
+	// The surge ahead of a node of a cluster-autoscaler node group, its pod marked: 10
+	// minutes for the new pod, then the recheck (5), unneeded time (10) and a minute.
+	caAhead := surgedAhead
+	caAhead.Workloads, caAhead.PodAnnotations = surging(aheadUntil("cluster-autoscaler", "12:26:00")), markSafe
 	tests := map[string]decideCase{
 		"a consolidatable node: surge ahead, with a deadline of consolidateAfter and a minute": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, claims: settled(now.Add(-time.Minute)),
@@ -238,15 +242,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		},
 		"cluster-autoscaler: a node of a node group under the threshold, surge ahead with its window": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
-			want: result{
-				Apply:  []*policyv1.PodDisruptionBudget{floor},
-				Surges: []Surge{ahead1("n1 2026-11-22T12:00:00Z 1")},
-				// 10 minutes for the new pod, then the recheck (5), unneeded time (10) and a minute.
-				Workloads:      surging(aheadUntil("cluster-autoscaler", "12:26:00")),
-				RequeueAfter:   surgePoll,
-				HandOffTaints:  []string{"n1"},
-				PodAnnotations: markSafe,
-			},
+			want: caAhead,
 		},
 		"cluster-autoscaler: a pod with local storage is not marked safe to evict, and status says so": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, nodes: nodes, groups: inGroup(Load{Requested: quarter}),
@@ -328,14 +324,7 @@ func TestDecideConsolidationHandOff(t *testing.T) {
 		"cluster-autoscaler: under the threshold with pods that may leave: surge ahead at once": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
 			groups: inGroup(Load{Requested: quarter, MayLeave: cpus("500m")}),
-			want: result{
-				Apply:          []*policyv1.PodDisruptionBudget{floor},
-				Surges:         []Surge{ahead1("n1 2026-11-22T12:00:00Z 1")},
-				Workloads:      surging(aheadUntil("cluster-autoscaler", "12:26:00")),
-				RequeueAfter:   surgePoll,
-				HandOffTaints:  []string{"n1"},
-				PodAnnotations: markSafe,
-			},
+			want:   caAhead,
 		},
 		"Karpenter: MayLeave is cluster-autoscaler's: a node above the threshold is no candidate": {
 			policy: policy("p", time.Hour, surge), work: []Workload{single}, pods: onN1, nodes: nodes,
